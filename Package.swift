@@ -1,0 +1,49 @@
+// swift-tools-version:5.9
+// pymetal: GPU compute for Python on Apple Silicon through Metal.
+// On macOS the engine imports Apple's Metal; on Linux it imports MetalCPU,
+// a module of this package that implements the same Metal API subset and runs
+// MSL kernels on the CPU (see ../shared/metal-api.md for the contract).
+import PackageDescription
+
+let linuxOnly: TargetDependencyCondition = .when(platforms: [.linux])
+
+let package = Package(
+    name: "pymetal",
+    platforms: [.macOS(.v13)],
+    products: [
+        // The only thing Python loads: the C ABI (libPyMetal.so / libPyMetal.dylib).
+        .library(name: "PyMetal", type: .dynamic, targets: ["PyMetal"]),
+        .executable(name: "pymetal-info", targets: ["pymetal-info"]),
+        .executable(name: "pymetal-metallib", targets: ["pymetal-metallib"]),
+    ],
+    targets: [
+        // C ABI (@_cdecl, pm_ prefix). Public header: Sources/PyMetal/include/pymetal.h
+        .target(
+            name: "PyMetal",
+            dependencies: ["PyMetalCore"],
+            exclude: ["include"],
+            // Find the Swift runtime next to the toolchain's libraries without env vars.
+            linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN"], .when(platforms: [.linux]))]
+        ),
+        // The engine: written only against Metal's Swift API.
+        .target(
+            name: "PyMetalCore",
+            dependencies: [.target(name: "MetalCPU", condition: linuxOnly)]
+        ),
+        // Linux only: Metal's API running MSL on the CPU.
+        .target(
+            name: "MetalCPU",
+            dependencies: ["CMetalCPU"],
+            exclude: ["MSL"]
+        ),
+        // The C layout shared by MetalCPU and the kernel libraries it compiles.
+        .target(name: "CMetalCPU"),
+        .executableTarget(name: "pymetal-info", dependencies: ["PyMetal"]),
+        .executableTarget(
+            name: "pymetal-metallib",
+            dependencies: [.target(name: "MetalCPU", condition: linuxOnly)]
+        ),
+        .testTarget(name: "MetalCPUTests", dependencies: ["MetalCPU"], path: "tests/swift/MetalCPUTests"),
+        .testTarget(name: "PyMetalCoreTests", dependencies: ["PyMetalCore", "PyMetal"], path: "tests/swift/PyMetalCoreTests"),
+    ]
+)

@@ -1,0 +1,66 @@
+// The binary interface between MetalCPU (Swift) and a kernel library it
+// compiled from MSL (a shared object made by clang++ from the user's source,
+// the MSL compatibility headers in Sources/MetalCPU/MSL and generated launchers).
+//
+// Plain C so that both Swift (through the CMetalCPU module) and the C++ kernel
+// side include the very same declarations.
+#ifndef PM_KERNEL_ABI_H
+#define PM_KERNEL_ABI_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define PM_KERNEL_ABI_VERSION 1u
+#define PM_MAX_BUFFERS 31               // [[buffer(0..30)]], as Metal
+#define PM_MAX_THREADGROUP_ARGS 31      // [[threadgroup(0..30)]]
+#define PM_MAX_THREADGROUP_MEMORY 32768 // bytes per threadgroup, as Apple GPUs
+#define PM_SIMD_WIDTH 32
+#define PM_ERROR_CAPACITY 512
+
+// One dispatch, as encoded by a compute command encoder.
+typedef struct pm_launch {
+    void *buffers[PM_MAX_BUFFERS];                  // base + offset, or setBytes copies
+    uint64_t buffer_lengths[PM_MAX_BUFFERS];        // bytes visible from that address
+    uint32_t threadgroup_lengths[PM_MAX_THREADGROUP_ARGS]; // setThreadgroupMemoryLength
+    uint32_t threads_per_grid[3];       // dispatchThreads: as given; dispatchThreadgroups: groups * threadgroup
+    uint32_t threads_per_threadgroup[3];
+    uint32_t threadgroups_per_grid[3];
+    uint32_t uniform;                   // 1: dispatchThreadgroups (every group whole); 0: dispatchThreads
+    uint32_t poison_threadgroup_memory; // 1: fill threadgroup memory with 0xFF at each group start
+} pm_launch;
+
+// Where a run reports a kernel-side error (a divergent barrier, ...).
+typedef struct pm_status {
+    int32_t code;                       // 0 = ok
+    char message[PM_ERROR_CAPACITY];    // NUL-terminated
+} pm_status;
+
+// Runs threadgroups [first, end) of a launch (groups linearised x fastest).
+// Thread-safe: MetalCPU calls it from several OS threads at once with disjoint ranges.
+typedef int32_t (*pm_run_fn)(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *status);
+
+enum {
+    PM_KERNEL_LOOP = 0,   // no barrier / SIMD-group call reachable: threads run as a plain loop
+    PM_KERNEL_FIBERS = 1, // threads of a group run as fibers that meet at barriers
+};
+
+typedef struct pm_kernel_desc {
+    const char *name;                  // host name ([[host_name]] or the function's name)
+    pm_run_fn run;
+    uint32_t mode;                     // PM_KERNEL_LOOP or PM_KERNEL_FIBERS
+    uint32_t max_total_threads;        // [[max_total_threads_per_threadgroup(n)]], else 0
+    uint32_t static_threadgroup_bytes; // kernel-scope threadgroup variables
+} pm_kernel_desc;
+
+// Exported by every kernel library as `pm_cpu_library`. Returns PM_KERNEL_ABI_VERSION.
+typedef uint32_t (*pm_library_fn)(const pm_kernel_desc **kernels, uint32_t *count);
+#define PM_LIBRARY_SYMBOL "pm_cpu_library"
+
+#ifdef __cplusplus
+}
+#endif
+#endif
