@@ -5,7 +5,7 @@
 // MSL kernels on the CPU (see ../shared/metal-api.md for the contract).
 import PackageDescription
 
-let linuxOnly: TargetDependencyCondition = .when(platforms: [.linux])
+let linuxOnly = TargetDependencyCondition.when(platforms: [.linux])
 
 let package = Package(
     name: "pymetal",

@@ -1,1 +1,12 @@
-// Only here so that SwiftPM builds the module that exports pm_kernel_abi.h.
+// Host helpers for MetalCPU (pm_host.h). pm_kernel_abi.h is header-only.
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <stddef.h>
+#include "pm_host.h"
+
+const char *pm_host_object_path(const char *symbol_name) {
+    void *symbol = dlsym(RTLD_DEFAULT, symbol_name);
+    Dl_info info;
+    if (!symbol || !dladdr(symbol, &info)) return NULL;
+    return info.dli_fname;
+}

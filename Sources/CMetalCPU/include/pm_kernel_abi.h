@@ -60,6 +60,29 @@ typedef struct pm_kernel_desc {
 typedef uint32_t (*pm_library_fn)(const pm_kernel_desc **kernels, uint32_t *count);
 #define PM_LIBRARY_SYMBOL "pm_cpu_library"
 
+// What each kernel parameter binds to, so that MetalCPU can refuse a dispatch
+// that would read an unbound or too-small buffer (a GPU would fault or read
+// garbage). Emitted by the front end as `pm_cpu_bindings`, parallel to
+// pm_cpu_library's kernels (same order, same count).
+enum {
+    PM_BIND_BUFFER = 0,      // [[buffer(index)]]
+    PM_BIND_THREADGROUP = 1, // [[threadgroup(index)]]
+    PM_BIND_POSITION = 2,    // a thread-position attribute
+};
+
+typedef struct pm_binding {
+    uint32_t kind;      // PM_BIND_*
+    uint32_t index;     // binding index (0 for positions)
+    uint32_t min_bytes; // bytes the kernel reads at least: sizeof the pointee / referenced / value type
+} pm_binding;
+
+typedef struct pm_kernel_bindings {
+    const pm_binding *bindings;
+    uint32_t count;
+} pm_kernel_bindings;
+
+#define PM_BINDINGS_SYMBOL "pm_cpu_bindings"
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,13 @@
+// Host-side helpers for MetalCPU that Swift's Glibc module does not expose.
+#ifndef PM_HOST_H
+#define PM_HOST_H
+#ifdef __cplusplus
+extern "C" {
+#endif
+// The file of the shared object that defines `symbol_name` in this process
+// (e.g. the Swift runtime's, to find the toolchain's clang++), or NULL.
+const char *pm_host_object_path(const char *symbol_name);
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,161 @@
+// The subset of Apple's Metal API that pymetal uses, with Apple's exact names,
+// labels, optionality and `throws` (see shared/metal-api.md). Engine code written
+// against these declarations compiles unchanged against `import Metal` on macOS.
+import Foundation
+
+public typealias CFTimeInterval = Double
+public typealias MTLCommandBufferHandler = @Sendable (any MTLCommandBuffer) -> Void
+
+public struct MTLSize: Equatable, Sendable {
+    public var width: Int
+    public var height: Int
+    public var depth: Int
+    public init() { self.init(width: 0, height: 0, depth: 0) }
+    public init(width: Int, height: Int, depth: Int) {
+        self.width = width
+        self.height = height
+        self.depth = depth
+    }
+}
+
+public func MTLSizeMake(_ width: Int, _ height: Int, _ depth: Int) -> MTLSize {
+    MTLSize(width: width, height: height, depth: depth)
+}
+
+public struct MTLResourceOptions: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let storageModeShared = MTLResourceOptions([])
+    public static let cpuCacheModeWriteCombined = MTLResourceOptions(rawValue: 1)
+    public static let hazardTrackingModeUntracked = MTLResourceOptions(rawValue: 0x100)
+}
+
+public struct MTLBarrierScope: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let buffers = MTLBarrierScope(rawValue: 1)
+    public static let textures = MTLBarrierScope(rawValue: 2)
+    public static let renderTargets = MTLBarrierScope(rawValue: 4)
+}
+
+public enum MTLCommandBufferStatus: UInt, Sendable {
+    case notEnqueued = 0, enqueued, committed, scheduled, completed, error
+}
+
+public enum MTLDispatchType: UInt, Sendable { case serial = 0, concurrent }
+public enum MTLMathMode: Int, Sendable { case safe = 0, relaxed, fast }
+public enum MTLLanguageVersion: UInt, Sendable {
+    case version2_4 = 131076, version3_0 = 196608, version3_1 = 196609, version3_2 = 196610
+}
+public enum MTLGPUFamily: Int, Sendable {
+    case apple7 = 1007, apple8 = 1008, apple9 = 1009, metal3 = 5001
+}
+
+public final class MTLCompileOptions: @unchecked Sendable {
+    public var preprocessorMacros: [String: NSObject]?
+    public var fastMathEnabled: Bool = true
+    public var mathMode: MTLMathMode = .fast
+    public var languageVersion: MTLLanguageVersion = .version3_1
+    public init() {}
+}
+
+public protocol MTLDevice: AnyObject {
+    var name: String { get }
+    var hasUnifiedMemory: Bool { get }
+    var recommendedMaxWorkingSetSize: UInt64 { get }
+    var maxThreadsPerThreadgroup: MTLSize { get }
+    var maxBufferLength: Int { get }
+    func makeCommandQueue() -> (any MTLCommandQueue)?
+    func makeBuffer(length: Int, options: MTLResourceOptions) -> (any MTLBuffer)?
+    func makeBuffer(bytes pointer: UnsafeRawPointer, length: Int, options: MTLResourceOptions) -> (any MTLBuffer)?
+    func makeBuffer(bytesNoCopy pointer: UnsafeMutableRawPointer, length: Int, options: MTLResourceOptions,
+                    deallocator: ((UnsafeMutableRawPointer, Int) -> Void)?) -> (any MTLBuffer)?
+    func makeLibrary(URL url: URL) throws -> any MTLLibrary
+    func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary
+    func makeComputePipelineState(function: any MTLFunction) throws -> any MTLComputePipelineState
+    func supportsFamily(_ gpuFamily: MTLGPUFamily) -> Bool
+}
+
+extension MTLDevice {
+    public func makeBuffer(length: Int) -> (any MTLBuffer)? { makeBuffer(length: length, options: []) }
+    public func makeBuffer(bytesNoCopy pointer: UnsafeMutableRawPointer, length: Int,
+                           options: MTLResourceOptions = []) -> (any MTLBuffer)? {
+        makeBuffer(bytesNoCopy: pointer, length: length, options: options, deallocator: nil)
+    }
+}
+
+public protocol MTLResource: AnyObject {}
+
+public protocol MTLBuffer: MTLResource {
+    func contents() -> UnsafeMutableRawPointer
+    var length: Int { get }
+}
+
+public protocol MTLFunction: AnyObject {
+    var name: String { get }
+}
+
+public protocol MTLLibrary: AnyObject {
+    func makeFunction(name functionName: String) -> (any MTLFunction)?
+    var functionNames: [String] { get }
+}
+
+public protocol MTLComputePipelineState: AnyObject {
+    var maxTotalThreadsPerThreadgroup: Int { get }
+    var threadExecutionWidth: Int { get }
+    var staticThreadgroupMemoryLength: Int { get }
+}
+
+public protocol MTLCommandQueue: AnyObject {
+    func makeCommandBuffer() -> (any MTLCommandBuffer)?
+}
+
+public protocol MTLCommandBuffer: AnyObject {
+    func makeComputeCommandEncoder() -> (any MTLComputeCommandEncoder)?
+    func makeComputeCommandEncoder(dispatchType: MTLDispatchType) -> (any MTLComputeCommandEncoder)?
+    func commit()
+    func waitUntilCompleted()
+    var status: MTLCommandBufferStatus { get }
+    var error: (any Error)? { get }
+    var gpuStartTime: CFTimeInterval { get }
+    var gpuEndTime: CFTimeInterval { get }
+    func addCompletedHandler(_ block: @escaping MTLCommandBufferHandler)
+}
+
+public protocol MTLCommandEncoder: AnyObject {
+    func endEncoding()
+}
+
+public protocol MTLComputeCommandEncoder: MTLCommandEncoder {
+    func setComputePipelineState(_ state: any MTLComputePipelineState)
+    func setBuffer(_ buffer: (any MTLBuffer)?, offset: Int, index: Int)
+    func setBytes(_ bytes: UnsafeRawPointer, length: Int, index: Int)
+    func setThreadgroupMemoryLength(_ length: Int, index: Int)
+    func dispatchThreads(_ threadsPerGrid: MTLSize, threadsPerThreadgroup: MTLSize)
+    func dispatchThreadgroups(_ threadgroupsPerGrid: MTLSize, threadsPerThreadgroup: MTLSize)
+    func memoryBarrier(scope: MTLBarrierScope)
+}
+
+/// Errors thrown by MetalCPU, shaped like Metal's NSError domains.
+public struct MTLLibraryError: Error, CustomStringConvertible, LocalizedError {
+    public enum Code: Int { case unsupported = 1, internalError, compileFailure, fileNotFound }
+    public let code: Code
+    public let message: String
+    public var description: String { message }
+    public var errorDescription: String? { message }
+}
+
+public struct MTLCommandBufferError: Error, CustomStringConvertible, LocalizedError {
+    public let message: String
+    public var description: String { message }
+    public var errorDescription: String? { message }
+}
+
+public struct MTLPipelineError: Error, CustomStringConvertible, LocalizedError {
+    public let message: String
+    public var description: String { message }
+    public var errorDescription: String? { message }
+}
+
+public func MTLCreateSystemDefaultDevice() -> (any MTLDevice)? { CPUDevice.shared }
+public func MTLCopyAllDevices() -> [any MTLDevice] { [CPUDevice.shared] }

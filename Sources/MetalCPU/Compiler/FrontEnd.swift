@@ -1,0 +1,607 @@
+// The MSL front end: reads preprocessed MSL, records kernels and their
+// bindings, and rewrites what C++ cannot parse (see MSL/README.md):
+// kernel markers and MSL attributes are removed, `threadgroup` qualifiers are
+// dropped, and kernel-scope threadgroup storage becomes ::pm::rt::tg_var.
+// Every newline is kept, so clang's diagnostics keep the user's lines.
+
+struct KernelBinding {
+    enum Kind: Equatable { case buffer, threadgroup, position(String) }
+    let kind: Kind
+    let index: Int
+}
+
+struct Kernel {
+    let hostName: String
+    let function: String          // fully qualified C++ expression, e.g. ::ns::add<float>
+    let bindings: [KernelBinding]
+    let maxTotalThreads: Int
+    var usesFibers = false
+    var sites: [Int] = []
+}
+
+struct FrontEndOutput {
+    let text: String
+    let kernels: [Kernel]
+}
+
+struct CompileDiagnostics: Error { let messages: [String] }
+
+enum MSLAttributes {
+    static let positions: Set<String> = [
+        "thread_position_in_grid", "threads_per_grid", "thread_position_in_threadgroup",
+        "threads_per_threadgroup", "threadgroup_position_in_grid", "threadgroups_per_grid",
+        "thread_index_in_threadgroup", "thread_index_in_simdgroup", "simdgroup_index_in_threadgroup",
+        "threads_per_simdgroup", "simdgroups_per_threadgroup", "thread_index_in_quadgroup",
+        "quadgroup_index_in_threadgroup", "quadgroups_per_threadgroup", "dispatch_threads_per_threadgroup",
+    ]
+    /// Metal attributes MetalCPU does not run (graphics, textures, argument buffers...).
+    static let unsupported: Set<String> = [
+        "texture", "sampler", "stage_in", "vertex", "fragment", "visible", "function_constant", "id",
+        "user", "position", "color", "raster_order_group", "imageblock_data", "payload", "object", "mesh",
+        "intersection", "stitchable", "point_size", "clip_distance", "vertex_id", "instance_id",
+        "base_vertex", "base_instance", "amplification_id", "render_target_array_index", "sample_id",
+        "front_facing", "point_coord", "primitive_id", "grid_origin", "grid_size",
+        "dispatch_simdgroups_per_threadgroup", "dispatch_quadgroups_per_threadgroup", "extern",
+    ]
+    static let declaration: Set<String> = ["kernel", "host_name", "max_total_threads_per_threadgroup"]
+    static let bindings: Set<String> = ["buffer", "threadgroup"]
+
+    static func isMSL(_ name: String) -> Bool {
+        positions.contains(name) || unsupported.contains(name) || declaration.contains(name) || bindings.contains(name)
+    }
+
+    /// Calls that make the threads of a group (or simdgroup) meet: such kernels run as fibers.
+    static let rendezvous: Set<String> = {
+        var names: Set<String> = ["threadgroup_barrier", "simdgroup_barrier", "simdgroup_load", "simdgroup_store",
+                                  "simdgroup_multiply", "simdgroup_multiply_accumulate"]
+        for base in ["sum", "product", "min", "max", "and", "or", "xor", "prefix_exclusive_sum",
+                     "prefix_inclusive_sum", "prefix_exclusive_product", "prefix_inclusive_product",
+                     "broadcast", "broadcast_first", "shuffle", "shuffle_up", "shuffle_down", "shuffle_xor",
+                     "shuffle_rotate_up", "shuffle_rotate_down", "shuffle_and_fill_up", "shuffle_and_fill_down",
+                     "ballot", "all", "any", "is_first", "active_threads_mask", "is_helper_thread"] {
+            names.insert("simd_" + base)
+            names.insert("quad_" + base)
+        }
+        return names
+    }()
+}
+
+/// One attribute inside `[[...]]`.
+private struct Attribute {
+    let name: String
+    let arguments: Range<Int>? // token indices inside the parentheses
+    let token: Token
+}
+
+final class FrontEnd {
+    private let src: LexedSource
+    private var tokens: [Token] { src.tokens }
+    private var edits: [(range: Range<Int>, replacement: String)] = []
+    private var errors: [String] = []
+    private var kernels: [Kernel] = []
+    private var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
+    private var kernelRoots: [Int: [String]] = [:]          // kernel index -> extra identifiers (template args)
+    private var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
+    private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int)] = [:]
+    private var sites: [(token: Int, id: Int)] = []
+    private var namespaces: [String] = []
+
+    private init(_ src: LexedSource) { self.src = src }
+
+    static func run(preprocessed text: String) throws -> FrontEndOutput {
+        let frontEnd = FrontEnd(Lexer.lex(text))
+        return try frontEnd.process()
+    }
+
+    private func process() throws -> FrontEndOutput {
+        var i = 0
+        _ = parseScope(&i)
+        analyse()
+        if !errors.isEmpty { throw CompileDiagnostics(messages: errors) }
+        return FrontEndOutput(text: applyEdits(), kernels: kernels)
+    }
+
+    // MARK: - Helpers
+
+    private func text(_ i: Int) -> String { src.text(tokens[i]) }
+    private func isPunct(_ i: Int, _ c: UInt8) -> Bool {
+        guard i >= 0, i < tokens.count else { return false }
+        let t = tokens[i]
+        return t.kind == .punctuation && t.end - t.start == 1 && src.bytes[t.start] == c
+    }
+    private func isUser(_ i: Int) -> Bool { !src.files[Int(tokens[i].file)].isSystem }
+    private func error(_ i: Int, _ message: String) {
+        errors.append("\(src.location(tokens[min(i, tokens.count - 1)])): error: \(message)")
+    }
+    private func remove(_ from: Int, through to: Int, replacement: String = "") {
+        let start = tokens[from].start, end = tokens[to].end
+        let newlines = src.bytes[start..<end].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+        edits.append((start..<end, replacement + String(repeating: "\n", count: newlines)))
+    }
+
+    /// Index of the token closing the bracket opened at `open` (any of ( [ {).
+    private func matching(_ open: Int) -> Int {
+        var depth = 0
+        var i = open
+        while i < tokens.count {
+            if tokens[i].kind == .punctuation, tokens[i].end - tokens[i].start == 1 {
+                switch src.bytes[tokens[i].start] {
+                case 40, 91, 123: depth += 1
+                case 41, 93, 125: depth -= 1; if depth == 0 { return i }
+                default: break
+                }
+            }
+            i += 1
+        }
+        return tokens.count - 1
+    }
+
+    /// `[[` at i: returns the index of the final `]`.
+    private func attributeEnd(_ i: Int) -> Int? {
+        guard isPunct(i, 91), isPunct(i + 1, 91) else { return nil }
+        let inner = matching(i + 1)
+        guard isPunct(inner + 1, 93) else { return nil }
+        return inner + 1
+    }
+
+    private func parseAttributes(_ open: Int, _ close: Int) -> [Attribute] {
+        var result: [Attribute] = []
+        var i = open + 2
+        let end = close - 1
+        while i < end {
+            if isPunct(i, 44) { i += 1; continue }
+            var nameTokens = [i]
+            var j = i + 1
+            while j + 1 < end, text(j) == "::" { nameTokens.append(j + 1); j += 2 }
+            let name = nameTokens.map { text($0) }.joined(separator: "::")
+            var arguments: Range<Int>? = nil
+            if isPunct(j, 40) {
+                let close = matching(j)
+                arguments = (j + 1)..<close
+                j = close + 1
+            }
+            result.append(Attribute(name: name, arguments: arguments, token: tokens[i]))
+            while j < end, !isPunct(j, 44) { j += 1 }
+            i = j
+        }
+        return result
+    }
+
+    private func integerArgument(_ attribute: Attribute, _ at: Int) -> Int? {
+        guard let range = attribute.arguments else { return nil }
+        let digits = range.map { text($0) }.joined().filter { $0 != "(" && $0 != ")" }
+        let trimmed = digits.lowercased().replacingOccurrences(of: "u", with: "").replacingOccurrences(of: "l", with: "")
+        if trimmed.hasPrefix("0x") { return Int(trimmed.dropFirst(2), radix: 16) }
+        return Int(trimmed)
+    }
+
+    // MARK: - Scopes and declarations
+
+    /// Parses declarations until the `}` closing the current scope; returns with i at that `}`.
+    private func parseScope(_ i: inout Int) -> Int {
+        while i < tokens.count {
+            if isPunct(i, 125) { return i }
+            if isPunct(i, 59) || src.bytes[tokens[i].start] == 35 /* #pragma */ { i += 1; continue }
+            let word = tokens[i].kind == .identifier ? text(i) : ""
+            if word == "namespace" || (word == "inline" && i + 1 < tokens.count && text(i + 1) == "namespace") {
+                var j = i + (word == "inline" ? 2 : 1)
+                var names: [String] = []
+                while j < tokens.count, !isPunct(j, 123), !isPunct(j, 59), !isPunct(j, 61) {
+                    if tokens[j].kind == .identifier { names.append(text(j)) }
+                    j += 1
+                }
+                if isPunct(j, 123) {
+                    namespaces.append(contentsOf: names)
+                    var k = j + 1
+                    _ = parseScope(&k)
+                    namespaces.removeLast(names.count)
+                    i = k + 1
+                } else {
+                    i = skipDeclaration(j)
+                }
+                continue
+            }
+            if word == "extern", i + 2 < tokens.count, tokens[i + 1].kind == .string, isPunct(i + 2, 123) {
+                var k = i + 3
+                _ = parseScope(&k)
+                i = k + 1
+                continue
+            }
+            let start = i
+            var body: Range<Int>? = nil
+            var j = i
+            while j < tokens.count {
+                if isPunct(j, 59) { break }
+                if isPunct(j, 125) { j -= 1; break } // malformed; let clang complain
+                if isPunct(j, 40) || isPunct(j, 91) { j = matching(j) + 1; continue }
+                if isPunct(j, 123) {
+                    let close = matching(j)
+                    if body == nil { body = (j + 1)..<close }
+                    if isPunct(close + 1, 59) { j = close + 1 } else { j = close }
+                    if !isPunct(j, 59) { break }
+                    break
+                }
+                j += 1
+            }
+            let end = min(j, tokens.count - 1)
+            if isUser(start) { declaration(start, end, body: body) }
+            i = end + 1
+        }
+        return i
+    }
+
+    private func skipDeclaration(_ j: Int) -> Int {
+        var k = j
+        while k < tokens.count, !isPunct(k, 59) { k += 1 }
+        return k + 1
+    }
+
+    /// One namespace-scope declaration of the user's code, tokens [start, end].
+    private func declaration(_ start: Int, _ end: Int, body: Range<Int>?) {
+        let headEnd = body.map { $0.lowerBound - 1 } ?? end // `{` or the last token
+        var isKernel = false
+        var hostName: String? = nil
+        var maxThreads = 0
+        var firstParen: Int? = nil
+        var i = start
+        var isTemplate = false, isInstantiation = false
+        if text(start) == "template" {
+            if isPunct(start + 1, 60) {
+                isTemplate = true
+                i = skipAngles(start + 1)
+            } else {
+                isInstantiation = true
+                i = start + 1
+            }
+        }
+        // Declaration head: markers, attributes and the parameter list.
+        var decltypeGroup: Range<Int>? = nil
+        while i < headEnd {
+            if let close = attributeEnd(i) {
+                let attributes = parseAttributes(i, close)
+                var kept: [String] = []
+                for attribute in attributes {
+                    switch attribute.name {
+                    case "kernel": isKernel = true
+                    case "host_name":
+                        if let range = attribute.arguments, let s = range.first(where: { tokens[$0].kind == .string }) {
+                            hostName = String(text(s).dropFirst().dropLast())
+                        } else { error(i, "host_name needs a string, as in [[host_name(\"name\")]]") }
+                    case "max_total_threads_per_threadgroup":
+                        if let n = integerArgument(attribute, i) { maxThreads = n } else {
+                            error(i, "max_total_threads_per_threadgroup needs an integer constant")
+                        }
+                    default:
+                        if MSLAttributes.isMSL(attribute.name) {
+                            if firstParen == nil { error(i, "attribute '\(attribute.name)' is not valid here") }
+                        } else {
+                            kept.append(attributeSource(attribute))
+                        }
+                    }
+                }
+                if firstParen == nil {
+                    remove(i, through: close, replacement: kept.isEmpty ? "" : "[[\(kept.joined(separator: ", "))]]")
+                }
+                i = close + 1
+                continue
+            }
+            if tokens[i].kind == .identifier {
+                let word = text(i)
+                if word == "kernel" && firstParen == nil { isKernel = true; remove(i, through: i); i += 1; continue }
+                if word == "decltype" || word == "__attribute__" || word == "alignas" || word == "sizeof" {
+                    if isPunct(i + 1, 40) {
+                        let close = matching(i + 1)
+                        if word == "decltype" && firstParen == nil { decltypeGroup = i..<(close + 1) }
+                        i = close + 1
+                        continue
+                    }
+                }
+            }
+            if isPunct(i, 40) && firstParen == nil { firstParen = i; i = matching(i) + 1; continue }
+            if isPunct(i, 40) { i = matching(i) + 1; continue }
+            i += 1
+        }
+        stripThreadgroup(in: start..<(headEnd + 1), storageAllowed: false)
+        if let body { stripThreadgroup(in: body, storageAllowed: true) }
+
+        if !isKernel && hostName == nil {
+            if let body, let name = definitionName(start, firstParen: firstParen, headEnd: headEnd) {
+                definitions[name, default: []].append(body)
+            }
+            if firstParen != nil, let body = body { _ = body }
+            return
+        }
+        // A kernel: its name, parameters, and what runs it.
+        guard let declarator = declaratorID(firstParen: firstParen, decltypeGroup: decltypeGroup, end: end, headEnd: headEnd) else {
+            error(start, "cannot find the kernel's name in this declaration")
+            return
+        }
+        let plainName = tokens[declarator.last!].kind == .identifier ? text(declarator.last!) : baseName(declarator)
+        var bindings: [KernelBinding]? = nil
+        if let paren = firstParen, decltypeGroup == nil || paren > decltypeGroup!.upperBound {
+            bindings = parameters(paren, kernel: plainName)
+        }
+        if isTemplate {
+            if let body, let bindings { templateKernels[plainName] = (bindings, body, maxThreads) }
+            return
+        }
+        var kernelBindings = bindings ?? []
+        var kernelBody = body
+        var threads = maxThreads
+        var roots: [String] = []
+        if isInstantiation {
+            guard let primary = templateKernels[plainName] else {
+                error(start, "explicit instantiation of '\(plainName)', which is not a kernel template defined above")
+                return
+            }
+            if bindings == nil || bindings!.isEmpty { kernelBindings = primary.bindings }
+            kernelBody = primary.body
+            if threads == 0 { threads = primary.maxThreads }
+            roots = declarator.filter { tokens[$0].kind == .identifier }.map { text($0) }
+            remove(start, through: start, replacement: "template")
+        } else if body == nil {
+            return // a prototype: the definition is elsewhere
+        }
+        let qualified = declaratorSource(declarator)
+        kernels.append(Kernel(hostName: hostName ?? plainName, function: qualified,
+                              bindings: kernelBindings, maxTotalThreads: threads))
+        let index = kernels.count - 1
+        kernelBodies[index] = kernelBody
+        kernelRoots[index] = roots
+    }
+
+    private func attributeSource(_ attribute: Attribute) -> String {
+        guard let range = attribute.arguments else { return attribute.name }
+        return attribute.name + "(" + range.map { text($0) }.joined(separator: " ") + ")"
+    }
+
+    private func skipAngles(_ open: Int) -> Int {
+        var depth = 0
+        var i = open
+        while i < tokens.count {
+            if isPunct(i, 60) { depth += 1 }
+            else if isPunct(i, 62) { depth -= 1; if depth == 0 { return i + 1 } }
+            else if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 123) { i = matching(i) }
+            i += 1
+        }
+        return i
+    }
+
+    /// Token indices of the declarator-id (e.g. `ns :: add < float >`).
+    private func declaratorID(firstParen: Int?, decltypeGroup: Range<Int>?, end: Int, headEnd: Int) -> [Int]? {
+        var last: Int
+        if let group = decltypeGroup, firstParen == nil || firstParen! < group.lowerBound || firstParen! >= group.upperBound {
+            // template ... decltype(f<T>) f<T>;
+            if let paren = firstParen, paren > group.upperBound { last = paren - 1 } else {
+                last = isPunct(end, 59) ? end - 1 : end
+            }
+        } else if let paren = firstParen {
+            last = paren - 1
+        } else { return nil }
+        var ids: [Int] = []
+        var i = last
+        if isPunct(i, 62) { // template arguments
+            var depth = 0
+            while i >= 0 {
+                if isPunct(i, 62) { depth += 1 } else if isPunct(i, 60) { depth -= 1; if depth == 0 { break } }
+                else if isPunct(i, 41) || isPunct(i, 93) { // skip back over (...) / [...]
+                    var d = 0
+                    while i >= 0 { if isPunct(i, 41) || isPunct(i, 93) { d += 1 } else if isPunct(i, 40) || isPunct(i, 91) { d -= 1; if d == 0 { break } }; i -= 1 }
+                }
+                i -= 1
+            }
+            ids = Array(i...last)
+            i -= 1
+        }
+        guard i >= 0, tokens[i].kind == .identifier else { return nil }
+        ids.insert(i, at: 0)
+        while i >= 2, text(i - 1) == "::", tokens[i - 2].kind == .identifier {
+            ids.insert(contentsOf: [i - 2, i - 1], at: 0)
+            i -= 2
+        }
+        if i >= 1, text(i - 1) == "::" { ids.insert(i - 1, at: 0) }
+        return ids
+    }
+
+    private func baseName(_ ids: [Int]) -> String {
+        ids.last(where: { tokens[$0].kind == .identifier && !isPunct($0 + 1, 62) }).map { text($0) } ?? text(ids[0])
+    }
+
+    private func declaratorSource(_ ids: [Int]) -> String {
+        let source = ids.map { text($0) }.joined(separator: " ")
+        if text(ids[0]) == "::" { return source }
+        return "::" + (namespaces.isEmpty ? "" : namespaces.joined(separator: "::") + "::") + source
+    }
+
+    /// The name under which a user definition is known (function or type).
+    private func definitionName(_ start: Int, firstParen: Int?, headEnd: Int) -> String? {
+        var i = start
+        while i < headEnd {
+            if tokens[i].kind == .identifier, ["struct", "class", "union", "enum"].contains(text(i)),
+               i + 1 <= headEnd, tokens[i + 1].kind == .identifier {
+                if firstParen == nil || firstParen! > i { return text(i + 1) }
+            }
+            i += 1
+        }
+        if let paren = firstParen, paren > start {
+            var j = paren - 1
+            if isPunct(j, 62) { j = skipBackAngles(j) - 1 }
+            if j >= 0, tokens[j].kind == .identifier { return text(j) }
+            if j >= 1, tokens[j - 1].kind == .identifier, text(j - 1) == "operator" { return "operator" }
+        }
+        return nil
+    }
+
+    private func skipBackAngles(_ close: Int) -> Int {
+        var depth = 0
+        var i = close
+        while i >= 0 {
+            if isPunct(i, 62) { depth += 1 } else if isPunct(i, 60) { depth -= 1; if depth == 0 { return i } }
+            i -= 1
+        }
+        return 0
+    }
+
+    /// Parses a kernel's parameter list at `open`; removes the MSL attributes.
+    private func parameters(_ open: Int, kernel: String) -> [KernelBinding] {
+        let close = matching(open)
+        var result: [KernelBinding] = []
+        var paramStart = open + 1
+        var i = open + 1
+        var angle = 0
+        var number = 0
+        func finish(_ last: Int) {
+            defer { paramStart = last + 2; number += 1 }
+            guard paramStart <= last else { return }
+            if paramStart == last, text(paramStart) == "void" { return }
+            var binding: KernelBinding? = nil
+            var j = paramStart
+            while j <= last {
+                if let attrEnd = attributeEnd(j) {
+                    var kept: [String] = []
+                    for attribute in parseAttributes(j, attrEnd) {
+                        let name = attribute.name
+                        if name == "buffer" || name == "threadgroup" {
+                            guard let index = integerArgument(attribute, j), (0..<31).contains(index) else {
+                                error(j, "[[\(name)(n)]] needs an index from 0 to 30"); continue
+                            }
+                            binding = KernelBinding(kind: name == "buffer" ? .buffer : .threadgroup, index: index)
+                        } else if MSLAttributes.positions.contains(name) {
+                            binding = KernelBinding(kind: .position(name), index: 0)
+                        } else if MSLAttributes.unsupported.contains(name) {
+                            error(j, "attribute '\(name)' is not supported by pymetal's CPU backend (compute kernels only)")
+                        } else if MSLAttributes.isMSL(name) {
+                            error(j, "attribute '\(name)' is not valid on a kernel parameter")
+                        } else {
+                            kept.append(attributeSource(attribute))
+                        }
+                    }
+                    remove(j, through: attrEnd, replacement: kept.isEmpty ? "" : "[[\(kept.joined(separator: ", "))]]")
+                    j = attrEnd + 1
+                    continue
+                }
+                j += 1
+            }
+            if let binding { result.append(binding) } else {
+                error(paramStart, "parameter \(number + 1) of kernel '\(kernel)' has no binding attribute such as "
+                      + "[[buffer(n)]], [[threadgroup(n)]] or [[thread_position_in_grid]]")
+            }
+        }
+        while i < close {
+            if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 123) {
+                if let attrEnd = attributeEnd(i) { i = attrEnd + 1; continue }
+                i = matching(i) + 1; continue
+            }
+            if isPunct(i, 60) { angle += 1 } else if isPunct(i, 62) { angle = max(0, angle - 1) }
+            if isPunct(i, 44) && angle == 0 { finish(i - 1) }
+            i += 1
+        }
+        finish(close - 1)
+        return result
+    }
+
+    // MARK: - threadgroup
+
+    private func stripThreadgroup(in range: Range<Int>, storageAllowed: Bool) {
+        var i = range.lowerBound
+        while i < range.upperBound {
+            guard tokens[i].kind == .identifier, text(i) == "threadgroup", !isPunct(i + 1, 40) else { i += 1; continue }
+            // Inside an attribute list `[[threadgroup(0)]]` it is followed by `(`; handled above.
+            let statementStart = i == 0 || isPunct(i - 1, 123) || isPunct(i - 1, 59) || isPunct(i - 1, 125)
+            if storageAllowed && statementStart, let end = storageDeclaration(i, limit: range.upperBound) {
+                i = end + 1
+                continue
+            }
+            remove(i, through: i)
+            i += 1
+        }
+    }
+
+    /// `threadgroup T a[N], b;` -> tg_var declarations; nil when it declares a pointer or reference.
+    private func storageDeclaration(_ at: Int, limit: Int) -> Int? {
+        var end = at + 1
+        var firstStop: Int? = nil
+        while end < limit, !isPunct(end, 59) {
+            if firstStop == nil, isPunct(end, 61) || isPunct(end, 91) { firstStop = end }
+            if isPunct(end, 40) || isPunct(end, 123) { end = matching(end) }
+            end += 1
+        }
+        guard end < limit else { return nil }
+        let stop = firstStop ?? end
+        for j in (at + 1)..<stop where isPunct(j, 42) || isPunct(j, 38) { return nil }
+        // Split declarators at top-level commas.
+        var declarators: [Range<Int>] = []
+        var begin = at + 1
+        var angle = 0
+        var j = at + 1
+        while j < end {
+            if isPunct(j, 60) { angle += 1 } else if isPunct(j, 62) { angle = max(0, angle - 1) }
+            if isPunct(j, 40) || isPunct(j, 91) { j = matching(j) + 1; continue }
+            if isPunct(j, 44) && angle == 0 { declarators.append(begin..<j); begin = j + 1 }
+            j += 1
+        }
+        declarators.append(begin..<end)
+        // The first declarator carries the type: everything before its name.
+        let first = declarators[0]
+        let firstBracket = first.first(where: { isPunct($0, 91) }) ?? first.upperBound
+        let nameIndex = firstBracket - 1
+        guard nameIndex > first.lowerBound, tokens[nameIndex].kind == .identifier else { return nil }
+        let type = ((first.lowerBound)..<nameIndex).map { text($0) }.joined(separator: " ")
+        var replacement: [String] = []
+        for (n, declarator) in declarators.enumerated() {
+            let nameAt = n == 0 ? nameIndex : declarator.lowerBound
+            guard nameAt < declarator.upperBound, tokens[nameAt].kind == .identifier else { return nil }
+            let dims = ((nameAt + 1)..<declarator.upperBound).map { text($0) }.joined(separator: " ")
+            let site = sites.count
+            sites.append((at, site))
+            replacement.append("auto& \(text(nameAt)) = ::pm::rt::tg_var<\(type) \(dims), \(site)>();")
+        }
+        remove(at, through: end, replacement: replacement.joined(separator: " "))
+        return end
+    }
+
+    // MARK: - Analysis
+
+    /// Which kernels need fibers, and which threadgroup sites each uses: everything
+    /// reachable by name from the kernel's body (conservative: names, not overloads).
+    private func analyse() {
+        for index in kernels.indices {
+            var seen: Set<String> = []
+            var bodies: [Range<Int>] = []
+            var work: [String] = kernelRoots[index] ?? []
+            if let body = kernelBodies[index] { bodies.append(body) }
+            var scanned = 0
+            var fibers = false
+            while true {
+                while scanned < bodies.count {
+                    for t in bodies[scanned] where tokens[t].kind == .identifier {
+                        let name = text(t)
+                        if MSLAttributes.rendezvous.contains(name) { fibers = true }
+                        if !seen.contains(name) { seen.insert(name); work.append(name) }
+                    }
+                    scanned += 1
+                }
+                guard let name = work.popLast() else { break }
+                if MSLAttributes.rendezvous.contains(name) { fibers = true }
+                if let defs = definitions[name] { bodies.append(contentsOf: defs) }
+                if let template = templateKernels[name], !bodies.contains(template.body) { bodies.append(template.body) }
+            }
+            kernels[index].usesFibers = fibers
+            kernels[index].sites = sites.filter { site in bodies.contains { $0.contains(site.token) } }.map(\.id)
+        }
+    }
+
+    private func applyEdits() -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(src.bytes.count + 1024)
+        var position = 0
+        for edit in edits.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) {
+            guard edit.range.lowerBound >= position else { continue } // overlapping edit: first one wins
+            out.append(contentsOf: src.bytes[position..<edit.range.lowerBound])
+            out.append(contentsOf: Array(edit.replacement.utf8))
+            position = edit.range.upperBound
+        }
+        out.append(contentsOf: src.bytes[position...])
+        return String(decoding: out, as: UTF8.self)
+    }
+}

@@ -1,0 +1,81 @@
+// The CPU as a Metal device: shared memory is simply host memory.
+import Foundation
+
+public final class CPUDevice: MTLDevice, @unchecked Sendable {
+    public static let shared = CPUDevice()
+
+    public let name = "CPU (\(Platform.cpuName()), MSL on \(Platform.cpuCount) cores)"
+    public var hasUnifiedMemory: Bool { true }
+    public var recommendedMaxWorkingSetSize: UInt64 { Platform.physicalMemory / 4 * 3 }
+    public var maxThreadsPerThreadgroup: MTLSize { MTLSize(width: 1024, height: 1024, depth: 1024) }
+    public var maxBufferLength: Int { Int(min(Platform.physicalMemory / 2, UInt64(Int32.max) * 16)) }
+
+    public func makeCommandQueue() -> (any MTLCommandQueue)? { CPUCommandQueue(device: self) }
+
+    public func makeBuffer(length: Int, options: MTLResourceOptions) -> (any MTLBuffer)? {
+        guard length > 0, length <= maxBufferLength else { return nil }
+        return CPUBuffer(allocating: length)
+    }
+
+    public func makeBuffer(bytes pointer: UnsafeRawPointer, length: Int, options: MTLResourceOptions) -> (any MTLBuffer)? {
+        guard let buffer = CPUBuffer(allocating: length), length <= maxBufferLength else { return nil }
+        buffer.contents().copyMemory(from: pointer, byteCount: length)
+        return buffer
+    }
+
+    public func makeBuffer(bytesNoCopy pointer: UnsafeMutableRawPointer, length: Int, options: MTLResourceOptions,
+                           deallocator: ((UnsafeMutableRawPointer, Int) -> Void)?) -> (any MTLBuffer)? {
+        // As on Apple Silicon: the region must start and end on a 16 KiB page.
+        let page = Platform.metalPageSize
+        guard length > 0, Int(bitPattern: pointer) % page == 0, length % page == 0 else { return nil }
+        return CPUBuffer(wrapping: pointer, length: length, deallocator: deallocator)
+    }
+
+    public func makeLibrary(URL url: URL) throws -> any MTLLibrary {
+        try CPULibrary(loading: url)
+    }
+
+    public func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary {
+        let compiled = try MSLCompiler.shared.compile(source: source, options: options ?? MTLCompileOptions())
+        return try CPULibrary(loading: compiled)
+    }
+
+    public func makeComputePipelineState(function: any MTLFunction) throws -> any MTLComputePipelineState {
+        guard let function = function as? CPUFunction else {
+            throw MTLPipelineError(message: "function was not made by this device")
+        }
+        return try CPUPipelineState(function: function)
+    }
+
+    public func supportsFamily(_ gpuFamily: MTLGPUFamily) -> Bool { false }
+}
+
+public final class CPUBuffer: MTLBuffer, @unchecked Sendable {
+    private let pointer: UnsafeMutableRawPointer
+    public let length: Int
+    private let deallocator: ((UnsafeMutableRawPointer, Int) -> Void)?
+    private let owned: Bool
+
+    init?(allocating length: Int) {
+        let page = Platform.metalPageSize
+        let rounded = (max(length, 1) + page - 1) / page * page
+        guard let memory = Platform.alignedAllocate(rounded, alignment: page) else { return nil }
+        pointer = memory
+        self.length = length
+        deallocator = nil
+        owned = true
+    }
+
+    init(wrapping pointer: UnsafeMutableRawPointer, length: Int, deallocator: ((UnsafeMutableRawPointer, Int) -> Void)?) {
+        self.pointer = pointer
+        self.length = length
+        self.deallocator = deallocator
+        owned = false
+    }
+
+    deinit {
+        if owned { free(pointer) } else { deallocator?(pointer, length) }
+    }
+
+    public func contents() -> UnsafeMutableRawPointer { pointer }
+}

@@ -1,0 +1,87 @@
+// Kernel libraries: shared objects made by MSLCompiler, loaded with dlopen.
+import CMetalCPU
+import Foundation
+
+public final class CPULibrary: MTLLibrary, @unchecked Sendable {
+    let kernels: [String: (desc: pm_kernel_desc, bindings: [pm_binding])]
+    public let functionNames: [String]
+    public let url: URL
+
+    init(loading url: URL) throws {
+        self.url = url
+        guard FileManager.default.fileExists(atPath: url.path) else {
+            throw MTLLibraryError(code: .fileNotFound, message: "no library file at \(url.path)")
+        }
+        // Kernel libraries stay loaded for the life of the process: pipelines,
+        // in-flight command buffers and per-thread runtime state point into them,
+        // and dlopen returns the same handle when a cached library is loaded again.
+        guard let handle = dlopen(url.path, RTLD_NOW | RTLD_LOCAL) else {
+            let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
+            throw MTLLibraryError(code: .internalError, message: "cannot load \(url.path): \(reason)")
+        }
+        guard let symbol = dlsym(handle, PM_LIBRARY_SYMBOL) else {
+            throw MTLLibraryError(code: .internalError,
+                                  message: "\(url.path) is not a MetalCPU kernel library (no \(PM_LIBRARY_SYMBOL))")
+        }
+        let describe = unsafeBitCast(symbol, to: pm_library_fn.self)
+        var list: UnsafePointer<pm_kernel_desc>?
+        var count: UInt32 = 0
+        let version = describe(&list, &count)
+        guard version == PM_KERNEL_ABI_VERSION else {
+            throw MTLLibraryError(code: .internalError, message:
+                "\(url.path) was built for kernel ABI \(version), this MetalCPU needs \(PM_KERNEL_ABI_VERSION): rebuild it")
+        }
+        guard let table = dlsym(handle, PM_BINDINGS_SYMBOL)?.assumingMemoryBound(to: pm_kernel_bindings.self) else {
+            throw MTLLibraryError(code: .internalError, message: "\(url.path) has no \(PM_BINDINGS_SYMBOL) table")
+        }
+        var kernels: [String: (desc: pm_kernel_desc, bindings: [pm_binding])] = [:]
+        var names: [String] = []
+        for index in 0..<Int(count) {
+            let desc = list![index]
+            let name = String(cString: desc.name)
+            let entry = table[index]
+            let bindings = entry.count == 0 ? [] : Array(UnsafeBufferPointer(start: entry.bindings, count: Int(entry.count)))
+            if kernels[name] == nil { names.append(name) }
+            kernels[name] = (desc, bindings)
+        }
+        self.kernels = kernels
+        functionNames = names
+    }
+
+    public func makeFunction(name functionName: String) -> (any MTLFunction)? {
+        guard let kernel = kernels[functionName] else { return nil }
+        return CPUFunction(name: functionName, desc: kernel.desc, bindings: kernel.bindings, library: self)
+    }
+}
+
+public final class CPUFunction: MTLFunction, @unchecked Sendable {
+    public let name: String
+    let desc: pm_kernel_desc
+    let bindings: [pm_binding]
+    let library: CPULibrary // keeps the kernel's code loaded
+
+    init(name: String, desc: pm_kernel_desc, bindings: [pm_binding], library: CPULibrary) {
+        self.name = name
+        self.desc = desc
+        self.bindings = bindings
+        self.library = library
+    }
+}
+
+public final class CPUPipelineState: MTLComputePipelineState, @unchecked Sendable {
+    public let function: CPUFunction
+    public let maxTotalThreadsPerThreadgroup: Int
+    public var threadExecutionWidth: Int { Int(PM_SIMD_WIDTH) }
+    public let staticThreadgroupMemoryLength: Int
+
+    init(function: CPUFunction) throws {
+        self.function = function
+        let declared = Int(function.desc.max_total_threads)
+        maxTotalThreadsPerThreadgroup = declared > 0 ? min(declared, 1024) : 1024
+        staticThreadgroupMemoryLength = Int(function.desc.static_threadgroup_bytes)
+        if staticThreadgroupMemoryLength > Int(PM_MAX_THREADGROUP_MEMORY) {
+            throw MTLPipelineError(message: "kernel '\(function.name)' declares \(staticThreadgroupMemoryLength) bytes "
+                + "of threadgroup memory; the limit is \(PM_MAX_THREADGROUP_MEMORY) bytes per threadgroup")
+        }
+    }
+}

@@ -1,0 +1,159 @@
+// Fibers for MSL threads on the CPU: a minimal user-mode context switch
+// (x86-64 SysV and arm64 AAPCS64) and per-OS-thread fiber stacks.
+//
+// The switch saves only what the calling convention says a callee must
+// preserve (x86-64: rbx, rbp, r12-r15; arm64: x19-x29, lr, d8-d15) plus the
+// stack pointer, on the stack being left; no signal mask, no system call (glibc
+// swapcontext makes one per switch). MXCSR / FPCR are not switched: kernels
+// never change them.
+//
+// Stacks: one reservation per OS thread of PM_FIBER_MAX stacks of
+// PM_FIBER_STACK bytes, each below a PROT_NONE guard page; made read-write
+// lazily as groups need more fibers, reused across groups and dispatches,
+// released when the OS thread exits.
+#pragma once
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/mman.h>
+
+#define PM_FIBER_MAX 1024u                 // threads per threadgroup, at most
+#define PM_FIBER_STACK (128u * 1024u)      // usable bytes per fiber stack
+#define PM_FIBER_GUARD 4096u               // PROT_NONE page below each stack
+
+namespace pm::rt __attribute__((visibility("hidden"))) {
+namespace fiber {
+
+// pm_swap(save, to): saves the current context on the current stack, stores
+// the stack pointer in *save and resumes the context whose stack pointer is
+// `to`. Returns when some other context swaps back to *save.
+#if defined(__x86_64__)
+__attribute__((naked, noinline)) static void pm_swap(void **save, void *to) {
+    __asm__ volatile(
+        "pushq %rbp\n\t"
+        "pushq %rbx\n\t"
+        "pushq %r12\n\t"
+        "pushq %r13\n\t"
+        "pushq %r14\n\t"
+        "pushq %r15\n\t"
+        "movq %rsp, (%rdi)\n\t"
+        "movq %rsi, %rsp\n\t"
+        "popq %r15\n\t"
+        "popq %r14\n\t"
+        "popq %r13\n\t"
+        "popq %r12\n\t"
+        "popq %rbx\n\t"
+        "popq %rbp\n\t"
+        "retq\n\t");
+}
+// First code of a new fiber: r12 = entry function, r13 = its argument.
+__attribute__((naked, noinline)) static void pm_fiber_start() {
+    __asm__ volatile(
+        "movq %r13, %rdi\n\t"
+        "callq *%r12\n\t"
+        "ud2\n\t");
+}
+// Builds the initial frame of a fiber whose stack ends at `top` (16-aligned):
+// pm_swap pops six registers, then returns into pm_fiber_start with the stack
+// 16-aligned, so the call inside it enters `entry` with the usual alignment.
+static inline void *prepare(void *top, void (*entry)(void *), void *arg) {
+    uint64_t *sp = (uint64_t *)top;
+    *--sp = (uint64_t)(void *)&pm_fiber_start; // return address of pm_swap
+    *--sp = 0;                                 // rbp
+    *--sp = 0;                                 // rbx
+    *--sp = (uint64_t)(void *)entry;           // r12
+    *--sp = (uint64_t)arg;                     // r13
+    *--sp = 0;                                 // r14
+    *--sp = 0;                                 // r15
+    return sp;
+}
+#elif defined(__aarch64__)
+__attribute__((naked, noinline)) static void pm_swap(void **save, void *to) {
+    __asm__ volatile(
+        "sub sp, sp, #160\n\t"
+        "stp x19, x20, [sp, #0]\n\t"
+        "stp x21, x22, [sp, #16]\n\t"
+        "stp x23, x24, [sp, #32]\n\t"
+        "stp x25, x26, [sp, #48]\n\t"
+        "stp x27, x28, [sp, #64]\n\t"
+        "stp x29, x30, [sp, #80]\n\t"
+        "stp d8, d9, [sp, #96]\n\t"
+        "stp d10, d11, [sp, #112]\n\t"
+        "stp d12, d13, [sp, #128]\n\t"
+        "stp d14, d15, [sp, #144]\n\t"
+        "mov x9, sp\n\t"
+        "str x9, [x0]\n\t"
+        "mov sp, x1\n\t"
+        "ldp x19, x20, [sp, #0]\n\t"
+        "ldp x21, x22, [sp, #16]\n\t"
+        "ldp x23, x24, [sp, #32]\n\t"
+        "ldp x25, x26, [sp, #48]\n\t"
+        "ldp x27, x28, [sp, #64]\n\t"
+        "ldp x29, x30, [sp, #80]\n\t"
+        "ldp d8, d9, [sp, #96]\n\t"
+        "ldp d10, d11, [sp, #112]\n\t"
+        "ldp d12, d13, [sp, #128]\n\t"
+        "ldp d14, d15, [sp, #144]\n\t"
+        "add sp, sp, #160\n\t"
+        "ret\n\t");
+}
+// First code of a new fiber: x19 = entry function, x20 = its argument.
+__attribute__((naked, noinline)) static void pm_fiber_start() {
+    __asm__ volatile(
+        "mov x0, x20\n\t"
+        "blr x19\n\t"
+        "brk #0\n\t");
+}
+static inline void *prepare(void *top, void (*entry)(void *), void *arg) {
+    uint64_t *sp = (uint64_t *)top - 20; // 160-byte frame, as pm_swap leaves it
+    for (int i = 0; i < 20; i++) sp[i] = 0;
+    sp[0] = (uint64_t)(void *)entry;            // x19
+    sp[1] = (uint64_t)arg;                      // x20
+    sp[11] = (uint64_t)(void *)&pm_fiber_start; // x30 (lr)
+    return sp;
+}
+#else
+#error "pymetal MSL runtime: fibers need x86-64 or arm64"
+#endif
+
+// The stacks of one OS thread.
+struct stacks {
+    unsigned char *base = nullptr; // reservation: PM_FIBER_MAX slots of guard + stack
+    uint32_t ready = 0;            // slots made read-write so far
+
+    static constexpr size_t slot = (size_t)PM_FIBER_GUARD + PM_FIBER_STACK;
+
+    // Makes sure `n` stacks are usable. Returns false if the system refuses.
+    bool reserve(uint32_t n) {
+        if (n > PM_FIBER_MAX) return false;
+        if (!base) {
+            void *p = mmap(nullptr, slot * PM_FIBER_MAX, PROT_NONE,
+                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+            if (p == MAP_FAILED) return false;
+            base = (unsigned char *)p;
+        }
+        if (n > ready) {
+            // One mprotect for the whole new range keeps it cheap; the guard
+            // pages inside it are then re-protected one by one (first use only).
+            unsigned char *lo = base + slot * ready;
+            if (mprotect(lo, slot * (n - ready), PROT_READ | PROT_WRITE) != 0) return false;
+            for (uint32_t i = ready; i < n; i++)
+                if (mprotect(base + slot * i, PM_FIBER_GUARD, PROT_NONE) != 0) return false;
+            ready = n;
+        }
+        return true;
+    }
+    // Top of stack i, staggered by a few cache lines per fiber so that the
+    // hot top frames of many fibers do not all map to the same cache sets.
+    void *top(uint32_t i) const {
+        unsigned char *end = base + slot * (i + 1);
+        return end - 64 - (size_t)(i & 63) * 64;
+    }
+    void release() {
+        if (base) munmap(base, slot * PM_FIBER_MAX);
+        base = nullptr;
+        ready = 0;
+    }
+};
+
+} // namespace fiber
+} // namespace pm::rt

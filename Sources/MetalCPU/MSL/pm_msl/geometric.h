@@ -1,0 +1,236 @@
+// MSL geometric functions (metal_geometric) for float, half and bfloat vectors
+// (and scalars). half / bfloat compute in float and round the result.
+#pragma once
+#include "types.h"
+#include "math.h"
+#include "integer.h"
+
+namespace metal {
+
+template <class T>
+    requires(pm_is_fgen<T>)
+inline pm_elem_t<T> dot(T x, T y) {
+    if constexpr (!pm_is_vec<T>) {
+        return (T)((float)x * (float)y);
+    } else {
+        pm_f32_t<T> p = pm_tof(x) * pm_tof(y);
+        float s = 0.0f;
+        for (int i = 0; i < pm_width<T>; i++) s += p[i];
+        return (pm_elem_t<T>)s;
+    }
+}
+template <class T> inline float pm_dotf(T x, T y) {
+    if constexpr (!pm_is_vec<T>) {
+        return (float)x * (float)y;
+    } else {
+        pm_f32_t<T> p = pm_tof(x) * pm_tof(y);
+        float s = 0.0f;
+        for (int i = 0; i < pm_width<T>; i++) s += p[i];
+        return s;
+    }
+}
+
+inline float3 cross(float3 x, float3 y) { return x.yzx * y.zxy - x.zxy * y.yzx; }
+inline half3 cross(half3 x, half3 y) {
+    float3 a = pm_tof(x), b = pm_tof(y);
+    return pm_fromf<half3>(a.yzx * b.zxy - a.zxy * b.yzx);
+}
+inline bfloat3 cross(bfloat3 x, bfloat3 y) {
+    float3 a = pm_tof(x), b = pm_tof(y);
+    return pm_fromf<bfloat3>(a.yzx * b.zxy - a.zxy * b.yzx);
+}
+
+template <class T>
+    requires(pm_is_fgen<T>)
+inline pm_elem_t<T> length_squared(T x) { return (pm_elem_t<T>)pm_dotf(x, x); }
+template <class T>
+    requires(pm_is_fgen<T>)
+inline pm_elem_t<T> length(T x) { return (pm_elem_t<T>)__builtin_sqrtf(pm_dotf(x, x)); }
+template <class T>
+    requires(pm_is_fgen<T>)
+inline pm_elem_t<T> distance_squared(T x, pm_identity_t<T> y) {
+    pm_f32_t<T> d = pm_tof(x) - pm_tof(y);
+    return (pm_elem_t<T>)pm_dotf(d, d);
+}
+template <class T>
+    requires(pm_is_fgen<T>)
+inline pm_elem_t<T> distance(T x, pm_identity_t<T> y) {
+    pm_f32_t<T> d = pm_tof(x) - pm_tof(y);
+    return (pm_elem_t<T>)__builtin_sqrtf(pm_dotf(d, d));
+}
+template <class T>
+    requires(pm_is_fgen<T>)
+inline T normalize(T x) {
+    pm_f32_t<T> a = pm_tof(x);
+    return pm_fromf<T>(a / __builtin_sqrtf(pm_dotf(a, a)));
+}
+// faceforward(N, I, Nref): N if dot(Nref, I) < 0, else -N.
+template <class T>
+    requires(pm_is_fgen<T>)
+inline T faceforward(T n, pm_identity_t<T> i, pm_identity_t<T> nref) {
+    return pm_dotf(nref, i) < 0.0f ? n : pm_fromf<T>(-pm_tof(n));
+}
+// reflect(I, N) = I - 2 * dot(N, I) * N (N normalized).
+template <class T>
+    requires(pm_is_fgen<T>)
+inline T reflect(T i, pm_identity_t<T> n) {
+    pm_f32_t<T> fi = pm_tof(i), fn = pm_tof(n);
+    return pm_fromf<T>(fi - 2.0f * pm_dotf(fn, fi) * fn);
+}
+// refract(I, N, eta): I and N normalized.
+template <class T>
+    requires(pm_is_fgen<T>)
+inline T refract(T i, pm_identity_t<T> n, pm_elem_t<T> eta) {
+    pm_f32_t<T> fi = pm_tof(i), fn = pm_tof(n);
+    float e = (float)eta, d = pm_dotf(fn, fi);
+    float k = 1.0f - e * e * (1.0f - d * d);
+    if (k < 0.0f) return pm_fromf<T>((pm_f32_t<T>)0.0f);
+    return pm_fromf<T>(e * fi - (e * d + __builtin_sqrtf(k)) * fn);
+}
+
+
+// metal::precise:: and metal::fast:: name the same functions (pymetal runs in
+// safe math mode; the precise results are also acceptable fast results).
+namespace precise {
+using metal::acos;
+using metal::acosh;
+using metal::asin;
+using metal::asinh;
+using metal::atan;
+using metal::atan2;
+using metal::atanh;
+using metal::cbrt;
+using metal::ceil;
+using metal::copysign;
+using metal::cos;
+using metal::cosh;
+using metal::cospi;
+using metal::divide;
+using metal::exp;
+using metal::exp2;
+using metal::exp10;
+using metal::fabs;
+using metal::abs;
+using metal::fdim;
+using metal::floor;
+using metal::fma;
+using metal::fmax;
+using metal::fmin;
+using metal::fmod;
+using metal::fract;
+using metal::frexp;
+using metal::ilogb;
+using metal::ldexp;
+using metal::log;
+using metal::log2;
+using metal::log10;
+using metal::modf;
+using metal::nextafter;
+using metal::pow;
+using metal::powr;
+using metal::rint;
+using metal::round;
+using metal::rsqrt;
+using metal::sin;
+using metal::sincos;
+using metal::sinh;
+using metal::sinpi;
+using metal::sqrt;
+using metal::tan;
+using metal::tanh;
+using metal::tanpi;
+using metal::trunc;
+using metal::clamp;
+using metal::mix;
+using metal::saturate;
+using metal::sign;
+using metal::smoothstep;
+using metal::step;
+using metal::max;
+using metal::min;
+using metal::max3;
+using metal::min3;
+using metal::median3;
+using metal::dot;
+using metal::cross;
+using metal::distance;
+using metal::distance_squared;
+using metal::length;
+using metal::length_squared;
+using metal::normalize;
+using metal::faceforward;
+using metal::reflect;
+using metal::refract;
+} // namespace precise
+namespace fast {
+using metal::acos;
+using metal::acosh;
+using metal::asin;
+using metal::asinh;
+using metal::atan;
+using metal::atan2;
+using metal::atanh;
+using metal::cbrt;
+using metal::ceil;
+using metal::copysign;
+using metal::cos;
+using metal::cosh;
+using metal::cospi;
+using metal::divide;
+using metal::exp;
+using metal::exp2;
+using metal::exp10;
+using metal::fabs;
+using metal::abs;
+using metal::fdim;
+using metal::floor;
+using metal::fma;
+using metal::fmax;
+using metal::fmin;
+using metal::fmod;
+using metal::fract;
+using metal::frexp;
+using metal::ilogb;
+using metal::ldexp;
+using metal::log;
+using metal::log2;
+using metal::log10;
+using metal::modf;
+using metal::nextafter;
+using metal::pow;
+using metal::powr;
+using metal::rint;
+using metal::round;
+using metal::rsqrt;
+using metal::sin;
+using metal::sincos;
+using metal::sinh;
+using metal::sinpi;
+using metal::sqrt;
+using metal::tan;
+using metal::tanh;
+using metal::tanpi;
+using metal::trunc;
+using metal::clamp;
+using metal::mix;
+using metal::saturate;
+using metal::sign;
+using metal::smoothstep;
+using metal::step;
+using metal::max;
+using metal::min;
+using metal::max3;
+using metal::min3;
+using metal::median3;
+using metal::dot;
+using metal::cross;
+using metal::distance;
+using metal::distance_squared;
+using metal::length;
+using metal::length_squared;
+using metal::normalize;
+using metal::faceforward;
+using metal::reflect;
+using metal::refract;
+} // namespace fast
+} // namespace metal

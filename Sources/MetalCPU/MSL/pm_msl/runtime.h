@@ -1,0 +1,808 @@
+// The kernel execution runtime of MSL on the CPU (see README.md here).
+//
+//   pm::rt::run<&kernel, Mode, bind<...>...>   the pm_run_fn of one kernel
+//   pm::rt::tg_var<U, SITE>()                   a kernel-scope threadgroup variable
+//   pm::rt::kernel_entry, pm::rt::library()     the generated pm_cpu_library
+//   metal::threadgroup_barrier, simdgroup_barrier
+//
+// Execution model. All threads of one threadgroup run on the OS thread that
+// calls run() for that group; groups run in parallel on several OS threads, so
+// every piece of mutable runtime state is per OS thread (struct worker).
+//
+// - PM_KERNEL_LOOP: the threads of a group are a plain loop (x innermost) that
+//   calls the kernel inlined; nothing per thread but the position values.
+// - PM_KERNEL_FIBERS: each thread of the group is a fiber (pm_msl/fiber.h) on
+//   the calling OS thread. A fiber runs until it returns or blocks at a
+//   barrier / SIMD-group function; the next runnable fiber (FIFO) then runs.
+//   A threadgroup_barrier releases when all threads of the group arrived. A
+//   SIMD-group function is a rendezvous of the simdgroup's *active* lanes
+//   (lanes that exist and have not returned); the last lane to arrive computes
+//   every lane's result once (in lane order, so results are deterministic and
+//   uniform where MSL says so) and the others resume with it.
+//
+// Errors are reported, never hung on: a barrier that some threads can never
+// reach (a thread returned), lanes of one simdgroup waiting at different SIMD
+// call sites, or at a SIMD function and a barrier, any other deadlock, a
+// barrier / SIMD call in a kernel compiled for LOOP mode with more than one
+// thread per group, too much threadgroup memory. run() then returns non-zero
+// with pm_status filled; the fibers of the failing group are abandoned.
+#pragma once
+#include <stdint.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdarg.h>
+#include <string.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include "pm_kernel_abi.h"
+#include "pm_msl/types.h"
+#include "pm_msl/fiber.h"
+
+#pragma GCC visibility push(hidden)
+
+#define PM_MAX_TG_SITES 16384u // threadgroup declaration SITEs per library
+
+namespace pm::rt {
+
+// ---------------------------------------------------------------------------
+// Binding descriptions used by the generated launchers
+// ---------------------------------------------------------------------------
+enum class attr : uint32_t {
+    buffer,
+    threadgroup,
+    thread_position_in_grid,
+    threads_per_grid,
+    thread_position_in_threadgroup,
+    threads_per_threadgroup,
+    threadgroup_position_in_grid,
+    threadgroups_per_grid,
+    thread_index_in_threadgroup,
+    thread_index_in_simdgroup,
+    simdgroup_index_in_threadgroup,
+    threads_per_simdgroup,
+    simdgroups_per_threadgroup,
+    thread_index_in_quadgroup,
+    quadgroup_index_in_threadgroup,
+    quadgroups_per_threadgroup,
+    dispatch_threads_per_threadgroup,
+};
+template <attr A, unsigned N> struct bind {};
+
+struct kernel_entry {
+    const char *name;
+    pm_run_fn run;
+    uint32_t mode;              // PM_KERNEL_LOOP / PM_KERNEL_FIBERS
+    uint32_t max_total_threads; // 0: none declared
+    const int *sites;           // threadgroup SITEs the kernel uses
+    uint32_t nsites;
+};
+
+// A source location, captured by default arguments at the caller (SIMD-group
+// calls are matched by call site). site() takes only defaults.
+struct site_tag {};
+struct site {
+    const char *file;
+    uint32_t line, col;
+    constexpr site(site_tag = {}, const char *f = __builtin_FILE(), uint32_t l = __builtin_LINE(),
+                   uint32_t c = __builtin_COLUMN())
+        : file(f), line(l), col(c) {}
+};
+
+// ---------------------------------------------------------------------------
+// Per-OS-thread state
+// ---------------------------------------------------------------------------
+struct u3 {
+    uint32_t x, y, z;
+};
+
+// One threadgroup being run (lives on the OS thread's stack inside run()).
+struct group {
+    void *buf[PM_MAX_BUFFERS];
+    unsigned char *tg_arg[PM_MAX_THREADGROUP_ARGS];
+    u3 grid, tpg, ngroups; // threads_per_grid, dispatched threads_per_threadgroup, groups
+    u3 gpos, size, origin; // this group: position, actual size, first thread's grid position
+    uint32_t nthreads;     // size.x * size.y * size.z
+    uint32_t tg_bytes;     // threadgroup memory used (static + [[threadgroup(n)]])
+    uint32_t poison;
+    uint32_t uniform;
+};
+
+// A thread inside its group.
+struct tpos {
+    uint32_t lx, ly, lz, index;
+};
+
+enum : uint32_t { MODE_NONE = 0, MODE_LOOP = 1, MODE_FIBERS = 2 };
+enum : uint8_t { F_READY, F_BARRIER, F_SIMD, F_DONE };
+
+struct fiber_state {
+    void *sp;
+    uint8_t state;
+    uint32_t line, col; // where it waits (barrier)
+};
+
+struct simd_slot;
+typedef void (*simd_compute_fn)(simd_slot &);
+
+// What a pending SIMD-group rendezvous is: its call site and operation.
+struct simd_key {
+    const char *file;
+    uint32_t line, col;
+    simd_compute_fn op;
+    const char *name;
+};
+
+// Rendezvous state of one simdgroup. in[] holds each arriving lane's operands
+// (up to two values of up to 32 bytes), param[] its lane/delta/mask argument;
+// the completing lane writes out[] for every active lane.
+struct simd_slot {
+    uint32_t active_mask;  // lanes that exist and have not returned
+    uint32_t arrived_mask; // lanes waiting at the pending rendezvous
+    uint32_t bar_waiting;  // lanes waiting at a threadgroup_barrier
+    uint32_t nlanes;       // lanes that exist in this simdgroup
+    simd_key key;
+    uint32_t param[PM_SIMD_WIDTH];
+    alignas(32) unsigned char in[PM_SIMD_WIDTH][64];
+    alignas(32) unsigned char out[PM_SIMD_WIDTH][32];
+};
+
+struct kinfo {
+    pm_run_fn run;
+    uint32_t static_bytes;
+    uint32_t nsites;
+    const int *sites;
+    uint32_t *offsets;
+};
+
+struct worker {
+    uint32_t mode;
+    uint32_t cur;      // running fiber
+    uint32_t nthreads; // of the current group
+    uint32_t done;     // fibers that returned
+    uint32_t first_done;
+    uint32_t bar_arrived;
+    uint32_t q_head, q_tail;
+    int32_t err;
+    const group *g;
+    void (*body)(worker *, uint32_t);
+    const kinfo *ki; // kernel whose site offsets are in site_off
+    void *main_sp;
+    void *dead_sp;
+    char msg[PM_ERROR_CAPACITY];
+    uint32_t queue[PM_FIBER_MAX];
+    fiber_state fibers[PM_FIBER_MAX];
+    simd_slot sg[PM_FIBER_MAX / PM_SIMD_WIDTH];
+    uint32_t site_off[PM_MAX_TG_SITES];
+    alignas(64) unsigned char tg_mem[PM_MAX_THREADGROUP_MEMORY];
+    fiber::stacks stacks;
+};
+
+inline thread_local worker *tls_w = nullptr;
+
+struct worker_owner {
+    worker *w = nullptr;
+    ~worker_owner() {
+        if (w) {
+            w->stacks.release();
+            munmap(w, sizeof(worker));
+            if (tls_w == w) tls_w = nullptr;
+        }
+    }
+};
+inline thread_local worker_owner tls_owner;
+
+__attribute__((noinline)) inline worker *make_worker() {
+    void *p = mmap(nullptr, sizeof(worker), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) return nullptr;
+    worker *w = (worker *)p; // zero-filled: a valid initial state
+    tls_owner.w = w;
+    tls_w = w;
+    return w;
+}
+inline worker *get_worker() {
+    worker *w = tls_w;
+    return w ? w : make_worker();
+}
+
+// ---------------------------------------------------------------------------
+// Errors
+// ---------------------------------------------------------------------------
+__attribute__((format(printf, 2, 3))) inline void set_error(worker *w, const char *fmt, ...) {
+    if (w->err) return; // keep the first
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(w->msg, sizeof w->msg, fmt, ap);
+    va_end(ap);
+    w->err = 1;
+}
+inline int32_t report(pm_status *st, const char *msg) {
+    if (st) {
+        st->code = 1;
+        snprintf(st->message, sizeof st->message, "%s", msg);
+    }
+    return 1;
+}
+inline const char *gpos_str(const group *g, char (&buf)[48]) {
+    if (g) snprintf(buf, sizeof buf, "(%u,%u,%u)", g->gpos.x, g->gpos.y, g->gpos.z);
+    else snprintf(buf, sizeof buf, "(?)");
+    return buf;
+}
+
+// ---------------------------------------------------------------------------
+// Threadgroup memory sites (kernel-scope `threadgroup` declarations)
+// ---------------------------------------------------------------------------
+struct site_table {
+    uint32_t size[PM_MAX_TG_SITES];
+    uint32_t align[PM_MAX_TG_SITES];
+    int overflow; // a SITE >= PM_MAX_TG_SITES was registered
+};
+inline site_table g_sites;
+
+inline int register_site(int s, size_t size, size_t align) {
+    if (s < 0 || (unsigned)s >= PM_MAX_TG_SITES) {
+        g_sites.overflow = 1;
+        return 0;
+    }
+    if (size > g_sites.size[s]) g_sites.size[s] = (uint32_t)size;
+    if (align > g_sites.align[s]) g_sites.align[s] = (uint32_t)align;
+    return 1;
+}
+// One registration per instantiation, at library load (dynamic initialiser).
+template <class U, int SITE> struct tg_site {
+    static inline const int reg = register_site(SITE, sizeof(U), alignof(U));
+};
+
+template <class U, int SITE> inline U &tg_var() {
+    (void)&tg_site<U, SITE>::reg;
+    static_assert(SITE >= 0 && (unsigned)SITE < PM_MAX_TG_SITES, "threadgroup SITE out of range");
+    worker *w = tls_w;
+    return *(U *)(w->tg_mem + w->site_off[SITE]);
+}
+
+// ---------------------------------------------------------------------------
+// The library table
+// ---------------------------------------------------------------------------
+struct lib_state {
+    kinfo *k;
+    pm_kernel_desc *descs;
+    uint32_t n;
+    int state; // 0: not built, 1: building, 2: ready
+};
+inline lib_state g_lib;
+
+inline uint32_t round16(uint32_t v) { return (v + 15u) & ~15u; }
+
+inline uint32_t library(const kernel_entry *e, uint32_t n, const pm_kernel_desc **out, uint32_t *count) {
+    int expect = 0;
+    if (__atomic_compare_exchange_n(&g_lib.state, &expect, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        kinfo *k = (kinfo *)calloc(n ? n : 1, sizeof(kinfo));
+        pm_kernel_desc *d = (pm_kernel_desc *)calloc(n ? n : 1, sizeof(pm_kernel_desc));
+        for (uint32_t i = 0; k && d && i < n; i++) {
+            uint32_t off = 0;
+            uint32_t *offs = e[i].nsites ? (uint32_t *)calloc(e[i].nsites, sizeof(uint32_t)) : nullptr;
+            for (uint32_t j = 0; j < e[i].nsites; j++) {
+                int s = e[i].sites[j];
+                uint32_t size = 0, align = 16;
+                if (s >= 0 && (unsigned)s < PM_MAX_TG_SITES) {
+                    size = g_sites.size[s];
+                    if (g_sites.align[s] > align) align = g_sites.align[s];
+                }
+                off = (off + align - 1) & ~(align - 1);
+                if (offs) offs[j] = off;
+                off += size;
+            }
+            k[i] = kinfo{e[i].run, round16(off), e[i].nsites, e[i].sites, offs};
+            d[i] = pm_kernel_desc{e[i].name, e[i].run, e[i].mode, e[i].max_total_threads, round16(off)};
+        }
+        g_lib.k = k;
+        g_lib.descs = d;
+        g_lib.n = (k && d) ? n : 0;
+        __atomic_store_n(&g_lib.state, 2, __ATOMIC_RELEASE);
+    } else {
+        while (__atomic_load_n(&g_lib.state, __ATOMIC_ACQUIRE) != 2) {
+        }
+    }
+    *out = g_lib.descs;
+    *count = g_lib.n;
+    return PM_KERNEL_ABI_VERSION;
+}
+
+inline const kinfo *find_kinfo(pm_run_fn f) {
+    if (__atomic_load_n(&g_lib.state, __ATOMIC_ACQUIRE) != 2) return nullptr;
+    for (uint32_t i = 0; i < g_lib.n; i++)
+        if (g_lib.k[i].run == f) return &g_lib.k[i];
+    return nullptr;
+}
+
+// ---------------------------------------------------------------------------
+// Kernel arguments
+// ---------------------------------------------------------------------------
+#define PM_AI __attribute__((always_inline)) inline
+
+template <class P> PM_AI P from_memory(void *p) {
+    if constexpr (__is_pointer(P)) return (P)p;
+    else if constexpr (__is_lvalue_reference(P)) return *(__remove_reference_t(P) *)p;
+    else return *(__remove_cvref(P) *)p;
+}
+
+// A position value as the declared type: a scalar takes .x, a 2-/3-vector .xy / .xyz.
+template <class P> PM_AI __remove_cvref(P) from_pos(u3 v) {
+    typedef __remove_cvref(P) D;
+    constexpr int n = metal::pm_width<D>;
+    if constexpr (n == 1) {
+        return (D)v.x;
+    } else {
+        typedef metal::pm_elem_t<D> E;
+        static_assert(n == 2 || n == 3, "position attribute: use a scalar, a 2- or a 3-vector");
+        D r = {};
+        r[0] = (E)v.x;
+        r[1] = (E)v.y;
+        if constexpr (n == 3) r[2] = (E)v.z;
+        return r;
+    }
+}
+template <class P> PM_AI __remove_cvref(P) from_scalar(uint32_t v) {
+    typedef __remove_cvref(P) D;
+    static_assert(metal::pm_width<D> == 1, "this attribute is a scalar");
+    return (D)v;
+}
+
+template <class P, class B> struct arg;
+template <class P, unsigned N> struct arg<P, bind<attr::buffer, N>> {
+    static_assert(N < PM_MAX_BUFFERS, "buffer index out of range");
+    static PM_AI P get(const group &g, const tpos &) { return from_memory<P>(g.buf[N]); }
+};
+template <class P, unsigned N> struct arg<P, bind<attr::threadgroup, N>> {
+    static_assert(N < PM_MAX_THREADGROUP_ARGS, "threadgroup index out of range");
+    static PM_AI P get(const group &g, const tpos &) { return from_memory<P>(g.tg_arg[N]); }
+};
+#define PM_POS_ARG(A, EXPR)                                                                 \
+    template <class P, unsigned N> struct arg<P, bind<attr::A, N>> {                        \
+        static PM_AI auto get(const group &g, const tpos &t) { return EXPR; }               \
+    };
+PM_POS_ARG(thread_position_in_grid, from_pos<P>(u3{g.origin.x + t.lx, g.origin.y + t.ly, g.origin.z + t.lz}))
+PM_POS_ARG(threads_per_grid, from_pos<P>(g.grid))
+PM_POS_ARG(thread_position_in_threadgroup, from_pos<P>(u3{t.lx, t.ly, t.lz}))
+PM_POS_ARG(threads_per_threadgroup, from_pos<P>(g.size))
+PM_POS_ARG(threadgroup_position_in_grid, from_pos<P>(g.gpos))
+PM_POS_ARG(threadgroups_per_grid, from_pos<P>(g.ngroups))
+PM_POS_ARG(dispatch_threads_per_threadgroup, from_pos<P>(g.tpg))
+PM_POS_ARG(thread_index_in_threadgroup, from_scalar<P>(t.index))
+PM_POS_ARG(thread_index_in_simdgroup, from_scalar<P>(t.index % PM_SIMD_WIDTH))
+PM_POS_ARG(simdgroup_index_in_threadgroup, from_scalar<P>(t.index / PM_SIMD_WIDTH))
+PM_POS_ARG(threads_per_simdgroup, from_scalar<P>(PM_SIMD_WIDTH))
+PM_POS_ARG(simdgroups_per_threadgroup, from_scalar<P>((g.nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH))
+PM_POS_ARG(thread_index_in_quadgroup, from_scalar<P>(t.index % 4u))
+PM_POS_ARG(quadgroup_index_in_threadgroup, from_scalar<P>(t.index / 4u))
+PM_POS_ARG(quadgroups_per_threadgroup, from_scalar<P>((g.nthreads + 3u) / 4u))
+#undef PM_POS_ARG
+
+template <auto K, class Sig, class... B> struct invoker;
+template <auto K, class R, class... P, class... B> struct invoker<K, R (*)(P...), B...> {
+    static_assert(sizeof...(P) == sizeof...(B), "one bind per kernel parameter");
+    static PM_AI void call(const group &g, const tpos &t) {
+        [[clang::always_inline]] K(arg<P, B>::get(g, t)...);
+    }
+};
+template <auto K, class R, class... P, class... B>
+struct invoker<K, R (*)(P...) noexcept, B...> : invoker<K, R (*)(P...), B...> {};
+
+// ---------------------------------------------------------------------------
+// Groups
+// ---------------------------------------------------------------------------
+PM_AI bool place_group(group &g, uint64_t gi) {
+    uint64_t gx = gi % g.ngroups.x, rest = gi / g.ngroups.x;
+    uint32_t gy = (uint32_t)(rest % g.ngroups.y), gz = (uint32_t)(rest / g.ngroups.y);
+    g.gpos = u3{(uint32_t)gx, gy, gz};
+    g.origin = u3{(uint32_t)gx * g.tpg.x, gy * g.tpg.y, gz * g.tpg.z};
+    g.size = g.tpg;
+    if (!g.uniform) {
+        // dispatchThreads: the edge groups are cut at the grid
+        uint32_t rx = g.grid.x > g.origin.x ? g.grid.x - g.origin.x : 0;
+        uint32_t ry = g.grid.y > g.origin.y ? g.grid.y - g.origin.y : 0;
+        uint32_t rz = g.grid.z > g.origin.z ? g.grid.z - g.origin.z : 0;
+        if (rx < g.size.x) g.size.x = rx;
+        if (ry < g.size.y) g.size.y = ry;
+        if (rz < g.size.z) g.size.z = rz;
+    }
+    g.nthreads = g.size.x * g.size.y * g.size.z;
+    return g.nthreads != 0;
+}
+
+// Per-run setup shared by both modes. Returns 0 or an error (status filled).
+inline int32_t begin_run(worker *w, const pm_launch *L, const kinfo *ki, group &g, pm_status *st) {
+    for (int i = 0; i < PM_MAX_BUFFERS; i++) g.buf[i] = L->buffers[i];
+    g.grid = u3{L->threads_per_grid[0], L->threads_per_grid[1], L->threads_per_grid[2]};
+    g.tpg = u3{L->threads_per_threadgroup[0], L->threads_per_threadgroup[1], L->threads_per_threadgroup[2]};
+    g.ngroups = u3{L->threadgroups_per_grid[0], L->threadgroups_per_grid[1], L->threadgroups_per_grid[2]};
+    g.uniform = L->uniform;
+    g.poison = L->poison_threadgroup_memory;
+    uint32_t total = ki->static_bytes, dyn = 0;
+    for (int i = 0; i < PM_MAX_THREADGROUP_ARGS; i++) {
+        uint32_t len = L->threadgroup_lengths[i];
+        g.tg_arg[i] = w->tg_mem + (total <= PM_MAX_THREADGROUP_MEMORY ? total : 0);
+        total += round16(len);
+        dyn += round16(len);
+        if (total > 2u * PM_MAX_THREADGROUP_MEMORY) total = 2u * PM_MAX_THREADGROUP_MEMORY; // no overflow
+    }
+    if (total > PM_MAX_THREADGROUP_MEMORY) {
+        char m[PM_ERROR_CAPACITY];
+        snprintf(m, sizeof m,
+                 "threadgroup memory: the kernel needs %u bytes (%u in threadgroup variables, %u set with "
+                 "setThreadgroupMemoryLength), more than the %u available",
+                 total, ki->static_bytes, dyn, (unsigned)PM_MAX_THREADGROUP_MEMORY);
+        return report(st, m);
+    }
+    g.tg_bytes = total;
+    if (w->ki != ki) {
+        for (uint32_t j = 0; j < ki->nsites; j++) {
+            int s = ki->sites[j];
+            if (s >= 0 && (unsigned)s < PM_MAX_TG_SITES) w->site_off[s] = ki->offsets[j];
+        }
+        w->ki = ki;
+    }
+    w->err = 0;
+    w->msg[0] = 0;
+    return 0;
+}
+
+PM_AI void start_group_memory(worker *w, const group &g) {
+    if (g.poison && g.tg_bytes) memset(w->tg_mem, 0xFF, g.tg_bytes);
+}
+
+inline int32_t finish_error(worker *w, pm_status *st) {
+    w->mode = MODE_NONE;
+    return report(st, w->msg);
+}
+
+// ---------------------------------------------------------------------------
+// LOOP mode
+// ---------------------------------------------------------------------------
+template <class Inv>
+inline int32_t run_loop(worker *w, uint64_t first, uint64_t end, group g, pm_status *st) {
+    w->mode = MODE_LOOP;
+    w->g = nullptr;
+    for (uint64_t gi = first; gi < end; gi++) {
+        if (!place_group(g, gi)) continue;
+        w->nthreads = g.nthreads;
+        start_group_memory(w, g);
+        const uint32_t ax = g.size.x, ay = g.size.y, az = g.size.z;
+        uint32_t idx = 0;
+        for (uint32_t z = 0; z < az; z++) {
+            for (uint32_t y = 0; y < ay; y++) {
+                for (uint32_t x = 0; x < ax; x++) Inv::call(g, tpos{x, y, z, idx + x});
+                idx += ax;
+            }
+        }
+        if (__builtin_expect(w->err, 0)) {
+            char where[48];
+            char m[PM_ERROR_CAPACITY];
+            snprintf(m, sizeof m, "%s (threadgroup %s)", w->msg, gpos_str(&g, where));
+            snprintf(w->msg, sizeof w->msg, "%s", m);
+            return finish_error(w, st);
+        }
+    }
+    w->mode = MODE_NONE;
+    return 0;
+}
+
+// A barrier / SIMD-group call outside fibers. Fine in a one-thread group.
+__attribute__((noinline)) inline void loop_mode_call(worker *w, const char *what, site s) {
+    if (!w || w->mode != MODE_LOOP || w->nthreads <= 1) return;
+    set_error(w,
+              "internal error: %s (line %u) called in a kernel compiled to run its threads as a plain loop "
+              "(PM_KERNEL_LOOP) with %u threads per threadgroup",
+              what, s.line, w->nthreads);
+}
+
+// ---------------------------------------------------------------------------
+// FIBERS mode: scheduling
+// ---------------------------------------------------------------------------
+PM_AI void push(worker *w, uint32_t i) { w->queue[w->q_tail++ & (PM_FIBER_MAX - 1)] = i; }
+
+// Gives up the OS thread: runs the next runnable fiber, or returns to run()
+// when none is left. Returns when this fiber is resumed.
+inline void block(worker *w) {
+    uint32_t self = w->cur;
+    if (w->q_head == w->q_tail) {
+        fiber::pm_swap(&w->fibers[self].sp, w->main_sp); // nothing runnable: run() diagnoses
+        __builtin_trap();
+    }
+    uint32_t next = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
+    w->cur = next;
+    fiber::pm_swap(&w->fibers[self].sp, w->fibers[next].sp);
+}
+
+// Leaves the group's fibers for good (error): back to run().
+[[noreturn]] inline void abort_group(worker *w) {
+    fiber::pm_swap(&w->dead_sp, w->main_sp);
+    __builtin_trap();
+}
+
+// All active lanes of `s` arrived: compute, wake the others (lane order).
+inline void complete_simd(worker *w, simd_slot &s, uint32_t sgi, uint32_t self_lane) {
+    s.key.op(s);
+    uint32_t m = s.arrived_mask;
+    s.arrived_mask = 0;
+    if (self_lane < PM_SIMD_WIDTH) m &= ~(1u << self_lane);
+    while (m) {
+        uint32_t lane = __builtin_ctz(m);
+        m &= m - 1;
+        uint32_t f = sgi * PM_SIMD_WIDTH + lane;
+        w->fibers[f].state = F_READY;
+        push(w, f);
+    }
+}
+
+[[noreturn]] inline void fiber_finish(worker *w, uint32_t i) {
+    w->fibers[i].state = F_DONE;
+    if (w->done++ == 0) w->first_done = i;
+    uint32_t sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
+    simd_slot &s = w->sg[sgi];
+    s.active_mask &= ~(1u << lane);
+    if (w->bar_arrived) {
+        char where[48];
+        set_error(w, "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
+                  gpos_str(w->g, where), i);
+        abort_group(w);
+    }
+    if (s.arrived_mask && s.arrived_mask == s.active_mask) complete_simd(w, s, sgi, PM_SIMD_WIDTH);
+    if (w->q_head == w->q_tail) {
+        fiber::pm_swap(&w->dead_sp, w->main_sp);
+        __builtin_trap();
+    }
+    uint32_t next = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
+    w->cur = next;
+    fiber::pm_swap(&w->dead_sp, w->fibers[next].sp);
+    __builtin_trap();
+}
+
+inline void fiber_entry(void *arg) {
+    worker *w = (worker *)arg;
+    uint32_t i = w->cur;
+    w->body(w, i);
+    fiber_finish(w, i);
+}
+
+template <class Inv> inline void fiber_body(worker *w, uint32_t i) {
+    const group &g = *w->g;
+    uint32_t ax = g.size.x, ay = g.size.y;
+    tpos t{i % ax, (i / ax) % ay, i / (ax * ay), i};
+    Inv::call(g, t);
+}
+
+inline const char *simd_name(const simd_key &k) { return k.name ? k.name : "a SIMD-group function"; }
+
+// Lane `lane` of simdgroup `sgi` waits at a SIMD-group function while another
+// active lane waits at a threadgroup barrier: neither can ever proceed.
+[[noreturn]] inline void divergent_barrier(worker *w, uint32_t sgi, const simd_slot &s) {
+    uint32_t wl = __builtin_ctz(s.arrived_mask);
+    uint32_t bl = PM_SIMD_WIDTH;
+    for (uint32_t m = s.active_mask & ~s.arrived_mask; m; m &= m - 1) {
+        uint32_t l = __builtin_ctz(m);
+        if (w->fibers[sgi * PM_SIMD_WIDTH + l].state == F_BARRIER) {
+            bl = l;
+            break;
+        }
+    }
+    char where[48];
+    if (bl < PM_SIMD_WIDTH) {
+        const fiber_state &b = w->fibers[sgi * PM_SIMD_WIDTH + bl];
+        set_error(w,
+                  "divergent control flow: in simdgroup %u of threadgroup %s, thread %u waits at %s "
+                  "(line %u:%u) while thread %u waits at threadgroup_barrier (line %u:%u)",
+                  sgi, gpos_str(w->g, where), sgi * PM_SIMD_WIDTH + wl, simd_name(s.key), s.key.line, s.key.col,
+                  sgi * PM_SIMD_WIDTH + bl, b.line, b.col);
+    } else {
+        set_error(w, "divergent control flow: in simdgroup %u of threadgroup %s, %s (line %u:%u) is not reached by all "
+                  "active threads", sgi, gpos_str(w->g, where), simd_name(s.key), s.key.line, s.key.col);
+    }
+    abort_group(w);
+}
+
+// The deadlock that remains when no fiber can run and not all have returned.
+inline void diagnose(worker *w) {
+    char where[48];
+    uint32_t nsg = (w->nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH;
+    for (uint32_t sgi = 0; sgi < nsg; sgi++) {
+        simd_slot &s = w->sg[sgi];
+        if (s.arrived_mask && s.arrived_mask != s.active_mask) {
+            uint32_t missing = __builtin_ctz(s.active_mask & ~s.arrived_mask);
+            const fiber_state &f = w->fibers[sgi * PM_SIMD_WIDTH + missing];
+            set_error(w,
+                      "divergent control flow: in simdgroup %u of threadgroup %s, thread %u waits at %s (line %u:%u) "
+                      "while thread %u waits at %s (line %u:%u)",
+                      sgi, gpos_str(w->g, where), sgi * PM_SIMD_WIDTH + __builtin_ctz(s.arrived_mask),
+                      simd_name(s.key), s.key.line, s.key.col, sgi * PM_SIMD_WIDTH + missing,
+                      f.state == F_BARRIER ? "threadgroup_barrier" : "another synchronisation point", f.line, f.col);
+            return;
+        }
+    }
+    if (w->bar_arrived && w->done) {
+        set_error(w, "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
+                  gpos_str(w->g, where), w->first_done);
+        return;
+    }
+    set_error(w, "deadlock in threadgroup %s: %u of %u threads wait and none can run", gpos_str(w->g, where),
+              w->nthreads - w->done, w->nthreads);
+}
+
+template <class Inv>
+inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_status *st) {
+    w->mode = MODE_FIBERS;
+    w->g = &g;
+    w->body = &fiber_body<Inv>;
+    for (uint64_t gi = first; gi < end; gi++) {
+        if (!place_group(g, gi)) continue;
+        const uint32_t n = g.nthreads;
+        if (n > PM_FIBER_MAX) {
+            char where[48];
+            set_error(w, "threadgroup %s has %u threads, more than the %u supported", gpos_str(&g, where), n,
+                      PM_FIBER_MAX);
+            return finish_error(w, st);
+        }
+        if (!w->stacks.reserve(n)) {
+            set_error(w, "cannot allocate stacks for %u fibers (mmap failed)", n);
+            return finish_error(w, st);
+        }
+        start_group_memory(w, g);
+        w->nthreads = n;
+        w->done = 0;
+        w->bar_arrived = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            w->fibers[i].sp = fiber::prepare(w->stacks.top(i), &fiber_entry, w);
+            w->fibers[i].state = F_READY;
+            w->queue[i] = i;
+        }
+        const uint32_t nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH;
+        for (uint32_t s = 0; s < nsg; s++) {
+            uint32_t lanes = n - s * PM_SIMD_WIDTH;
+            if (lanes > PM_SIMD_WIDTH) lanes = PM_SIMD_WIDTH;
+            simd_slot &sl = w->sg[s];
+            sl.nlanes = lanes;
+            sl.active_mask = lanes == 32 ? 0xFFFFFFFFu : ((1u << lanes) - 1u);
+            sl.arrived_mask = 0;
+            sl.bar_waiting = 0;
+        }
+        w->q_head = 1;
+        w->q_tail = n;
+        w->cur = 0;
+        fiber::pm_swap(&w->main_sp, w->fibers[0].sp);
+        // back here when the group finished, failed or deadlocked
+        if (!w->err && w->done != n) diagnose(w);
+        if (w->err) return finish_error(w, st);
+    }
+    w->mode = MODE_NONE;
+    return 0;
+}
+
+// ---------------------------------------------------------------------------
+// The launcher
+// ---------------------------------------------------------------------------
+template <auto Kernel, uint32_t Mode, class... Binds>
+int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *status) {
+    typedef invoker<Kernel, decltype(Kernel), Binds...> Inv;
+    static const kinfo *cached = nullptr;
+    const kinfo *ki = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
+    if (!ki) {
+        ki = find_kinfo(&run<Kernel, Mode, Binds...>);
+        if (!ki) return report(status, "internal error: kernel library not initialised (call pm_cpu_library first)");
+        __atomic_store_n(&cached, ki, __ATOMIC_RELEASE);
+    }
+    if (g_sites.overflow)
+        return report(status, "internal error: too many threadgroup declarations in one library");
+    if (first >= end) return 0;
+    worker *w = get_worker();
+    if (!w) return report(status, "out of memory: cannot allocate the kernel runtime state");
+    if (w->mode != MODE_NONE) return report(status, "internal error: run() re-entered on one OS thread");
+    group g;
+    if (int32_t e = begin_run(w, launch, ki, g, status)) return e;
+    if constexpr (Mode == PM_KERNEL_LOOP) return run_loop<Inv>(w, first, end, g, status);
+    else return run_fibers<Inv>(w, first, end, g, status);
+}
+
+} // namespace pm::rt
+
+// ---------------------------------------------------------------------------
+// Barriers
+// ---------------------------------------------------------------------------
+namespace pm::rt {
+__attribute__((noinline)) inline void tg_barrier(site s) {
+    worker *w = tls_w;
+    if (!w || w->mode != MODE_FIBERS) return loop_mode_call(w, "threadgroup_barrier", s);
+    const uint32_t i = w->cur;
+    char where[48];
+    if (w->done) {
+        set_error(w, "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
+                  gpos_str(w->g, where), w->first_done);
+        abort_group(w);
+    }
+    const uint32_t sgi = i / PM_SIMD_WIDTH;
+    simd_slot &sl = w->sg[sgi];
+    fiber_state &f = w->fibers[i];
+    f.line = s.line;
+    f.col = s.col;
+    f.state = F_BARRIER;
+    if (sl.arrived_mask) divergent_barrier(w, sgi, sl);
+    if (++w->bar_arrived == w->nthreads) {
+        // release: everyone else becomes runnable in thread order, this one goes on
+        const uint32_t n = w->nthreads;
+        w->bar_arrived = 0;
+        for (uint32_t j = 0; j < n; j++) {
+            if (j == i) continue;
+            w->fibers[j].state = F_READY;
+            push(w, j);
+        }
+        for (uint32_t k = 0, nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; k < nsg; k++) w->sg[k].bar_waiting = 0;
+        f.state = F_READY;
+        return;
+    }
+    sl.bar_waiting++;
+    block(w);
+}
+
+// Arrival at a SIMD-group rendezvous. `a`/`b` are the operands (copied into
+// the slot), `param` the lane / delta / mask argument. Returns the lane's
+// result slot (valid until this lane's next SIMD-group call).
+// any_site: every call site matches (simdgroup_barrier, like threadgroup_barrier).
+__attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t asize, const void *b,
+                                                         uint32_t param, simd_compute_fn op, const char *name,
+                                                         site s, bool any_site = false) {
+    worker *w = tls_w;
+    if (!w || w->mode != MODE_FIBERS) {
+        // Not running as fibers: a lone lane 0 (an error if the group has more threads).
+        loop_mode_call(w, name, s);
+        static thread_local simd_slot lone;
+        simd_slot &sl = w ? w->sg[0] : lone;
+        sl.active_mask = sl.arrived_mask = 1u;
+        sl.nlanes = 1;
+        __builtin_memcpy(sl.in[0], a, asize);
+        if (b) __builtin_memcpy(sl.in[0] + 32, b, asize);
+        sl.param[0] = param;
+        op(sl);
+        return sl.out[0];
+    }
+    const uint32_t i = w->cur, sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
+    simd_slot &sl = w->sg[sgi];
+    char where[48];
+    if (sl.arrived_mask == 0) {
+        sl.key = simd_key{s.file, s.line, s.col, op, name};
+        if (sl.bar_waiting) {
+            sl.arrived_mask = 1u << lane;
+            divergent_barrier(w, sgi, sl);
+        }
+    } else if (sl.key.op != op ||
+               (!any_site && (sl.key.line != s.line || sl.key.col != s.col || sl.key.file != s.file))) {
+        set_error(w,
+                  "divergent control flow: in simdgroup %u of threadgroup %s, thread %u calls %s (line %u:%u) while "
+                  "thread %u waits at %s (line %u:%u)",
+                  sgi, gpos_str(w->g, where), i, name, s.line, s.col,
+                  sgi * PM_SIMD_WIDTH + __builtin_ctz(sl.arrived_mask), simd_name(sl.key), sl.key.line, sl.key.col);
+        abort_group(w);
+    }
+    __builtin_memcpy(sl.in[lane], a, asize);
+    if (b) __builtin_memcpy(sl.in[lane] + 32, b, asize);
+    sl.param[lane] = param;
+    sl.arrived_mask |= 1u << lane;
+    if (sl.arrived_mask == sl.active_mask) {
+        complete_simd(w, sl, sgi, lane);
+    } else {
+        w->fibers[i].state = F_SIMD;
+        block(w);
+    }
+    return sl.out[lane];
+}
+
+// The calling thread's lane in its simdgroup (0 outside fibers).
+inline uint32_t current_lane() {
+    worker *w = tls_w;
+    return (w && w->mode == MODE_FIBERS) ? w->cur % PM_SIMD_WIDTH : 0u;
+}
+} // namespace pm::rt
+
+namespace metal {
+inline void threadgroup_barrier(mem_flags, ::pm::rt::site s = ::pm::rt::site()) { ::pm::rt::tg_barrier(s); }
+} // namespace metal
+
+#pragma GCC visibility pop

@@ -1,0 +1,108 @@
+// The device: buffers, libraries and streams come from here.
+#if canImport(Metal)
+import Metal
+#else
+import MetalCPU
+#endif
+import Foundation
+
+public final class Device: @unchecked Sendable {
+    public let device: any MTLDevice
+    public let backend = PlatformSupport.backend
+    public let pageSize = PlatformSupport.pageSize
+    /// Apple GPUs have 32 KiB of threadgroup memory per threadgroup.
+    public static let maxThreadgroupMemory = 32768
+    private let shaders: Result<Library, EngineError>
+
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var cached: Device?
+
+    /// The system's default device, made (and its shader library loaded) once.
+    public static func makeDefault() throws -> Device {
+        try lock {
+            if let cached { return cached }
+            guard let device = MTLCreateSystemDefaultDevice() else {
+                throw EngineError(.unsupported, "no Metal device is available")
+            }
+            let made = Device(device)
+            cached = made
+            return made
+        }
+    }
+
+    private init(_ device: any MTLDevice) {
+        self.device = device
+        shaders = Result { try ShaderLibrary.load(on: device) }.mapError {
+            $0 as? EngineError ?? EngineError(.notFound, describe($0))
+        }
+    }
+
+    public var name: String { device.name }
+    public var hasUnifiedMemory: Bool { device.hasUnifiedMemory }
+    public var maxThreadsPerThreadgroup: Int { device.maxThreadsPerThreadgroup.width }
+    public var maxBufferLength: Int { device.maxBufferLength }
+    public var recommendedWorkingSet: UInt64 { device.recommendedMaxWorkingSetSize }
+
+    /// pymetal's own kernels (Shaders/).
+    public func shaderLibrary() throws -> Library { try shaders.get() }
+
+    public func makeBuffer(length: Int) throws -> Buffer {
+        guard length >= 0, length <= device.maxBufferLength else {
+            throw EngineError.invalid("buffer length \(length) is outside 0...\(device.maxBufferLength)")
+        }
+        // Metal has no empty buffers: an empty array still gets one page.
+        guard let buffer = device.makeBuffer(length: max(length, 1), options: .storageModeShared) else {
+            throw EngineError(.outOfMemory, "cannot allocate a buffer of \(length) bytes")
+        }
+        return Buffer(buffer, length: length, isWrapped: false)
+    }
+
+    public func wrapBuffer(_ pointer: UnsafeMutableRawPointer, length: Int) throws -> Buffer {
+        guard Int(bitPattern: pointer) % pageSize == 0, length > 0, length % pageSize == 0 else {
+            throw EngineError.invalid("memory at \(pointer) of \(length) bytes cannot be wrapped without copying: "
+                + "address and length must be multiples of the page size (\(pageSize) bytes)")
+        }
+        guard let buffer = device.makeBuffer(bytesNoCopy: pointer, length: length, options: .storageModeShared,
+                                             deallocator: nil) else {
+            throw EngineError.invalid("Metal refused to wrap \(length) bytes at \(pointer)")
+        }
+        return Buffer(buffer, length: length, isWrapped: true)
+    }
+
+    /// Compiles MSL in pymetal's math mode: safe unless asked (as MLX, because
+    /// fast math gets exp(-inf) and friends wrong), the same on every platform.
+    public func compile(source: String, macros: [String: String] = [:], fastMath: Bool = false) throws -> Library {
+        let options = MTLCompileOptions()
+        if !macros.isEmpty {
+            options.preprocessorMacros = macros.mapValues { NSString(string: $0) }
+        }
+        if #available(macOS 15.0, *) {
+            options.mathMode = fastMath ? .fast : .safe
+        } else {
+            options.fastMathEnabled = fastMath
+        }
+        do {
+            return Library(try device.makeLibrary(source: source, options: options), device: device)
+        } catch {
+            throw EngineError(.compile, describe(error))
+        }
+    }
+
+    public func loadLibrary(path: String) throws -> Library {
+        guard FileManager.default.fileExists(atPath: path) else {
+            throw EngineError(.notFound, "no library file at \(path)")
+        }
+        do {
+            return Library(try device.makeLibrary(URL: URL(fileURLWithPath: path)), device: device)
+        } catch {
+            throw EngineError(.invalidArgument, "cannot load \(path): \(describe(error))")
+        }
+    }
+
+    public func makeStream() throws -> Stream {
+        guard let queue = device.makeCommandQueue() else {
+            throw EngineError(.outOfMemory, "cannot make a command queue")
+        }
+        return Stream(queue: queue, device: self)
+    }
+}

@@ -1,0 +1,173 @@
+// A command queue with one open command buffer: dispatches are encoded into
+// it and it is committed when the host needs results, when a batch is full,
+// or on an explicit commit. Thread-safe.
+#if canImport(Metal)
+import Metal
+#else
+import MetalCPU
+#endif
+
+public struct Argument {
+    public enum Value {
+        case buffer(Buffer, offset: Int)
+        case bytes(UnsafeRawPointer, length: Int) // copied when encoded
+        case threadgroupMemory(length: Int)
+    }
+    public let index: Int
+    public let value: Value
+    public init(index: Int, _ value: Value) {
+        self.index = index
+        self.value = value
+    }
+}
+
+public final class Stream: @unchecked Sendable {
+    /// Dispatches per command buffer before it is committed on its own.
+    public static let batchSize = 64
+    static let maxBindings = 31
+    static let maxBytes = 4096
+
+    private let queue: any MTLCommandQueue
+    private let device: Device
+    private let lock = Lock()
+    private var open: (commandBuffer: any MTLCommandBuffer, encoder: any MTLComputeCommandEncoder)?
+    private var encodedCount = 0
+    private var boundIndices: Set<Int> = []
+    private var inFlight: [any MTLCommandBuffer] = []
+    private var lastGPUTime: Double = 0
+
+    init(queue: any MTLCommandQueue, device: Device) {
+        self.queue = queue
+        self.device = device
+    }
+
+    public var gpuTime: Double { lock { lastGPUTime } }
+
+    /// Encodes one dispatch: `size` counts threads (like dispatchThreads) or,
+    /// with `byGroups`, threadgroups (like dispatchThreadgroups).
+    public func dispatch(_ kernel: Kernel, arguments: [Argument], size: [Int], threadgroup: [Int]?, byGroups: Bool) throws {
+        let size = try Self.dimensions(size, "size")
+        let group = try threadgroup.map { try Self.dimensions($0, "threadgroup") } ?? Self.defaultThreadgroup(for: kernel, size: size)
+        let threads = group.reduce(1, *)
+        guard threads <= kernel.maxThreads else {
+            throw EngineError.invalid("threadgroup \(group) has \(threads) threads; kernel '\(kernel.name)' allows at most \(kernel.maxThreads)")
+        }
+        var memory = kernel.staticThreadgroupMemory
+        for argument in arguments {
+            guard (0..<Self.maxBindings).contains(argument.index) else {
+                throw EngineError.invalid("binding index \(argument.index) is outside 0...\(Self.maxBindings - 1)")
+            }
+            switch argument.value {
+            case let .buffer(buffer, offset):
+                guard offset >= 0, offset <= buffer.length else {
+                    throw EngineError.invalid("offset \(offset) is outside the buffer at index \(argument.index) (\(buffer.length) bytes)")
+                }
+            case let .bytes(_, length):
+                guard length > 0, length <= Self.maxBytes else {
+                    throw EngineError.invalid("argument \(argument.index) has \(length) bytes; values passed by copy must be 1...\(Self.maxBytes) bytes (use a buffer for more)")
+                }
+            case let .threadgroupMemory(length):
+                guard length >= 0 else { throw EngineError.invalid("negative threadgroup memory length") }
+                memory += (length + 15) / 16 * 16
+            }
+        }
+        guard memory <= Device.maxThreadgroupMemory else {
+            throw EngineError.invalid("kernel '\(kernel.name)' would use \(memory) bytes of threadgroup memory; "
+                + "the limit is \(Device.maxThreadgroupMemory) bytes per threadgroup")
+        }
+        try lock {
+            let (commandBuffer, encoder) = try openEncoder()
+            encoder.setComputePipelineState(kernel.pipeline)
+            var bound: Set<Int> = []
+            for argument in arguments {
+                switch argument.value {
+                case let .buffer(buffer, offset):
+                    encoder.setBuffer(buffer.buffer, offset: offset, index: argument.index)
+                    buffer.markUsed(by: self, in: commandBuffer)
+                    bound.insert(argument.index)
+                case let .bytes(pointer, length):
+                    encoder.setBytes(pointer, length: length, index: argument.index)
+                    bound.insert(argument.index)
+                case let .threadgroupMemory(length):
+                    encoder.setThreadgroupMemoryLength((length + 15) / 16 * 16, index: argument.index)
+                }
+            }
+            // Encoder bindings persist between dispatches: unbind what this
+            // dispatch did not set, so a missing argument is caught, not stale.
+            for index in boundIndices.subtracting(bound) { encoder.setBuffer(nil, offset: 0, index: index) }
+            boundIndices = bound
+            let extent = MTLSize(width: size[0], height: size[1], depth: size[2])
+            let perGroup = MTLSize(width: group[0], height: group[1], depth: group[2])
+            if byGroups {
+                encoder.dispatchThreadgroups(extent, threadsPerThreadgroup: perGroup)
+            } else {
+                encoder.dispatchThreads(extent, threadsPerThreadgroup: perGroup)
+            }
+            encodedCount += 1
+            if encodedCount >= Self.batchSize { commitLocked() }
+        }
+    }
+
+    public func commit() { lock { commitLocked() } }
+
+    /// Commits `commandBuffer` if it is still the one being encoded.
+    func commit(ifCurrent commandBuffer: any MTLCommandBuffer) {
+        lock { if let open, open.commandBuffer === commandBuffer { commitLocked() } }
+    }
+
+    /// Commits and waits for everything; reports the first failed command buffer.
+    public func synchronize() throws {
+        let pending: [any MTLCommandBuffer] = lock {
+            commitLocked()
+            let list = inFlight
+            inFlight = []
+            return list
+        }
+        guard let last = pending.last else { return }
+        last.waitUntilCompleted()
+        lock { lastGPUTime = last.gpuEndTime - last.gpuStartTime }
+        for commandBuffer in pending where commandBuffer.status == .error {
+            throw EngineError(.execution, commandBuffer.error.map(describe) ?? "a command buffer failed")
+        }
+    }
+
+    private func openEncoder() throws -> (any MTLCommandBuffer, any MTLComputeCommandEncoder) {
+        if let open { return open }
+        guard let commandBuffer = queue.makeCommandBuffer(),
+              let encoder = commandBuffer.makeComputeCommandEncoder() else {
+            throw EngineError(.outOfMemory, "cannot make a command buffer")
+        }
+        open = (commandBuffer, encoder)
+        boundIndices = []
+        return (commandBuffer, encoder)
+    }
+
+    private func commitLocked() {
+        guard let (commandBuffer, encoder) = open else { return }
+        encoder.endEncoding()
+        commandBuffer.commit()
+        open = nil
+        encodedCount = 0
+        // Keep failed or running ones for synchronize(); forget finished ones.
+        inFlight.removeAll { $0.status == .completed }
+        inFlight.append(commandBuffer)
+    }
+
+    static func dimensions(_ values: [Int], _ what: String) throws -> [Int] {
+        guard (1...3).contains(values.count), values.allSatisfy({ $0 >= 1 && $0 <= Int(UInt32.max) }) else {
+            throw EngineError.invalid("\(what) \(values) must have 1 to 3 dimensions, each at least 1")
+        }
+        return values + Array(repeating: 1, count: 3 - values.count)
+    }
+
+    /// A threadgroup shape that fills SIMD groups and fits the pipeline.
+    static func defaultThreadgroup(for kernel: Kernel, size: [Int]) -> [Int] {
+        let limit = kernel.maxThreads
+        let width = max(1, kernel.executionWidth)
+        if size[1] == 1 && size[2] == 1 { return [min(256, limit), 1, 1] }
+        let x = min(width, limit)
+        if size[2] == 1 { return [x, max(1, min(8, limit / x)), 1] }
+        let y = max(1, min(4, limit / x))
+        return [x, y, max(1, min(4, limit / (x * y)))]
+    }
+}
