@@ -41,7 +41,7 @@ let package = Package(
         .executableTarget(name: "pymetal-info", dependencies: ["PyMetal"]),
         .executableTarget(
             name: "pymetal-metallib",
-            dependencies: [.target(name: "MetalCPU", condition: linuxOnly)]
+            dependencies: ["PyMetalCore", .target(name: "MetalCPU", condition: linuxOnly)]
         ),
         .testTarget(name: "MetalCPUTests", dependencies: ["MetalCPU"], path: "tests/swift/MetalCPUTests"),
         .testTarget(name: "PyMetalCoreTests", dependencies: ["PyMetalCore", "PyMetal"], path: "tests/swift/PyMetalCoreTests"),

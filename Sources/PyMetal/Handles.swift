@@ -37,9 +37,9 @@ final class Handles: @unchecked Sendable {
 
     private static func kind(of object: AnyObject) -> String {
         switch object {
-        case is Device: return "device"
+        case is DeviceObject: return "device"
         case is Buffer: return "buffer"
-        case is Library: return "library"
+        case is LibraryObject: return "library"
         case is Kernel: return "kernel"
         case is PyMetalCore.Stream: return "stream"
         default: return "\(type(of: object))"

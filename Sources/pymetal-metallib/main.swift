@@ -1,1 +1,34 @@
-print("todo")
+// pymetal-metallib: builds pymetal's shader library from Shaders/ for the CPU
+// backend, as `xcrun metal` + `metallib` do on a Mac (scripts/build_shaders.sh).
+import Foundation
+import PyMetalCore
+#if !canImport(Metal)
+import MetalCPU
+#endif
+
+let arguments = CommandLine.arguments
+guard arguments.count == 3 else {
+    FileHandle.standardError.write(Data("usage: pymetal-metallib <Shaders folder> <output library>\n".utf8))
+    exit(2)
+}
+#if canImport(Metal)
+FileHandle.standardError.write(Data("pymetal-metallib builds MetalCPU libraries; on macOS use xcrun (scripts/build_shaders.sh)\n".utf8))
+exit(2)
+#else
+do {
+    let shaders = URL(fileURLWithPath: arguments[1])
+    let source = try ShaderLibrary.combinedSource(of: shaders)
+    let options = MTLCompileOptions()
+    options.mathMode = .safe
+    let built = try MSLCompiler.shared.compile(source: source, options: options)
+    let output = URL(fileURLWithPath: arguments[2])
+    try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)
+    try? FileManager.default.removeItem(at: output)
+    try FileManager.default.copyItem(at: built, to: output)
+    let library = try CPUDevice.shared.makeLibrary(URL: output)
+    print("pymetal-metallib: \(output.path): \(library.functionNames.count) kernels")
+} catch {
+    FileHandle.standardError.write(Data("pymetal-metallib: \(error.localizedDescription)\n".utf8))
+    exit(1)
+}
+#endif

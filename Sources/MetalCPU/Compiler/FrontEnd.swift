@@ -403,8 +403,10 @@ final class FrontEnd {
         return ids
     }
 
+    /// The template's name in `ns :: f < A , B >`: the last identifier before the first `<`.
     private func baseName(_ ids: [Int]) -> String {
-        ids.last(where: { tokens[$0].kind == .identifier && !isPunct($0 + 1, 62) }).map { text($0) } ?? text(ids[0])
+        let open = ids.firstIndex(where: { isPunct($0, 60) }) ?? ids.count
+        return ids[..<open].last(where: { tokens[$0].kind == .identifier }).map { text($0) } ?? text(ids[0])
     }
 
     private func declaratorSource(_ ids: [Int]) -> String {
@@ -455,10 +457,11 @@ final class FrontEnd {
             guard paramStart <= last else { return }
             if paramStart == last, text(paramStart) == "void" { return }
             var binding: KernelBinding? = nil
+            var kept: [String] = []
             var j = paramStart
             while j <= last {
                 if let attrEnd = attributeEnd(j) {
-                    var kept: [String] = []
+                    let before = kept.count
                     for attribute in parseAttributes(j, attrEnd) {
                         let name = attribute.name
                         if name == "buffer" || name == "threadgroup" {
@@ -476,13 +479,16 @@ final class FrontEnd {
                             kept.append(attributeSource(attribute))
                         }
                     }
-                    remove(j, through: attrEnd, replacement: kept.isEmpty ? "" : "[[\(kept.joined(separator: ", "))]]")
+                    let mine = kept[before...]
+                    remove(j, through: attrEnd, replacement: mine.isEmpty ? "" : "[[\(mine.joined(separator: ", "))]]")
                     j = attrEnd + 1
                     continue
                 }
                 j += 1
             }
-            if let binding { result.append(binding) } else {
+            if let binding { result.append(binding) } else if let unknown = kept.first {
+                error(paramStart, "unknown attribute '\(unknown)' on parameter \(number + 1) of kernel '\(kernel)'")
+            } else {
                 error(paramStart, "parameter \(number + 1) of kernel '\(kernel)' has no binding attribute such as "
                       + "[[buffer(n)]], [[threadgroup(n)]] or [[thread_position_in_grid]]")
             }

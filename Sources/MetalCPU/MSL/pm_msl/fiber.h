@@ -20,8 +20,8 @@
 #define PM_FIBER_STACK (128u * 1024u)      // usable bytes per fiber stack
 #define PM_FIBER_GUARD 4096u               // PROT_NONE page below each stack
 
-namespace pm::rt __attribute__((visibility("hidden"))) {
-namespace fiber {
+#pragma GCC visibility push(hidden)
+namespace pm::rt::fiber {
 
 // pm_swap(save, to): saves the current context on the current stack, stores
 // the stack pointer in *save and resumes the context whose stack pointer is
@@ -155,5 +155,5 @@ struct stacks {
     }
 };
 
-} // namespace fiber
-} // namespace pm::rt
+} // namespace pm::rt::fiber
+#pragma GCC visibility pop

@@ -77,11 +77,11 @@ template <class... A> using pm_anycommon_t =
     typename pm_anycommon<((pm_is_float<A> || pm_is_double<A>) || ...), A...>::type;
 
 #define PM_IOV1(T, name) \
-    inline T name(T x) { return pm_##name(x); }
+    template <class P = void> inline T name(T x) { return pm_##name((pm_dep_t<P, T>)x); }
 #define PM_IOV2(T, name) \
-    inline T name(T x, T y) { return pm_##name(x, y); }
+    template <class P = void> inline T name(T x, T y) { return pm_##name((pm_dep_t<P, T>)x, y); }
 #define PM_IOV3(T, name) \
-    inline T name(T x, T y, T z) { return pm_##name(x, y, z); }
+    template <class P = void> inline T name(T x, T y, T z) { return pm_##name((pm_dep_t<P, T>)x, y, z); }
 #define PM_IMATH1(name) PM_ITYPES(PM_IOV1, name)
 #define PM_IMATH2(name)                                                    \
     PM_ITYPES(PM_IOV2, name)                                               \
@@ -106,7 +106,7 @@ template <class T> inline T pm_abs_i(T x) {
     else return x;
 }
 #define PM_IABS(T, _) \
-    inline T abs(T x) { return pm_abs_i(x); }
+    template <class P = void> inline T abs(T x) { return pm_abs_i((pm_dep_t<P, T>)x); }
 PM_ITYPES(PM_IABS, _)
 #undef PM_IABS
 template <class T> inline pm_uvec_t<T> pm_absdiff(T x, T y) {
@@ -115,7 +115,7 @@ template <class T> inline pm_uvec_t<T> pm_absdiff(T x, T y) {
     return pm_imap2<pm_uvec_t<T>>(x, y, [](E a, E b) { return a > b ? (U)((U)a - (U)b) : (U)((U)b - (U)a); });
 }
 #define PM_IABSDIFF(T, _) \
-    inline pm_uvec_t<T> absdiff(T x, T y) { return pm_absdiff(x, y); }
+    template <class P = void> inline pm_uvec_t<T> absdiff(T x, T y) { return pm_absdiff((pm_dep_t<P, T>)x, y); }
 PM_ITYPES(PM_IABSDIFF, _)
 #undef PM_IABSDIFF
 template <class A, class B>
@@ -186,9 +186,11 @@ template <class T> inline T pm_insert_bits(T base, T ins, uint offset, uint bits
     return pm_imap2<T>(base, ins, [=](E a, E b) { return pm_insert1<E>(a, b, offset, bits); });
 }
 #define PM_IBITS(T, _)                                                                          \
-    inline T extract_bits(T x, uint offset, uint bits) { return pm_extract_bits(x, offset, bits); } \
-    inline T insert_bits(T base, T insert, uint offset, uint bits) {                            \
-        return pm_insert_bits(base, insert, offset, bits);                                      \
+    template <class P = void> inline T extract_bits(T x, uint offset, uint bits) {              \
+        return pm_extract_bits((pm_dep_t<P, T>)x, offset, bits);                                \
+    }                                                                                           \
+    template <class P = void> inline T insert_bits(T base, T insert, uint offset, uint bits) {  \
+        return pm_insert_bits((pm_dep_t<P, T>)base, insert, offset, bits);                      \
     }
 PM_ITYPES(PM_IBITS, _)
 #undef PM_IBITS
@@ -254,8 +256,8 @@ PM_IMATH3(madhi)
 PM_IMATH3(madsat)
 PM_IMATH2(rotate)
 #define PM_I24(T, _)                                                          \
-    inline T mul24(T x, T y) { return pm_mul24(x, y); }                       \
-    inline T mad24(T x, T y, T z) { return pm_mad24(x, y, z); }
+    template <class P = void> inline T mul24(T x, T y) { return pm_mul24((pm_dep_t<P, T>)x, y); }         \
+    template <class P = void> inline T mad24(T x, T y, T z) { return pm_mad24((pm_dep_t<P, T>)x, y, z); }
 PM_I24(int, _) PM_I24(int2, _) PM_I24(int3, _) PM_I24(int4, _)
 PM_I24(uint, _) PM_I24(uint2, _) PM_I24(uint3, _) PM_I24(uint4, _)
 #undef PM_I24
@@ -267,18 +269,32 @@ template <class T> inline T pm_iclamp(T x, T lo, T hi) {
     return __builtin_elementwise_min(__builtin_elementwise_max(x, lo), hi);
 }
 #define PM_IMINMAX(T, _)                                                            \
-    inline T max(T x, T y) { return pm_imax(x, y); }                                \
-    inline T min(T x, T y) { return pm_imin(x, y); }                                \
-    inline T clamp(T x, T lo, T hi) { return pm_iclamp(x, lo, hi); }               \
-    inline T max3(T x, T y, T z) { return pm_imax(pm_imax(x, y), z); }              \
-    inline T min3(T x, T y, T z) { return pm_imin(pm_imin(x, y), z); }              \
-    inline T median3(T x, T y, T z) { return pm_imax(pm_imin(x, y), pm_imin(pm_imax(x, y), z)); }
+    template <class P = void> inline T max(T x, T y) { return pm_imax((pm_dep_t<P, T>)x, y); }           \
+    template <class P = void> inline T min(T x, T y) { return pm_imin((pm_dep_t<P, T>)x, y); }           \
+    template <class P = void> inline T clamp(T x, T lo, T hi) { return pm_iclamp((pm_dep_t<P, T>)x, lo, hi); } \
+    template <class P = void> inline T max3(T x, T y, T z) {                                               \
+        return pm_imax(pm_imax((pm_dep_t<P, T>)x, y), z);                                                  \
+    }                                                                                                      \
+    template <class P = void> inline T min3(T x, T y, T z) {                                               \
+        return pm_imin(pm_imin((pm_dep_t<P, T>)x, y), z);                                                  \
+    }                                                                                                      \
+    template <class P = void> inline T median3(T x, T y, T z) {                                            \
+        pm_dep_t<P, T> a = x;                                                                              \
+        return pm_imax(pm_imin(a, y), pm_imin(pm_imax(a, y), z));                                          \
+    }
 PM_ITYPES(PM_IMINMAX, _)
 #undef PM_IMINMAX
 #define PM_FMINMAX3(T, _)                                                           \
-    inline T max3(T x, T y, T z) { return pm_fmax(pm_fmax(x, y), z); }              \
-    inline T min3(T x, T y, T z) { return pm_fmin(pm_fmin(x, y), z); }              \
-    inline T median3(T x, T y, T z) { return pm_fmax(pm_fmin(x, y), pm_fmin(pm_fmax(x, y), z)); }
+    template <class P = void> inline T max3(T x, T y, T z) {                                               \
+        return pm_fmax(pm_fmax((pm_dep_t<P, T>)x, y), z);                                                  \
+    }                                                                                                      \
+    template <class P = void> inline T min3(T x, T y, T z) {                                               \
+        return pm_fmin(pm_fmin((pm_dep_t<P, T>)x, y), z);                                                  \
+    }                                                                                                      \
+    template <class P = void> inline T median3(T x, T y, T z) {                                            \
+        pm_dep_t<P, T> a = x;                                                                              \
+        return pm_fmax(pm_fmin(a, y), pm_fmin(pm_fmax(a, y), z));                                          \
+    }
 PM_FTYPES(PM_FMINMAX3, _)
 #undef PM_FMINMAX3
 

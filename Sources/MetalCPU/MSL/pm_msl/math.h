@@ -160,11 +160,11 @@ template <class... A> inline constexpr bool pm_fmixed =
     M(bfloat, __VA_ARGS__) M(bfloat2, __VA_ARGS__) M(bfloat3, __VA_ARGS__) M(bfloat4, __VA_ARGS__)
 
 #define PM_OV1(T, name) \
-    inline T name(T x) { return pm_##name(x); }
+    template <class P = void> inline T name(T x) { return pm_##name((pm_dep_t<P, T>)x); }
 #define PM_OV2(T, name) \
-    inline T name(T x, T y) { return pm_##name(x, y); }
+    template <class P = void> inline T name(T x, T y) { return pm_##name((pm_dep_t<P, T>)x, y); }
 #define PM_OV3(T, name) \
-    inline T name(T x, T y, T z) { return pm_##name(x, y, z); }
+    template <class P = void> inline T name(T x, T y, T z) { return pm_##name((pm_dep_t<P, T>)x, y, z); }
 // name(T) for every floating T, plus name(double / integer) -> float.
 #define PM_MATH1(name)                                                     \
     PM_FTYPES(PM_OV1, name)                                                \
@@ -379,14 +379,14 @@ template <class T> inline T pm_modf(T x, T &ip) {
         return __builtin_isinf(a) ? __builtin_copysignf(0.0f, a) : __builtin_copysignf(a - b, a);
     });
 }
-#define PM_LDEXP(T, _)                                                               \
-    inline T ldexp(T x, pm_i32_t<T> k) { return pm_ldexp<T>(x, k); }                 \
-    inline T frexp(T x, pm_i32_t<T> &e) { return pm_frexp<T>(x, e); }         \
-    inline pm_i32_t<T> ilogb(T x) { return pm_ilogb<T>(x); }                          \
-    inline T modf(T x, T &ip) { return pm_modf<T>(x, ip); }                    \
-    inline T sincos(T x, T &c) {                                              \
-        c = pm_cos(x);                                                               \
-        return pm_sin(x);                                                            \
+#define PM_LDEXP(T, _)                                                                         \
+    template <class P = void> inline T ldexp(T x, pm_i32_t<T> k) { return pm_ldexp<pm_dep_t<P, T>>(x, k); } \
+    template <class P = void> inline T frexp(T x, pm_i32_t<T> &e) { return pm_frexp<pm_dep_t<P, T>>(x, e); } \
+    template <class P = void> inline pm_i32_t<T> ilogb(T x) { return pm_ilogb<pm_dep_t<P, T>>(x); }        \
+    template <class P = void> inline T modf(T x, T &ip) { return pm_modf<pm_dep_t<P, T>>(x, ip); }          \
+    template <class P = void> inline T sincos(T x, T &c) {                                                 \
+        c = pm_cos((pm_dep_t<P, T>)x);                                                                     \
+        return pm_sin((pm_dep_t<P, T>)x);                                                                  \
     }
 PM_FTYPES(PM_LDEXP, _)
 #undef PM_LDEXP

@@ -535,18 +535,33 @@ inline void complete_simd(worker *w, simd_slot &s, uint32_t sgi, uint32_t self_l
     }
 }
 
+// A barrier that can never release because thread `gone` returned.
+[[noreturn]] inline void returned_early(worker *w, uint32_t gone) {
+    char where[48];
+    uint32_t waiting = PM_FIBER_MAX;
+    for (uint32_t j = 0; j < w->nthreads; j++)
+        if (w->fibers[j].state == F_BARRIER) {
+            waiting = j;
+            break;
+        }
+    if (waiting < PM_FIBER_MAX)
+        set_error(w,
+                  "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early "
+                  "while thread %u waits at threadgroup_barrier (line %u:%u)",
+                  gpos_str(w->g, where), gone, waiting, w->fibers[waiting].line, w->fibers[waiting].col);
+    else
+        set_error(w, "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
+                  gpos_str(w->g, where), gone);
+    abort_group(w);
+}
+
 [[noreturn]] inline void fiber_finish(worker *w, uint32_t i) {
     w->fibers[i].state = F_DONE;
     if (w->done++ == 0) w->first_done = i;
     uint32_t sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
     simd_slot &s = w->sg[sgi];
     s.active_mask &= ~(1u << lane);
-    if (w->bar_arrived) {
-        char where[48];
-        set_error(w, "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
-                  gpos_str(w->g, where), i);
-        abort_group(w);
-    }
+    if (w->bar_arrived) returned_early(w, i);
     if (s.arrived_mask && s.arrived_mask == s.active_mask) complete_simd(w, s, sgi, PM_SIMD_WIDTH);
     if (w->q_head == w->q_tail) {
         fiber::pm_swap(&w->dead_sp, w->main_sp);
@@ -712,18 +727,13 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
     worker *w = tls_w;
     if (!w || w->mode != MODE_FIBERS) return loop_mode_call(w, "threadgroup_barrier", s);
     const uint32_t i = w->cur;
-    char where[48];
-    if (w->done) {
-        set_error(w, "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
-                  gpos_str(w->g, where), w->first_done);
-        abort_group(w);
-    }
     const uint32_t sgi = i / PM_SIMD_WIDTH;
     simd_slot &sl = w->sg[sgi];
     fiber_state &f = w->fibers[i];
     f.line = s.line;
     f.col = s.col;
     f.state = F_BARRIER;
+    if (w->done) returned_early(w, w->first_done);
     if (sl.arrived_mask) divergent_barrier(w, sgi, sl);
     if (++w->bar_arrived == w->nthreads) {
         // release: everyone else becomes runnable in thread order, this one goes on

@@ -316,7 +316,7 @@ inline quad_vote quad_active_threads_mask(PM_SITE) {
 
 // Waits for the simdgroup's active lanes (any simdgroup_barrier call matches).
 inline void simdgroup_barrier(mem_flags, PM_SITE) {
-    (void)PM_SIMD_NS::call<char>((char)0, 0, &PM_SIMD_NS::c_nop, "simdgroup_barrier", pm_site, nullptr, true);
+    (void)PM_SIMD_NS::call<char>((char)0, 0, &PM_SIMD_NS::c_nop, "simdgroup_barrier", pm_site, (const char *)nullptr, true);
 }
 
 #undef PM_SIMD_NS

@@ -15,6 +15,7 @@
 #pragma once
 #include "pm_msl/types.h"
 #include "pm_msl/runtime.h"
+#include "pm_msl/simd.h"
 
 #pragma GCC visibility push(hidden)
 

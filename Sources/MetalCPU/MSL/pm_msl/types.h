@@ -14,6 +14,11 @@
 //   metal::pm_make<V>(...).
 // - Only <stdint.h> / <stddef.h>; everything else comes from clang builtins.
 #pragma once
+// A kernel library is one translation unit whose only external interface is C:
+// passing 32-byte vectors (long4, ulong3, ...) by value between its inline
+// functions has no ABI to break, so clang's -Wpsabi note is noise. Disabled for
+// the rest of the translation unit (the user's code included) on purpose.
+#pragma clang diagnostic ignored "-Wpsabi"
 #include <stdint.h>
 #include <stddef.h>
 #include "pm_kernel_abi.h"
@@ -53,6 +58,11 @@ template <class T> struct pm_uncv<T &> : pm_uncv<T> {};
 template <class T> struct pm_uncv<T &&> : pm_uncv<T> {};
 template <class T> using pm_uncv_t = typename pm_uncv<T>::type;
 template <class T> T &&pm_declval() noexcept;
+// T, but dependent on P: the per-type overloads are `template <class P = void>`
+// functions whose bodies name pm_dep_t<P, T>, so that nothing is instantiated
+// until a kernel calls them (parsing the headers stays fast).
+template <class P, class T> struct pm_dep { typedef T type; };
+template <class P, class T> using pm_dep_t = typename pm_dep<P, T>::type;
 
 // Scalar categories.
 template <class T> inline constexpr bool pm_is_int = false;       // integer scalars (not bool)

@@ -1,0 +1,43 @@
+# pymetal: two commands do everything on a fresh machine.
+#   make demo   builds libPyMetal, the shader library and the Python package, then runs every example
+#   make test   the same build, then the Swift tests and the Python tests
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+
+.PHONY: all build swift shaders python demo test swift-test python-test bench clean
+
+all: demo
+
+build: swift shaders python
+
+swift:
+	swift build -c release
+
+shaders: swift
+	CONFIGURATION=release scripts/build_shaders.sh
+
+# A virtual environment that reuses the machine's NumPy/pytest when present.
+$(PY):
+	$(PYTHON) -m venv --system-site-packages $(VENV)
+
+python: $(PY)
+	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+
+demo: build
+	$(PY) examples/run_all.py
+
+swift-test: swift
+	swift test
+
+python-test: build
+	$(PY) -m pytest tests/python -q
+
+test: build swift-test python-test
+
+bench: build
+	$(PY) scripts/bench_overhead.py
+	$(PY) scripts/bench_cpu_backend.py
+
+clean:
+	rm -rf .build $(VENV)

@@ -1,0 +1,245 @@
+"""Finding and loading libPyMetal, its C prototypes, and status checking.
+
+The library is loaded lazily, on first use, from the first of:
+
+1. the path in the ``PYMETAL_LIBRARY`` environment variable;
+2. a copy bundled in the package: ``pymetal/lib/libPyMetal.{dylib,so}``;
+3. the source tree's build: ``<repo>/.build/release/`` then ``.build/debug/``.
+
+A library whose ``pm_abi_version()`` differs from :data:`ABI_VERSION` is refused.
+"""
+
+import ctypes
+import os
+import sys
+import threading
+from ctypes import POINTER, byref, c_char_p, c_double, c_int32, c_int64, c_uint32, c_uint64, c_void_p
+
+from .errors import LibraryError, error_for_status
+
+ABI_VERSION = 1  # must equal PM_ABI_VERSION in Sources/PyMetal/include/pymetal.h
+
+PM_ARG_BUFFER = 0
+PM_ARG_BYTES = 1
+PM_ARG_THREADGROUP_MEMORY = 2
+
+
+class PmArg(ctypes.Structure):
+    """struct pm_arg (40 bytes). pymetal packs these with struct for speed;
+    the Structure documents and checks the layout."""
+
+    _fields_ = [
+        ("kind", c_int32),
+        ("index", c_int32),
+        ("buffer", c_uint64),
+        ("offset", c_uint64),
+        ("bytes", c_void_p),
+        ("length", c_uint64),
+    ]
+
+
+assert ctypes.sizeof(PmArg) == 40
+
+_u64p = POINTER(c_uint64)
+_i64p = POINTER(c_int64)
+_i32p = POINTER(c_int32)
+_strp = POINTER(c_char_p)
+_voidpp = POINTER(c_void_p)
+_u32_3 = POINTER(c_uint32)
+
+# name -> (restype, argtypes)
+_PROTOTYPES = {
+    "pm_abi_version": (c_int32, []),
+    "pm_last_error": (c_char_p, []),
+    "pm_device_default": (c_int32, [_u64p]),
+    "pm_device_name": (c_int32, [_strp, c_uint64]),
+    "pm_device_backend": (c_int32, [_strp, c_uint64]),
+    "pm_device_unified_memory": (c_int32, [_i32p, c_uint64]),
+    "pm_device_max_threads_per_threadgroup": (c_int32, [_i64p, c_uint64]),
+    "pm_device_max_buffer_length": (c_int32, [_i64p, c_uint64]),
+    "pm_device_recommended_working_set": (c_int32, [_i64p, c_uint64]),
+    "pm_device_page_size": (c_int32, [_i64p, c_uint64]),
+    "pm_device_shader_library": (c_int32, [_u64p, c_uint64]),
+    "pm_buffer_new": (c_int32, [_u64p, c_uint64, c_uint64]),
+    "pm_buffer_wrap": (c_int32, [_u64p, c_uint64, c_void_p, c_uint64]),
+    "pm_buffer_contents": (c_int32, [_voidpp, c_uint64]),
+    "pm_buffer_length": (c_int32, [_u64p, c_uint64]),
+    "pm_buffer_release": (c_int32, [c_uint64]),
+    "pm_library_compile": (c_int32, [_u64p, c_uint64, c_char_p, c_char_p, c_int32]),
+    "pm_library_load": (c_int32, [_u64p, c_uint64, c_char_p]),
+    "pm_library_function_count": (c_int32, [_i64p, c_uint64]),
+    "pm_library_function_name": (c_int32, [_strp, c_uint64, c_int64]),
+    "pm_library_release": (c_int32, [c_uint64]),
+    "pm_kernel_new": (c_int32, [_u64p, c_uint64, c_char_p]),
+    "pm_kernel_max_threads": (c_int32, [_i64p, c_uint64]),
+    "pm_kernel_execution_width": (c_int32, [_i64p, c_uint64]),
+    "pm_kernel_static_threadgroup_memory": (c_int32, [_i64p, c_uint64]),
+    "pm_kernel_release": (c_int32, [c_uint64]),
+    "pm_stream_new": (c_int32, [_u64p, c_uint64]),
+    "pm_stream_commit": (c_int32, [c_uint64]),
+    "pm_stream_synchronize": (c_int32, [c_uint64]),
+    "pm_stream_gpu_time": (c_int32, [POINTER(c_double), c_uint64]),
+    "pm_stream_release": (c_int32, [c_uint64]),
+    # args, size and threadgroup are passed as integer addresses (fast path).
+    "pm_dispatch": (c_int32, [c_uint64, c_uint64, c_void_p, c_int32, c_void_p, c_void_p, c_int32]),
+}
+
+_BUILD_HINT = (
+    "build it with `swift build -c release --product PyMetal` (or `make`) in the "
+    "pymetal source tree, or set PYMETAL_LIBRARY to the path of libPyMetal"
+)
+
+_lib = None
+_lib_path = None
+_lock = threading.Lock()
+
+
+def _library_names():
+    if sys.platform == "darwin":
+        return ("libPyMetal.dylib", "libPyMetal.so")
+    return ("libPyMetal.so", "libPyMetal.dylib")
+
+
+def candidate_paths():
+    """Where pymetal looks for libPyMetal, in order (PYMETAL_LIBRARY aside)."""
+    pkg = os.path.dirname(os.path.abspath(__file__))
+    root = os.path.dirname(pkg)
+    dirs = [
+        os.path.join(pkg, "lib"),
+        os.path.join(root, ".build", "release"),
+        os.path.join(root, ".build", "debug"),
+    ]
+    return [os.path.join(d, n) for d in dirs for n in _library_names()]
+
+
+def find_library():
+    """The path of the libPyMetal to load; raises LibraryError if there is none."""
+    env = os.environ.get("PYMETAL_LIBRARY")
+    if env:
+        if not os.path.isfile(env):
+            raise LibraryError("PYMETAL_LIBRARY=%r: no such file; %s" % (env, _BUILD_HINT))
+        return env
+    candidates = candidate_paths()
+    for path in candidates:
+        if os.path.isfile(path):
+            return path
+    dirs = []
+    for path in candidates:
+        d = os.path.dirname(path)
+        if d not in dirs:
+            dirs.append(d)
+    raise LibraryError(
+        "pymetal could not find libPyMetal (looked in %s); %s" % (", ".join(dirs), _BUILD_HINT)
+    )
+
+
+def _load(path):
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise LibraryError("cannot load libPyMetal from %s: %s" % (path, e)) from None
+    try:
+        abi = lib.pm_abi_version
+    except AttributeError:
+        raise LibraryError("%s is not libPyMetal (it has no pm_abi_version)" % path) from None
+    abi.restype, abi.argtypes = c_int32, []
+    version = abi()
+    if version != ABI_VERSION:
+        raise LibraryError(
+            "libPyMetal at %s has ABI version %d, but this pymetal package expects "
+            "version %d; rebuild the library from the same source as the Python "
+            "package (swift build -c release --product PyMetal) or point "
+            "PYMETAL_LIBRARY at a matching one" % (path, version, ABI_VERSION)
+        )
+    for name, (restype, argtypes) in _PROTOTYPES.items():
+        try:
+            fn = getattr(lib, name)
+        except AttributeError:
+            raise LibraryError("libPyMetal at %s lacks %s; rebuild it" % (path, name)) from None
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return lib
+
+
+def lib():
+    """The loaded libPyMetal (loads it on first call)."""
+    global _lib, _lib_path
+    if _lib is None:
+        with _lock:
+            if _lib is None:
+                path = find_library()
+                loaded = _load(path)
+                _lib_path = os.path.abspath(path)
+                _lib = loaded
+    return _lib
+
+
+def library_path():
+    """The path of the loaded libPyMetal (loads it if needed)."""
+    lib()
+    return _lib_path
+
+
+def last_error():
+    msg = _lib.pm_last_error()
+    return msg.decode("utf-8", "replace") if msg else ""
+
+
+def error(status):
+    """The exception for a failed call (reads pm_last_error on this thread)."""
+    return error_for_status(status, last_error())
+
+
+def check(status):
+    if status:
+        raise error(status)
+
+
+# ---- small helpers for calls with one out-parameter -------------------------
+
+def out_u64(fn, *args):
+    out = c_uint64()
+    st = fn(byref(out), *args)
+    if st:
+        raise error(st)
+    return out.value
+
+
+def out_i64(fn, *args):
+    out = c_int64()
+    st = fn(byref(out), *args)
+    if st:
+        raise error(st)
+    return out.value
+
+
+def out_i32(fn, *args):
+    out = c_int32()
+    st = fn(byref(out), *args)
+    if st:
+        raise error(st)
+    return out.value
+
+
+def out_ptr(fn, *args):
+    out = c_void_p()
+    st = fn(byref(out), *args)
+    if st:
+        raise error(st)
+    return out.value or 0
+
+
+def out_str(fn, *args):
+    out = c_char_p()
+    st = fn(byref(out), *args)
+    if st:
+        raise error(st)
+    return (out.value or b"").decode("utf-8", "replace")
+
+
+def out_f64(fn, *args):
+    out = c_double()
+    st = fn(byref(out), *args)
+    if st:
+        raise error(st)
+    return out.value

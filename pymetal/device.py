@@ -1,0 +1,112 @@
+"""The device and its default stream.
+
+pymetal uses one default pm_stream per device, shared by all Python threads
+(the engine locks it). One stream keeps ordering simple: work is executed in
+the order it was submitted, so an array written by one kernel is safely read by
+the next, from any thread. Every synchronisation waits for the work of all
+threads submitted so far, which costs little since kernels are short.
+
+Asynchronous work is tracked with an epoch counter: a dispatch stamps the
+pymetal arrays it used with a number drawn after pm_dispatch returned; a
+synchronisation draws a number before it starts and, when done, records it as
+``synced``. An array whose stamp is not above ``synced`` has no pending work,
+so reading it needs no call into the engine.
+"""
+
+import itertools
+import threading
+
+from . import _native
+from ._buffer import Buffer
+
+__all__ = ["Device", "device", "synchronize"]
+
+
+class Device:
+    """A Metal device (the GPU on macOS; the CPU backend on Linux)."""
+
+    def __init__(self, handle):
+        lib = _native.lib()
+        self.handle = handle
+        self._name = _native.out_str(lib.pm_device_name, handle)
+        self._backend = _native.out_str(lib.pm_device_backend, handle)
+        self._unified = bool(_native.out_i32(lib.pm_device_unified_memory, handle))
+        self._max_threads = _native.out_i64(lib.pm_device_max_threads_per_threadgroup, handle)
+        self._max_buffer = _native.out_i64(lib.pm_device_max_buffer_length, handle)
+        self._working_set = _native.out_i64(lib.pm_device_recommended_working_set, handle)
+        self.page_size = _native.out_i64(lib.pm_device_page_size, handle)
+        self.stream = _native.out_u64(lib.pm_stream_new, handle)
+        self._sync_fn = lib.pm_stream_synchronize
+        self._counter = itertools.count(1)
+        self.next_epoch = self._counter.__next__
+        self.synced = 0
+        # Bound to size-0 NumPy arguments (a kernel must not touch it).
+        self.empty_buffer = Buffer.new(self, 0)
+
+    # ---- properties ----------------------------------------------------------
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def backend(self):
+        """"metal" (Apple GPU) or "cpu" (MSL kernels on the CPU, Linux)."""
+        return self._backend
+
+    @property
+    def unified_memory(self):
+        return self._unified
+
+    @property
+    def max_threads_per_threadgroup(self):
+        return self._max_threads
+
+    @property
+    def max_buffer_length(self):
+        return self._max_buffer
+
+    @property
+    def recommended_working_set(self):
+        return self._working_set
+
+    def __repr__(self):
+        return "<pymetal.Device %r backend=%r unified_memory=%r>" % (
+            self._name, self._backend, self._unified)
+
+    # ---- synchronisation -----------------------------------------------------
+    def synchronize(self):
+        """Waits for all submitted work; raises KernelError if a kernel failed."""
+        epoch = self.next_epoch()
+        try:
+            st = self._sync_fn(self.stream)
+            if st:
+                raise _native.error(st)
+        finally:
+            if epoch > self.synced:
+                self.synced = epoch
+
+    def gpu_time(self):
+        """Seconds the last completed command buffer ran on the device."""
+        return _native.out_f64(_native.lib().pm_stream_gpu_time, self.stream)
+
+
+_default = None
+_lock = threading.Lock()
+
+
+def device():
+    """The default device (created on first use; loads libPyMetal)."""
+    global _default
+    d = _default
+    if d is None:
+        with _lock:
+            if _default is None:
+                lib = _native.lib()
+                _default = Device(_native.out_u64(lib.pm_device_default))
+            d = _default
+    return d
+
+
+def synchronize(device_=None):
+    """Waits until all work submitted to the device has completed."""
+    (device_ or device()).synchronize()

@@ -1,0 +1,460 @@
+"""Kernel functions and calling them.
+
+``fn(*args, grid=..., threadgroup=..., threadgroup_memory=...)`` binds the
+positional arguments to [[buffer(0)]], [[buffer(1)]], ... and encodes one
+dispatch on the device's default stream:
+
+- pymetal Arrays are bound directly. If every argument is a pymetal Array or a
+  scalar, the call returns at once (asynchronous); reading an array later waits
+  for the work that used it.
+- NumPy arrays are bound without copying when possible (page-aligned and
+  writeable: wrapped; a NumPy view of pymetal memory: its buffer and offset),
+  otherwise copied into a staging buffer and, unless read-only, copied back.
+  Calls with NumPy arrays are synchronous: when they return, the arrays hold
+  the results.
+- Scalars are copied as bytes (setBytes): NumPy scalars and structured scalars
+  with their own type, Python float -> float32, int -> int32 (or uint32 when
+  it only fits that), bool -> MSL bool; ``bytes`` as they are.
+
+The hot path avoids allocation: pm_arg records are packed with struct into a
+per-thread scratch buffer, launch configurations (grid, threadgroup) are cached
+per function, and staging buffers are reused per thread and argument position.
+"""
+
+import ctypes
+import operator
+import struct
+import threading
+import weakref
+
+import numpy as np
+
+from . import _native
+from .array import Array, owner_of
+from ._buffer import Buffer
+from .dtypes import SUPPORTED, check_dtype
+
+__all__ = ["Function"]
+
+MAX_BUFFER_ARGS = 31      # [[buffer(0)]] .. [[buffer(30)]]
+MAX_BYTES = 4096          # setBytes limit
+_ARG_SIZE = 40            # sizeof(pm_arg)
+_U32_MAX = 0xFFFFFFFF
+
+_pack_arg = struct.Struct("<iiQQQQ").pack_into
+_F32 = struct.Struct("<f")
+_I32 = struct.Struct("<i")
+_U32 = struct.Struct("<I")
+
+_SCALAR_STRUCTS = {
+    np.float32: _F32,
+    np.float16: struct.Struct("<e"),
+    np.int8: struct.Struct("<b"),
+    np.uint8: struct.Struct("<B"),
+    np.int16: struct.Struct("<h"),
+    np.uint16: struct.Struct("<H"),
+    np.int32: _I32,
+    np.uint32: _U32,
+    np.int64: struct.Struct("<q"),
+    np.uint64: struct.Struct("<Q"),
+    np.bool_: struct.Struct("<?"),
+}
+# np.intc / np.longlong etc. alias the classes above on every platform NumPy
+# supports; other generic types take the slow path (tobytes).
+
+_c_char = ctypes.c_char
+_addressof = ctypes.addressof
+_memmove = ctypes.memmove
+_ndarray = np.ndarray
+_wrap = None
+_release_buffer = None
+
+
+def _bind_native():
+    global _wrap, _release_buffer
+    lib = _native.lib()
+    _wrap = lib.pm_buffer_wrap
+    _release_buffer = lib.pm_buffer_release
+
+
+class _Scratch:
+    """Per-thread memory for pm_arg records, setBytes data and staging buffers.
+
+    Staging buffers (for NumPy arguments that cannot be wrapped) are kept per
+    argument position and reused by the next synchronous call on this thread,
+    which cannot start before the previous one has completed. Buffers larger
+    than STAGING_KEEP bytes are used for one call only.
+    """
+
+    STAGING_KEEP = 16 << 20
+
+    __slots__ = ("args", "args_addr", "data", "data_addr", "datamv", "staging", "temporary")
+
+    def stage(self, device, i, nbytes):
+        page = device.page_size
+        size = max(page, 1 << (nbytes - 1).bit_length())
+        if size > self.STAGING_KEEP:
+            b = Buffer.new(device, (nbytes + page - 1) // page * page)
+            self.temporary.append(b)
+        else:
+            b = Buffer.new(device, size)
+            self.staging[i] = b
+        return b
+
+    def __init__(self):
+        self.staging = [None] * MAX_BUFFER_ARGS
+        self.temporary = []
+        self.args = ctypes.create_string_buffer(_ARG_SIZE * 2 * (MAX_BUFFER_ARGS + 1))
+        self.args_addr = _addressof(self.args)
+        self.data = ctypes.create_string_buffer(MAX_BYTES * MAX_BUFFER_ARGS)
+        self.data_addr = _addressof(self.data)
+        self.datamv = memoryview(self.data).cast("B")
+
+
+_tls = threading.local()
+
+
+def _scratch():
+    s = _Scratch()
+    _tls.scratch = s
+    return s
+
+
+def _release_kernel(release_fn, handle, library_owner):
+    # library_owner keeps the library handle alive until the kernel is released.
+    release_fn(handle)
+
+
+def _dims(value, what):
+    """int or 1-3 ints -> (x, y, z), ndim."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError("%s= must be an int or a tuple of 1 to 3 ints, not %r" % (what, value))
+    if isinstance(value, (int, np.integer)):
+        dims = (int(value),)
+    elif isinstance(value, (tuple, list)):
+        try:
+            dims = tuple(operator.index(v) for v in value)
+        except TypeError:
+            raise TypeError("%s= must be an int or a tuple of 1 to 3 ints, not %r" % (what, value)) from None
+        if not 1 <= len(dims) <= 3:
+            raise ValueError("%s= must have 1 to 3 dimensions, got %r" % (what, value))
+    else:
+        raise TypeError("%s= must be an int or a tuple of 1 to 3 ints, not %r" % (what, value))
+    for d in dims:
+        if d < 1:
+            hint = (" (a kernel needs at least one thread: skip the call for empty data)"
+                    if what in ("grid", "groups") else "")
+            raise ValueError("%s=%r: every dimension must be >= 1%s" % (what, value, hint))
+        if d > _U32_MAX:
+            raise ValueError("%s=%r: dimensions must be < 2**32" % (what, value))
+    return dims + (1,) * (3 - len(dims)), len(dims)
+
+
+class Function:
+    """A compute kernel of a Library, ready to call. Get one with lib.function(name)."""
+
+    def __init__(self, library, name):
+        lib = _native.lib()
+        self._library = library
+        self._device = library.device
+        self._name = name
+        self._handle = _native.out_u64(lib.pm_kernel_new, library._owner.handle, name.encode())
+        f = weakref.finalize(self, _release_kernel, lib.pm_kernel_release, self._handle, library._owner)
+        f.atexit = False
+        try:
+            self._max_threads = _native.out_i64(lib.pm_kernel_max_threads, self._handle)
+            self._width = _native.out_i64(lib.pm_kernel_execution_width, self._handle)
+            self._static_tg = _native.out_i64(lib.pm_kernel_static_threadgroup_memory, self._handle)
+        except BaseException:
+            f()
+            raise
+        self._dispatch = lib.pm_dispatch
+        if _wrap is None:
+            _bind_native()
+        self._launch = {}  # (grid, groups, threadgroup) -> (size addr, tg addr, by_groups, keep-alive)
+
+    # ---- metadata -----------------------------------------------------------------
+    @property
+    def name(self):
+        return self._name
+
+    @property
+    def library(self):
+        return self._library
+
+    @property
+    def max_threads_per_threadgroup(self):
+        return self._max_threads
+
+    @property
+    def execution_width(self):
+        """SIMD-group width (32 on Apple GPUs)."""
+        return self._width
+
+    @property
+    def static_threadgroup_memory(self):
+        """Bytes of threadgroup memory the kernel declares itself."""
+        return self._static_tg
+
+    def __repr__(self):
+        return "<pymetal.Function %r max_threads_per_threadgroup=%d execution_width=%d>" % (
+            self._name, self._max_threads, self._width)
+
+    # ---- launch configuration ------------------------------------------------------
+    def default_threadgroup(self, grid, by_groups=False):
+        """The threadgroup size used when a call gives no threadgroup=.
+
+        Up to 256 threads (never more than the pipeline allows): 1-D grids run
+        along x, 2-D grids as 32 x 8, 3-D grids as 32 x 4 x 2. With grid=
+        (threads) the size is also clipped to the grid so small grids do not
+        launch idle threads; with groups= it is not.
+        """
+        (gx, gy, gz), ndim = _dims(grid, "groups" if by_groups else "grid")
+        total = max(1, min(256, self._max_threads))
+        width = max(1, min(self._width or 32, total))
+        if by_groups:
+            gx = gy = gz = total
+        if ndim == 1:
+            return (min(total, gx), 1, 1)
+        if ndim == 2:
+            x = min(width, gx)
+            y = min(total // x, gy)
+            x = min(total // y, gx)
+            return (x, y, 1)
+        x = min(width, gx)
+        y = min(max(1, total // x // 2), gy)
+        z = min(max(1, total // (x * y)), gz)
+        x = min(total // (y * z), gx)
+        return (x, y, z)
+
+    def _launch_config(self, grid, groups, threadgroup):
+        if grid is None and groups is None:
+            raise TypeError(
+                "%s(): pass grid= (number of threads, like dispatchThreads) or "
+                "groups= (number of threadgroups, like dispatchThreadgroups)" % self._name)
+        if grid is not None and groups is not None:
+            raise TypeError("%s(): pass either grid= or groups=, not both" % self._name)
+        by_groups = grid is None
+        size, _ = _dims(groups if by_groups else grid, "groups" if by_groups else "grid")
+        if threadgroup is None:
+            tg = self.default_threadgroup(groups if by_groups else grid, by_groups)
+        else:
+            tg, _ = _dims(threadgroup, "threadgroup")
+            n = tg[0] * tg[1] * tg[2]
+            if n > self._max_threads:
+                raise ValueError(
+                    "threadgroup=%r has %d threads, more than the %d threads per "
+                    "threadgroup kernel %r allows (see Function.max_threads_per_threadgroup)"
+                    % (threadgroup, n, self._max_threads, self._name))
+        size_arr = (ctypes.c_uint32 * 3)(*size)
+        tg_arr = (ctypes.c_uint32 * 3)(*tg)
+        cfg = (_addressof(size_arr), _addressof(tg_arr), int(by_groups), (size_arr, tg_arr))
+        try:
+            if len(self._launch) >= 512:
+                self._launch.clear()
+            self._launch[(type(grid), grid, groups, type(threadgroup), threadgroup)] = cfg
+        except TypeError:  # unhashable (a list): not cached
+            pass
+        return cfg
+
+    # ---- calling ---------------------------------------------------------------------
+    def __call__(self, *args, grid=None, groups=None, threadgroup=None, threadgroup_memory=None):
+        """Runs the kernel; see the module docstring for argument binding."""
+        nargs = len(args)
+        if nargs > MAX_BUFFER_ARGS:
+            raise ValueError("%s(): at most %d arguments ([[buffer(0)]]..[[buffer(30)]]), got %d"
+                             % (self._name, MAX_BUFFER_ARGS, nargs))
+        try:
+            s = _tls.scratch
+        except AttributeError:
+            s = _scratch()
+        abuf = s.args
+        data = s.data
+        doff = 0
+        dev = self._device
+        sync = False
+        staged = None
+        wrapped = None
+        try:
+            for i in range(nargs):
+                a = args[i]
+                t = type(a)
+                if t is Array:
+                    _pack_arg(abuf, i * 40, 0, i, a._buf.handle, a._offset, 0, 0)
+                elif t is _ndarray or isinstance(a, _ndarray):
+                    sync = True
+                    if not a.flags.c_contiguous:
+                        raise ValueError(
+                            "argument %d of %s(): the NumPy array is not C-contiguous "
+                            "(strides %r); pass np.ascontiguousarray(a)" % (i, self._name, a.strides))
+                    if a.dtype not in SUPPORTED:
+                        check_dtype(a.dtype, "argument %d of %s()" % (i, self._name))
+                    nb = a.nbytes
+                    if nb == 0:
+                        _pack_arg(abuf, i * 40, 0, i, dev.empty_buffer.handle, 0, 0, 0)
+                        continue
+                    try:
+                        ptr = _addressof(_c_char.from_buffer(a))
+                        writable = True
+                    except TypeError:
+                        ptr = a.__array_interface__["data"][0]
+                        writable = False
+                    if a.base is not None:
+                        owned = owner_of(a, ptr)
+                        if owned is not None:  # NumPy view of pymetal memory
+                            _pack_arg(abuf, i * 40, 0, i, owned[0].handle, owned[1], 0, 0)
+                            continue
+                    if writable and ptr % dev.page_size == 0:
+                        # Page-aligned: wrap for the duration of the call (no copy).
+                        page = dev.page_size
+                        h = _native.out_u64(_wrap, dev.handle, ptr, (nb + page - 1) // page * page)
+                        if wrapped is None:
+                            wrapped = [h]
+                        else:
+                            wrapped.append(h)
+                    else:
+                        # Copy through this thread's staging buffer for argument i.
+                        b = s.staging[i]
+                        if b is None or b.length < nb:
+                            b = s.stage(dev, i, nb)
+                        _memmove(b.ptr, ptr, nb)
+                        if writable:
+                            if staged is None:
+                                staged = [(ptr, b.ptr, nb)]
+                            else:
+                                staged.append((ptr, b.ptr, nb))
+                        h = b.handle
+                    _pack_arg(abuf, i * 40, 0, i, h, 0, 0, 0)
+                elif t is float:
+                    _F32.pack_into(data, doff, a)
+                    _pack_arg(abuf, i * 40, 1, i, 0, 0, s.data_addr + doff, 4)
+                    doff += 16
+                elif t is int:
+                    if -0x80000000 <= a <= 0x7FFFFFFF:
+                        _I32.pack_into(data, doff, a)
+                    elif 0 <= a <= _U32_MAX:
+                        _U32.pack_into(data, doff, a)
+                    else:
+                        raise ValueError(
+                            "argument %d of %s(): the Python int %d does not fit in 32 bits "
+                            "(MSL int or uint); pass a NumPy scalar of the parameter's type, "
+                            "e.g. np.int64(x) or np.uint64(x) for long / ulong"
+                            % (i, self._name, a))
+                    _pack_arg(abuf, i * 40, 1, i, 0, 0, s.data_addr + doff, 4)
+                    doff += 16
+                else:
+                    doff = self._other_arg(a, i, s, doff)
+            count = nargs
+            if threadgroup_memory is not None:
+                count = self._threadgroup_memory(threadgroup_memory, abuf, nargs)
+            try:
+                # type(grid) keeps grid=4.0 from hitting the entry of grid=4
+                cfg = self._launch[(type(grid), grid, groups, type(threadgroup), threadgroup)]
+            except (KeyError, TypeError):
+                cfg = self._launch_config(grid, groups, threadgroup)
+            st = self._dispatch(dev.stream, self._handle, s.args_addr, count, cfg[0], cfg[1], cfg[2])
+            if st:
+                raise _native.error(st)
+            if sync:
+                dev.synchronize()
+                if staged is not None:
+                    for item in staged:
+                        _memmove(item[0], item[1], item[2])
+            else:
+                epoch = dev.next_epoch()
+                for a in args:
+                    if isinstance(a, Array):
+                        a._buf.epoch = epoch
+        finally:
+            if wrapped is not None:
+                for h in wrapped:
+                    _release_buffer(h)
+            if s.temporary:
+                s.temporary.clear()
+        return None
+
+    def _other_arg(self, a, i, s, doff):
+        """Binds the less common argument kinds; returns the new data offset."""
+        if isinstance(a, Array):  # a subclass
+            _pack_arg(s.args, i * 40, 0, i, a._buf.handle, a._offset, 0, 0)
+            return doff
+        if isinstance(a, np.generic):
+            st = _SCALAR_STRUCTS.get(type(a))
+            if st is not None:
+                st.pack_into(s.data, doff, a)
+                n = st.size
+            else:
+                check_dtype(a.dtype, "argument %d of %s()" % (i, self._name))
+                b = a.tobytes()
+                n = len(b)
+                self._check_bytes(n, i)
+                s.datamv[doff:doff + n] = b
+        elif isinstance(a, bool):
+            s.datamv[doff] = 1 if a else 0
+            n = 1
+        elif isinstance(a, float):
+            _F32.pack_into(s.data, doff, a)
+            n = 4
+        elif isinstance(a, int):  # an int subclass (not bool): as a plain int
+            return self._other_arg_int(int(a), i, s, doff)
+        elif isinstance(a, (bytes, bytearray, memoryview)):
+            b = bytes(a)
+            n = len(b)
+            self._check_bytes(n, i)
+            if n == 0:
+                raise ValueError("argument %d of %s(): empty bytes" % (i, self._name))
+            s.datamv[doff:doff + n] = b
+        else:
+            raise TypeError(
+                "argument %d of %s(): cannot pass %s to a kernel; pass a pymetal or "
+                "NumPy array (a buffer), a NumPy scalar, a Python int / float / bool, "
+                "or bytes" % (i, self._name, type(a).__name__))
+        _pack_arg(s.args, i * 40, 1, i, 0, 0, s.data_addr + doff, n)
+        return doff + ((n + 15) & ~15)
+
+    def _other_arg_int(self, a, i, s, doff):
+        if -0x80000000 <= a <= 0x7FFFFFFF:
+            _I32.pack_into(s.data, doff, a)
+        elif 0 <= a <= _U32_MAX:
+            _U32.pack_into(s.data, doff, a)
+        else:
+            raise ValueError(
+                "argument %d of %s(): the Python int %d does not fit in 32 bits; pass "
+                "np.int64(x) or np.uint64(x) for long / ulong" % (i, self._name, a))
+        _pack_arg(s.args, i * 40, 1, i, 0, 0, s.data_addr + doff, 4)
+        return doff + 16
+
+    def _check_bytes(self, n, i):
+        if n > MAX_BYTES:
+            raise ValueError(
+                "argument %d of %s(): %d bytes is more than the %d bytes a kernel "
+                "argument may be passed by value; pass it in an array (a buffer)"
+                % (i, self._name, n, MAX_BYTES))
+
+    def _threadgroup_memory(self, spec, abuf, first):
+        """Packs [[threadgroup(i)]] lengths after the buffer arguments."""
+        if isinstance(spec, dict):
+            items = list(spec.items())
+        elif isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
+            items = [(0, spec)]
+        else:
+            try:
+                items = list(enumerate(spec))
+            except TypeError:
+                raise TypeError(
+                    "threadgroup_memory= must be a byte count (for [[threadgroup(0)]]) or "
+                    "a sequence of byte counts by index, not %r" % (spec,)) from None
+        count = first
+        for index, nbytes in items:
+            try:
+                index = operator.index(index)
+                nbytes = operator.index(nbytes)
+            except TypeError:
+                raise TypeError("threadgroup_memory=%r: byte counts must be ints" % (spec,)) from None
+            if nbytes < 0 or not 0 <= index <= 30:
+                raise ValueError("threadgroup_memory=%r: bad index or negative size" % (spec,))
+            if nbytes == 0:
+                continue
+            _pack_arg(abuf, count * 40, 2, index, 0, 0, 0, (nbytes + 15) & ~15)
+            count += 1
+        return count

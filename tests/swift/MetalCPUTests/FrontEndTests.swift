@@ -1,0 +1,106 @@
+import XCTest
+@testable import MetalCPU
+
+/// The front end on hand-written "preprocessed" text (no clang needed).
+final class FrontEndTests: XCTestCase {
+    private func run(_ source: String) throws -> FrontEndOutput {
+        try FrontEnd.run(preprocessed: "# 1 \"program_source\"\n" + source)
+    }
+
+    func testPlainKernelBindingsAndRewrite() throws {
+        let output = try run("""
+        kernel void square(const device float *in [[buffer(0)]], device float *out [[buffer(1)]],
+                           uint id [[thread_position_in_grid]], constant float& a [[ buffer(2) ]]) { out[id] = in[id]; }
+        """)
+        XCTAssertEqual(output.kernels.map(\.hostName), ["square"])
+        let kernel = output.kernels[0]
+        XCTAssertEqual(kernel.function, "::square")
+        XCTAssertEqual(kernel.bindings.map(\.kind), [.buffer, .buffer, .position("thread_position_in_grid"), .buffer])
+        XCTAssertEqual(kernel.bindings.map(\.index), [0, 1, 0, 2])
+        XCTAssertFalse(kernel.usesFibers)
+        XCTAssertFalse(output.text.contains("[["))
+        XCTAssertFalse(output.text.contains("kernel"))
+        XCTAssertEqual(output.text.split(separator: "\n", omittingEmptySubsequences: false).count, 3, "newlines are kept")
+    }
+
+    func testTemplateInstantiationsInNamespace() throws {
+        let output = try run("""
+        namespace ops {
+        template <typename T, typename Op>
+        [[kernel]] void binary(device const T* a [[buffer(0)]], device T* out [[buffer(1)]], uint i [[thread_position_in_grid]]) { out[i] = Op()(a[i]); }
+        template [[host_name("add_f32")]] [[kernel]] decltype(binary<float, Add>) binary<float, Add>;
+        template [[host_name("add_i32")]] [[kernel]] void binary<int, Add>(device const int* a [[buffer(0)]], device int* out [[buffer(1)]], uint i [[thread_position_in_grid]]);
+        }
+        """)
+        XCTAssertEqual(output.kernels.map(\.hostName), ["add_f32", "add_i32"])
+        XCTAssertEqual(output.kernels[0].function.replacingOccurrences(of: " ", with: ""), "::ops::binary<float,Add>")
+        XCTAssertEqual(output.kernels[0].bindings.count, 3)
+        XCTAssertTrue(output.text.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("template decltype ( binary"), output.text)
+        XCTAssertFalse(output.text.contains("host_name"))
+    }
+
+    func testThreadgroupStorageAndPointers() throws {
+        let output = try run("""
+        void helper(threadgroup float* p) { p[0] = 1; }
+        kernel void k(device float* out [[buffer(0)]], threadgroup float* dyn [[threadgroup(0)]], uint i [[thread_index_in_threadgroup]]) {
+            threadgroup float tile[16][17], other[4];
+            threadgroup float* p = tile[0];
+            out[i] = p[i] + dyn[i] + other[0];
+        }
+        """)
+        let text = output.text
+        XCTAssertTrue(text.contains("auto& tile = ::pm::rt::tg_var<float [ 16 ] [ 17 ], 0>();"), text)
+        XCTAssertTrue(text.contains("auto& other = ::pm::rt::tg_var<float [ 4 ], 1>();"), text)
+        XCTAssertFalse(text.contains("threadgroup"), text)
+        XCTAssertEqual(output.kernels[0].sites, [0, 1])
+        XCTAssertEqual(output.kernels[0].bindings.map(\.kind), [.buffer, .threadgroup, .position("thread_index_in_threadgroup")])
+    }
+
+    func testFibersWhenABarrierIsReachable() throws {
+        let output = try run("""
+        float reduce(float x) { return simd_sum(x); }
+        struct Op { float operator()(float x) { return reduce(x); } };
+        kernel void a(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = Op()(o[i]); }
+        kernel void b(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 2; }
+        kernel void c(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { threadgroup_barrier(mem_flags::mem_threadgroup); }
+        kernel void d(device float* o [[buffer(0)]], uint simd_lane_id [[thread_index_in_simdgroup]]) { o[simd_lane_id] = 1; }
+        """)
+        XCTAssertEqual(output.kernels.map(\.usesFibers), [true, false, true, false])
+    }
+
+    func testErrorsNameTheLine() {
+        XCTAssertThrowsError(try run("\nkernel void k(device float* o [[buffer(0)]], uint i) {}")) { error in
+            let message = (error as! CompileDiagnostics).messages.joined()
+            XCTAssertTrue(message.contains("program_source:2:"), message)
+            XCTAssertTrue(message.contains("no binding attribute"), message)
+        }
+        XCTAssertThrowsError(try run("kernel void k(texture2d<float> t [[texture(0)]]) {}")) { error in
+            XCTAssertTrue((error as! CompileDiagnostics).messages.joined().contains("not supported"))
+        }
+    }
+
+    func testUnknownAttributes() throws {
+        XCTAssertThrowsError(try run("kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grd]]) {}")) { error in
+            XCTAssertTrue((error as! CompileDiagnostics).messages.joined().contains("unknown attribute 'thread_position_in_grd'"))
+        }
+        // Elsewhere, attributes that are not Metal's are left for clang to judge.
+        let output = try run("[[nodiscard]] int f() { return 1; }\n[[foo]] int g();")
+        XCTAssertTrue(output.text.contains("[[nodiscard]]") && output.text.contains("[[foo]]"), output.text)
+    }
+}
+
+final class LiteralAndDigestTests: XCTestCase {
+    func testHalfAndBfloatLiterals() {
+        XCTAssertEqual(Literals.rewrite("x = 1.5h + 2h * 0.5bf; // 3.0h\n\"1.0h\" 1.0f 0x1h"),
+                       "x = ((half)1.5) + ((half)2) * ((bfloat)0.5); // 3.0h\n\"1.0h\" 1.0f 0x1h")
+    }
+
+    func testSHA256() {
+        var digest = SHA256()
+        digest.update("abc")
+        XCTAssertEqual(digest.hexDigest(), "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad")
+        var long = SHA256()
+        long.update(String(repeating: "a", count: 1000))
+        XCTAssertEqual(long.hexDigest(), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+    }
+}
