@@ -35,7 +35,7 @@ final class FrontEndTests: XCTestCase {
         XCTAssertEqual(output.kernels.map(\.hostName), ["add_f32", "add_i32"])
         XCTAssertEqual(output.kernels[0].function.replacingOccurrences(of: " ", with: ""), "::ops::binary<float,Add>")
         XCTAssertEqual(output.kernels[0].bindings.count, 3)
-        XCTAssertTrue(output.text.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("template decltype ( binary"), output.text)
+        XCTAssertTrue(output.text.split(whereSeparator: \.isWhitespace).joined(separator: " ").contains("template decltype(binary<float, Add>) binary<float, Add>;"), output.text)
         XCTAssertFalse(output.text.contains("host_name"))
     }
 
