@@ -307,7 +307,8 @@ template void gemm_sg<half>(const device half *, const device half *, device flo
     out[lid] = x;
 }
 
-// Grid-stride sum: float4 loads, simd_sum, one barrier, threadgroup memory.
+// Grid-stride sum, MLX style (N_READS = 4 float4 per thread and step: one
+// 64-byte line), simd_sum, one barrier, threadgroup memory. n4 % 4 == 0.
 /*kernel*/ void sum_grid(const device float4 *in /*[[buffer(0)]]*/, device float *partial /*[[buffer(1)]]*/,
                          constant uint &n4 /*[[buffer(2)]]*/, uint gid /*[[thread_position_in_grid]]*/,
                          uint grid /*[[threads_per_grid]]*/, uint lane /*[[thread_index_in_simdgroup]]*/,
@@ -315,8 +316,14 @@ template void gemm_sg<half>(const device half *, const device half *, device flo
                          uint tg /*[[threadgroup_position_in_grid]]*/) {
     // threadgroup float part[32];
     auto &part = ::pm::rt::tg_var<float[32], 5>();
-    float4 acc = 0.0f;
-    for (uint i = gid; i < n4; i += grid) acc += in[i];
+    float4 a = 0.0f, b = 0.0f, c = 0.0f, d = 0.0f;
+    for (uint i = gid * 4; i < n4; i += grid * 4) {
+        a += in[i];
+        b += in[i + 1];
+        c += in[i + 2];
+        d += in[i + 3];
+    }
+    float4 acc = (a + b) + (c + d);
     float s = simd_sum(acc.x + acc.y + acc.z + acc.w);
     if (lane == 0) part[sg] = s;
     threadgroup_barrier(mem_flags::mem_threadgroup);

@@ -5,7 +5,7 @@ dispatch over all threadgroups, on one or several OS threads (ctypes releases
 the GIL during the call, so the threads really run in parallel).
 """
 import ctypes as C
-import threading
+from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 
@@ -114,6 +114,15 @@ def total_groups(L):
     return L.threadgroups_per_grid[0] * L.threadgroups_per_grid[1] * L.threadgroups_per_grid[2]
 
 
+_pools = {}
+
+
+def _pool(n):
+    if n not in _pools:
+        _pools[n] = ThreadPoolExecutor(max_workers=n)
+    return _pools[n]
+
+
 def run(kernel, L, nthreads=1, chunks=None):
     """Runs all groups; returns (rc, message) of the first failing chunk."""
     n = total_groups(L)
@@ -131,11 +140,8 @@ def run(kernel, L, nthreads=1, chunks=None):
         for i in range(chunks):
             work(i)
     else:
-        ts = [threading.Thread(target=work, args=(i,)) for i in range(chunks)]
-        for t in ts:
-            t.start()
-        for t in ts:
-            t.join()
+        # persistent OS threads, like MetalCPU's pool (the runtime keeps per-thread state)
+        list(_pool(nthreads).map(work, range(chunks)))
     for rc, msg, code in results:
         if rc != 0:
             assert code != 0

@@ -11,8 +11,8 @@
 
 namespace metal {
 
-template <class T> struct alignas(sizeof(T)) atomic {
-    T pm_value;
+template <class _PmT> struct alignas(sizeof(_PmT)) atomic {
+    _PmT pm_value;
 };
 typedef atomic<int> atomic_int;
 typedef atomic<uint> atomic_uint;
@@ -22,8 +22,8 @@ typedef atomic<long> atomic_long;
 typedef atomic<ulong> atomic_ulong;
 static_assert(sizeof(atomic_uint) == 4 && alignof(atomic_uint) == 4, "atomic layout");
 
-template <class T> inline constexpr bool pm_atomic_int = pm_same<T, int> || pm_same<T, uint> || pm_same<T, long> || pm_same<T, ulong>;
-template <class T> inline constexpr bool pm_atomic_arith = pm_atomic_int<T> || pm_same<T, float>;
+template <class _PmT> inline constexpr bool pm_atomic_int = pm_same<_PmT, int> || pm_same<_PmT, uint> || pm_same<_PmT, long> || pm_same<_PmT, ulong>;
+template <class _PmT> inline constexpr bool pm_atomic_arith = pm_atomic_int<_PmT> || pm_same<_PmT, float>;
 
 // The order argument of a failed compare-exchange may not be release / acq_rel.
 inline int pm_fail_order(memory_order o) {
@@ -36,79 +36,79 @@ inline int pm_store_order(memory_order o) {
     return (o == memory_order_acquire) ? __ATOMIC_RELAXED : (o == memory_order_acq_rel) ? __ATOMIC_RELEASE : (int)o;
 }
 
-template <class T>
-inline void atomic_store_explicit(volatile atomic<T> *obj, pm_identity_t<T> desired, memory_order order,
+template <class _PmT>
+inline void atomic_store_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> desired, memory_order order,
                                   memory_scope = thread_scope_device) {
     __atomic_store_n(&obj->pm_value, desired, pm_store_order(order));
 }
-template <class T>
-inline T atomic_load_explicit(const volatile atomic<T> *obj, memory_order order, memory_scope = thread_scope_device) {
+template <class _PmT>
+inline _PmT atomic_load_explicit(const volatile atomic<_PmT> *obj, memory_order order, memory_scope = thread_scope_device) {
     return __atomic_load_n(&obj->pm_value, pm_load_order(order));
 }
-template <class T>
-inline T atomic_exchange_explicit(volatile atomic<T> *obj, pm_identity_t<T> desired, memory_order order,
+template <class _PmT>
+inline _PmT atomic_exchange_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> desired, memory_order order,
                                   memory_scope = thread_scope_device) {
     return __atomic_exchange_n(&obj->pm_value, desired, (int)order);
 }
 // Both forms are strong (never fail spuriously), which the weak form allows.
-template <class T>
-inline bool atomic_compare_exchange_weak_explicit(volatile atomic<T> *obj, pm_identity_t<T> *expected,
-                                                  pm_identity_t<T> desired, memory_order succ, memory_order fail,
+template <class _PmT>
+inline bool atomic_compare_exchange_weak_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> *expected,
+                                                  pm_identity_t<_PmT> desired, memory_order succ, memory_order fail,
                                                   memory_scope = thread_scope_device) {
     return __atomic_compare_exchange_n(&obj->pm_value, expected, desired, false, (int)succ, pm_fail_order(fail));
 }
-template <class T>
-inline bool atomic_compare_exchange_strong_explicit(volatile atomic<T> *obj, pm_identity_t<T> *expected,
-                                                    pm_identity_t<T> desired, memory_order succ, memory_order fail,
+template <class _PmT>
+inline bool atomic_compare_exchange_strong_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> *expected,
+                                                    pm_identity_t<_PmT> desired, memory_order succ, memory_order fail,
                                                     memory_scope = thread_scope_device) {
     return __atomic_compare_exchange_n(&obj->pm_value, expected, desired, false, (int)succ, pm_fail_order(fail));
 }
 
 #define PM_ATOMIC_RMW(name, builtin, cond)                                                         \
-    template <class T>                                                                             \
+    template <class _PmT>                                                                             \
         requires(cond)                                                                             \
-    inline T name(volatile atomic<T> *obj, pm_identity_t<T> operand, memory_order order,           \
+    inline _PmT name(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> operand, memory_order order,           \
                   memory_scope = thread_scope_device) {                                            \
         return builtin(&obj->pm_value, operand, (int)order);                                       \
     }
-PM_ATOMIC_RMW(atomic_fetch_add_explicit, __atomic_fetch_add, pm_atomic_arith<T>)
-PM_ATOMIC_RMW(atomic_fetch_sub_explicit, __atomic_fetch_sub, pm_atomic_arith<T>)
-PM_ATOMIC_RMW(atomic_fetch_and_explicit, __atomic_fetch_and, pm_atomic_int<T>)
-PM_ATOMIC_RMW(atomic_fetch_or_explicit, __atomic_fetch_or, pm_atomic_int<T>)
-PM_ATOMIC_RMW(atomic_fetch_xor_explicit, __atomic_fetch_xor, pm_atomic_int<T>)
-PM_ATOMIC_RMW(atomic_fetch_min_explicit, __atomic_fetch_min, pm_atomic_int<T>)
-PM_ATOMIC_RMW(atomic_fetch_max_explicit, __atomic_fetch_max, pm_atomic_int<T>)
+PM_ATOMIC_RMW(atomic_fetch_add_explicit, __atomic_fetch_add, pm_atomic_arith<_PmT>)
+PM_ATOMIC_RMW(atomic_fetch_sub_explicit, __atomic_fetch_sub, pm_atomic_arith<_PmT>)
+PM_ATOMIC_RMW(atomic_fetch_and_explicit, __atomic_fetch_and, pm_atomic_int<_PmT>)
+PM_ATOMIC_RMW(atomic_fetch_or_explicit, __atomic_fetch_or, pm_atomic_int<_PmT>)
+PM_ATOMIC_RMW(atomic_fetch_xor_explicit, __atomic_fetch_xor, pm_atomic_int<_PmT>)
+PM_ATOMIC_RMW(atomic_fetch_min_explicit, __atomic_fetch_min, pm_atomic_int<_PmT>)
+PM_ATOMIC_RMW(atomic_fetch_max_explicit, __atomic_fetch_max, pm_atomic_int<_PmT>)
 #undef PM_ATOMIC_RMW
 // atomic_ulong's min / max (no result).
-template <class T>
-    requires(pm_atomic_int<T>)
-inline void atomic_min_explicit(volatile atomic<T> *obj, pm_identity_t<T> operand, memory_order order,
+template <class _PmT>
+    requires(pm_atomic_int<_PmT>)
+inline void atomic_min_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> operand, memory_order order,
                                 memory_scope = thread_scope_device) {
     __atomic_fetch_min(&obj->pm_value, operand, (int)order);
 }
-template <class T>
-    requires(pm_atomic_int<T>)
-inline void atomic_max_explicit(volatile atomic<T> *obj, pm_identity_t<T> operand, memory_order order,
+template <class _PmT>
+    requires(pm_atomic_int<_PmT>)
+inline void atomic_max_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> operand, memory_order order,
                                 memory_scope = thread_scope_device) {
     __atomic_fetch_max(&obj->pm_value, operand, (int)order);
 }
 
 // Sequentially consistent forms without _explicit (older MSL).
-template <class T> inline void atomic_store(volatile atomic<T> *obj, pm_identity_t<T> desired) {
+template <class _PmT> inline void atomic_store(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> desired) {
     atomic_store_explicit(obj, desired, memory_order_seq_cst);
 }
-template <class T> inline T atomic_load(const volatile atomic<T> *obj) {
+template <class _PmT> inline _PmT atomic_load(const volatile atomic<_PmT> *obj) {
     return atomic_load_explicit(obj, memory_order_seq_cst);
 }
-template <class T> inline T atomic_exchange(volatile atomic<T> *obj, pm_identity_t<T> desired) {
+template <class _PmT> inline _PmT atomic_exchange(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> desired) {
     return atomic_exchange_explicit(obj, desired, memory_order_seq_cst);
 }
-template <class T>
-inline bool atomic_compare_exchange_weak(volatile atomic<T> *obj, pm_identity_t<T> *expected, pm_identity_t<T> desired) {
+template <class _PmT>
+inline bool atomic_compare_exchange_weak(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> *expected, pm_identity_t<_PmT> desired) {
     return atomic_compare_exchange_weak_explicit(obj, expected, desired, memory_order_seq_cst, memory_order_seq_cst);
 }
 #define PM_ATOMIC_SC(name)                                                                 \
-    template <class T> inline T name(volatile atomic<T> *obj, pm_identity_t<T> operand) {  \
+    template <class _PmT> inline _PmT name(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> operand) {  \
         return name##_explicit(obj, operand, memory_order_seq_cst);                        \
     }
 PM_ATOMIC_SC(atomic_fetch_add)

@@ -7,25 +7,25 @@
 
 namespace metal {
 
-template <class T>
-    requires(pm_is_fgen<T>)
-inline pm_elem_t<T> dot(T x, T y) {
-    if constexpr (!pm_is_vec<T>) {
-        return (T)((float)x * (float)y);
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline pm_elem_t<_PmT> dot(_PmT x, _PmT y) {
+    if constexpr (!pm_is_vec<_PmT>) {
+        return (_PmT)((float)x * (float)y);
     } else {
-        pm_f32_t<T> p = pm_tof(x) * pm_tof(y);
+        pm_f32_t<_PmT> p = pm_tof(x) * pm_tof(y);
         float s = 0.0f;
-        for (int i = 0; i < pm_width<T>; i++) s += p[i];
-        return (pm_elem_t<T>)s;
+        for (int i = 0; i < pm_width<_PmT>; i++) s += p[i];
+        return (pm_elem_t<_PmT>)s;
     }
 }
-template <class T> inline float pm_dotf(T x, T y) {
-    if constexpr (!pm_is_vec<T>) {
+template <class _PmT> inline float pm_dotf(_PmT x, _PmT y) {
+    if constexpr (!pm_is_vec<_PmT>) {
         return (float)x * (float)y;
     } else {
-        pm_f32_t<T> p = pm_tof(x) * pm_tof(y);
+        pm_f32_t<_PmT> p = pm_tof(x) * pm_tof(y);
         float s = 0.0f;
-        for (int i = 0; i < pm_width<T>; i++) s += p[i];
+        for (int i = 0; i < pm_width<_PmT>; i++) s += p[i];
         return s;
     }
 }
@@ -40,52 +40,52 @@ inline bfloat3 cross(bfloat3 x, bfloat3 y) {
     return pm_fromf<bfloat3>(a.yzx * b.zxy - a.zxy * b.yzx);
 }
 
-template <class T>
-    requires(pm_is_fgen<T>)
-inline pm_elem_t<T> length_squared(T x) { return (pm_elem_t<T>)pm_dotf(x, x); }
-template <class T>
-    requires(pm_is_fgen<T>)
-inline pm_elem_t<T> length(T x) { return (pm_elem_t<T>)__builtin_sqrtf(pm_dotf(x, x)); }
-template <class T>
-    requires(pm_is_fgen<T>)
-inline pm_elem_t<T> distance_squared(T x, pm_identity_t<T> y) {
-    pm_f32_t<T> d = pm_tof(x) - pm_tof(y);
-    return (pm_elem_t<T>)pm_dotf(d, d);
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline pm_elem_t<_PmT> length_squared(_PmT x) { return (pm_elem_t<_PmT>)pm_dotf(x, x); }
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline pm_elem_t<_PmT> length(_PmT x) { return (pm_elem_t<_PmT>)__builtin_sqrtf(pm_dotf(x, x)); }
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline pm_elem_t<_PmT> distance_squared(_PmT x, pm_identity_t<_PmT> y) {
+    pm_f32_t<_PmT> d = pm_tof(x) - pm_tof(y);
+    return (pm_elem_t<_PmT>)pm_dotf(d, d);
 }
-template <class T>
-    requires(pm_is_fgen<T>)
-inline pm_elem_t<T> distance(T x, pm_identity_t<T> y) {
-    pm_f32_t<T> d = pm_tof(x) - pm_tof(y);
-    return (pm_elem_t<T>)__builtin_sqrtf(pm_dotf(d, d));
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline pm_elem_t<_PmT> distance(_PmT x, pm_identity_t<_PmT> y) {
+    pm_f32_t<_PmT> d = pm_tof(x) - pm_tof(y);
+    return (pm_elem_t<_PmT>)__builtin_sqrtf(pm_dotf(d, d));
 }
-template <class T>
-    requires(pm_is_fgen<T>)
-inline T normalize(T x) {
-    pm_f32_t<T> a = pm_tof(x);
-    return pm_fromf<T>(a / __builtin_sqrtf(pm_dotf(a, a)));
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline _PmT normalize(_PmT x) {
+    pm_f32_t<_PmT> a = pm_tof(x);
+    return pm_fromf<_PmT>(a / __builtin_sqrtf(pm_dotf(a, a)));
 }
 // faceforward(N, I, Nref): N if dot(Nref, I) < 0, else -N.
-template <class T>
-    requires(pm_is_fgen<T>)
-inline T faceforward(T n, pm_identity_t<T> i, pm_identity_t<T> nref) {
-    return pm_dotf(nref, i) < 0.0f ? n : pm_fromf<T>(-pm_tof(n));
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline _PmT faceforward(_PmT n, pm_identity_t<_PmT> i, pm_identity_t<_PmT> nref) {
+    return pm_dotf(nref, i) < 0.0f ? n : pm_fromf<_PmT>(-pm_tof(n));
 }
 // reflect(I, N) = I - 2 * dot(N, I) * N (N normalized).
-template <class T>
-    requires(pm_is_fgen<T>)
-inline T reflect(T i, pm_identity_t<T> n) {
-    pm_f32_t<T> fi = pm_tof(i), fn = pm_tof(n);
-    return pm_fromf<T>(fi - 2.0f * pm_dotf(fn, fi) * fn);
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline _PmT reflect(_PmT i, pm_identity_t<_PmT> n) {
+    pm_f32_t<_PmT> fi = pm_tof(i), fn = pm_tof(n);
+    return pm_fromf<_PmT>(fi - 2.0f * pm_dotf(fn, fi) * fn);
 }
 // refract(I, N, eta): I and N normalized.
-template <class T>
-    requires(pm_is_fgen<T>)
-inline T refract(T i, pm_identity_t<T> n, pm_elem_t<T> eta) {
-    pm_f32_t<T> fi = pm_tof(i), fn = pm_tof(n);
+template <class _PmT>
+    requires(pm_is_fgen<_PmT>)
+inline _PmT refract(_PmT i, pm_identity_t<_PmT> n, pm_elem_t<_PmT> eta) {
+    pm_f32_t<_PmT> fi = pm_tof(i), fn = pm_tof(n);
     float e = (float)eta, d = pm_dotf(fn, fi);
     float k = 1.0f - e * e * (1.0f - d * d);
-    if (k < 0.0f) return pm_fromf<T>((pm_f32_t<T>)0.0f);
-    return pm_fromf<T>(e * fi - (e * d + __builtin_sqrtf(k)) * fn);
+    if (k < 0.0f) return pm_fromf<_PmT>((pm_f32_t<_PmT>)0.0f);
+    return pm_fromf<_PmT>(e * fi - (e * d + __builtin_sqrtf(k)) * fn);
 }
 
 

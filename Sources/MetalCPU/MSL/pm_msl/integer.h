@@ -8,7 +8,7 @@
 namespace metal {
 
 // Unsigned type of the same size.
-template <class E> struct pm_unsigned_of;
+template <class _PmE> struct pm_unsigned_of;
 template <> struct pm_unsigned_of<char> { typedef uchar type; };
 template <> struct pm_unsigned_of<signed char> { typedef uchar type; };
 template <> struct pm_unsigned_of<uchar> { typedef uchar type; };
@@ -18,123 +18,123 @@ template <> struct pm_unsigned_of<int> { typedef uint type; };
 template <> struct pm_unsigned_of<uint> { typedef uint type; };
 template <> struct pm_unsigned_of<long> { typedef ulong type; };
 template <> struct pm_unsigned_of<ulong> { typedef ulong type; };
-template <class E> using pm_unsigned_t = typename pm_unsigned_of<E>::type;
-template <class T> using pm_uvec_t = pm_rebind_t<pm_unsigned_t<pm_elem_t<T>>, T>;
+template <class _PmE> using pm_unsigned_t = typename pm_unsigned_of<_PmE>::type;
+template <class _PmT> using pm_uvec_t = pm_rebind_t<pm_unsigned_t<pm_elem_t<_PmT>>, _PmT>;
 
 // Per-element application of scalar functions.
-template <class R, class T, class F> inline R pm_imap1(T x, F f) {
-    if constexpr (!pm_is_vec<T>) {
-        return (R)f(x);
+template <class _PmR, class _PmT, class _PmF> inline _PmR pm_imap1(_PmT x, _PmF f) {
+    if constexpr (!pm_is_vec<_PmT>) {
+        return (_PmR)f(x);
     } else {
-        R r = 0;
-        for (int i = 0; i < pm_width<T>; i++) r[i] = f(x[i]);
+        _PmR r = 0;
+        for (int i = 0; i < pm_width<_PmT>; i++) r[i] = f(x[i]);
         return r;
     }
 }
-template <class R, class T, class F> inline R pm_imap2(T x, T y, F f) {
-    if constexpr (!pm_is_vec<T>) {
-        return (R)f(x, y);
+template <class _PmR, class _PmT, class _PmF> inline _PmR pm_imap2(_PmT x, _PmT y, _PmF f) {
+    if constexpr (!pm_is_vec<_PmT>) {
+        return (_PmR)f(x, y);
     } else {
-        R r = 0;
-        for (int i = 0; i < pm_width<T>; i++) r[i] = f(x[i], y[i]);
+        _PmR r = 0;
+        for (int i = 0; i < pm_width<_PmT>; i++) r[i] = f(x[i], y[i]);
         return r;
     }
 }
-template <class R, class T, class F> inline R pm_imap3(T x, T y, T z, F f) {
-    if constexpr (!pm_is_vec<T>) {
-        return (R)f(x, y, z);
+template <class _PmR, class _PmT, class _PmF> inline _PmR pm_imap3(_PmT x, _PmT y, _PmT z, _PmF f) {
+    if constexpr (!pm_is_vec<_PmT>) {
+        return (_PmR)f(x, y, z);
     } else {
-        R r = 0;
-        for (int i = 0; i < pm_width<T>; i++) r[i] = f(x[i], y[i], z[i]);
+        _PmR r = 0;
+        for (int i = 0; i < pm_width<_PmT>; i++) r[i] = f(x[i], y[i], z[i]);
         return r;
     }
 }
 
-#define PM_ITYPES(M, ...)                                                                    \
-    M(char, __VA_ARGS__) M(char2, __VA_ARGS__) M(char3, __VA_ARGS__) M(char4, __VA_ARGS__)     \
-    M(uchar, __VA_ARGS__) M(uchar2, __VA_ARGS__) M(uchar3, __VA_ARGS__) M(uchar4, __VA_ARGS__) \
-    M(short, __VA_ARGS__) M(short2, __VA_ARGS__) M(short3, __VA_ARGS__) M(short4, __VA_ARGS__) \
-    M(ushort, __VA_ARGS__) M(ushort2, __VA_ARGS__) M(ushort3, __VA_ARGS__) M(ushort4, __VA_ARGS__) \
-    M(int, __VA_ARGS__) M(int2, __VA_ARGS__) M(int3, __VA_ARGS__) M(int4, __VA_ARGS__)         \
-    M(uint, __VA_ARGS__) M(uint2, __VA_ARGS__) M(uint3, __VA_ARGS__) M(uint4, __VA_ARGS__)     \
-    M(long, __VA_ARGS__) M(long2, __VA_ARGS__) M(long3, __VA_ARGS__) M(long4, __VA_ARGS__)     \
-    M(ulong, __VA_ARGS__) M(ulong2, __VA_ARGS__) M(ulong3, __VA_ARGS__) M(ulong4, __VA_ARGS__)
+#define PM_ITYPES(_PmM, ...)                                                                    \
+    _PmM(char, __VA_ARGS__) _PmM(char2, __VA_ARGS__) _PmM(char3, __VA_ARGS__) _PmM(char4, __VA_ARGS__)     \
+    _PmM(uchar, __VA_ARGS__) _PmM(uchar2, __VA_ARGS__) _PmM(uchar3, __VA_ARGS__) _PmM(uchar4, __VA_ARGS__) \
+    _PmM(short, __VA_ARGS__) _PmM(short2, __VA_ARGS__) _PmM(short3, __VA_ARGS__) _PmM(short4, __VA_ARGS__) \
+    _PmM(ushort, __VA_ARGS__) _PmM(ushort2, __VA_ARGS__) _PmM(ushort3, __VA_ARGS__) _PmM(ushort4, __VA_ARGS__) \
+    _PmM(int, __VA_ARGS__) _PmM(int2, __VA_ARGS__) _PmM(int3, __VA_ARGS__) _PmM(int4, __VA_ARGS__)         \
+    _PmM(uint, __VA_ARGS__) _PmM(uint2, __VA_ARGS__) _PmM(uint3, __VA_ARGS__) _PmM(uint4, __VA_ARGS__)     \
+    _PmM(long, __VA_ARGS__) _PmM(long2, __VA_ARGS__) _PmM(long3, __VA_ARGS__) _PmM(long4, __VA_ARGS__)     \
+    _PmM(ulong, __VA_ARGS__) _PmM(ulong2, __VA_ARGS__) _PmM(ulong3, __VA_ARGS__) _PmM(ulong4, __VA_ARGS__)
 
 // Scalar MSL integer types with exact overloads.
-template <class T> inline constexpr bool pm_is_msl_int =
-    pm_same<T, char> || pm_same<T, uchar> || pm_same<T, short> || pm_same<T, ushort> ||
-    pm_same<T, int> || pm_same<T, uint> || pm_same<T, long> || pm_same<T, ulong>;
+template <class _PmT> inline constexpr bool pm_is_msl_int =
+    pm_same<_PmT, char> || pm_same<_PmT, uchar> || pm_same<_PmT, short> || pm_same<_PmT, ushort> ||
+    pm_same<_PmT, int> || pm_same<_PmT, uint> || pm_same<_PmT, long> || pm_same<_PmT, ulong>;
 // Scalars of different (or overload-less) types: resolved by a common type.
-template <class... A> inline constexpr bool pm_all_same = true;
-template <class A, class... B> inline constexpr bool pm_all_same<A, B...> = (pm_same<A, B> && ...);
-template <class... A> inline constexpr bool pm_imixed =
-    (pm_is_int<A> && ...) && !(pm_all_same<A...> && (pm_is_msl_int<A> && ...));
-template <class... A> inline constexpr bool pm_anymixed =
-    (pm_is_arith<A> && ...) && !(pm_all_same<A...> && ((pm_is_msl_int<A> || pm_is_float<A>) && ...));
-template <bool F, class... A> struct pm_anycommon { typedef pm_fcommon_t<A...> type; };
-template <class... A> struct pm_anycommon<false, A...> { typedef decltype((pm_declval<A>() + ...)) type; };
-template <class... A> using pm_anycommon_t =
-    typename pm_anycommon<((pm_is_float<A> || pm_is_double<A>) || ...), A...>::type;
+template <class... _PmA> inline constexpr bool pm_all_same = true;
+template <class _PmA, class... _PmB> inline constexpr bool pm_all_same<_PmA, _PmB...> = (pm_same<_PmA, _PmB> && ...);
+template <class... _PmA> inline constexpr bool pm_imixed =
+    (pm_is_int<_PmA> && ...) && !(pm_all_same<_PmA...> && (pm_is_msl_int<_PmA> && ...));
+template <class... _PmA> inline constexpr bool pm_anymixed =
+    (pm_is_arith<_PmA> && ...) && !(pm_all_same<_PmA...> && ((pm_is_msl_int<_PmA> || pm_is_float<_PmA>) && ...));
+template <bool _PmF, class... _PmA> struct pm_anycommon { typedef pm_fcommon_t<_PmA...> type; };
+template <class... _PmA> struct pm_anycommon<false, _PmA...> { typedef decltype((pm_declval<_PmA>() + ...)) type; };
+template <class... _PmA> using pm_anycommon_t =
+    typename pm_anycommon<((pm_is_float<_PmA> || pm_is_double<_PmA>) || ...), _PmA...>::type;
 
-#define PM_IOV1(T, name) \
-    template <class P = void> inline T name(T x) { return pm_##name((pm_dep_t<P, T>)x); }
-#define PM_IOV2(T, name) \
-    template <class P = void> inline T name(T x, T y) { return pm_##name((pm_dep_t<P, T>)x, y); }
-#define PM_IOV3(T, name) \
-    template <class P = void> inline T name(T x, T y, T z) { return pm_##name((pm_dep_t<P, T>)x, y, z); }
+#define PM_IOV1(_PmT, name) \
+    template <class _PmP = void> inline _PmT name(_PmT x) { return pm_##name((pm_dep_t<_PmP, _PmT>)x); }
+#define PM_IOV2(_PmT, name) \
+    template <class _PmP = void> inline _PmT name(_PmT x, _PmT y) { return pm_##name((pm_dep_t<_PmP, _PmT>)x, y); }
+#define PM_IOV3(_PmT, name) \
+    template <class _PmP = void> inline _PmT name(_PmT x, _PmT y, _PmT z) { return pm_##name((pm_dep_t<_PmP, _PmT>)x, y, z); }
 #define PM_IMATH1(name) PM_ITYPES(PM_IOV1, name)
 #define PM_IMATH2(name)                                                    \
     PM_ITYPES(PM_IOV2, name)                                               \
-    template <class A, class B>                                            \
-        requires(pm_imixed<A, B>)                                          \
-    inline pm_anycommon_t<A, B> name(A x, B y) {                           \
-        typedef pm_anycommon_t<A, B> C;                                    \
-        return name((C)x, (C)y);                                           \
+    template <class _PmA, class _PmB>                                            \
+        requires(pm_imixed<_PmA, _PmB>)                                          \
+    inline pm_anycommon_t<_PmA, _PmB> name(_PmA x, _PmB y) {                           \
+        typedef pm_anycommon_t<_PmA, _PmB> _PmC;                                    \
+        return name((_PmC)x, (_PmC)y);                                           \
     }
 #define PM_IMATH3(name)                                                    \
     PM_ITYPES(PM_IOV3, name)                                               \
-    template <class A, class B, class C>                                   \
-        requires(pm_imixed<A, B, C>)                                       \
-    inline pm_anycommon_t<A, B, C> name(A x, B y, C z) {                   \
-        typedef pm_anycommon_t<A, B, C> R;                                 \
-        return name((R)x, (R)y, (R)z);                                     \
+    template <class _PmA, class _PmB, class _PmC>                                   \
+        requires(pm_imixed<_PmA, _PmB, _PmC>)                                       \
+    inline pm_anycommon_t<_PmA, _PmB, _PmC> name(_PmA x, _PmB y, _PmC z) {                   \
+        typedef pm_anycommon_t<_PmA, _PmB, _PmC> _PmR;                                 \
+        return name((_PmR)x, (_PmR)y, (_PmR)z);                                     \
     }
 
 // abs, absdiff
-template <class T> inline T pm_abs_i(T x) {
-    if constexpr (pm_is_signed<pm_elem_t<T>>) return __builtin_elementwise_abs(x);
+template <class _PmT> inline _PmT pm_abs_i(_PmT x) {
+    if constexpr (pm_is_signed<pm_elem_t<_PmT>>) return __builtin_elementwise_abs(x);
     else return x;
 }
-#define PM_IABS(T, _) \
-    template <class P = void> inline T abs(T x) { return pm_abs_i((pm_dep_t<P, T>)x); }
+#define PM_IABS(_PmT, _) \
+    template <class _PmP = void> inline _PmT abs(_PmT x) { return pm_abs_i((pm_dep_t<_PmP, _PmT>)x); }
 PM_ITYPES(PM_IABS, _)
 #undef PM_IABS
-template <class T> inline pm_uvec_t<T> pm_absdiff(T x, T y) {
-    typedef pm_elem_t<T> E;
-    typedef pm_unsigned_t<E> U;
-    return pm_imap2<pm_uvec_t<T>>(x, y, [](E a, E b) { return a > b ? (U)((U)a - (U)b) : (U)((U)b - (U)a); });
+template <class _PmT> inline pm_uvec_t<_PmT> pm_absdiff(_PmT x, _PmT y) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_unsigned_t<_PmE> _PmU;
+    return pm_imap2<pm_uvec_t<_PmT>>(x, y, [](_PmE a, _PmE b) { return a > b ? (_PmU)((_PmU)a - (_PmU)b) : (_PmU)((_PmU)b - (_PmU)a); });
 }
-#define PM_IABSDIFF(T, _) \
-    template <class P = void> inline pm_uvec_t<T> absdiff(T x, T y) { return pm_absdiff((pm_dep_t<P, T>)x, y); }
+#define PM_IABSDIFF(_PmT, _) \
+    template <class _PmP = void> inline pm_uvec_t<_PmT> absdiff(_PmT x, _PmT y) { return pm_absdiff((pm_dep_t<_PmP, _PmT>)x, y); }
 PM_ITYPES(PM_IABSDIFF, _)
 #undef PM_IABSDIFF
-template <class A, class B>
-    requires(pm_imixed<A, B>)
-inline auto absdiff(A x, B y) {
-    typedef pm_anycommon_t<A, B> C;
-    return absdiff((C)x, (C)y);
+template <class _PmA, class _PmB>
+    requires(pm_imixed<_PmA, _PmB>)
+inline auto absdiff(_PmA x, _PmB y) {
+    typedef pm_anycommon_t<_PmA, _PmB> _PmC;
+    return absdiff((_PmC)x, (_PmC)y);
 }
 
 // addsat, subsat, hadd, rhadd
-template <class T> inline T pm_addsat(T x, T y) { return __builtin_elementwise_add_sat(x, y); }
-template <class T> inline T pm_subsat(T x, T y) { return __builtin_elementwise_sub_sat(x, y); }
-template <class T> inline T pm_hadd(T x, T y) {
-    typedef pm_elem_t<T> E;
-    return pm_imap2<T>(x, y, [](E a, E b) { return (E)((a >> 1) + (b >> 1) + (a & b & 1)); });
+template <class _PmT> inline _PmT pm_addsat(_PmT x, _PmT y) { return __builtin_elementwise_add_sat(x, y); }
+template <class _PmT> inline _PmT pm_subsat(_PmT x, _PmT y) { return __builtin_elementwise_sub_sat(x, y); }
+template <class _PmT> inline _PmT pm_hadd(_PmT x, _PmT y) {
+    typedef pm_elem_t<_PmT> _PmE;
+    return pm_imap2<_PmT>(x, y, [](_PmE a, _PmE b) { return (_PmE)((a >> 1) + (b >> 1) + (a & b & 1)); });
 }
-template <class T> inline T pm_rhadd(T x, T y) {
-    typedef pm_elem_t<T> E;
-    return pm_imap2<T>(x, y, [](E a, E b) { return (E)((a >> 1) + (b >> 1) + ((a | b) & 1)); });
+template <class _PmT> inline _PmT pm_rhadd(_PmT x, _PmT y) {
+    typedef pm_elem_t<_PmT> _PmE;
+    return pm_imap2<_PmT>(x, y, [](_PmE a, _PmE b) { return (_PmE)((a >> 1) + (b >> 1) + ((a | b) & 1)); });
 }
 PM_IMATH2(addsat)
 PM_IMATH2(subsat)
@@ -142,157 +142,157 @@ PM_IMATH2(hadd)
 PM_IMATH2(rhadd)
 
 // clz, ctz, popcount, reverse_bits
-template <class T> inline T pm_clz(T x) {
-    typedef pm_elem_t<T> E;
-    typedef pm_unsigned_t<E> U;
-    return pm_imap1<T>(x, [](E a) { return (E)__builtin_clzg((U)a, (int)(sizeof(E) * 8)); });
+template <class _PmT> inline _PmT pm_clz(_PmT x) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_unsigned_t<_PmE> _PmU;
+    return pm_imap1<_PmT>(x, [](_PmE a) { return (_PmE)__builtin_clzg((_PmU)a, (int)(sizeof(_PmE) * 8)); });
 }
-template <class T> inline T pm_ctz(T x) {
-    typedef pm_elem_t<T> E;
-    typedef pm_unsigned_t<E> U;
-    return pm_imap1<T>(x, [](E a) { return (E)__builtin_ctzg((U)a, (int)(sizeof(E) * 8)); });
+template <class _PmT> inline _PmT pm_ctz(_PmT x) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_unsigned_t<_PmE> _PmU;
+    return pm_imap1<_PmT>(x, [](_PmE a) { return (_PmE)__builtin_ctzg((_PmU)a, (int)(sizeof(_PmE) * 8)); });
 }
-template <class T> inline T pm_popcount(T x) {
-    typedef pm_elem_t<T> E;
-    typedef pm_unsigned_t<E> U;
-    return pm_imap1<T>(x, [](E a) { return (E)__builtin_popcountg((U)a); });
+template <class _PmT> inline _PmT pm_popcount(_PmT x) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_unsigned_t<_PmE> _PmU;
+    return pm_imap1<_PmT>(x, [](_PmE a) { return (_PmE)__builtin_popcountg((_PmU)a); });
 }
-template <class T> inline T pm_reverse_bits(T x) { return __builtin_elementwise_bitreverse(x); }
+template <class _PmT> inline _PmT pm_reverse_bits(_PmT x) { return __builtin_elementwise_bitreverse(x); }
 PM_IMATH1(clz)
 PM_IMATH1(ctz)
 PM_IMATH1(popcount)
 PM_IMATH1(reverse_bits)
 
 // extract_bits(x, offset, bits), insert_bits(base, insert, offset, bits)
-template <class E> inline E pm_extract1(E x, uint offset, uint bits) {
+template <class _PmE> inline _PmE pm_extract1(_PmE x, uint offset, uint bits) {
     if (bits == 0) return 0;
-    ulong u = (ulong)(pm_unsigned_t<E>)x >> offset;
+    ulong u = (ulong)(pm_unsigned_t<_PmE>)x >> offset;
     if (bits < 64) u &= (1ul << bits) - 1ul;
-    if constexpr (pm_is_signed<E>) return (E)((long)(u << (64 - bits)) >> (64 - bits));
-    else return (E)u;
+    if constexpr (pm_is_signed<_PmE>) return (_PmE)((long)(u << (64 - bits)) >> (64 - bits));
+    else return (_PmE)u;
 }
-template <class E> inline E pm_insert1(E base, E ins, uint offset, uint bits) {
+template <class _PmE> inline _PmE pm_insert1(_PmE base, _PmE ins, uint offset, uint bits) {
     if (bits == 0) return base;
     ulong m = bits < 64 ? ((1ul << bits) - 1ul) << offset : ~0ul;
-    ulong b = (ulong)(pm_unsigned_t<E>)base, n = (ulong)(pm_unsigned_t<E>)ins << offset;
-    return (E)(pm_unsigned_t<E>)((b & ~m) | (n & m));
+    ulong b = (ulong)(pm_unsigned_t<_PmE>)base, n = (ulong)(pm_unsigned_t<_PmE>)ins << offset;
+    return (_PmE)(pm_unsigned_t<_PmE>)((b & ~m) | (n & m));
 }
-template <class T> inline T pm_extract_bits(T x, uint offset, uint bits) {
-    typedef pm_elem_t<T> E;
-    return pm_imap1<T>(x, [=](E a) { return pm_extract1<E>(a, offset, bits); });
+template <class _PmT> inline _PmT pm_extract_bits(_PmT x, uint offset, uint bits) {
+    typedef pm_elem_t<_PmT> _PmE;
+    return pm_imap1<_PmT>(x, [=](_PmE a) { return pm_extract1<_PmE>(a, offset, bits); });
 }
-template <class T> inline T pm_insert_bits(T base, T ins, uint offset, uint bits) {
-    typedef pm_elem_t<T> E;
-    return pm_imap2<T>(base, ins, [=](E a, E b) { return pm_insert1<E>(a, b, offset, bits); });
+template <class _PmT> inline _PmT pm_insert_bits(_PmT base, _PmT ins, uint offset, uint bits) {
+    typedef pm_elem_t<_PmT> _PmE;
+    return pm_imap2<_PmT>(base, ins, [=](_PmE a, _PmE b) { return pm_insert1<_PmE>(a, b, offset, bits); });
 }
-#define PM_IBITS(T, _)                                                                          \
-    template <class P = void> inline T extract_bits(T x, uint offset, uint bits) {              \
-        return pm_extract_bits((pm_dep_t<P, T>)x, offset, bits);                                \
+#define PM_IBITS(_PmT, _)                                                                          \
+    template <class _PmP = void> inline _PmT extract_bits(_PmT x, uint offset, uint bits) {              \
+        return pm_extract_bits((pm_dep_t<_PmP, _PmT>)x, offset, bits);                                \
     }                                                                                           \
-    template <class P = void> inline T insert_bits(T base, T insert, uint offset, uint bits) {  \
-        return pm_insert_bits((pm_dep_t<P, T>)base, insert, offset, bits);                      \
+    template <class _PmP = void> inline _PmT insert_bits(_PmT base, _PmT insert, uint offset, uint bits) {  \
+        return pm_insert_bits((pm_dep_t<_PmP, _PmT>)base, insert, offset, bits);                      \
     }
 PM_ITYPES(PM_IBITS, _)
 #undef PM_IBITS
 
 // mulhi, madhi, mul24, mad24, madsat, rotate
-template <class E> inline E pm_mulhi1(E a, E b) {
-    if constexpr (sizeof(E) == 8) {
-        if constexpr (pm_is_signed<E>) return (E)(((__int128)a * (__int128)b) >> 64);
-        else return (E)(((unsigned __int128)a * (unsigned __int128)b) >> 64);
+template <class _PmE> inline _PmE pm_mulhi1(_PmE a, _PmE b) {
+    if constexpr (sizeof(_PmE) == 8) {
+        if constexpr (pm_is_signed<_PmE>) return (_PmE)(((__int128)a * (__int128)b) >> 64);
+        else return (_PmE)(((unsigned __int128)a * (unsigned __int128)b) >> 64);
     } else {
-        if constexpr (pm_is_signed<E>) return (E)(((long)a * (long)b) >> (sizeof(E) * 8));
-        else return (E)(((ulong)a * (ulong)b) >> (sizeof(E) * 8));
+        if constexpr (pm_is_signed<_PmE>) return (_PmE)(((long)a * (long)b) >> (sizeof(_PmE) * 8));
+        else return (_PmE)(((ulong)a * (ulong)b) >> (sizeof(_PmE) * 8));
     }
 }
-template <class T> inline T pm_mulhi(T x, T y) {
-    typedef pm_elem_t<T> E;
-    return pm_imap2<T>(x, y, [](E a, E b) { return pm_mulhi1<E>(a, b); });
+template <class _PmT> inline _PmT pm_mulhi(_PmT x, _PmT y) {
+    typedef pm_elem_t<_PmT> _PmE;
+    return pm_imap2<_PmT>(x, y, [](_PmE a, _PmE b) { return pm_mulhi1<_PmE>(a, b); });
 }
-template <class T> inline T pm_madhi(T x, T y, T z) {
-    typedef pm_elem_t<T> E;
-    typedef pm_unsigned_t<E> U;
-    return pm_imap3<T>(x, y, z, [](E a, E b, E c) { return (E)(U)((U)pm_mulhi1<E>(a, b) + (U)c); });
+template <class _PmT> inline _PmT pm_madhi(_PmT x, _PmT y, _PmT z) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_unsigned_t<_PmE> _PmU;
+    return pm_imap3<_PmT>(x, y, z, [](_PmE a, _PmE b, _PmE c) { return (_PmE)(_PmU)((_PmU)pm_mulhi1<_PmE>(a, b) + (_PmU)c); });
 }
-template <class E> inline E pm_madsat1(E a, E b, E c) {
-    if constexpr (pm_is_signed<E>) {
+template <class _PmE> inline _PmE pm_madsat1(_PmE a, _PmE b, _PmE c) {
+    if constexpr (pm_is_signed<_PmE>) {
         __int128 r = (__int128)a * (__int128)b + (__int128)c;
-        if (r > (__int128)numeric_limits<E>::max()) return numeric_limits<E>::max();
-        if (r < (__int128)numeric_limits<E>::min()) return numeric_limits<E>::min();
-        return (E)r;
+        if (r > (__int128)numeric_limits<_PmE>::max()) return numeric_limits<_PmE>::max();
+        if (r < (__int128)numeric_limits<_PmE>::min()) return numeric_limits<_PmE>::min();
+        return (_PmE)r;
     } else {
-        E p, s;
-        if (__builtin_mul_overflow(a, b, &p) || __builtin_add_overflow(p, c, &s)) return numeric_limits<E>::max();
+        _PmE p, s;
+        if (__builtin_mul_overflow(a, b, &p) || __builtin_add_overflow(p, c, &s)) return numeric_limits<_PmE>::max();
         return s;
     }
 }
-template <class T> inline T pm_madsat(T x, T y, T z) {
-    typedef pm_elem_t<T> E;
-    return pm_imap3<T>(x, y, z, [](E a, E b, E c) { return pm_madsat1<E>(a, b, c); });
+template <class _PmT> inline _PmT pm_madsat(_PmT x, _PmT y, _PmT z) {
+    typedef pm_elem_t<_PmT> _PmE;
+    return pm_imap3<_PmT>(x, y, z, [](_PmE a, _PmE b, _PmE c) { return pm_madsat1<_PmE>(a, b, c); });
 }
 // mul24 / mad24: the operands are 24-bit values; wrapping 32-bit arithmetic.
-template <class T> inline T pm_mul24(T x, T y) {
-    typedef pm_elem_t<T> E;
-    typedef pm_unsigned_t<E> U;
-    return pm_imap2<T>(x, y, [](E a, E b) { return (E)(U)((U)a * (U)b); });
+template <class _PmT> inline _PmT pm_mul24(_PmT x, _PmT y) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_unsigned_t<_PmE> _PmU;
+    return pm_imap2<_PmT>(x, y, [](_PmE a, _PmE b) { return (_PmE)(_PmU)((_PmU)a * (_PmU)b); });
 }
-template <class T> inline T pm_mad24(T x, T y, T z) {
-    typedef pm_elem_t<T> E;
-    typedef pm_unsigned_t<E> U;
-    return pm_imap3<T>(x, y, z, [](E a, E b, E c) { return (E)(U)((U)a * (U)b + (U)c); });
+template <class _PmT> inline _PmT pm_mad24(_PmT x, _PmT y, _PmT z) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_unsigned_t<_PmE> _PmU;
+    return pm_imap3<_PmT>(x, y, z, [](_PmE a, _PmE b, _PmE c) { return (_PmE)(_PmU)((_PmU)a * (_PmU)b + (_PmU)c); });
 }
-template <class T> inline T pm_rotate(T v, T i) {
-    typedef pm_elem_t<T> E;
-    typedef pm_unsigned_t<E> U;
-    return pm_imap2<T>(v, i, [](E a, E b) {
-        constexpr uint W = sizeof(E) * 8;
-        uint n = (uint)(U)b & (W - 1);
-        U u = (U)a;
-        return (E)(U)((U)(u << n) | (U)(u >> ((W - n) & (W - 1))));
+template <class _PmT> inline _PmT pm_rotate(_PmT v, _PmT i) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_unsigned_t<_PmE> _PmU;
+    return pm_imap2<_PmT>(v, i, [](_PmE a, _PmE b) {
+        constexpr uint _PmW = sizeof(_PmE) * 8;
+        uint n = (uint)(_PmU)b & (_PmW - 1);
+        _PmU u = (_PmU)a;
+        return (_PmE)(_PmU)((_PmU)(u << n) | (_PmU)(u >> ((_PmW - n) & (_PmW - 1))));
     });
 }
 PM_IMATH2(mulhi)
 PM_IMATH3(madhi)
 PM_IMATH3(madsat)
 PM_IMATH2(rotate)
-#define PM_I24(T, _)                                                          \
-    template <class P = void> inline T mul24(T x, T y) { return pm_mul24((pm_dep_t<P, T>)x, y); }         \
-    template <class P = void> inline T mad24(T x, T y, T z) { return pm_mad24((pm_dep_t<P, T>)x, y, z); }
+#define PM_I24(_PmT, _)                                                          \
+    template <class _PmP = void> inline _PmT mul24(_PmT x, _PmT y) { return pm_mul24((pm_dep_t<_PmP, _PmT>)x, y); }         \
+    template <class _PmP = void> inline _PmT mad24(_PmT x, _PmT y, _PmT z) { return pm_mad24((pm_dep_t<_PmP, _PmT>)x, y, z); }
 PM_I24(int, _) PM_I24(int2, _) PM_I24(int3, _) PM_I24(int4, _)
 PM_I24(uint, _) PM_I24(uint2, _) PM_I24(uint3, _) PM_I24(uint4, _)
 #undef PM_I24
 
 // max, min, clamp (integers), max3, min3, median3 (integers and floats)
-template <class T> inline T pm_imax(T x, T y) { return __builtin_elementwise_max(x, y); }
-template <class T> inline T pm_imin(T x, T y) { return __builtin_elementwise_min(x, y); }
-template <class T> inline T pm_iclamp(T x, T lo, T hi) {
+template <class _PmT> inline _PmT pm_imax(_PmT x, _PmT y) { return __builtin_elementwise_max(x, y); }
+template <class _PmT> inline _PmT pm_imin(_PmT x, _PmT y) { return __builtin_elementwise_min(x, y); }
+template <class _PmT> inline _PmT pm_iclamp(_PmT x, _PmT lo, _PmT hi) {
     return __builtin_elementwise_min(__builtin_elementwise_max(x, lo), hi);
 }
-#define PM_IMINMAX(T, _)                                                            \
-    template <class P = void> inline T max(T x, T y) { return pm_imax((pm_dep_t<P, T>)x, y); }           \
-    template <class P = void> inline T min(T x, T y) { return pm_imin((pm_dep_t<P, T>)x, y); }           \
-    template <class P = void> inline T clamp(T x, T lo, T hi) { return pm_iclamp((pm_dep_t<P, T>)x, lo, hi); } \
-    template <class P = void> inline T max3(T x, T y, T z) {                                               \
-        return pm_imax(pm_imax((pm_dep_t<P, T>)x, y), z);                                                  \
+#define PM_IMINMAX(_PmT, _)                                                            \
+    template <class _PmP = void> inline _PmT max(_PmT x, _PmT y) { return pm_imax((pm_dep_t<_PmP, _PmT>)x, y); }           \
+    template <class _PmP = void> inline _PmT min(_PmT x, _PmT y) { return pm_imin((pm_dep_t<_PmP, _PmT>)x, y); }           \
+    template <class _PmP = void> inline _PmT clamp(_PmT x, _PmT lo, _PmT hi) { return pm_iclamp((pm_dep_t<_PmP, _PmT>)x, lo, hi); } \
+    template <class _PmP = void> inline _PmT max3(_PmT x, _PmT y, _PmT z) {                                               \
+        return pm_imax(pm_imax((pm_dep_t<_PmP, _PmT>)x, y), z);                                                  \
     }                                                                                                      \
-    template <class P = void> inline T min3(T x, T y, T z) {                                               \
-        return pm_imin(pm_imin((pm_dep_t<P, T>)x, y), z);                                                  \
+    template <class _PmP = void> inline _PmT min3(_PmT x, _PmT y, _PmT z) {                                               \
+        return pm_imin(pm_imin((pm_dep_t<_PmP, _PmT>)x, y), z);                                                  \
     }                                                                                                      \
-    template <class P = void> inline T median3(T x, T y, T z) {                                            \
-        pm_dep_t<P, T> a = x;                                                                              \
+    template <class _PmP = void> inline _PmT median3(_PmT x, _PmT y, _PmT z) {                                            \
+        pm_dep_t<_PmP, _PmT> a = x;                                                                              \
         return pm_imax(pm_imin(a, y), pm_imin(pm_imax(a, y), z));                                          \
     }
 PM_ITYPES(PM_IMINMAX, _)
 #undef PM_IMINMAX
-#define PM_FMINMAX3(T, _)                                                           \
-    template <class P = void> inline T max3(T x, T y, T z) {                                               \
-        return pm_fmax(pm_fmax((pm_dep_t<P, T>)x, y), z);                                                  \
+#define PM_FMINMAX3(_PmT, _)                                                           \
+    template <class _PmP = void> inline _PmT max3(_PmT x, _PmT y, _PmT z) {                                               \
+        return pm_fmax(pm_fmax((pm_dep_t<_PmP, _PmT>)x, y), z);                                                  \
     }                                                                                                      \
-    template <class P = void> inline T min3(T x, T y, T z) {                                               \
-        return pm_fmin(pm_fmin((pm_dep_t<P, T>)x, y), z);                                                  \
+    template <class _PmP = void> inline _PmT min3(_PmT x, _PmT y, _PmT z) {                                               \
+        return pm_fmin(pm_fmin((pm_dep_t<_PmP, _PmT>)x, y), z);                                                  \
     }                                                                                                      \
-    template <class P = void> inline T median3(T x, T y, T z) {                                            \
-        pm_dep_t<P, T> a = x;                                                                              \
+    template <class _PmP = void> inline _PmT median3(_PmT x, _PmT y, _PmT z) {                                            \
+        pm_dep_t<_PmP, _PmT> a = x;                                                                              \
         return pm_fmax(pm_fmin(a, y), pm_fmin(pm_fmax(a, y), z));                                          \
     }
 PM_FTYPES(PM_FMINMAX3, _)
@@ -300,18 +300,18 @@ PM_FTYPES(PM_FMINMAX3, _)
 
 // Mixed scalar arguments: max(uint, int), max(float, 0), clamp(h, 0.0, 1.0), ...
 #define PM_ANY2(name)                                                      \
-    template <class A, class B>                                            \
-        requires(pm_anymixed<A, B>)                                        \
-    inline pm_anycommon_t<A, B> name(A x, B y) {                           \
-        typedef pm_anycommon_t<A, B> C;                                    \
-        return name((C)x, (C)y);                                           \
+    template <class _PmA, class _PmB>                                            \
+        requires(pm_anymixed<_PmA, _PmB>)                                        \
+    inline pm_anycommon_t<_PmA, _PmB> name(_PmA x, _PmB y) {                           \
+        typedef pm_anycommon_t<_PmA, _PmB> _PmC;                                    \
+        return name((_PmC)x, (_PmC)y);                                           \
     }
 #define PM_ANY3(name)                                                      \
-    template <class A, class B, class C>                                   \
-        requires(pm_anymixed<A, B, C>)                                     \
-    inline pm_anycommon_t<A, B, C> name(A x, B y, C z) {                   \
-        typedef pm_anycommon_t<A, B, C> R;                                 \
-        return name((R)x, (R)y, (R)z);                                     \
+    template <class _PmA, class _PmB, class _PmC>                                   \
+        requires(pm_anymixed<_PmA, _PmB, _PmC>)                                     \
+    inline pm_anycommon_t<_PmA, _PmB, _PmC> name(_PmA x, _PmB y, _PmC z) {                   \
+        typedef pm_anycommon_t<_PmA, _PmB, _PmC> _PmR;                                 \
+        return name((_PmR)x, (_PmR)y, (_PmR)z);                                     \
     }
 PM_ANY2(max)
 PM_ANY2(min)

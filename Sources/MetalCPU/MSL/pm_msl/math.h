@@ -104,105 +104,105 @@ namespace metal {
 // ---------------------------------------------------------------------------
 // Helpers: compute in float (or floatN), convert back.
 // ---------------------------------------------------------------------------
-template <class T> using pm_f32_t = pm_rebind_t<float, T>;
-template <class T> using pm_i32_t = pm_rebind_t<int, T>;
+template <class _PmT> using pm_f32_t = pm_rebind_t<float, _PmT>;
+template <class _PmT> using pm_i32_t = pm_rebind_t<int, _PmT>;
 
-template <class T> constexpr pm_f32_t<T> pm_tof(T x) {
-    if constexpr (!pm_is_vec<T>) return (float)x;
-    else if constexpr (pm_same<pm_elem_t<T>, float>) return x;
-    else return __builtin_convertvector(x, pm_f32_t<T>);
+template <class _PmT> constexpr pm_f32_t<_PmT> pm_tof(_PmT x) {
+    if constexpr (!pm_is_vec<_PmT>) return (float)x;
+    else if constexpr (pm_same<pm_elem_t<_PmT>, float>) return x;
+    else return __builtin_convertvector(x, pm_f32_t<_PmT>);
 }
-template <class T> constexpr T pm_fromf(pm_f32_t<T> x) {
-    if constexpr (!pm_is_vec<T>) return (T)x;
-    else if constexpr (pm_same<pm_elem_t<T>, float>) return x;
-    else return __builtin_convertvector(x, T);
+template <class _PmT> constexpr _PmT pm_fromf(pm_f32_t<_PmT> x) {
+    if constexpr (!pm_is_vec<_PmT>) return (_PmT)x;
+    else if constexpr (pm_same<pm_elem_t<_PmT>, float>) return x;
+    else return __builtin_convertvector(x, _PmT);
 }
 // Applies a float -> float function to every element.
-template <class T, class F> inline T pm_map1(T x, F f) {
-    if constexpr (!pm_is_vec<T>) {
-        return (T)f((float)x);
+template <class _PmT, class _PmF> inline _PmT pm_map1(_PmT x, _PmF f) {
+    if constexpr (!pm_is_vec<_PmT>) {
+        return (_PmT)f((float)x);
     } else {
-        pm_f32_t<T> a = pm_tof(x), r = 0;
-        for (int i = 0; i < pm_width<T>; i++) r[i] = f(a[i]);
-        return pm_fromf<T>(r);
+        pm_f32_t<_PmT> a = pm_tof(x), r = 0;
+        for (int i = 0; i < pm_width<_PmT>; i++) r[i] = f(a[i]);
+        return pm_fromf<_PmT>(r);
     }
 }
-template <class T, class F> inline T pm_map2(T x, T y, F f) {
-    if constexpr (!pm_is_vec<T>) {
-        return (T)f((float)x, (float)y);
+template <class _PmT, class _PmF> inline _PmT pm_map2(_PmT x, _PmT y, _PmF f) {
+    if constexpr (!pm_is_vec<_PmT>) {
+        return (_PmT)f((float)x, (float)y);
     } else {
-        pm_f32_t<T> a = pm_tof(x), b = pm_tof(y), r = 0;
-        for (int i = 0; i < pm_width<T>; i++) r[i] = f(a[i], b[i]);
-        return pm_fromf<T>(r);
+        pm_f32_t<_PmT> a = pm_tof(x), b = pm_tof(y), r = 0;
+        for (int i = 0; i < pm_width<_PmT>; i++) r[i] = f(a[i], b[i]);
+        return pm_fromf<_PmT>(r);
     }
 }
 // Result type of mixed scalar arguments: the widest MSL floating type among
 // them (double counts as float, half with bfloat gives float), else float.
-template <class A> inline constexpr int pm_frank = pm_same<A, bfloat> ? 1 : pm_same<A, half> ? 2 : pm_is_float<A> || pm_is_double<A> ? 4 : 0;
-template <class A, class B> struct pm_fcommon2 {
-    static constexpr int r = (pm_frank<A> | pm_frank<B>);
+template <class _PmA> inline constexpr int pm_frank = pm_same<_PmA, bfloat> ? 1 : pm_same<_PmA, half> ? 2 : pm_is_float<_PmA> || pm_is_double<_PmA> ? 4 : 0;
+template <class _PmA, class _PmB> struct pm_fcommon2 {
+    static constexpr int r = (pm_frank<_PmA> | pm_frank<_PmB>);
     typedef pm_cond_t<r == 1, bfloat, pm_cond_t<r == 2, half, float>> type;
 };
-template <class... A> struct pm_fcommon;
-template <class A> struct pm_fcommon<A> { typedef typename pm_fcommon2<A, A>::type type; };
-template <class A, class B> struct pm_fcommon<A, B> : pm_fcommon2<A, B> {};
-template <class A, class B, class C> struct pm_fcommon<A, B, C> {
-    typedef typename pm_fcommon2<typename pm_fcommon2<A, B>::type, C>::type type;
+template <class... _PmA> struct pm_fcommon;
+template <class _PmA> struct pm_fcommon<_PmA> { typedef typename pm_fcommon2<_PmA, _PmA>::type type; };
+template <class _PmA, class _PmB> struct pm_fcommon<_PmA, _PmB> : pm_fcommon2<_PmA, _PmB> {};
+template <class _PmA, class _PmB, class _PmC> struct pm_fcommon<_PmA, _PmB, _PmC> {
+    typedef typename pm_fcommon2<typename pm_fcommon2<_PmA, _PmB>::type, _PmC>::type type;
 };
-template <class... A> using pm_fcommon_t = typename pm_fcommon<A...>::type;
+template <class... _PmA> using pm_fcommon_t = typename pm_fcommon<_PmA...>::type;
 // Are these scalars a mix that no exact float/half/bfloat overload matches?
-template <class... A> inline constexpr bool pm_fmixed =
-    (pm_is_arith<A> && ...) && !((pm_same<A, float> && ...) || (pm_same<A, half> && ...) || (pm_same<A, bfloat> && ...));
+template <class... _PmA> inline constexpr bool pm_fmixed =
+    (pm_is_arith<_PmA> && ...) && !((pm_same<_PmA, float> && ...) || (pm_same<_PmA, half> && ...) || (pm_same<_PmA, bfloat> && ...));
 
-#define PM_FTYPES(M, ...)                                                                   \
-    M(float, __VA_ARGS__) M(float2, __VA_ARGS__) M(float3, __VA_ARGS__) M(float4, __VA_ARGS__) \
-    M(half, __VA_ARGS__) M(half2, __VA_ARGS__) M(half3, __VA_ARGS__) M(half4, __VA_ARGS__)     \
-    M(bfloat, __VA_ARGS__) M(bfloat2, __VA_ARGS__) M(bfloat3, __VA_ARGS__) M(bfloat4, __VA_ARGS__)
+#define PM_FTYPES(_PmM, ...)                                                                   \
+    _PmM(float, __VA_ARGS__) _PmM(float2, __VA_ARGS__) _PmM(float3, __VA_ARGS__) _PmM(float4, __VA_ARGS__) \
+    _PmM(half, __VA_ARGS__) _PmM(half2, __VA_ARGS__) _PmM(half3, __VA_ARGS__) _PmM(half4, __VA_ARGS__)     \
+    _PmM(bfloat, __VA_ARGS__) _PmM(bfloat2, __VA_ARGS__) _PmM(bfloat3, __VA_ARGS__) _PmM(bfloat4, __VA_ARGS__)
 
-#define PM_OV1(T, name) \
-    template <class P = void> inline T name(T x) { return pm_##name((pm_dep_t<P, T>)x); }
-#define PM_OV2(T, name) \
-    template <class P = void> inline T name(T x, T y) { return pm_##name((pm_dep_t<P, T>)x, y); }
-#define PM_OV3(T, name) \
-    template <class P = void> inline T name(T x, T y, T z) { return pm_##name((pm_dep_t<P, T>)x, y, z); }
+#define PM_OV1(_PmT, name) \
+    template <class _PmP = void> inline _PmT name(_PmT x) { return pm_##name((pm_dep_t<_PmP, _PmT>)x); }
+#define PM_OV2(_PmT, name) \
+    template <class _PmP = void> inline _PmT name(_PmT x, _PmT y) { return pm_##name((pm_dep_t<_PmP, _PmT>)x, y); }
+#define PM_OV3(_PmT, name) \
+    template <class _PmP = void> inline _PmT name(_PmT x, _PmT y, _PmT z) { return pm_##name((pm_dep_t<_PmP, _PmT>)x, y, z); }
 // name(T) for every floating T, plus name(double / integer) -> float.
 #define PM_MATH1(name)                                                     \
     PM_FTYPES(PM_OV1, name)                                                \
-    template <class A>                                                     \
-        requires(pm_is_double<A> || pm_is_int<A>)                          \
-    inline float name(A x) { return pm_##name((float)x); }
+    template <class _PmA>                                                     \
+        requires(pm_is_double<_PmA> || pm_is_int<_PmA>)                          \
+    inline float name(_PmA x) { return pm_##name((float)x); }
 #define PM_MATH2(name)                                                     \
     PM_FTYPES(PM_OV2, name)                                                \
-    template <class A, class B>                                            \
-        requires(pm_fmixed<A, B>)                                          \
-    inline pm_fcommon_t<A, B> name(A x, B y) {                             \
-        typedef pm_fcommon_t<A, B> C;                                      \
-        return pm_##name((C)x, (C)y);                                      \
+    template <class _PmA, class _PmB>                                            \
+        requires(pm_fmixed<_PmA, _PmB>)                                          \
+    inline pm_fcommon_t<_PmA, _PmB> name(_PmA x, _PmB y) {                             \
+        typedef pm_fcommon_t<_PmA, _PmB> _PmC;                                      \
+        return pm_##name((_PmC)x, (_PmC)y);                                      \
     }
 #define PM_MATH3(name)                                                     \
     PM_FTYPES(PM_OV3, name)                                                \
-    template <class A, class B, class C>                                   \
-        requires(pm_fmixed<A, B, C>)                                       \
-    inline pm_fcommon_t<A, B, C> name(A x, B y, C z) {                     \
-        typedef pm_fcommon_t<A, B, C> R;                                   \
-        return pm_##name((R)x, (R)y, (R)z);                                \
+    template <class _PmA, class _PmB, class _PmC>                                   \
+        requires(pm_fmixed<_PmA, _PmB, _PmC>)                                       \
+    inline pm_fcommon_t<_PmA, _PmB, _PmC> name(_PmA x, _PmB y, _PmC z) {                     \
+        typedef pm_fcommon_t<_PmA, _PmB, _PmC> _PmR;                                   \
+        return pm_##name((_PmR)x, (_PmR)y, (_PmR)z);                                \
     }
 
 // Precise single-element functions through libm (float).
 #define PM_LIBM1(name, fn)                                                      \
-    template <class T> inline T pm_##name(T x) {                                \
+    template <class _PmT> inline _PmT pm_##name(_PmT x) {                                \
         return pm_map1(x, [](float v) { return fn(v); });                       \
     }                                                                           \
     PM_MATH1(name)
 #define PM_LIBM2(name, fn)                                                      \
-    template <class T> inline T pm_##name(T x, T y) {                           \
+    template <class _PmT> inline _PmT pm_##name(_PmT x, _PmT y) {                           \
         return pm_map2(x, y, [](float a, float b) { return fn(a, b); });        \
     }                                                                           \
     PM_MATH2(name)
 // Whole-vector clang builtins (vectorise; exact in float for half / bfloat).
 #define PM_ELEM1(name, builtin)                                                 \
-    template <class T> inline T pm_##name(T x) {                                \
-        return pm_fromf<T>(builtin(pm_tof(x)));                                 \
+    template <class _PmT> inline _PmT pm_##name(_PmT x) {                                \
+        return pm_fromf<_PmT>(builtin(pm_tof(x)));                                 \
     }                                                                           \
     PM_MATH1(name)
 
@@ -238,15 +238,15 @@ PM_ELEM1(trunc, __builtin_elementwise_trunc)
 PM_ELEM1(sqrt, __builtin_elementwise_sqrt)
 
 // abs(float) = fabs; the integer overloads are in integer.h.
-template <class T> inline T pm_abs(T x) { return pm_fabs(x); }
+template <class _PmT> inline _PmT pm_abs(_PmT x) { return pm_fabs(x); }
 PM_FTYPES(PM_OV1, abs)
-template <class A>
-    requires(pm_is_double<A>)
-inline float abs(A x) { return pm_fabs((float)x); }
+template <class _PmA>
+    requires(pm_is_double<_PmA>)
+inline float abs(_PmA x) { return pm_fabs((float)x); }
 
-template <class T> inline T pm_rsqrt(T x) {
-    pm_f32_t<T> a = pm_tof(x);
-    return pm_fromf<T>(1.0f / __builtin_elementwise_sqrt(a));
+template <class _PmT> inline _PmT pm_rsqrt(_PmT x) {
+    pm_f32_t<_PmT> a = pm_tof(x);
+    return pm_fromf<_PmT>(1.0f / __builtin_elementwise_sqrt(a));
 }
 PM_MATH1(rsqrt)
 
@@ -275,32 +275,32 @@ PM_LIBM1(cospi, pm_cospi_f)
 PM_LIBM1(tanpi, pm_tanpi_f)
 
 // fract(x) = fmin(x - floor(x), largest value below 1), NaN -> NaN, inf -> 0.
-template <class E> inline constexpr float pm_below_one = 0x1.fffffep-1f;
+template <class _PmE> inline constexpr float pm_below_one = 0x1.fffffep-1f;
 template <> inline constexpr float pm_below_one<half> = 0x1.ffcp-1f;
 template <> inline constexpr float pm_below_one<bfloat> = 0x1.fep-1f;
-template <class T> inline T pm_fract(T x) {
+template <class _PmT> inline _PmT pm_fract(_PmT x) {
     return pm_map1(x, [](float v) {
         if (__builtin_isinf(v)) return __builtin_copysignf(0.0f, v);
         float f = v - __builtin_floorf(v);
-        return f < pm_below_one<pm_elem_t<T>> ? f : (f != f ? f : pm_below_one<pm_elem_t<T>>);
+        return f < pm_below_one<pm_elem_t<_PmT>> ? f : (f != f ? f : pm_below_one<pm_elem_t<_PmT>>);
     });
 }
 PM_MATH1(fract)
 
-template <class T> inline T pm_fmax(T x, T y) {
-    return pm_fromf<T>(__builtin_elementwise_max(pm_tof(x), pm_tof(y)));
+template <class _PmT> inline _PmT pm_fmax(_PmT x, _PmT y) {
+    return pm_fromf<_PmT>(__builtin_elementwise_max(pm_tof(x), pm_tof(y)));
 }
-template <class T> inline T pm_fmin(T x, T y) {
-    return pm_fromf<T>(__builtin_elementwise_min(pm_tof(x), pm_tof(y)));
+template <class _PmT> inline _PmT pm_fmin(_PmT x, _PmT y) {
+    return pm_fromf<_PmT>(__builtin_elementwise_min(pm_tof(x), pm_tof(y)));
 }
-template <class T> inline T pm_copysign(T x, T y) {
-    return pm_fromf<T>(__builtin_elementwise_copysign(pm_tof(x), pm_tof(y)));
+template <class _PmT> inline _PmT pm_copysign(_PmT x, _PmT y) {
+    return pm_fromf<_PmT>(__builtin_elementwise_copysign(pm_tof(x), pm_tof(y)));
 }
-template <class T> inline T pm_fdim(T x, T y) {
+template <class _PmT> inline _PmT pm_fdim(_PmT x, _PmT y) {
     return pm_map2(x, y, [](float a, float b) { return (a != a || b != b) ? a + b : a > b ? a - b : 0.0f; });
 }
-template <class T> inline T pm_divide(T x, T y) { return pm_fromf<T>(pm_tof(x) / pm_tof(y)); }
-template <class T> inline T pm_powr(T x, T y) {
+template <class _PmT> inline _PmT pm_divide(_PmT x, _PmT y) { return pm_fromf<_PmT>(pm_tof(x) / pm_tof(y)); }
+template <class _PmT> inline _PmT pm_powr(_PmT x, _PmT y) {
     return pm_map2(x, y, [](float a, float b) { return a < 0.0f ? __builtin_nanf("") : __builtin_powf(a, b); });
 }
 PM_MATH2(fmax)
@@ -311,82 +311,82 @@ PM_MATH2(divide)
 PM_MATH2(powr)
 
 // nextafter in the element's own format (bit stepping).
-template <class E, class U> inline E pm_nextafter_bits(E x, E y) {
-    if (x != x || y != y) return (E)((float)x + (float)y);
+template <class _PmE, class _PmU> inline _PmE pm_nextafter_bits(_PmE x, _PmE y) {
+    if (x != x || y != y) return (_PmE)((float)x + (float)y);
     if (x == y) return y;
-    U b = __builtin_bit_cast(U, x);
-    constexpr U sign = (U)((U)1 << (sizeof(U) * 8 - 1));
-    if ((b & (U)~sign) == 0) return __builtin_bit_cast(E, (U)((__builtin_bit_cast(U, y) & sign) | 1));
+    _PmU b = __builtin_bit_cast(_PmU, x);
+    constexpr _PmU sign = (_PmU)((_PmU)1 << (sizeof(_PmU) * 8 - 1));
+    if ((b & (_PmU)~sign) == 0) return __builtin_bit_cast(_PmE, (_PmU)((__builtin_bit_cast(_PmU, y) & sign) | 1));
     if ((x < y) == ((b & sign) == 0)) b++;
     else b--;
-    return __builtin_bit_cast(E, b);
+    return __builtin_bit_cast(_PmE, b);
 }
-template <class T> inline T pm_nextafter(T x, T y) {
-    typedef pm_elem_t<T> E;
-    typedef pm_cond_t<sizeof(E) == 2, ushort, uint> U;
-    if constexpr (!pm_is_vec<T>) {
-        return pm_nextafter_bits<E, U>(x, y);
+template <class _PmT> inline _PmT pm_nextafter(_PmT x, _PmT y) {
+    typedef pm_elem_t<_PmT> _PmE;
+    typedef pm_cond_t<sizeof(_PmE) == 2, ushort, uint> _PmU;
+    if constexpr (!pm_is_vec<_PmT>) {
+        return pm_nextafter_bits<_PmE, _PmU>(x, y);
     } else {
-        T r = x;
-        for (int i = 0; i < pm_width<T>; i++) r[i] = pm_nextafter_bits<E, U>(x[i], y[i]);
+        _PmT r = x;
+        for (int i = 0; i < pm_width<_PmT>; i++) r[i] = pm_nextafter_bits<_PmE, _PmU>(x[i], y[i]);
         return r;
     }
 }
 PM_MATH2(nextafter)
 
-template <class T> inline T pm_fma(T x, T y, T z) {
-    return pm_fromf<T>(__builtin_elementwise_fma(pm_tof(x), pm_tof(y), pm_tof(z)));
+template <class _PmT> inline _PmT pm_fma(_PmT x, _PmT y, _PmT z) {
+    return pm_fromf<_PmT>(__builtin_elementwise_fma(pm_tof(x), pm_tof(y), pm_tof(z)));
 }
 PM_MATH3(fma)
 
 // ldexp(x, k), frexp(x, exp), ilogb(x), modf(x, ip), sincos(x, c)
-template <class T> inline T pm_ldexp(T x, pm_i32_t<T> k) {
-    if constexpr (!pm_is_vec<T>) {
-        return (T)__builtin_ldexpf((float)x, k);
+template <class _PmT> inline _PmT pm_ldexp(_PmT x, pm_i32_t<_PmT> k) {
+    if constexpr (!pm_is_vec<_PmT>) {
+        return (_PmT)__builtin_ldexpf((float)x, k);
     } else {
-        pm_f32_t<T> a = pm_tof(x), r = 0;
-        for (int i = 0; i < pm_width<T>; i++) r[i] = __builtin_ldexpf(a[i], k[i]);
-        return pm_fromf<T>(r);
+        pm_f32_t<_PmT> a = pm_tof(x), r = 0;
+        for (int i = 0; i < pm_width<_PmT>; i++) r[i] = __builtin_ldexpf(a[i], k[i]);
+        return pm_fromf<_PmT>(r);
     }
 }
-template <class T> inline T pm_frexp(T x, pm_i32_t<T> &e) {
-    if constexpr (!pm_is_vec<T>) {
-        return (T)__builtin_frexpf((float)x, &e);
+template <class _PmT> inline _PmT pm_frexp(_PmT x, pm_i32_t<_PmT> &e) {
+    if constexpr (!pm_is_vec<_PmT>) {
+        return (_PmT)__builtin_frexpf((float)x, &e);
     } else {
-        pm_f32_t<T> a = pm_tof(x), r = 0;
-        for (int i = 0; i < pm_width<T>; i++) {
+        pm_f32_t<_PmT> a = pm_tof(x), r = 0;
+        for (int i = 0; i < pm_width<_PmT>; i++) {
             int ei = 0;
             r[i] = __builtin_frexpf(a[i], &ei);
             e[i] = ei;
         }
-        return pm_fromf<T>(r);
+        return pm_fromf<_PmT>(r);
     }
 }
-template <class T> inline pm_i32_t<T> pm_ilogb(T x) {
-    if constexpr (!pm_is_vec<T>) {
+template <class _PmT> inline pm_i32_t<_PmT> pm_ilogb(_PmT x) {
+    if constexpr (!pm_is_vec<_PmT>) {
         return __builtin_ilogbf((float)x);
     } else {
-        pm_f32_t<T> a = pm_tof(x);
-        pm_i32_t<T> r = 0;
-        for (int i = 0; i < pm_width<T>; i++) r[i] = __builtin_ilogbf(a[i]);
+        pm_f32_t<_PmT> a = pm_tof(x);
+        pm_i32_t<_PmT> r = 0;
+        for (int i = 0; i < pm_width<_PmT>; i++) r[i] = __builtin_ilogbf(a[i]);
         return r;
     }
 }
-template <class T> inline T pm_modf(T x, T &ip) {
-    T t = pm_trunc(x);
+template <class _PmT> inline _PmT pm_modf(_PmT x, _PmT &ip) {
+    _PmT t = pm_trunc(x);
     ip = t;
     return pm_map2(x, t, [](float a, float b) {
         return __builtin_isinf(a) ? __builtin_copysignf(0.0f, a) : __builtin_copysignf(a - b, a);
     });
 }
-#define PM_LDEXP(T, _)                                                                         \
-    template <class P = void> inline T ldexp(T x, pm_i32_t<T> k) { return pm_ldexp<pm_dep_t<P, T>>(x, k); } \
-    template <class P = void> inline T frexp(T x, pm_i32_t<T> &e) { return pm_frexp<pm_dep_t<P, T>>(x, e); } \
-    template <class P = void> inline pm_i32_t<T> ilogb(T x) { return pm_ilogb<pm_dep_t<P, T>>(x); }        \
-    template <class P = void> inline T modf(T x, T &ip) { return pm_modf<pm_dep_t<P, T>>(x, ip); }          \
-    template <class P = void> inline T sincos(T x, T &c) {                                                 \
-        c = pm_cos((pm_dep_t<P, T>)x);                                                                     \
-        return pm_sin((pm_dep_t<P, T>)x);                                                                  \
+#define PM_LDEXP(_PmT, _)                                                                         \
+    template <class _PmP = void> inline _PmT ldexp(_PmT x, pm_i32_t<_PmT> k) { return pm_ldexp<pm_dep_t<_PmP, _PmT>>(x, k); } \
+    template <class _PmP = void> inline _PmT frexp(_PmT x, pm_i32_t<_PmT> &e) { return pm_frexp<pm_dep_t<_PmP, _PmT>>(x, e); } \
+    template <class _PmP = void> inline pm_i32_t<_PmT> ilogb(_PmT x) { return pm_ilogb<pm_dep_t<_PmP, _PmT>>(x); }        \
+    template <class _PmP = void> inline _PmT modf(_PmT x, _PmT &ip) { return pm_modf<pm_dep_t<_PmP, _PmT>>(x, ip); }          \
+    template <class _PmP = void> inline _PmT sincos(_PmT x, _PmT &c) {                                                 \
+        c = pm_cos((pm_dep_t<_PmP, _PmT>)x);                                                                     \
+        return pm_sin((pm_dep_t<_PmP, _PmT>)x);                                                                  \
     }
 PM_FTYPES(PM_LDEXP, _)
 #undef PM_LDEXP
@@ -394,42 +394,42 @@ PM_FTYPES(PM_LDEXP, _)
 // ---------------------------------------------------------------------------
 // Common functions (metal_common) and float max / min
 // ---------------------------------------------------------------------------
-template <class T> inline T pm_max(T x, T y) { return pm_fmax(x, y); }
-template <class T> inline T pm_min(T x, T y) { return pm_fmin(x, y); }
+template <class _PmT> inline _PmT pm_max(_PmT x, _PmT y) { return pm_fmax(x, y); }
+template <class _PmT> inline _PmT pm_min(_PmT x, _PmT y) { return pm_fmin(x, y); }
 PM_FTYPES(PM_OV2, max)
 PM_FTYPES(PM_OV2, min)
 
-template <class T> inline T pm_clamp(T x, T lo, T hi) {
-    return pm_fromf<T>(__builtin_elementwise_min(__builtin_elementwise_max(pm_tof(x), pm_tof(lo)), pm_tof(hi)));
+template <class _PmT> inline _PmT pm_clamp(_PmT x, _PmT lo, _PmT hi) {
+    return pm_fromf<_PmT>(__builtin_elementwise_min(__builtin_elementwise_max(pm_tof(x), pm_tof(lo)), pm_tof(hi)));
 }
 PM_FTYPES(PM_OV3, clamp)
 
-template <class T> inline T pm_mix(T x, T y, T a) {
-    pm_f32_t<T> fx = pm_tof(x);
-    return pm_fromf<T>(fx + (pm_tof(y) - fx) * pm_tof(a));
+template <class _PmT> inline _PmT pm_mix(_PmT x, _PmT y, _PmT a) {
+    pm_f32_t<_PmT> fx = pm_tof(x);
+    return pm_fromf<_PmT>(fx + (pm_tof(y) - fx) * pm_tof(a));
 }
 PM_MATH3(mix)
 
-template <class T> inline T pm_saturate(T x) {
-    return pm_fromf<T>(__builtin_elementwise_min(__builtin_elementwise_max(pm_tof(x), (pm_f32_t<T>)0.0f), (pm_f32_t<T>)1.0f));
+template <class _PmT> inline _PmT pm_saturate(_PmT x) {
+    return pm_fromf<_PmT>(__builtin_elementwise_min(__builtin_elementwise_max(pm_tof(x), (pm_f32_t<_PmT>)0.0f), (pm_f32_t<_PmT>)1.0f));
 }
 PM_MATH1(saturate)
 
-template <class T> inline T pm_sign(T x) {
+template <class _PmT> inline _PmT pm_sign(_PmT x) {
     return pm_map1(x, [](float v) { return v > 0.0f ? 1.0f : v < 0.0f ? -1.0f : v == v ? v : 0.0f; });
 }
 PM_MATH1(sign)
 
-template <class T> inline T pm_step(T edge, T x) {
+template <class _PmT> inline _PmT pm_step(_PmT edge, _PmT x) {
     return pm_map2(edge, x, [](float e, float v) { return v < e ? 0.0f : 1.0f; });
 }
 PM_MATH2(step)
 
-template <class T> inline T pm_smoothstep(T e0, T e1, T x) {
-    pm_f32_t<T> a = pm_tof(e0);
-    pm_f32_t<T> t = (pm_tof(x) - a) / (pm_tof(e1) - a);
-    t = __builtin_elementwise_min(__builtin_elementwise_max(t, (pm_f32_t<T>)0.0f), (pm_f32_t<T>)1.0f);
-    return pm_fromf<T>(t * t * (3.0f - 2.0f * t));
+template <class _PmT> inline _PmT pm_smoothstep(_PmT e0, _PmT e1, _PmT x) {
+    pm_f32_t<_PmT> a = pm_tof(e0);
+    pm_f32_t<_PmT> t = (pm_tof(x) - a) / (pm_tof(e1) - a);
+    t = __builtin_elementwise_min(__builtin_elementwise_max(t, (pm_f32_t<_PmT>)0.0f), (pm_f32_t<_PmT>)1.0f);
+    return pm_fromf<_PmT>(t * t * (3.0f - 2.0f * t));
 }
 PM_MATH3(smoothstep)
 

@@ -9,97 +9,97 @@ namespace metal {
 // all / any: bool, boolN, and integer vectors (comparison masks: nonzero = true).
 constexpr bool all(bool b) { return b; }
 constexpr bool any(bool b) { return b; }
-template <int N> constexpr bool all(pm_bool_vec<N> m) {
-    for (int i = 0; i < N; i++)
+template <int _PmN> constexpr bool all(pm_bool_vec<_PmN> m) {
+    for (int i = 0; i < _PmN; i++)
         if (!m.e[i]) return false;
     return true;
 }
-template <int N> constexpr bool any(pm_bool_vec<N> m) {
-    for (int i = 0; i < N; i++)
+template <int _PmN> constexpr bool any(pm_bool_vec<_PmN> m) {
+    for (int i = 0; i < _PmN; i++)
         if (m.e[i]) return true;
     return false;
 }
-template <class V>
-    requires(pm_is_ivec<V>)
-constexpr bool all(V m) {
-    for (int i = 0; i < pm_width<V>; i++)
+template <class _PmV>
+    requires(pm_is_ivec<_PmV>)
+constexpr bool all(_PmV m) {
+    for (int i = 0; i < pm_width<_PmV>; i++)
         if (m[i] == 0) return false;
     return true;
 }
-template <class V>
-    requires(pm_is_ivec<V>)
-constexpr bool any(V m) {
-    for (int i = 0; i < pm_width<V>; i++)
+template <class _PmV>
+    requires(pm_is_ivec<_PmV>)
+constexpr bool any(_PmV m) {
+    for (int i = 0; i < pm_width<_PmV>; i++)
         if (m[i] != 0) return true;
     return false;
 }
 
 // select(a, b, c): c ? b : a, per element for vector c.
-template <class T>
-    requires(pm_is_scalar<T> || pm_vinfo<T>::is_any_vec)
-constexpr T select(T a, pm_identity_t<T> b, bool c) { return c ? b : a; }
-template <class T>
-    requires(pm_is_vec<T>)
-constexpr T select(T a, pm_identity_t<T> b, pm_identity_t<pm_bool_vec<pm_width<T>>> c) {
-    T r = a;
-    for (int i = 0; i < pm_width<T>; i++)
+template <class _PmT>
+    requires(pm_is_scalar<_PmT> || pm_vinfo<_PmT>::is_any_vec)
+constexpr _PmT select(_PmT a, pm_identity_t<_PmT> b, bool c) { return c ? b : a; }
+template <class _PmT>
+    requires(pm_is_vec<_PmT>)
+constexpr _PmT select(_PmT a, pm_identity_t<_PmT> b, pm_identity_t<pm_bool_vec<pm_width<_PmT>>> c) {
+    _PmT r = a;
+    for (int i = 0; i < pm_width<_PmT>; i++)
         if (c.e[i]) r[i] = b[i];
     return r;
 }
-template <int N> constexpr pm_bool_vec<N> select(pm_bool_vec<N> a, pm_bool_vec<N> b, pm_bool_vec<N> c) {
-    pm_bool_vec<N> r = a;
-    for (int i = 0; i < N; i++)
+template <int _PmN> constexpr pm_bool_vec<_PmN> select(pm_bool_vec<_PmN> a, pm_bool_vec<_PmN> b, pm_bool_vec<_PmN> c) {
+    pm_bool_vec<_PmN> r = a;
+    for (int i = 0; i < _PmN; i++)
         if (c.e[i]) r.e[i] = b.e[i];
     return r;
 }
 
 // Classification: bool for scalars, boolN for vectors.
-template <class T> using pm_bool_for_t = pm_cond_t<pm_is_vec<T>, pm_bool_vec<pm_width<T>>, bool>;
-template <class T, class F> constexpr pm_bool_for_t<T> pm_classify(T x, F f) {
-    if constexpr (!pm_is_vec<T>) {
+template <class _PmT> using pm_bool_for_t = pm_cond_t<pm_is_vec<_PmT>, pm_bool_vec<pm_width<_PmT>>, bool>;
+template <class _PmT, class _PmF> constexpr pm_bool_for_t<_PmT> pm_classify(_PmT x, _PmF f) {
+    if constexpr (!pm_is_vec<_PmT>) {
         return f((float)x);
     } else {
-        pm_bool_for_t<T> r(false);
-        for (int i = 0; i < pm_width<T>; i++) r.e[i] = f((float)x[i]);
+        pm_bool_for_t<_PmT> r(false);
+        for (int i = 0; i < pm_width<_PmT>; i++) r.e[i] = f((float)x[i]);
         return r;
     }
 }
-template <class T, class F> constexpr pm_bool_for_t<T> pm_classify2(T x, T y, F f) {
-    if constexpr (!pm_is_vec<T>) {
+template <class _PmT, class _PmF> constexpr pm_bool_for_t<_PmT> pm_classify2(_PmT x, _PmT y, _PmF f) {
+    if constexpr (!pm_is_vec<_PmT>) {
         return f((float)x, (float)y);
     } else {
-        pm_bool_for_t<T> r(false);
-        for (int i = 0; i < pm_width<T>; i++) r.e[i] = f((float)x[i], (float)y[i]);
+        pm_bool_for_t<_PmT> r(false);
+        for (int i = 0; i < pm_width<_PmT>; i++) r.e[i] = f((float)x[i], (float)y[i]);
         return r;
     }
 }
-template <class T>
-    requires(pm_is_fgen<T> || pm_is_double<T>)
-constexpr pm_bool_for_t<T> isfinite(T x) { return pm_classify(x, [](float v) { return __builtin_isfinite(v) != 0; }); }
-template <class T>
-    requires(pm_is_fgen<T> || pm_is_double<T>)
-constexpr pm_bool_for_t<T> isinf(T x) { return pm_classify(x, [](float v) { return __builtin_isinf(v) != 0; }); }
-template <class T>
-    requires(pm_is_fgen<T> || pm_is_double<T>)
-constexpr pm_bool_for_t<T> isnan(T x) { return pm_classify(x, [](float v) { return v != v; }); }
+template <class _PmT>
+    requires(pm_is_fgen<_PmT> || pm_is_double<_PmT>)
+constexpr pm_bool_for_t<_PmT> isfinite(_PmT x) { return pm_classify(x, [](float v) { return __builtin_isfinite(v) != 0; }); }
+template <class _PmT>
+    requires(pm_is_fgen<_PmT> || pm_is_double<_PmT>)
+constexpr pm_bool_for_t<_PmT> isinf(_PmT x) { return pm_classify(x, [](float v) { return __builtin_isinf(v) != 0; }); }
+template <class _PmT>
+    requires(pm_is_fgen<_PmT> || pm_is_double<_PmT>)
+constexpr pm_bool_for_t<_PmT> isnan(_PmT x) { return pm_classify(x, [](float v) { return v != v; }); }
 // Normal in the element's own format (half: |x| >= 2^-14).
-template <class T>
-    requires(pm_is_fgen<T> || pm_is_double<T>)
-constexpr pm_bool_for_t<T> isnormal(T x) {
-    constexpr float lo = pm_same<pm_elem_t<T>, half> ? 0x1p-14f : 0x1p-126f;
+template <class _PmT>
+    requires(pm_is_fgen<_PmT> || pm_is_double<_PmT>)
+constexpr pm_bool_for_t<_PmT> isnormal(_PmT x) {
+    constexpr float lo = pm_same<pm_elem_t<_PmT>, half> ? 0x1p-14f : 0x1p-126f;
     return pm_classify(x, [](float v) { return __builtin_isfinite(v) && __builtin_fabsf(v) >= lo; });
 }
-template <class T>
-    requires(pm_is_fgen<T> || pm_is_double<T>)
-constexpr pm_bool_for_t<T> signbit(T x) { return pm_classify(x, [](float v) { return __builtin_signbit(v) != 0; }); }
-template <class T>
-    requires(pm_is_fgen<T> || pm_is_double<T>)
-constexpr pm_bool_for_t<T> isordered(T x, pm_identity_t<T> y) {
+template <class _PmT>
+    requires(pm_is_fgen<_PmT> || pm_is_double<_PmT>)
+constexpr pm_bool_for_t<_PmT> signbit(_PmT x) { return pm_classify(x, [](float v) { return __builtin_signbit(v) != 0; }); }
+template <class _PmT>
+    requires(pm_is_fgen<_PmT> || pm_is_double<_PmT>)
+constexpr pm_bool_for_t<_PmT> isordered(_PmT x, pm_identity_t<_PmT> y) {
     return pm_classify2(x, y, [](float a, float b) { return a == a && b == b; });
 }
-template <class T>
-    requires(pm_is_fgen<T> || pm_is_double<T>)
-constexpr pm_bool_for_t<T> isunordered(T x, pm_identity_t<T> y) {
+template <class _PmT>
+    requires(pm_is_fgen<_PmT> || pm_is_double<_PmT>)
+constexpr pm_bool_for_t<_PmT> isunordered(_PmT x, pm_identity_t<_PmT> y) {
     return pm_classify2(x, y, [](float a, float b) { return a != a || b != b; });
 }
 

@@ -113,10 +113,11 @@ struct tpos {
 };
 
 enum : uint32_t { MODE_NONE = 0, MODE_LOOP = 1, MODE_FIBERS = 2 };
-enum : uint8_t { F_READY, F_BARRIER, F_SIMD, F_DONE };
+// An MSL thread of the running group. F_NEW: not started (no context yet).
+enum : uint8_t { F_NEW, F_READY, F_BARRIER, F_SIMD, F_DONE };
 
 struct fiber_state {
-    void *sp;
+    uint16_t ctx;       // execution context (stack) it runs on, once started
     uint8_t state;
     uint32_t line, col; // where it waits (barrier)
 };
@@ -169,8 +170,12 @@ struct worker {
     void *main_sp;
     void *dead_sp;
     char msg[PM_ERROR_CAPACITY];
+    uint32_t nfree;    // free execution contexts (LIFO in free_ctx)
+    uint32_t nctx;     // contexts ever prepared (stacks made usable)
     uint32_t queue[PM_FIBER_MAX];
     fiber_state fibers[PM_FIBER_MAX];
+    void *ctx_sp[PM_FIBER_MAX];
+    uint16_t free_ctx[PM_FIBER_MAX];
     simd_slot sg[PM_FIBER_MAX / PM_SIMD_WIDTH];
     uint32_t site_off[PM_MAX_TG_SITES];
     alignas(64) unsigned char tg_mem[PM_MAX_THREADGROUP_MEMORY];
@@ -359,7 +364,7 @@ template <class P, unsigned N> struct arg<P, bind<attr::threadgroup, N>> {
 };
 #define PM_POS_ARG(A, EXPR)                                                                 \
     template <class P, unsigned N> struct arg<P, bind<attr::A, N>> {                        \
-        static PM_AI auto get(const group &g, const tpos &t) { return EXPR; }               \
+        static PM_AI auto get([[maybe_unused]] const group &g, [[maybe_unused]] const tpos &t) { return EXPR; } \
     };
 PM_POS_ARG(thread_position_in_grid, from_pos<P>(u3{g.origin.x + t.lx, g.origin.y + t.ly, g.origin.z + t.lz}))
 PM_POS_ARG(threads_per_grid, from_pos<P>(g.grid))
@@ -501,20 +506,43 @@ __attribute__((noinline)) inline void loop_mode_call(worker *w, const char *what
 // ---------------------------------------------------------------------------
 PM_AI void push(worker *w, uint32_t i) { w->queue[w->q_tail++ & (PM_FIBER_MAX - 1)] = i; }
 
-// Gives up the OS thread: runs the next runnable fiber, or returns to run()
-// when none is left. Returns when this fiber is resumed.
-inline void block(worker *w) {
-    uint32_t self = w->cur;
-    if (w->q_head == w->q_tail) {
-        fiber::pm_swap(&w->fibers[self].sp, w->main_sp); // nothing runnable: run() diagnoses
-        __builtin_trap();
-    }
-    uint32_t next = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
-    w->cur = next;
-    fiber::pm_swap(&w->fibers[self].sp, w->fibers[next].sp);
+// Execution contexts: a stack and a saved stack pointer. MSL threads get one
+// when they start and give it back when they return, so a group whose threads
+// never block runs them all back to back on one context, and contexts are
+// reused most-recently-freed first (their stack tops are hot in the caches).
+void ctx_entry(void *arg);
+
+// A context for a thread that has not started yet, ready to run it.
+PM_AI uint32_t take_ctx(worker *w) {
+    uint32_t c;
+    if (w->nfree) c = w->free_ctx[--w->nfree];
+    else c = w->nctx++; // stacks for it were reserved by run_fibers
+    w->ctx_sp[c] = fiber::prepare(w->stacks.top(c), &ctx_entry, w);
+    return c;
 }
 
-// Leaves the group's fibers for good (error): back to run().
+// Switches from context `from` (saving into *save) to thread `next`.
+PM_AI void switch_to(worker *w, void **save, uint32_t next) {
+    fiber_state &n = w->fibers[next];
+    if (n.state == F_NEW) n.ctx = (uint16_t)take_ctx(w);
+    n.state = F_READY;
+    w->cur = next;
+    fiber::pm_swap(save, w->ctx_sp[n.ctx]);
+}
+
+// Gives up the OS thread: runs the next runnable thread, or returns to run()
+// when none is left. Returns when this thread is resumed.
+inline void block(worker *w) {
+    uint32_t self = w->cur;
+    void **save = &w->ctx_sp[w->fibers[self].ctx];
+    if (w->q_head == w->q_tail) {
+        fiber::pm_swap(save, w->main_sp); // nothing runnable: run() diagnoses
+        __builtin_trap();
+    }
+    switch_to(w, save, w->queue[w->q_head++ & (PM_FIBER_MAX - 1)]);
+}
+
+// Leaves the group's contexts for good (error): back to run().
 [[noreturn]] inline void abort_group(worker *w) {
     fiber::pm_swap(&w->dead_sp, w->main_sp);
     __builtin_trap();
@@ -555,35 +583,54 @@ inline void complete_simd(worker *w, simd_slot &s, uint32_t sgi, uint32_t self_l
     abort_group(w);
 }
 
-[[noreturn]] inline void fiber_finish(worker *w, uint32_t i) {
+// Thread i returned: it leaves its simdgroup's active lanes.
+PM_AI void thread_done(worker *w, uint32_t i) {
     w->fibers[i].state = F_DONE;
     if (w->done++ == 0) w->first_done = i;
     uint32_t sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
     simd_slot &s = w->sg[sgi];
     s.active_mask &= ~(1u << lane);
-    if (w->bar_arrived) returned_early(w, i);
-    if (s.arrived_mask && s.arrived_mask == s.active_mask) complete_simd(w, s, sgi, PM_SIMD_WIDTH);
-    if (w->q_head == w->q_tail) {
-        fiber::pm_swap(&w->dead_sp, w->main_sp);
-        __builtin_trap();
-    }
-    uint32_t next = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
-    w->cur = next;
-    fiber::pm_swap(&w->dead_sp, w->fibers[next].sp);
-    __builtin_trap();
+    if (__builtin_expect(w->bar_arrived != 0, 0)) returned_early(w, i);
+    if (__builtin_expect(s.arrived_mask != 0, 0) && s.arrived_mask == s.active_mask)
+        complete_simd(w, s, sgi, PM_SIMD_WIDTH);
 }
 
-inline void fiber_entry(void *arg) {
+// The code of every context: runs threads until one blocks; after a thread
+// returns, runs the next new thread right here, or frees the context and
+// switches to the next resumed thread, or returns to run() when none is left.
+inline void ctx_entry(void *arg) {
     worker *w = (worker *)arg;
-    uint32_t i = w->cur;
-    w->body(w, i);
-    fiber_finish(w, i);
+    for (;;) {
+        uint32_t i = w->cur;
+        uint32_t c = w->fibers[i].ctx;
+        w->body(w, i);
+        thread_done(w, i);
+        if (w->q_head == w->q_tail) {
+            w->free_ctx[w->nfree++] = (uint16_t)c;
+            fiber::pm_swap(&w->dead_sp, w->main_sp);
+            __builtin_trap();
+        }
+        uint32_t next = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
+        fiber_state &n = w->fibers[next];
+        if (n.state == F_NEW) { // start it on this context
+            n.ctx = (uint16_t)c;
+            n.state = F_READY;
+            w->cur = next;
+            continue;
+        }
+        w->free_ctx[w->nfree++] = (uint16_t)c;
+        w->cur = next;
+        fiber::pm_swap(&w->dead_sp, w->ctx_sp[n.ctx]);
+        __builtin_trap();
+    }
 }
 
 template <class Inv> inline void fiber_body(worker *w, uint32_t i) {
     const group &g = *w->g;
     uint32_t ax = g.size.x, ay = g.size.y;
-    tpos t{i % ax, (i / ax) % ay, i / (ax * ay), i};
+    tpos t;
+    if (g.size.y == 1 && g.size.z == 1) t = tpos{i, 0, 0, i};
+    else t = tpos{i % ax, (i / ax) % ay, i / (ax * ay), i};
     Inv::call(g, t);
 }
 
@@ -665,9 +712,12 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
         w->nthreads = n;
         w->done = 0;
         w->bar_arrived = 0;
+        if (w->nfree != w->nctx) { // contexts abandoned by an error: all free again
+            w->nfree = w->nctx;
+            for (uint32_t c = 0; c < w->nctx; c++) w->free_ctx[c] = (uint16_t)(w->nctx - 1 - c);
+        }
         for (uint32_t i = 0; i < n; i++) {
-            w->fibers[i].sp = fiber::prepare(w->stacks.top(i), &fiber_entry, w);
-            w->fibers[i].state = F_READY;
+            w->fibers[i].state = F_NEW;
             w->queue[i] = i;
         }
         const uint32_t nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH;
@@ -682,8 +732,7 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
         }
         w->q_head = 1;
         w->q_tail = n;
-        w->cur = 0;
-        fiber::pm_swap(&w->main_sp, w->fibers[0].sp);
+        switch_to(w, &w->main_sp, 0);
         // back here when the group finished, failed or deadlocked
         if (!w->err && w->done != n) diagnose(w);
         if (w->err) return finish_error(w, st);

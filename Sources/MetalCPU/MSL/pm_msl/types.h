@@ -11,7 +11,7 @@
 //   `float4(a > b)` gives -1.0 where MSL gives 1.0 (write `float4(bool4(a > b))`).
 // - Constructors `float4(v.xy, z, 1.0f)`, `float4(x)`, `float4(int4)` go through
 //   function-like macros (only expanded when a '(' follows the name) calling
-//   metal::pm_make<V>(...).
+//   pm_make<V>(...), unqualified so that `metal::float4(...)` works too.
 // - Only <stdint.h> / <stddef.h>; everything else comes from clang builtins.
 #pragma once
 // A kernel library is one translation unit whose only external interface is C:
@@ -23,6 +23,29 @@
 #include <stddef.h>
 #include "pm_kernel_abi.h"
 
+// float / double -> bfloat conversions are calls to compiler-rt / libgcc
+// helpers that a kernel library (a shared object) may not find when it is
+// loaded: define them here (weak, hidden), round to nearest even, NaN stays NaN.
+extern "C" {
+__attribute__((weak, visibility("hidden"))) __bf16 __truncsfbf2(float f) {
+    uint32_t b = __builtin_bit_cast(uint32_t, f);
+    uint16_t r;
+    if ((b & 0x7fffffffu) > 0x7f800000u) r = (uint16_t)((b >> 16) | 0x40u); // quiet NaN
+    else r = (uint16_t)((b + 0x7fffu + ((b >> 16) & 1u)) >> 16);
+    return __builtin_bit_cast(__bf16, r);
+}
+__attribute__((weak, visibility("hidden"))) __bf16 __truncdfbf2(double d) {
+    // Round to odd into float, then to nearest even into bfloat: no double rounding.
+    float f = (float)d;
+    if (d == d && (double)f != d && __builtin_fabs(d) <= 0x1.fffffep+127) {
+        uint32_t b = __builtin_bit_cast(uint32_t, f);
+        if (__builtin_fabs((double)f) > __builtin_fabs(d)) b -= 1u;
+        f = __builtin_bit_cast(float, b | 1u);
+    }
+    return __truncsfbf2(f);
+}
+}
+
 namespace metal {
 typedef unsigned char uchar;
 typedef unsigned short ushort;
@@ -31,10 +54,10 @@ typedef unsigned long ulong;
 typedef _Float16 half;
 typedef __bf16 bfloat;
 
-#define PM_VECTORS(T)                                                   \
-    typedef T T##2 __attribute__((ext_vector_type(2)));                 \
-    typedef T T##3 __attribute__((ext_vector_type(3)));                 \
-    typedef T T##4 __attribute__((ext_vector_type(4)));
+#define PM_VECTORS(_PmT)                                                   \
+    typedef _PmT _PmT##2 __attribute__((ext_vector_type(2)));                 \
+    typedef _PmT _PmT##3 __attribute__((ext_vector_type(3)));                 \
+    typedef _PmT _PmT##4 __attribute__((ext_vector_type(4)));
 PM_VECTORS(char) PM_VECTORS(uchar) PM_VECTORS(short) PM_VECTORS(ushort)
 PM_VECTORS(int) PM_VECTORS(uint) PM_VECTORS(long) PM_VECTORS(ulong)
 PM_VECTORS(half) PM_VECTORS(float) PM_VECTORS(bfloat)
@@ -43,29 +66,29 @@ PM_VECTORS(half) PM_VECTORS(float) PM_VECTORS(bfloat)
 // ---------------------------------------------------------------------------
 // Minimal type traits (no <type_traits>)
 // ---------------------------------------------------------------------------
-template <class T> struct pm_type_is { typedef T type; };
-template <class T> using pm_identity_t = typename pm_type_is<T>::type;
-template <class A, class B> inline constexpr bool pm_same = false;
-template <class A> inline constexpr bool pm_same<A, A> = true;
-template <bool C, class A, class B> struct pm_cond { typedef A type; };
-template <class A, class B> struct pm_cond<false, A, B> { typedef B type; };
-template <bool C, class A, class B> using pm_cond_t = typename pm_cond<C, A, B>::type;
-template <class T> struct pm_uncv { typedef T type; };
-template <class T> struct pm_uncv<const T> { typedef T type; };
-template <class T> struct pm_uncv<volatile T> { typedef T type; };
-template <class T> struct pm_uncv<const volatile T> { typedef T type; };
-template <class T> struct pm_uncv<T &> : pm_uncv<T> {};
-template <class T> struct pm_uncv<T &&> : pm_uncv<T> {};
-template <class T> using pm_uncv_t = typename pm_uncv<T>::type;
-template <class T> T &&pm_declval() noexcept;
+template <class _PmT> struct pm_type_is { typedef _PmT type; };
+template <class _PmT> using pm_identity_t = typename pm_type_is<_PmT>::type;
+template <class _PmA, class _PmB> inline constexpr bool pm_same = false;
+template <class _PmA> inline constexpr bool pm_same<_PmA, _PmA> = true;
+template <bool _PmC, class _PmA, class _PmB> struct pm_cond { typedef _PmA type; };
+template <class _PmA, class _PmB> struct pm_cond<false, _PmA, _PmB> { typedef _PmB type; };
+template <bool _PmC, class _PmA, class _PmB> using pm_cond_t = typename pm_cond<_PmC, _PmA, _PmB>::type;
+template <class _PmT> struct pm_uncv { typedef _PmT type; };
+template <class _PmT> struct pm_uncv<const _PmT> { typedef _PmT type; };
+template <class _PmT> struct pm_uncv<volatile _PmT> { typedef _PmT type; };
+template <class _PmT> struct pm_uncv<const volatile _PmT> { typedef _PmT type; };
+template <class _PmT> struct pm_uncv<_PmT &> : pm_uncv<_PmT> {};
+template <class _PmT> struct pm_uncv<_PmT &&> : pm_uncv<_PmT> {};
+template <class _PmT> using pm_uncv_t = typename pm_uncv<_PmT>::type;
+template <class _PmT> _PmT &&pm_declval() noexcept;
 // T, but dependent on P: the per-type overloads are `template <class P = void>`
 // functions whose bodies name pm_dep_t<P, T>, so that nothing is instantiated
 // until a kernel calls them (parsing the headers stays fast).
-template <class P, class T> struct pm_dep { typedef T type; };
-template <class P, class T> using pm_dep_t = typename pm_dep<P, T>::type;
+template <class _PmP, class _PmT> struct pm_dep { typedef _PmT type; };
+template <class _PmP, class _PmT> using pm_dep_t = typename pm_dep<_PmP, _PmT>::type;
 
 // Scalar categories.
-template <class T> inline constexpr bool pm_is_int = false;       // integer scalars (not bool)
+template <class _PmT> inline constexpr bool pm_is_int = false;       // integer scalars (not bool)
 template <> inline constexpr bool pm_is_int<char> = true;
 template <> inline constexpr bool pm_is_int<signed char> = true;
 template <> inline constexpr bool pm_is_int<unsigned char> = true;
@@ -77,79 +100,79 @@ template <> inline constexpr bool pm_is_int<long> = true;
 template <> inline constexpr bool pm_is_int<unsigned long> = true;
 template <> inline constexpr bool pm_is_int<long long> = true;
 template <> inline constexpr bool pm_is_int<unsigned long long> = true;
-template <class T> inline constexpr bool pm_is_float = false;     // MSL floating scalars
+template <class _PmT> inline constexpr bool pm_is_float = false;     // MSL floating scalars
 template <> inline constexpr bool pm_is_float<float> = true;
 template <> inline constexpr bool pm_is_float<half> = true;
 template <> inline constexpr bool pm_is_float<bfloat> = true;
-template <class T> inline constexpr bool pm_is_double = false;    // C++ only (1.0 literals)
+template <class _PmT> inline constexpr bool pm_is_double = false;    // C++ only (1.0 literals)
 template <> inline constexpr bool pm_is_double<double> = true;
 template <> inline constexpr bool pm_is_double<long double> = true;
-template <class T> inline constexpr bool pm_is_arith =
-    pm_is_int<T> || pm_is_float<T> || pm_is_double<T>;
-template <class T> inline constexpr bool pm_is_scalar = pm_is_arith<T> || pm_same<T, bool>;
-template <class T> inline constexpr bool pm_is_signed = (T)-1 < (T)0;
+template <class _PmT> inline constexpr bool pm_is_arith =
+    pm_is_int<_PmT> || pm_is_float<_PmT> || pm_is_double<_PmT>;
+template <class _PmT> inline constexpr bool pm_is_scalar = pm_is_arith<_PmT> || pm_same<_PmT, bool>;
+template <class _PmT> inline constexpr bool pm_is_signed = (_PmT)-1 < (_PmT)0;
 
 // boolN and packed_TN (defined below).
-template <int N> struct pm_bool_vec;
-template <class T, int N> struct pm_packed;
+template <int _PmN> struct pm_bool_vec;
+template <class _PmT, int _PmN> struct pm_packed;
 
 // Element type and width of scalars, ext vectors, boolN, packed_TN.
-template <class T> struct pm_vinfo {
-    typedef T elem;
+template <class _PmT> struct pm_vinfo {
+    typedef _PmT elem;
     static constexpr int n = 1;
     static constexpr bool is_vec = false;  // a clang ext vector
     static constexpr bool is_any_vec = false;
 };
-template <class T, int N> struct pm_vinfo<T __attribute__((ext_vector_type(N)))> {
-    typedef T elem;
-    static constexpr int n = N;
+template <class _PmT, int _PmN> struct pm_vinfo<_PmT __attribute__((ext_vector_type(_PmN)))> {
+    typedef _PmT elem;
+    static constexpr int n = _PmN;
     static constexpr bool is_vec = true;
     static constexpr bool is_any_vec = true;
 };
-template <int N> struct pm_vinfo<pm_bool_vec<N>> {
+template <int _PmN> struct pm_vinfo<pm_bool_vec<_PmN>> {
     typedef bool elem;
-    static constexpr int n = N;
+    static constexpr int n = _PmN;
     static constexpr bool is_vec = false;
     static constexpr bool is_any_vec = true;
 };
-template <class T, int N> struct pm_vinfo<pm_packed<T, N>> {
-    typedef T elem;
-    static constexpr int n = N;
+template <class _PmT, int _PmN> struct pm_vinfo<pm_packed<_PmT, _PmN>> {
+    typedef _PmT elem;
+    static constexpr int n = _PmN;
     static constexpr bool is_vec = false;
     static constexpr bool is_any_vec = true;
 };
-template <class T> using pm_elem_t = typename pm_vinfo<pm_uncv_t<T>>::elem;
-template <class T> inline constexpr int pm_width = pm_vinfo<pm_uncv_t<T>>::n;
-template <class T> inline constexpr bool pm_is_vec = pm_vinfo<pm_uncv_t<T>>::is_vec;
-template <class T> inline constexpr bool pm_is_fvec = pm_is_vec<T> && pm_is_float<pm_elem_t<T>>;
-template <class T> inline constexpr bool pm_is_ivec = pm_is_vec<T> && pm_is_int<pm_elem_t<T>>;
+template <class _PmT> using pm_elem_t = typename pm_vinfo<pm_uncv_t<_PmT>>::elem;
+template <class _PmT> inline constexpr int pm_width = pm_vinfo<pm_uncv_t<_PmT>>::n;
+template <class _PmT> inline constexpr bool pm_is_vec = pm_vinfo<pm_uncv_t<_PmT>>::is_vec;
+template <class _PmT> inline constexpr bool pm_is_fvec = pm_is_vec<_PmT> && pm_is_float<pm_elem_t<_PmT>>;
+template <class _PmT> inline constexpr bool pm_is_ivec = pm_is_vec<_PmT> && pm_is_int<pm_elem_t<_PmT>>;
 // float-ish: a floating scalar or a clang vector of them; int-ish likewise.
-template <class T> inline constexpr bool pm_is_fgen = pm_is_float<T> || pm_is_fvec<T>;
-template <class T> inline constexpr bool pm_is_igen = pm_is_int<T> || pm_is_ivec<T>;
+template <class _PmT> inline constexpr bool pm_is_fgen = pm_is_float<_PmT> || pm_is_fvec<_PmT>;
+template <class _PmT> inline constexpr bool pm_is_igen = pm_is_int<_PmT> || pm_is_ivec<_PmT>;
 
 // vec<T, N>: the clang vector (deducible: template <class T, int N> f(vec<T, N>)).
 // vec<bool, N> is clang's bit-packed bool vector, not boolN; use boolN for masks.
-template <class T, int N> using vec = T __attribute__((ext_vector_type(N)));
+template <class _PmT, int _PmN> using vec = _PmT __attribute__((ext_vector_type(_PmN)));
 // T or vec<T, N> (N == 1 gives the scalar).
-template <class T, int N> struct pm_vec_or_scalar { typedef T __attribute__((ext_vector_type(N))) type; };
-template <class T> struct pm_vec_or_scalar<T, 1> { typedef T type; };
-template <class T, int N> using pm_vec_t = typename pm_vec_or_scalar<T, N>::type;
+template <class _PmT, int _PmN> struct pm_vec_or_scalar { typedef _PmT __attribute__((ext_vector_type(_PmN))) type; };
+template <class _PmT> struct pm_vec_or_scalar<_PmT, 1> { typedef _PmT type; };
+template <class _PmT, int _PmN> using pm_vec_t = typename pm_vec_or_scalar<_PmT, _PmN>::type;
 // The same shape as V with element E.
-template <class E, class V> using pm_rebind_t = pm_vec_t<E, pm_width<V>>;
+template <class _PmE, class _PmV> using pm_rebind_t = pm_vec_t<_PmE, pm_width<_PmV>>;
 // Signed integer type of the same size as E (for masks).
-template <int Size> struct pm_int_of_size;
+template <int _PmSize> struct pm_int_of_size;
 template <> struct pm_int_of_size<1> { typedef char type; };
 template <> struct pm_int_of_size<2> { typedef short type; };
 template <> struct pm_int_of_size<4> { typedef int type; };
 template <> struct pm_int_of_size<8> { typedef long type; };
-template <class E> using pm_mask_elem_t = typename pm_int_of_size<sizeof(E)>::type;
+template <class _PmE> using pm_mask_elem_t = typename pm_int_of_size<sizeof(_PmE)>::type;
 
 // ---------------------------------------------------------------------------
 // boolN: one byte per element (sizeof(bool3) == 4 as in MSL), .x/.y/.z/.w and
 // .r/.g/.b/.a members, [], logical and bitwise operators, implicit conversion
 // from bool (splat) and from integer vectors (vector comparison masks).
 // ---------------------------------------------------------------------------
-template <int N> struct pm_bool_storage;
+template <int _PmN> struct pm_bool_storage;
 template <> struct alignas(2) pm_bool_storage<2> {
     union { bool e[2]; struct { bool x, y; }; struct { bool r, g; }; };
 };
@@ -160,22 +183,22 @@ template <> struct alignas(4) pm_bool_storage<4> {
     union { bool e[4]; struct { bool x, y, z, w; }; struct { bool r, g, b, a; }; };
 };
 
-template <int N> struct pm_bool_vec : pm_bool_storage<N> {
-    using pm_bool_storage<N>::e;
+template <int _PmN> struct pm_bool_vec : pm_bool_storage<_PmN> {
+    using pm_bool_storage<_PmN>::e;
     pm_bool_vec() = default;
-    constexpr pm_bool_vec(bool v) : pm_bool_storage<N>() {
-        for (int i = 0; i < N; i++) e[i] = v;
+    constexpr pm_bool_vec(bool v) : pm_bool_storage<_PmN>() {
+        for (int i = 0; i < _PmN; i++) e[i] = v;
     }
     // From a comparison mask or any integer vector of the same width (nonzero = true).
-    template <class V>
-        requires(pm_is_ivec<V> && pm_width<V> == N)
-    constexpr pm_bool_vec(V m) : pm_bool_storage<N>() {
-        for (int i = 0; i < N; i++) e[i] = m[i] != 0;
+    template <class _PmV>
+        requires(pm_is_ivec<_PmV> && pm_width<_PmV> == _PmN)
+    constexpr pm_bool_vec(_PmV m) : pm_bool_storage<_PmN>() {
+        for (int i = 0; i < _PmN; i++) e[i] = m[i] != 0;
     }
     // bool4 m = {true, false, a, b};
-    template <class... A>
-        requires(sizeof...(A) == N && N > 1 && (pm_is_scalar<A> && ...))
-    constexpr pm_bool_vec(A... a) : pm_bool_storage<N>() {
+    template <class... _PmA>
+        requires(sizeof...(_PmA) == _PmN && _PmN > 1 && (pm_is_scalar<_PmA> && ...))
+    constexpr pm_bool_vec(_PmA... a) : pm_bool_storage<_PmN>() {
         int i = 0;
         ((e[i++] = a != 0), ...);
     }
@@ -188,20 +211,20 @@ template <int N> struct pm_bool_vec : pm_bool_storage<N> {
     constexpr bool &operator[](unsigned long i) { return e[i]; }
     constexpr const bool &operator[](unsigned long i) const { return e[i]; }
     // As an integer mask (-1 / 0) of the given element type.
-    template <class M> constexpr vec<M, N> pm_mask() const {
-        vec<M, N> r = 0;
-        for (int i = 0; i < N; i++) r[i] = e[i] ? (M)-1 : (M)0;
+    template <class _PmM> constexpr vec<_PmM, _PmN> pm_mask() const {
+        vec<_PmM, _PmN> r = 0;
+        for (int i = 0; i < _PmN; i++) r[i] = e[i] ? (_PmM)-1 : (_PmM)0;
         return r;
     }
     constexpr pm_bool_vec operator!() const {
         pm_bool_vec r;
-        for (int i = 0; i < N; i++) r.e[i] = !e[i];
+        for (int i = 0; i < _PmN; i++) r.e[i] = !e[i];
         return r;
     }
 #define PM_BOOL_OP(op)                                                                \
     friend constexpr pm_bool_vec operator op(pm_bool_vec a, pm_bool_vec b) {          \
         pm_bool_vec r;                                                                \
-        for (int i = 0; i < N; i++) r.e[i] = (a.e[i] op b.e[i]);                      \
+        for (int i = 0; i < _PmN; i++) r.e[i] = (a.e[i] op b.e[i]);                      \
         return r;                                                                     \
     }
     PM_BOOL_OP(&&) PM_BOOL_OP(||) PM_BOOL_OP(==) PM_BOOL_OP(!=)
@@ -209,7 +232,7 @@ template <int N> struct pm_bool_vec : pm_bool_storage<N> {
 #define PM_BOOL_BITOP(op)                                                             \
     friend constexpr pm_bool_vec operator op(pm_bool_vec a, pm_bool_vec b) {          \
         pm_bool_vec r;                                                                \
-        for (int i = 0; i < N; i++) r.e[i] = (bool)(a.e[i] op b.e[i]);                \
+        for (int i = 0; i < _PmN; i++) r.e[i] = (bool)(a.e[i] op b.e[i]);                \
         return r;                                                                     \
     }                                                                                 \
     constexpr pm_bool_vec &operator op##=(pm_bool_vec b) { return *this = *this op b; }
@@ -225,49 +248,49 @@ static_assert(sizeof(bool2) == 2 && sizeof(bool3) == 4 && sizeof(bool4) == 4, "b
 // packed_TN: N elements of T, tightly packed, alignment of T. Converts to and
 // from TN, indexable, .x/.y/.z/.w (.r/.g/.b/.a) members, arithmetic through TN.
 // ---------------------------------------------------------------------------
-template <class T, int N> struct pm_packed_storage;
-template <class T> struct pm_packed_storage<T, 2> {
-    union { T e[2]; struct { T x, y; }; struct { T r, g; }; };
+template <class _PmT, int _PmN> struct pm_packed_storage;
+template <class _PmT> struct pm_packed_storage<_PmT, 2> {
+    union { _PmT e[2]; struct { _PmT x, y; }; struct { _PmT r, g; }; };
 };
-template <class T> struct pm_packed_storage<T, 3> {
-    union { T e[3]; struct { T x, y, z; }; struct { T r, g, b; }; };
+template <class _PmT> struct pm_packed_storage<_PmT, 3> {
+    union { _PmT e[3]; struct { _PmT x, y, z; }; struct { _PmT r, g, b; }; };
 };
-template <class T> struct pm_packed_storage<T, 4> {
-    union { T e[4]; struct { T x, y, z, w; }; struct { T r, g, b, a; }; };
+template <class _PmT> struct pm_packed_storage<_PmT, 4> {
+    union { _PmT e[4]; struct { _PmT x, y, z, w; }; struct { _PmT r, g, b, a; }; };
 };
 
-template <class T, int N> struct pm_packed : pm_packed_storage<T, N> {
-    typedef vec<T, N> vector_type;
-    using pm_packed_storage<T, N>::e;
+template <class _PmT, int _PmN> struct pm_packed : pm_packed_storage<_PmT, _PmN> {
+    typedef vec<_PmT, _PmN> vector_type;
+    using pm_packed_storage<_PmT, _PmN>::e;
     pm_packed() = default;
-    constexpr pm_packed(vector_type v) : pm_packed_storage<T, N>() {
-        for (int i = 0; i < N; i++) e[i] = v[i];
+    constexpr pm_packed(vector_type v) : pm_packed_storage<_PmT, _PmN>() {
+        for (int i = 0; i < _PmN; i++) e[i] = v[i];
     }
-    template <class S>
-        requires(pm_is_arith<S>)
-    constexpr pm_packed(S s) : pm_packed_storage<T, N>() {
-        for (int i = 0; i < N; i++) e[i] = (T)s;
+    template <class _PmS>
+        requires(pm_is_arith<_PmS>)
+    constexpr pm_packed(_PmS s) : pm_packed_storage<_PmT, _PmN>() {
+        for (int i = 0; i < _PmN; i++) e[i] = (_PmT)s;
     }
-    template <class... A>
-        requires(sizeof...(A) == N && (pm_is_arith<A> && ...))
-    constexpr pm_packed(A... a) : pm_packed_storage<T, N>() {
+    template <class... _PmA>
+        requires(sizeof...(_PmA) == _PmN && (pm_is_arith<_PmA> && ...))
+    constexpr pm_packed(_PmA... a) : pm_packed_storage<_PmT, _PmN>() {
         int i = 0;
-        ((e[i++] = (T)a), ...);
+        ((e[i++] = (_PmT)a), ...);
     }
     constexpr operator vector_type() const {
         vector_type v = 0;
-        for (int i = 0; i < N; i++) v[i] = e[i];
+        for (int i = 0; i < _PmN; i++) v[i] = e[i];
         return v;
     }
     constexpr vector_type pm_v() const { return *this; }
-    constexpr T &operator[](int i) { return e[i]; }
-    constexpr const T &operator[](int i) const { return e[i]; }
-    constexpr T &operator[](unsigned i) { return e[i]; }
-    constexpr const T &operator[](unsigned i) const { return e[i]; }
-    constexpr T &operator[](long i) { return e[i]; }
-    constexpr const T &operator[](long i) const { return e[i]; }
-    constexpr T &operator[](unsigned long i) { return e[i]; }
-    constexpr const T &operator[](unsigned long i) const { return e[i]; }
+    constexpr _PmT &operator[](int i) { return e[i]; }
+    constexpr const _PmT &operator[](int i) const { return e[i]; }
+    constexpr _PmT &operator[](unsigned i) { return e[i]; }
+    constexpr const _PmT &operator[](unsigned i) const { return e[i]; }
+    constexpr _PmT &operator[](long i) { return e[i]; }
+    constexpr const _PmT &operator[](long i) const { return e[i]; }
+    constexpr _PmT &operator[](unsigned long i) { return e[i]; }
+    constexpr const _PmT &operator[](unsigned long i) const { return e[i]; }
     constexpr vector_type operator-() const { return -pm_v(); }
     constexpr vector_type operator+() const { return pm_v(); }
 #define PM_PACKED_OP(op)                                                                  \
@@ -280,18 +303,18 @@ template <class T, int N> struct pm_packed : pm_packed_storage<T, N> {
     friend constexpr vector_type operator op(vector_type a, const pm_packed &b) {         \
         return a op b.pm_v();                                                             \
     }                                                                                     \
-    template <class S>                                                                    \
-        requires(pm_is_arith<S>)                                                          \
-    friend constexpr vector_type operator op(const pm_packed &a, S b) {                   \
-        return a.pm_v() op(T) b;                                                          \
+    template <class _PmS>                                                                    \
+        requires(pm_is_arith<_PmS>)                                                          \
+    friend constexpr vector_type operator op(const pm_packed &a, _PmS b) {                   \
+        return a.pm_v() op(_PmT) b;                                                          \
     }                                                                                     \
-    template <class S>                                                                    \
-        requires(pm_is_arith<S>)                                                          \
-    friend constexpr vector_type operator op(S a, const pm_packed &b) {                   \
-        return (T)a op b.pm_v();                                                          \
+    template <class _PmS>                                                                    \
+        requires(pm_is_arith<_PmS>)                                                          \
+    friend constexpr vector_type operator op(_PmS a, const pm_packed &b) {                   \
+        return (_PmT)a op b.pm_v();                                                          \
     }                                                                                     \
-    template <class S>                                                                    \
-    constexpr pm_packed &operator op##=(const S & b) {                                    \
+    template <class _PmS>                                                                    \
+    constexpr pm_packed &operator op##=(const _PmS & b) {                                    \
         return *this = pm_packed(vector_type(*this op b));                                \
     }
     PM_PACKED_OP(+) PM_PACKED_OP(-) PM_PACKED_OP(*) PM_PACKED_OP(/)
@@ -300,10 +323,10 @@ template <class T, int N> struct pm_packed : pm_packed_storage<T, N> {
     friend constexpr auto operator!=(const pm_packed &a, const pm_packed &b) { return a.pm_v() != b.pm_v(); }
 };
 
-#define PM_PACKED(T)                             \
-    typedef pm_packed<T, 2> packed_##T##2;       \
-    typedef pm_packed<T, 3> packed_##T##3;       \
-    typedef pm_packed<T, 4> packed_##T##4;
+#define PM_PACKED(_PmT)                             \
+    typedef pm_packed<_PmT, 2> packed_##_PmT##2;       \
+    typedef pm_packed<_PmT, 3> packed_##_PmT##3;       \
+    typedef pm_packed<_PmT, 4> packed_##_PmT##4;
 PM_PACKED(char) PM_PACKED(uchar) PM_PACKED(short) PM_PACKED(ushort)
 PM_PACKED(int) PM_PACKED(uint) PM_PACKED(long) PM_PACKED(ulong)
 PM_PACKED(half) PM_PACKED(float) PM_PACKED(bfloat)
@@ -315,124 +338,124 @@ static_assert(sizeof(packed_half3) == 6 && alignof(packed_half3) == 2, "packed l
 // Vector constructors: float4(x), float4(a, b, c, d), float4(v.xy, z, 1),
 // float4(int4), bool4(...), packed_float3(...).
 // ---------------------------------------------------------------------------
-template <class E, class S> constexpr E pm_elem_cast(S s) {
-    if constexpr (pm_same<E, bool>) return s != 0;
-    else return (E)s;
+template <class _PmE, class _PmS> constexpr _PmE pm_elem_cast(_PmS s) {
+    if constexpr (pm_same<_PmE, bool>) return s != 0;
+    else return (_PmE)s;
 }
-template <class E, int N, class A> constexpr void pm_put(E (&out)[N], int &k, const A &a) {
-    typedef pm_uncv_t<A> U;
-    if constexpr (pm_is_scalar<U>) {
-        out[k++] = pm_elem_cast<E>(a);
+template <class _PmE, int _PmN, class _PmA> constexpr void pm_put(_PmE (&out)[_PmN], int &k, const _PmA &a) {
+    typedef pm_uncv_t<_PmA> _PmU;
+    if constexpr (pm_is_scalar<_PmU>) {
+        out[k++] = pm_elem_cast<_PmE>(a);
     } else {
-        static_assert(pm_vinfo<U>::is_any_vec, "MSL vector constructor: unsupported argument type");
-        for (int i = 0; i < pm_width<U>; i++) out[k++] = pm_elem_cast<E>(a[i]);
+        static_assert(pm_vinfo<_PmU>::is_any_vec, "MSL vector constructor: unsupported argument type");
+        for (int i = 0; i < pm_width<_PmU>; i++) out[k++] = pm_elem_cast<_PmE>(a[i]);
     }
 }
-template <class A> inline constexpr int pm_ncomp = pm_width<A>;
+template <class _PmA> inline constexpr int pm_ncomp = pm_width<_PmA>;
 
-template <class V, class A> constexpr V pm_convert_vec(A a) { return __builtin_convertvector(a, V); }
+template <class _PmV, class _PmA> constexpr _PmV pm_convert_vec(_PmA a) { return __builtin_convertvector(a, _PmV); }
 
-template <class V, class... A> constexpr V pm_make(const A &...a) {
-    typedef pm_elem_t<V> E;
-    constexpr int N = pm_width<V>;
-    if constexpr (sizeof...(A) == 0) {
-        return V{};
-    } else if constexpr (sizeof...(A) == 1 && (pm_is_scalar<pm_uncv_t<A>> && ...)) {
-        E s = pm_elem_cast<E>(a...);
-        if constexpr (pm_vinfo<V>::is_vec) return (V)s;
-        else return V(s);
-    } else if constexpr (sizeof...(A) == 1 && pm_vinfo<V>::is_vec &&
-                         (pm_is_vec<A> && ...) && ((pm_width<A> == N) && ...) &&
-                         !pm_same<E, bool>) {
-        return pm_convert_vec<V>(a...);
+template <class _PmV, class... _PmA> constexpr _PmV pm_make(const _PmA &...a) {
+    typedef pm_elem_t<_PmV> _PmE;
+    constexpr int _PmN = pm_width<_PmV>;
+    if constexpr (sizeof...(_PmA) == 0) {
+        return _PmV{};
+    } else if constexpr (sizeof...(_PmA) == 1 && (pm_is_scalar<pm_uncv_t<_PmA>> && ...)) {
+        _PmE s = pm_elem_cast<_PmE>(a...);
+        if constexpr (pm_vinfo<_PmV>::is_vec) return (_PmV)s;
+        else return _PmV(s);
+    } else if constexpr (sizeof...(_PmA) == 1 && pm_vinfo<_PmV>::is_vec &&
+                         (pm_is_vec<_PmA> && ...) && ((pm_width<_PmA> == _PmN) && ...) &&
+                         !pm_same<_PmE, bool>) {
+        return pm_convert_vec<_PmV>(a...);
     } else {
-        static_assert(((pm_ncomp<pm_uncv_t<A>>) + ...) == N,
+        static_assert(((pm_ncomp<pm_uncv_t<_PmA>>) + ...) == _PmN,
                       "MSL vector constructor: the arguments must have exactly as many components as the vector");
-        E tmp[N] = {};
+        _PmE tmp[_PmN] = {};
         int k = 0;
-        (pm_put<E, N>(tmp, k, a), ...);
-        V r{};
-        for (int i = 0; i < N; i++) r[i] = tmp[i];
+        (pm_put<_PmE, _PmN>(tmp, k, a), ...);
+        _PmV r{};
+        for (int i = 0; i < _PmN; i++) r[i] = tmp[i];
         return r;
     }
 }
 
-#define char2(...) ::metal::pm_make<::metal::char2>(__VA_ARGS__)
-#define char3(...) ::metal::pm_make<::metal::char3>(__VA_ARGS__)
-#define char4(...) ::metal::pm_make<::metal::char4>(__VA_ARGS__)
-#define uchar2(...) ::metal::pm_make<::metal::uchar2>(__VA_ARGS__)
-#define uchar3(...) ::metal::pm_make<::metal::uchar3>(__VA_ARGS__)
-#define uchar4(...) ::metal::pm_make<::metal::uchar4>(__VA_ARGS__)
-#define short2(...) ::metal::pm_make<::metal::short2>(__VA_ARGS__)
-#define short3(...) ::metal::pm_make<::metal::short3>(__VA_ARGS__)
-#define short4(...) ::metal::pm_make<::metal::short4>(__VA_ARGS__)
-#define ushort2(...) ::metal::pm_make<::metal::ushort2>(__VA_ARGS__)
-#define ushort3(...) ::metal::pm_make<::metal::ushort3>(__VA_ARGS__)
-#define ushort4(...) ::metal::pm_make<::metal::ushort4>(__VA_ARGS__)
-#define int2(...) ::metal::pm_make<::metal::int2>(__VA_ARGS__)
-#define int3(...) ::metal::pm_make<::metal::int3>(__VA_ARGS__)
-#define int4(...) ::metal::pm_make<::metal::int4>(__VA_ARGS__)
-#define uint2(...) ::metal::pm_make<::metal::uint2>(__VA_ARGS__)
-#define uint3(...) ::metal::pm_make<::metal::uint3>(__VA_ARGS__)
-#define uint4(...) ::metal::pm_make<::metal::uint4>(__VA_ARGS__)
-#define long2(...) ::metal::pm_make<::metal::long2>(__VA_ARGS__)
-#define long3(...) ::metal::pm_make<::metal::long3>(__VA_ARGS__)
-#define long4(...) ::metal::pm_make<::metal::long4>(__VA_ARGS__)
-#define ulong2(...) ::metal::pm_make<::metal::ulong2>(__VA_ARGS__)
-#define ulong3(...) ::metal::pm_make<::metal::ulong3>(__VA_ARGS__)
-#define ulong4(...) ::metal::pm_make<::metal::ulong4>(__VA_ARGS__)
-#define half2(...) ::metal::pm_make<::metal::half2>(__VA_ARGS__)
-#define half3(...) ::metal::pm_make<::metal::half3>(__VA_ARGS__)
-#define half4(...) ::metal::pm_make<::metal::half4>(__VA_ARGS__)
-#define float2(...) ::metal::pm_make<::metal::float2>(__VA_ARGS__)
-#define float3(...) ::metal::pm_make<::metal::float3>(__VA_ARGS__)
-#define float4(...) ::metal::pm_make<::metal::float4>(__VA_ARGS__)
-#define bfloat2(...) ::metal::pm_make<::metal::bfloat2>(__VA_ARGS__)
-#define bfloat3(...) ::metal::pm_make<::metal::bfloat3>(__VA_ARGS__)
-#define bfloat4(...) ::metal::pm_make<::metal::bfloat4>(__VA_ARGS__)
-#define bool2(...) ::metal::pm_make<::metal::bool2>(__VA_ARGS__)
-#define bool3(...) ::metal::pm_make<::metal::bool3>(__VA_ARGS__)
-#define bool4(...) ::metal::pm_make<::metal::bool4>(__VA_ARGS__)
-#define packed_char2(...) ::metal::pm_make<::metal::packed_char2>(__VA_ARGS__)
-#define packed_char3(...) ::metal::pm_make<::metal::packed_char3>(__VA_ARGS__)
-#define packed_char4(...) ::metal::pm_make<::metal::packed_char4>(__VA_ARGS__)
-#define packed_uchar2(...) ::metal::pm_make<::metal::packed_uchar2>(__VA_ARGS__)
-#define packed_uchar3(...) ::metal::pm_make<::metal::packed_uchar3>(__VA_ARGS__)
-#define packed_uchar4(...) ::metal::pm_make<::metal::packed_uchar4>(__VA_ARGS__)
-#define packed_short2(...) ::metal::pm_make<::metal::packed_short2>(__VA_ARGS__)
-#define packed_short3(...) ::metal::pm_make<::metal::packed_short3>(__VA_ARGS__)
-#define packed_short4(...) ::metal::pm_make<::metal::packed_short4>(__VA_ARGS__)
-#define packed_ushort2(...) ::metal::pm_make<::metal::packed_ushort2>(__VA_ARGS__)
-#define packed_ushort3(...) ::metal::pm_make<::metal::packed_ushort3>(__VA_ARGS__)
-#define packed_ushort4(...) ::metal::pm_make<::metal::packed_ushort4>(__VA_ARGS__)
-#define packed_int2(...) ::metal::pm_make<::metal::packed_int2>(__VA_ARGS__)
-#define packed_int3(...) ::metal::pm_make<::metal::packed_int3>(__VA_ARGS__)
-#define packed_int4(...) ::metal::pm_make<::metal::packed_int4>(__VA_ARGS__)
-#define packed_uint2(...) ::metal::pm_make<::metal::packed_uint2>(__VA_ARGS__)
-#define packed_uint3(...) ::metal::pm_make<::metal::packed_uint3>(__VA_ARGS__)
-#define packed_uint4(...) ::metal::pm_make<::metal::packed_uint4>(__VA_ARGS__)
-#define packed_long2(...) ::metal::pm_make<::metal::packed_long2>(__VA_ARGS__)
-#define packed_long3(...) ::metal::pm_make<::metal::packed_long3>(__VA_ARGS__)
-#define packed_long4(...) ::metal::pm_make<::metal::packed_long4>(__VA_ARGS__)
-#define packed_ulong2(...) ::metal::pm_make<::metal::packed_ulong2>(__VA_ARGS__)
-#define packed_ulong3(...) ::metal::pm_make<::metal::packed_ulong3>(__VA_ARGS__)
-#define packed_ulong4(...) ::metal::pm_make<::metal::packed_ulong4>(__VA_ARGS__)
-#define packed_half2(...) ::metal::pm_make<::metal::packed_half2>(__VA_ARGS__)
-#define packed_half3(...) ::metal::pm_make<::metal::packed_half3>(__VA_ARGS__)
-#define packed_half4(...) ::metal::pm_make<::metal::packed_half4>(__VA_ARGS__)
-#define packed_float2(...) ::metal::pm_make<::metal::packed_float2>(__VA_ARGS__)
-#define packed_float3(...) ::metal::pm_make<::metal::packed_float3>(__VA_ARGS__)
-#define packed_float4(...) ::metal::pm_make<::metal::packed_float4>(__VA_ARGS__)
-#define packed_bfloat2(...) ::metal::pm_make<::metal::packed_bfloat2>(__VA_ARGS__)
-#define packed_bfloat3(...) ::metal::pm_make<::metal::packed_bfloat3>(__VA_ARGS__)
-#define packed_bfloat4(...) ::metal::pm_make<::metal::packed_bfloat4>(__VA_ARGS__)
+#define char2(...) pm_make<::metal::char2>(__VA_ARGS__)
+#define char3(...) pm_make<::metal::char3>(__VA_ARGS__)
+#define char4(...) pm_make<::metal::char4>(__VA_ARGS__)
+#define uchar2(...) pm_make<::metal::uchar2>(__VA_ARGS__)
+#define uchar3(...) pm_make<::metal::uchar3>(__VA_ARGS__)
+#define uchar4(...) pm_make<::metal::uchar4>(__VA_ARGS__)
+#define short2(...) pm_make<::metal::short2>(__VA_ARGS__)
+#define short3(...) pm_make<::metal::short3>(__VA_ARGS__)
+#define short4(...) pm_make<::metal::short4>(__VA_ARGS__)
+#define ushort2(...) pm_make<::metal::ushort2>(__VA_ARGS__)
+#define ushort3(...) pm_make<::metal::ushort3>(__VA_ARGS__)
+#define ushort4(...) pm_make<::metal::ushort4>(__VA_ARGS__)
+#define int2(...) pm_make<::metal::int2>(__VA_ARGS__)
+#define int3(...) pm_make<::metal::int3>(__VA_ARGS__)
+#define int4(...) pm_make<::metal::int4>(__VA_ARGS__)
+#define uint2(...) pm_make<::metal::uint2>(__VA_ARGS__)
+#define uint3(...) pm_make<::metal::uint3>(__VA_ARGS__)
+#define uint4(...) pm_make<::metal::uint4>(__VA_ARGS__)
+#define long2(...) pm_make<::metal::long2>(__VA_ARGS__)
+#define long3(...) pm_make<::metal::long3>(__VA_ARGS__)
+#define long4(...) pm_make<::metal::long4>(__VA_ARGS__)
+#define ulong2(...) pm_make<::metal::ulong2>(__VA_ARGS__)
+#define ulong3(...) pm_make<::metal::ulong3>(__VA_ARGS__)
+#define ulong4(...) pm_make<::metal::ulong4>(__VA_ARGS__)
+#define half2(...) pm_make<::metal::half2>(__VA_ARGS__)
+#define half3(...) pm_make<::metal::half3>(__VA_ARGS__)
+#define half4(...) pm_make<::metal::half4>(__VA_ARGS__)
+#define float2(...) pm_make<::metal::float2>(__VA_ARGS__)
+#define float3(...) pm_make<::metal::float3>(__VA_ARGS__)
+#define float4(...) pm_make<::metal::float4>(__VA_ARGS__)
+#define bfloat2(...) pm_make<::metal::bfloat2>(__VA_ARGS__)
+#define bfloat3(...) pm_make<::metal::bfloat3>(__VA_ARGS__)
+#define bfloat4(...) pm_make<::metal::bfloat4>(__VA_ARGS__)
+#define bool2(...) pm_make<::metal::bool2>(__VA_ARGS__)
+#define bool3(...) pm_make<::metal::bool3>(__VA_ARGS__)
+#define bool4(...) pm_make<::metal::bool4>(__VA_ARGS__)
+#define packed_char2(...) pm_make<::metal::packed_char2>(__VA_ARGS__)
+#define packed_char3(...) pm_make<::metal::packed_char3>(__VA_ARGS__)
+#define packed_char4(...) pm_make<::metal::packed_char4>(__VA_ARGS__)
+#define packed_uchar2(...) pm_make<::metal::packed_uchar2>(__VA_ARGS__)
+#define packed_uchar3(...) pm_make<::metal::packed_uchar3>(__VA_ARGS__)
+#define packed_uchar4(...) pm_make<::metal::packed_uchar4>(__VA_ARGS__)
+#define packed_short2(...) pm_make<::metal::packed_short2>(__VA_ARGS__)
+#define packed_short3(...) pm_make<::metal::packed_short3>(__VA_ARGS__)
+#define packed_short4(...) pm_make<::metal::packed_short4>(__VA_ARGS__)
+#define packed_ushort2(...) pm_make<::metal::packed_ushort2>(__VA_ARGS__)
+#define packed_ushort3(...) pm_make<::metal::packed_ushort3>(__VA_ARGS__)
+#define packed_ushort4(...) pm_make<::metal::packed_ushort4>(__VA_ARGS__)
+#define packed_int2(...) pm_make<::metal::packed_int2>(__VA_ARGS__)
+#define packed_int3(...) pm_make<::metal::packed_int3>(__VA_ARGS__)
+#define packed_int4(...) pm_make<::metal::packed_int4>(__VA_ARGS__)
+#define packed_uint2(...) pm_make<::metal::packed_uint2>(__VA_ARGS__)
+#define packed_uint3(...) pm_make<::metal::packed_uint3>(__VA_ARGS__)
+#define packed_uint4(...) pm_make<::metal::packed_uint4>(__VA_ARGS__)
+#define packed_long2(...) pm_make<::metal::packed_long2>(__VA_ARGS__)
+#define packed_long3(...) pm_make<::metal::packed_long3>(__VA_ARGS__)
+#define packed_long4(...) pm_make<::metal::packed_long4>(__VA_ARGS__)
+#define packed_ulong2(...) pm_make<::metal::packed_ulong2>(__VA_ARGS__)
+#define packed_ulong3(...) pm_make<::metal::packed_ulong3>(__VA_ARGS__)
+#define packed_ulong4(...) pm_make<::metal::packed_ulong4>(__VA_ARGS__)
+#define packed_half2(...) pm_make<::metal::packed_half2>(__VA_ARGS__)
+#define packed_half3(...) pm_make<::metal::packed_half3>(__VA_ARGS__)
+#define packed_half4(...) pm_make<::metal::packed_half4>(__VA_ARGS__)
+#define packed_float2(...) pm_make<::metal::packed_float2>(__VA_ARGS__)
+#define packed_float3(...) pm_make<::metal::packed_float3>(__VA_ARGS__)
+#define packed_float4(...) pm_make<::metal::packed_float4>(__VA_ARGS__)
+#define packed_bfloat2(...) pm_make<::metal::packed_bfloat2>(__VA_ARGS__)
+#define packed_bfloat3(...) pm_make<::metal::packed_bfloat3>(__VA_ARGS__)
+#define packed_bfloat4(...) pm_make<::metal::packed_bfloat4>(__VA_ARGS__)
 
 // ---------------------------------------------------------------------------
 // as_type<T>(x): reinterpret the bits (sizes must match).
 // ---------------------------------------------------------------------------
-template <class T, class U> constexpr T as_type(const U &x) {
-    static_assert(sizeof(T) == sizeof(U), "as_type: source and destination must have the same size");
-    return __builtin_bit_cast(T, x);
+template <class _PmT, class _PmU> constexpr _PmT as_type(const _PmU &x) {
+    static_assert(sizeof(_PmT) == sizeof(_PmU), "as_type: source and destination must have the same size");
+    return __builtin_bit_cast(_PmT, x);
 }
 
 // ---------------------------------------------------------------------------
@@ -473,28 +496,28 @@ typedef thread_scope memory_scope;
 // ---------------------------------------------------------------------------
 // Limits (metal_limits, metal_types constants)
 // ---------------------------------------------------------------------------
-template <class T> struct numeric_limits {
+template <class _PmT> struct numeric_limits {
     static constexpr bool is_specialized = false;
 };
-#define PM_INT_LIMITS(T, MIN, MAX, DIG)                                         \
-    template <> struct numeric_limits<T> {                                     \
+#define PM_INT_LIMITS(_PmT, MIN, MAX, DIG)                                         \
+    template <> struct numeric_limits<_PmT> {                                     \
         static constexpr bool is_specialized = true;                           \
-        static constexpr bool is_signed = (T)-1 < (T)0;                        \
+        static constexpr bool is_signed = (_PmT)-1 < (_PmT)0;                        \
         static constexpr bool is_integer = true;                               \
         static constexpr bool is_exact = true;                                 \
         static constexpr bool has_infinity = false;                            \
         static constexpr bool has_quiet_NaN = false;                           \
         static constexpr int digits = DIG;                                     \
         static constexpr int radix = 2;                                        \
-        static constexpr T min() { return MIN; }                               \
-        static constexpr T max() { return MAX; }                               \
-        static constexpr T lowest() { return MIN; }                            \
-        static constexpr T epsilon() { return 0; }                             \
-        static constexpr T round_error() { return 0; }                         \
-        static constexpr T infinity() { return 0; }                            \
-        static constexpr T quiet_NaN() { return 0; }                           \
-        static constexpr T signaling_NaN() { return 0; }                       \
-        static constexpr T denorm_min() { return 0; }                          \
+        static constexpr _PmT min() { return MIN; }                               \
+        static constexpr _PmT max() { return MAX; }                               \
+        static constexpr _PmT lowest() { return MIN; }                            \
+        static constexpr _PmT epsilon() { return 0; }                             \
+        static constexpr _PmT round_error() { return 0; }                         \
+        static constexpr _PmT infinity() { return 0; }                            \
+        static constexpr _PmT quiet_NaN() { return 0; }                           \
+        static constexpr _PmT signaling_NaN() { return 0; }                       \
+        static constexpr _PmT denorm_min() { return 0; }                          \
     };
 PM_INT_LIMITS(bool, false, true, 1)
 PM_INT_LIMITS(char, (char)(-128), (char)127, 7)
@@ -507,8 +530,8 @@ PM_INT_LIMITS(uint, 0u, 4294967295u, 32)
 PM_INT_LIMITS(long, (-9223372036854775807L - 1), 9223372036854775807L, 63)
 PM_INT_LIMITS(ulong, 0ul, 18446744073709551615ul, 64)
 #undef PM_INT_LIMITS
-#define PM_FLOAT_LIMITS(T, MIN, MAX, EPS, DMIN, DIG)                            \
-    template <> struct numeric_limits<T> {                                     \
+#define PM_FLOAT_LIMITS(_PmT, MIN, MAX, EPS, DMIN, DIG)                            \
+    template <> struct numeric_limits<_PmT> {                                     \
         static constexpr bool is_specialized = true;                           \
         static constexpr bool is_signed = true;                                \
         static constexpr bool is_integer = false;                              \
@@ -517,15 +540,15 @@ PM_INT_LIMITS(ulong, 0ul, 18446744073709551615ul, 64)
         static constexpr bool has_quiet_NaN = true;                            \
         static constexpr int digits = DIG;                                     \
         static constexpr int radix = 2;                                        \
-        static constexpr T min() { return (T)(MIN); }                          \
-        static constexpr T max() { return (T)(MAX); }                          \
-        static constexpr T lowest() { return (T)(-(MAX)); }                    \
-        static constexpr T epsilon() { return (T)(EPS); }                      \
-        static constexpr T round_error() { return (T)0.5f; }                   \
-        static constexpr T infinity() { return (T)__builtin_inff(); }          \
-        static constexpr T quiet_NaN() { return (T)__builtin_nanf(""); }       \
-        static constexpr T signaling_NaN() { return (T)__builtin_nansf(""); }  \
-        static constexpr T denorm_min() { return (T)(DMIN); }                  \
+        static constexpr _PmT min() { return (_PmT)(MIN); }                          \
+        static constexpr _PmT max() { return (_PmT)(MAX); }                          \
+        static constexpr _PmT lowest() { return (_PmT)(-(MAX)); }                    \
+        static constexpr _PmT epsilon() { return (_PmT)(EPS); }                      \
+        static constexpr _PmT round_error() { return (_PmT)0.5f; }                   \
+        static constexpr _PmT infinity() { return (_PmT)__builtin_inff(); }          \
+        static constexpr _PmT quiet_NaN() { return (_PmT)__builtin_nanf(""); }       \
+        static constexpr _PmT signaling_NaN() { return (_PmT)__builtin_nansf(""); }  \
+        static constexpr _PmT denorm_min() { return (_PmT)(DMIN); }                  \
     };
 PM_FLOAT_LIMITS(float, 0x1p-126f, 0x1.fffffep127f, 0x1p-23f, 0x1p-149f, 24)
 PM_FLOAT_LIMITS(half, 0x1p-14f, 65504.0f, 0x1p-10f, 0x1p-24f, 11)

@@ -1,0 +1,29 @@
+#!/bin/sh
+# Builds kernels.cpp the way MetalCPU builds a kernel library, runs the runtime
+# checks (test_runtime.py) and the benchmarks (bench.py). Exits non-zero on failure.
+#   CXX=...      clang++ to use (default /opt/swift/usr/bin/clang++, else clang++)
+#   NO_BENCH=1   skip the benchmarks
+set -eu
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+if [ -z "${CXX:-}" ]; then
+    if [ -x /opt/swift/usr/bin/clang++ ]; then CXX=/opt/swift/usr/bin/clang++; else CXX=clang++; fi
+fi
+build=${BUILD_DIR:-"${TMPDIR:-/tmp}/pm_msl_runtime_test"}
+mkdir -p "$build"
+so="$build/kernels.so"
+
+echo "== build $so"
+"$CXX" -std=c++20 -O2 -march=native -fno-exceptions -shared -fPIC \
+    -isystem "$root/Sources/MetalCPU/MSL" -isystem "$root/Sources/CMetalCPU/include" \
+    -include pm_msl/prelude.h -Werror=unknown-attributes \
+    "$here/kernels.cpp" -o "$so"
+
+export OPENBLAS_NUM_THREADS=1 PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
+echo "== checks"
+# a hang is a failure too
+timeout 600 python3 "$here/test_runtime.py" "$so"
+if [ -z "${NO_BENCH:-}" ]; then
+    echo "== benchmarks"
+    timeout 600 python3 "$here/bench.py" "$so"
+fi
