@@ -10,3 +10,9 @@ const char *pm_host_object_path(const char *symbol_name) {
     if (!symbol || !dladdr(symbol, &info)) return NULL;
     return info.dli_fname;
 }
+
+const char *pm_host_self_path(void) {
+    Dl_info info;
+    if (!dladdr((void *)&pm_host_self_path, &info)) return NULL;
+    return info.dli_fname;
+}

@@ -264,8 +264,9 @@ final class FrontEnd {
                     switch attribute.name {
                     case "kernel": isKernel = true
                     case "host_name":
-                        if let range = attribute.arguments, let s = range.first(where: { tokens[$0].kind == .string }) {
-                            hostName = String(text(s).dropFirst().dropLast())
+                        // Adjacent literals concatenate, as in MLX's host_name(#op "_" #type).
+                        if let range = attribute.arguments, !range.isEmpty, range.allSatisfy({ tokens[$0].kind == .string }) {
+                            hostName = range.map { String(text($0).dropFirst().dropLast()) }.joined()
                         } else { error(i, "host_name needs a string, as in [[host_name(\"name\")]]") }
                     case "max_total_threads_per_threadgroup":
                         if let n = integerArgument(attribute, i) { maxThreads = n } else {

@@ -6,7 +6,7 @@ import Foundation
 struct Toolchain {
     let clang: String
     let headerDirectories: [String]
-    /// Changes whenever clang, the headers, the front end or the host CPU change.
+    /// Changes whenever clang, the headers, the front end (the binary MetalCPU is in) or the host CPU change.
     let identity: String
 
     static let frontEndVersion = "metalcpu-frontend-1"
@@ -16,9 +16,11 @@ struct Toolchain {
         let headers = try findHeaders()
         var digest = SHA256()
         digest.update(frontEndVersion)
-        digest.update(clang)
-        if let attributes = try? FileManager.default.attributesOfItem(atPath: clang) {
-            digest.update("\(attributes[.size] ?? 0) \(attributes[.modificationDate] ?? "")")
+        for binary in [clang, pm_host_self_path().map { String(cString: $0) } ?? ""] {
+            digest.update(binary)
+            if let attributes = try? FileManager.default.attributesOfItem(atPath: binary) {
+                digest.update("\(attributes[.size] ?? 0) \(attributes[.modificationDate] ?? "")")
+            }
         }
         for directory in headers {
             let files = (FileManager.default.enumerator(atPath: directory)?.allObjects as? [String] ?? []).sorted()

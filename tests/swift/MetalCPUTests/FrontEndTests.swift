@@ -28,7 +28,7 @@ final class FrontEndTests: XCTestCase {
         namespace ops {
         template <typename T, typename Op>
         [[kernel]] void binary(device const T* a [[buffer(0)]], device T* out [[buffer(1)]], uint i [[thread_position_in_grid]]) { out[i] = Op()(a[i]); }
-        template [[host_name("add_f32")]] [[kernel]] decltype(binary<float, Add>) binary<float, Add>;
+        template [[host_name("add" "_" "f32")]] [[kernel]] decltype(binary<float, Add>) binary<float, Add>;
         template [[host_name("add_i32")]] [[kernel]] void binary<int, Add>(device const int* a [[buffer(0)]], device int* out [[buffer(1)]], uint i [[thread_position_in_grid]]);
         }
         """)
