@@ -18,17 +18,21 @@ kernel void saxpy(device const float* x [[buffer(0)]], device float* y [[buffer(
     y[i] = a * x[i] + y[i];
 }
 
-// Grid-stride sum: simd_sum, then one barrier to combine the simdgroups.
-kernel void sum(device const float* x [[buffer(0)]], device float* partials [[buffer(1)]],
-                constant uint& n [[buffer(2)]],
+// Grid-stride sum, GPU style: each thread reads 4 float4 (64 bytes) per step,
+// reduces with simd_sum, and one barrier combines the simdgroups. n4 % 4 == 0.
+kernel void sum(device const float4* x [[buffer(0)]], device float* partials [[buffer(1)]],
+                constant uint& n4 [[buffer(2)]],
                 uint gid [[thread_position_in_grid]], uint grid [[threads_per_grid]],
                 uint group [[threadgroup_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
                 uint sg [[simdgroup_index_in_threadgroup]], uint sgs [[simdgroups_per_threadgroup]]) {
     threadgroup float shared[32];
-    float acc = 0.0f;
-    for (uint i = gid; i < n; i += grid) acc += x[i];
-    acc = simd_sum(acc);
-    if (lane == 0) shared[sg] = acc;
+    float4 a = 0.0f, b = 0.0f, c = 0.0f, d = 0.0f;
+    for (uint i = gid * 4; i < n4; i += grid * 4) {
+        a += x[i]; b += x[i + 1]; c += x[i + 2]; d += x[i + 3];
+    }
+    float4 acc = (a + b) + (c + d);
+    float s = simd_sum(acc.x + acc.y + acc.z + acc.w);
+    if (lane == 0) shared[sg] = s;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     if (sg == 0) {
         float v = lane < sgs ? shared[lane] : 0.0f;
@@ -89,7 +93,7 @@ def main():
     partials = pm.zeros(groups, np.float32)
 
     def run_sum():
-        lib.sum(x, partials, np.uint32(n), groups=groups, threadgroup=per_group)
+        lib.sum(x, partials, np.uint32(n // 4), groups=groups, threadgroup=per_group)
         return partials.numpy().sum(dtype=np.float64)
     total = run_sum()
     reference = x_np.sum(dtype=np.float64)

@@ -36,7 +36,7 @@ def verdict(value, limit):
 def main():
     inc = pm.compile(TRIVIAL).inc
     a, b = np.zeros(256, np.float32), np.ones(256, np.float32)
-    x, y = pm.zeros(256, np.float32), pm.ones(256, np.float32) if hasattr(pm, "ones") else pm.full(256, 1, np.float32)
+    x, y = pm.zeros(256, np.float32), pm.full(256, 1, np.float32)
     calls = 3000
     numpy_call = per_call(lambda: inc(a, b, grid=256), calls)
     async_call = per_call(lambda: inc(x, y, grid=256), calls)
