@@ -26,9 +26,9 @@ from .errors import (
     UnsupportedError,
 )
 from .device import Device, device, synchronize
-from .array import Array, asarray, empty, empty_like, full, zeros, zeros_like
+from .array import Array, asarray, empty, empty_like, full, ones, ones_like, zeros, zeros_like
 from .function import Function
-from .library import Library, compile, load
+from .library import Library, compile, load, shaders
 from ._native import ABI_VERSION, library_path
 
 __all__ = [
@@ -54,6 +54,9 @@ __all__ = [
     "full",
     "library_path",
     "load",
+    "ones",
+    "ones_like",
+    "shaders",
     "synchronize",
     "zeros",
     "zeros_like",

@@ -15,7 +15,7 @@ from ._buffer import Buffer, View
 from .device import device as _default_device
 from .dtypes import SUPPORTED, check_dtype
 
-__all__ = ["Array", "empty", "zeros", "full", "asarray", "empty_like", "zeros_like"]
+__all__ = ["Array", "empty", "zeros", "ones", "full", "asarray", "empty_like", "zeros_like", "ones_like"]
 
 _c_char = ctypes.c_char
 _addressof = ctypes.addressof
@@ -211,6 +211,10 @@ def zeros(shape, dtype=np.float32, *, device=None):
     return x
 
 
+def ones(shape, dtype=np.float32, *, device=None):
+    return full(shape, 1, dtype, device=device)
+
+
 def _scalar_dtype(value):
     if isinstance(value, np.generic):
         return value.dtype
@@ -239,6 +243,10 @@ def empty_like(a, dtype=None):
 
 def zeros_like(a, dtype=None):
     return zeros(np.shape(a), dtype if dtype is not None else a.dtype)
+
+
+def ones_like(a, dtype=None):
+    return ones(np.shape(a), dtype if dtype is not None else a.dtype)
 
 
 def _default_numpy(a):

@@ -13,6 +13,7 @@ synchronisation draws a number before it starts and, when done, records it as
 so reading it needs no call into the engine.
 """
 
+import atexit
 import itertools
 import threading
 
@@ -105,6 +106,18 @@ def device():
                 _default = Device(_native.out_u64(lib.pm_device_default))
             d = _default
     return d
+
+
+@atexit.register
+def _finish_pending_work():
+    # Let asynchronous kernels finish before the interpreter tears down the
+    # objects whose memory they may be writing (errors no longer matter).
+    d = _default
+    if d is not None:
+        try:
+            d._sync_fn(d.stream)
+        except Exception:
+            pass
 
 
 def synchronize(device_=None):

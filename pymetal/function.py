@@ -275,6 +275,7 @@ class Function:
         sync = False
         staged = None
         wrapped = None
+        seen = None
         try:
             for i in range(nargs):
                 a = args[i]
@@ -304,7 +305,17 @@ class Function:
                         if owned is not None:  # NumPy view of pymetal memory
                             _pack_arg(abuf, i * 40, 0, i, owned[0].handle, owned[1], 0, 0)
                             continue
-                    if writable and ptr % dev.page_size == 0:
+                    h = 0
+                    if seen is not None:
+                        # The same memory passed again: bind the same buffer, so
+                        # that the kernel sees one array (and copy-back is single).
+                        for entry in seen:
+                            if entry[0] == ptr and entry[1] == nb:
+                                h = entry[2]
+                                break
+                    if h:
+                        pass
+                    elif writable and ptr % dev.page_size == 0:
                         # Page-aligned: wrap for the duration of the call (no copy).
                         page = dev.page_size
                         h = _native.out_u64(_wrap, dev.handle, ptr, (nb + page - 1) // page * page)
@@ -324,6 +335,10 @@ class Function:
                             else:
                                 staged.append((ptr, b.ptr, nb))
                         h = b.handle
+                    if seen is None:
+                        seen = [(ptr, nb, h)]
+                    else:
+                        seen.append((ptr, nb, h))
                     _pack_arg(abuf, i * 40, 0, i, h, 0, 0, 0)
                 elif t is float:
                     _F32.pack_into(data, doff, a)

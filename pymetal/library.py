@@ -2,6 +2,7 @@
 
 import os
 import re
+import threading
 import weakref
 
 import numpy as np
@@ -11,7 +12,7 @@ from .device import device as _default_device
 from .errors import FunctionNotFoundError, NotFoundError
 from .function import Function
 
-__all__ = ["Library", "compile", "load"]
+__all__ = ["Library", "compile", "load", "shaders"]
 
 _MACRO_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -182,3 +183,21 @@ def load(path, *, macros=None, fast_math=False, device=None):
         raise ValueError("macros= and fast_math= apply only to .metal source files")
     handle = _native.out_u64(_native.lib().pm_library_load, dev.handle, os.fsencode(path))
     return Library(handle, dev, origin=path)
+
+
+_shaders_lock = threading.Lock()
+
+
+def shaders(device=None):
+    """pymetal's own kernel library (the Shaders/ folder), e.g.
+    ``pm.shaders().add_float32(a, b, out, grid=n)``. Loaded once per device."""
+    dev = device or _default_device()
+    lib = getattr(dev, "_shaders", None)
+    if lib is None:
+        with _shaders_lock:
+            lib = getattr(dev, "_shaders", None)
+            if lib is None:
+                handle = _native.out_u64(_native.lib().pm_device_shader_library, dev.handle)
+                lib = Library(handle, dev, origin="pymetal's shader library")
+                dev._shaders = lib
+    return lib

@@ -115,19 +115,24 @@ public final class Stream: @unchecked Sendable {
         lock { if let open, open.commandBuffer === commandBuffer { commitLocked() } }
     }
 
-    /// Commits and waits for everything; reports the first failed command buffer.
+    /// Commits and waits for everything committed so far (by any thread);
+    /// reports the first failed command buffer, once, to one of the waiters.
     public func synchronize() throws {
-        let pending: [any MTLCommandBuffer] = lock {
+        let last: (any MTLCommandBuffer)? = lock {
             commitLocked()
-            let list = inFlight
-            inFlight = []
-            return list
+            return inFlight.last
         }
-        guard let last = pending.last else { return }
-        last.waitUntilCompleted()
-        lock { lastGPUTime = last.gpuEndTime - last.gpuStartTime }
-        for commandBuffer in pending where commandBuffer.status == .error {
-            throw EngineError(.execution, commandBuffer.error.map(describe) ?? "a command buffer failed")
+        guard let last else { return }
+        last.waitUntilCompleted() // a queue runs in order: all before it are done too
+        let failed: (any MTLCommandBuffer)? = lock {
+            lastGPUTime = last.gpuEndTime - last.gpuStartTime
+            guard let end = inFlight.firstIndex(where: { $0 === last }) else { return nil } // another waiter took them
+            let finished = inFlight[...end]
+            inFlight.removeFirst(end + 1)
+            return finished.first { $0.status == .error }
+        }
+        if let failed {
+            throw EngineError(.execution, failed.error.map(describe) ?? "a command buffer failed")
         }
     }
 

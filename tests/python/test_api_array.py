@@ -59,6 +59,17 @@ def test_zeros_full(dev, dtype):
     np.testing.assert_array_equal(f.numpy(), np.full((4,), 1, dtype))
 
 
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.bool_])
+def test_ones_and_likes(dev, dtype):
+    o = pm.ones((3, 4), dtype)
+    np.testing.assert_array_equal(o.numpy(), np.ones((3, 4), dtype))
+    assert pm.ones(5).dtype == np.float32
+    assert pm.ones_like(o).shape == (3, 4) and pm.ones_like(o).dtype == np.dtype(dtype)
+    assert pm.zeros_like(o, np.float16).dtype == np.float16
+    e = pm.empty_like(np.zeros((2, 7), np.int16))
+    assert e.shape == (2, 7) and e.dtype == np.int16
+
+
 def test_full_infers_32_bit_types(dev):
     assert pm.full(3, 1.5).dtype == np.float32
     assert pm.full(3, 7).dtype == np.int32

@@ -260,6 +260,19 @@ def test_same_array_twice(basic_lib, rng):
     np.testing.assert_array_equal(out, a + a)
 
 
+def test_same_array_as_input_after_output(basic_lib, rng, unaligned_copy, aligned_empty):
+    # saxpy writes [[buffer(1)]] and reads [[buffer(0)]]: y = 2y + y when both are y.
+    for make in (lambda a: a.copy(), unaligned_copy, None):
+        a = rng.standard_normal(300).astype(np.float32)
+        if make is None:
+            y = aligned_empty(300, np.float32)
+            y[...] = a
+        else:
+            y = make(a)
+        basic_lib.saxpy(y, y, np.float32(2.0), grid=300)
+        np.testing.assert_allclose(y, 3 * a, rtol=1e-6)
+
+
 def test_matrix_subclass_and_2d_numpy(basic_lib, rng):
     a = rng.standard_normal((30, 40)).astype(np.float32)
     out = np.zeros_like(a)
@@ -491,3 +504,21 @@ def test_threadgroup_memory_by_index(reduce_lib, rng):
     reduce_lib.block_sum(x, partial, np.uint32(512), groups=2, threadgroup=256,
                          threadgroup_memory={0: 1024})
     np.testing.assert_allclose(partial, x.reshape(2, 256).sum(axis=1), rtol=1e-4, atol=1e-4)
+
+
+# ---- execution errors --------------------------------------------------------------------
+
+def test_kernel_error_is_raised_not_a_crash(basic_lib, dev):
+    if dev.backend != "cpu":
+        pytest.skip("only the CPU backend checks bindings at execution time")
+    x = pm.zeros(4)
+    # add reads [[buffer(1)]] and [[buffer(2)]], which are not bound
+    with pytest.raises(pm.KernelError):
+        basic_lib.add(np.zeros(4, np.float32), grid=4)
+    basic_lib.add(x, grid=4)  # asynchronous: the error surfaces at the next read
+    with pytest.raises(pm.KernelError):
+        x.numpy()
+    # and the device keeps working
+    out = np.zeros(4, np.float32)
+    basic_lib.add(np.ones(4, np.float32), np.ones(4, np.float32), out, grid=4)
+    np.testing.assert_array_equal(out, 2)

@@ -16,9 +16,9 @@ MACRO_SRC = """#include <metal_stdlib>
 using namespace metal;
 kernel void fill_n(device int* out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
 #ifdef NEGATE
-    out[i] = -(N);
+    out[i] = -(FILL_VALUE);
 #else
-    out[i] = N;
+    out[i] = FILL_VALUE;
 #endif
 }
 """
@@ -85,17 +85,27 @@ def test_compile_accepts_bytes(dev, basic_lib):
 
 
 def test_macros(dev):
-    lib4 = pm.compile(MACRO_SRC, macros={"N": 4})
+    lib4 = pm.compile(MACRO_SRC, macros={"FILL_VALUE": 4})
     out = np.zeros(8, np.int32)
     lib4.fill_n(out, grid=8)
     np.testing.assert_array_equal(out, 4)
-    lib7 = pm.compile(MACRO_SRC, macros=["N=7", "NEGATE"])
+    lib7 = pm.compile(MACRO_SRC, macros=["FILL_VALUE=7", "NEGATE"])
     lib7.fill_n(out, grid=8)
     np.testing.assert_array_equal(out, -7)
     with pytest.raises(ValueError):
         pm.compile(MACRO_SRC, macros={"not a name": 1})
     with pytest.raises(ValueError):
-        pm.compile(MACRO_SRC, macros={"N": "1\n#define X"})
+        pm.compile(MACRO_SRC, macros={"FILL_VALUE": "1\n#define X"})
+
+
+def test_macro_with_a_common_name(dev):
+    # Macros apply to the user's source; a short name such as N must not break
+    # the standard library headers.
+    src = MACRO_SRC.replace("FILL_VALUE", "N")
+    lib = pm.compile(src, macros={"N": 4})
+    out = np.zeros(8, np.int32)
+    lib.fill_n(out, grid=8)
+    np.testing.assert_array_equal(out, 4)
 
 
 def test_fast_math_flag(dev, rng):
@@ -149,7 +159,7 @@ def test_load_garbage_library_is_an_error(dev, tmp_path):
 def test_library_release_on_gc(dev):
     import gc
 
-    lib = pm.compile(MACRO_SRC, macros={"N": 1})
+    lib = pm.compile(MACRO_SRC, macros={"FILL_VALUE": 1})
     f = lib.fill_n
     handle = lib._owner.handle
     del lib
@@ -166,3 +176,49 @@ def test_library_release_on_gc(dev):
     # The library handle has been released: using it is an error, not a crash.
     st = _native.lib().pm_library_function_count(byref(c_int64()), handle)
     assert st != 0
+
+
+def _metallib_tool():
+    import os
+    import shutil
+
+    tool = os.path.join(os.path.dirname(pm.library_path()), "pymetal-metallib")
+    if os.path.isfile(tool):
+        return tool
+    return shutil.which("pymetal-metallib")
+
+
+def test_load_prebuilt_library(dev, tmp_path):
+    import subprocess
+
+    from conftest import BASIC_SRC
+
+    tool = _metallib_tool()
+    if tool is None:
+        pytest.skip("pymetal-metallib is not built")
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "basic.metal").write_text(BASIC_SRC)
+    out = tmp_path / "basic.metallib"
+    subprocess.run([tool, str(src), str(out)], check=True, capture_output=True, timeout=300)
+    lib = pm.load(out)
+    assert "add" in lib.functions and "saxpy" in lib.functions
+    assert str(out) in repr(lib)
+    a = np.arange(100, dtype=np.float32)
+    o = np.zeros_like(a)
+    lib.add(a, a, o, grid=100)
+    np.testing.assert_array_equal(o, 2 * a)
+    with pytest.raises(ValueError):
+        pm.load(out, macros={"X": 1})
+
+
+def test_shader_library(dev):
+    try:
+        lib = pm.shaders()
+    except pm.Error as e:
+        pytest.skip("no shader library: %s" % e)
+    assert lib is pm.shaders()
+    assert isinstance(lib, pm.Library)
+    assert len(lib.functions) > 0
+    name = lib.functions[0]
+    assert lib.function(name).max_threads_per_threadgroup >= 1
