@@ -31,7 +31,7 @@ swift-test: swift
 	swift test
 
 python-test: build
-	$(PY) -m pytest tests/python -q
+	PYMETAL_REQUIRE_LIBRARY=1 $(PY) -m pytest tests/python -q
 
 test: build swift-test python-test
 

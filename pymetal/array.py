@@ -13,7 +13,7 @@ import numpy as np
 
 from ._buffer import Buffer, View
 from .device import device as _default_device
-from .dtypes import SUPPORTED, check_dtype
+from .dtypes import check_dtype
 
 __all__ = ["Array", "empty", "zeros", "ones", "full", "asarray", "empty_like", "zeros_like", "ones_like"]
 

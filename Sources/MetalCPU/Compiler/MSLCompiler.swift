@@ -44,7 +44,7 @@ public final class MSLCompiler: @unchecked Sendable {
         try ("#line 1 \"program_source\"\n" + Literals.rewrite(source)).write(to: input, atomically: false, encoding: .utf8)
         let preprocessed = work.appendingPathComponent("preprocessed.ii")
         let headerFlags = tools.headerDirectories.flatMap { ["-isystem", $0] }
-        try run(tools.clang, ["-x", "c++", "-std=c++20", "-E"] + headerFlags
+        try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-fsigned-char"] + headerFlags
                 + ["-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
                 workDirectory: work)
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
@@ -59,6 +59,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let library = work.appendingPathComponent("library.so")
         try run(tools.clang, ["-x", "c++-cpp-output", "-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-shared",
                               "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
+                              "-fsigned-char", // MSL char is signed, also on arm64
                               "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") }
                 + [unit.path, "-o", library.path], workDirectory: work)
         // Publish atomically: concurrent compilers of the same source race harmlessly.
