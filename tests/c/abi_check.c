@@ -1,0 +1,72 @@
+// Compiled against include/pymetal.h and linked with libPyMetal by
+// tests/python/test_c_abi.py: the header and the library must agree, and bad
+// input must come back as errors, never a crash.
+#include <assert.h>
+#include <stdio.h>
+#include <string.h>
+#include "pymetal.h"
+
+_Static_assert(sizeof(pm_arg) == 40, "pm_arg layout is part of the ABI");
+
+#define CHECK(call) do { if ((call) != PM_OK) { fprintf(stderr, "%s: %s\n", #call, pm_last_error()); return 1; } } while (0)
+#define EXPECT_ERROR(call, code) do { int32_t s = (call); if (s != (code)) { \
+    fprintf(stderr, "%s returned %d, expected %d\n", #call, s, code); return 1; } \
+    if (!*pm_last_error()) { fprintf(stderr, "%s: no message\n", #call); return 1; } } while (0)
+
+int main(void) {
+    if (pm_abi_version() != PM_ABI_VERSION) return 1;
+    pm_device device = 0;
+    CHECK(pm_device_default(&device));
+    const char *backend = NULL;
+    CHECK(pm_device_backend(&backend, device));
+
+    // Bad handles, NULLs, absurd sizes, wrong indices.
+    uint64_t length;
+    EXPECT_ERROR(pm_buffer_length(&length, 0), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_buffer_length(&length, 0xdeadbeef), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_buffer_length(&length, device), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_buffer_length(NULL, device), PM_ERROR_INVALID_ARGUMENT);
+    pm_buffer huge;
+    EXPECT_ERROR(pm_buffer_new(&huge, device, UINT64_MAX), PM_ERROR_INVALID_ARGUMENT);
+    pm_library library;
+    EXPECT_ERROR(pm_library_compile(&library, device, "kernel void k(device float* o [[buffer(0)]]) { o[0] = nope; }", NULL, 0),
+                 PM_ERROR_COMPILE);
+    if (!strstr(pm_last_error(), "nope")) { fprintf(stderr, "diagnostics lack the name: %s\n", pm_last_error()); return 1; }
+
+    const char *source =
+        "kernel void scale(device float* x [[buffer(0)]], constant float& a [[buffer(1)]],\n"
+        "                  uint i [[thread_position_in_grid]]) { x[i] *= a; }\n";
+    CHECK(pm_library_compile(&library, device, source, NULL, 0));
+    pm_kernel kernel;
+    EXPECT_ERROR(pm_kernel_new(&kernel, library, "missing"), PM_ERROR_NOT_FOUND);
+    CHECK(pm_kernel_new(&kernel, library, "scale"));
+    pm_stream stream;
+    CHECK(pm_stream_new(&stream, device));
+    pm_buffer buffer;
+    CHECK(pm_buffer_new(&buffer, device, 100 * sizeof(float)));
+    float *x = NULL;
+    CHECK(pm_buffer_contents((void **)&x, buffer));
+    for (int i = 0; i < 100; i++) x[i] = (float)i;
+    float a = 3.0f;
+    pm_arg args[2];
+    memset(args, 0, sizeof args);
+    args[0].kind = PM_ARG_BUFFER; args[0].index = 0; args[0].buffer = buffer;
+    args[1].kind = PM_ARG_BYTES; args[1].index = 1; args[1].bytes = &a; args[1].length = sizeof a;
+    uint32_t size[3] = {100, 1, 1};
+    uint32_t too_big[3] = {4096, 1, 1};
+    EXPECT_ERROR(pm_dispatch(stream, kernel, args, 2, size, too_big, 0), PM_ERROR_INVALID_ARGUMENT);
+    args[1].index = 31;
+    EXPECT_ERROR(pm_dispatch(stream, kernel, args, 2, size, NULL, 0), PM_ERROR_INVALID_ARGUMENT);
+    args[1].index = 1;
+    CHECK(pm_dispatch(stream, kernel, args, 2, size, NULL, 0));
+    CHECK(pm_stream_synchronize(stream));
+    for (int i = 0; i < 100; i++) if (x[i] != 3.0f * (float)i) { fprintf(stderr, "x[%d] = %g\n", i, x[i]); return 1; }
+
+    CHECK(pm_buffer_release(buffer));
+    EXPECT_ERROR(pm_buffer_release(buffer), PM_ERROR_INVALID_ARGUMENT);
+    CHECK(pm_kernel_release(kernel));
+    CHECK(pm_library_release(library));
+    CHECK(pm_stream_release(stream));
+    printf("abi_check ok (%s)\n", backend);
+    return 0;
+}
