@@ -331,14 +331,19 @@ final class FrontEnd {
         var threads = maxThreads
         var roots: [String] = []
         if isInstantiation {
-            guard let primary = templateKernels[plainName] else {
+            if let primary = templateKernels[plainName] {
+                if bindings == nil || bindings!.isEmpty { kernelBindings = primary.bindings }
+                kernelBody = primary.body
+                if threads == 0 { threads = primary.maxThreads }
+            } else if let bindings, !bindings.isEmpty, definitions[plainName] != nil {
+                // A plain function template made a kernel by an instantiation that repeats the attributes.
+                kernelBindings = bindings
+                kernelBody = nil
+            } else {
                 error(start, "explicit instantiation of '\(plainName)', which is not a kernel template defined above")
                 return
             }
-            if bindings == nil || bindings!.isEmpty { kernelBindings = primary.bindings }
-            kernelBody = primary.body
-            if threads == 0 { threads = primary.maxThreads }
-            roots = declarator.filter { tokens[$0].kind == .identifier }.map { text($0) }
+            roots = declarator.filter { tokens[$0].kind == .identifier }.map { text($0) } + [plainName]
             remove(start, through: start, replacement: "template")
         } else if body == nil {
             return // a prototype: the definition is elsewhere

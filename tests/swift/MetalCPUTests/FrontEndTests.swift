@@ -39,6 +39,16 @@ final class FrontEndTests: XCTestCase {
         XCTAssertFalse(output.text.contains("host_name"))
     }
 
+    func testInstantiationOfAPlainFunctionTemplate() throws {
+        let output = try run("""
+        template <typename T> void fill(device T* o, uint i) { o[i] = simd_sum(T(1)); }
+        template [[host_name("fill_f")]] [[kernel]] void fill<float>(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]);
+        """)
+        XCTAssertEqual(output.kernels.map(\.hostName), ["fill_f"])
+        XCTAssertEqual(output.kernels[0].bindings.map(\.kind), [.buffer, .position("thread_position_in_grid")])
+        XCTAssertTrue(output.kernels[0].usesFibers, "the template's body is analysed")
+    }
+
     func testThreadgroupStorageAndPointers() throws {
         let output = try run("""
         void helper(threadgroup float* p) { p[0] = 1; }
