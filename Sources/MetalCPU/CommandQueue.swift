@@ -8,7 +8,8 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     let device: CPUDevice
     private let lock = NSCondition()
     private var pending: [CPUCommandBuffer] = []
-    private var draining = false
+    private var running = false   // a thread is executing pending work
+    private var scheduled = false // a background run is on its way
 
     init(device: CPUDevice) { self.device = device }
 
@@ -17,29 +18,38 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     func enqueue(_ buffer: CPUCommandBuffer) {
         lock.lock()
         pending.append(buffer)
-        let start = !draining
-        if start { draining = true }
+        let kick = !running && !scheduled
+        if kick { scheduled = true }
         lock.unlock()
-        if start { DispatchQueue.global().async { self.drain(until: nil) } }
+        if kick { scheduleBackgroundRun() }
     }
 
-    /// Runs pending command buffers in order on this thread; stops after `target`
-    /// completes (or when the queue is empty).
+    /// Work runs in the background a moment after it is committed; a caller
+    /// that commits and then waits (the common synchronous case) usually gets
+    /// there first and runs it on its own thread, without a thread handoff.
+    private func scheduleBackgroundRun() {
+        DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(50)) {
+            self.lock.lock()
+            self.scheduled = false
+            guard !self.running, !self.pending.isEmpty else { self.lock.unlock(); return }
+            self.running = true
+            self.lock.unlock()
+            self.drain(until: nil)
+        }
+    }
+
+    /// Runs pending command buffers in order on this thread (which owns
+    /// `running`) until the queue is empty or `target` has finished.
     private func drain(until target: CPUCommandBuffer?) {
         while true {
             lock.lock()
-            if let target, target.isFinished || pending.isEmpty {
-                draining = false
-                let more = !pending.isEmpty
-                if more { draining = true }
-                lock.unlock()
-                if more { DispatchQueue.global().async { self.drain(until: nil) } }
-                return
-            }
-            guard !pending.isEmpty else {
-                draining = false
+            if pending.isEmpty || (target?.isFinished ?? false) {
+                running = false
+                let kick = !pending.isEmpty && !scheduled
+                if kick { scheduled = true }
                 lock.broadcast()
                 lock.unlock()
+                if kick { scheduleBackgroundRun() }
                 return
             }
             let next = pending.removeFirst()
@@ -54,8 +64,8 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     func wait(for buffer: CPUCommandBuffer) {
         lock.lock()
         while !buffer.isFinished {
-            if !draining {
-                draining = true
+            if !running {
+                running = true
                 lock.unlock()
                 drain(until: buffer)
                 lock.lock()
