@@ -1,6 +1,7 @@
 #!/bin/sh
 # Builds kernels.cpp the way MetalCPU builds a kernel library, runs the runtime
-# checks (test_runtime.py) and the benchmarks (bench.py). Exits non-zero on failure.
+# checks (test_runtime.py), the header hygiene checks (hygiene.sh) and the
+# benchmarks (bench.py). Exits non-zero on failure.
 #   CXX=...      clang++ to use (default /opt/swift/usr/bin/clang++, else clang++)
 #   NO_BENCH=1   skip the benchmarks
 set -eu
@@ -23,6 +24,7 @@ export OPENBLAS_NUM_THREADS=1 PYTHONPATH="$here${PYTHONPATH:+:$PYTHONPATH}"
 echo "== checks"
 # a hang is a failure too
 timeout 600 python3 "$here/test_runtime.py" "$so"
+CXX="$CXX" BUILD_DIR="$build" timeout 600 sh "$here/hygiene.sh"
 if [ -z "${NO_BENCH:-}" ]; then
     echo "== benchmarks"
     timeout 600 python3 "$here/bench.py" "$so"

@@ -1032,3 +1032,60 @@ def test_threadgroup_atomics(atomic_lib, n, tg):
     want = np.full(groups, tg, np.uint32)
     want[-1] = n - tg * (groups - 1)   # dispatchThreads: the last group may be partial
     np.testing.assert_array_equal(out, want)
+
+
+# ---------------------------------------------------------------------------
+# User macros with short common names: they apply to the whole translation
+# unit, the standard library headers included, and must not break them; and
+# the headers bring no libc names (::abs(int), ::div, ...) into user code.
+# ---------------------------------------------------------------------------
+
+COMMON_MACROS = {"N": 4, "T": "float", "A": 2, "K": 8, "R": 1, "F": 1, "I": 1, "V": 1, "M": 1}
+
+MACRO_LIB_SRC = HEADER + """
+kernel void abs_with_macros(device int* out [[buffer(0)]], device T* f [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    static_assert(__is_same(decltype(abs(-3)), int), "abs(int) is MSL's, returning int");
+    out[i] = abs(-3) * K + abs(-(int)i) + N - A + R * F * I * V * M;
+    f[i] = T(N) * fabs(-f[i]);
+}
+kernel void sync_with_macros(device float* out [[buffer(0)]], device atomic_uint* count [[buffer(1)]],
+                             uint tid [[thread_index_in_threadgroup]],
+                             uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup T tile[64];
+    tile[tid] = T(tid);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    T s = simd_sum(tile[tid]);
+    simdgroup_float8x8 a, b, c;
+    simdgroup_load(a, tile, 8);
+    b = simdgroup_float8x8(1.0f);          // identity
+    simdgroup_multiply(c, a, b);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (sg == 0) simdgroup_store(c, tile, 8);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    atomic_fetch_add_explicit(count, 1u, memory_order_relaxed);
+    out[tid] = s + tile[tid];
+}
+"""
+
+
+def test_abs_int_with_common_macros(dev):
+    lib = pm.compile(MACRO_LIB_SRC, macros=COMMON_MACROS)
+    n = 100
+    out = np.zeros(n, np.int32)
+    f = np.linspace(-3, 3, n).astype(np.float32)
+    want_f = 4 * np.abs(f)
+    lib.abs_with_macros(out, f, grid=n)
+    np.testing.assert_array_equal(out, 3 * 8 + np.arange(n) + 4 - 2 + 1)
+    np.testing.assert_array_equal(f, want_f)
+
+
+def test_sync_simd_matrix_atomics_with_common_macros(dev):
+    lib = pm.compile(MACRO_LIB_SRC, macros=COMMON_MACROS)
+    out = np.zeros(64, np.float32)
+    count = np.zeros(1, np.uint32)
+    lib.sync_with_macros(out, count, grid=64, threadgroup=64)
+    t = np.arange(64, dtype=np.float32)
+    sums = np.repeat([t[:32].sum(), t[32:].sum()], 32)
+    np.testing.assert_array_equal(out, sums + t)
+    assert int(count[0]) == 64

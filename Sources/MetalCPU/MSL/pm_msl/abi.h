@@ -6,15 +6,17 @@
 namespace pm::abi {
 // A pointer may point at an empty array (the kernel may read nothing), so it
 // needs only to be bound; a reference or a value is read whole.
-template <class T> constexpr uint32_t bytes_of() {
-    if constexpr (__is_pointer(T)) return 0;
-    else return (uint32_t)sizeof(__remove_cvref(T));
+template <class _PmT> constexpr uint32_t bytes_of() {
+    if constexpr (__is_pointer(_PmT)) return 0;
+    else return (uint32_t)sizeof(__remove_cvref(_PmT));
 }
 
-template <auto F> struct params;
-template <class R, class... A, R (*F)(A...)> struct params<F> {
-    template <unsigned I> static constexpr uint32_t bytes() { return bytes_of<__type_pack_element<I, A...>>(); }
+template <auto _PmF> struct params;
+template <class _PmR, class... _PmA, _PmR (*_PmF)(_PmA...)> struct params<_PmF> {
+    template <unsigned _PmI> static constexpr uint32_t bytes() {
+        return bytes_of<__type_pack_element<_PmI, _PmA...>>();
+    }
 };
 
-template <auto F, unsigned I> constexpr uint32_t param_bytes() { return params<F>::template bytes<I>(); }
+template <auto _PmF, unsigned _PmI> constexpr uint32_t param_bytes() { return params<_PmF>::template bytes<_PmI>(); }
 } // namespace pm::abi

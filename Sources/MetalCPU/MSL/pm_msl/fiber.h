@@ -14,7 +14,36 @@
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
-#include <sys/mman.h>
+
+// The few system calls the runtime needs, declared here rather than through
+// <sys/mman.h> (which drags in <sys/types.h>, <sys/select.h>, ... and their
+// global names, `select` among them, into every kernel's translation unit).
+// They are bound to the libc symbols by asm labels, not by extern "C": no
+// C-linkage entity named mmap & co. exists in the program, so a user's own
+// global `mmap` (or <sys/mman.h> itself) cannot conflict with them. Declared
+// outside the visibility push below, so the references stay default-visibility
+// (resolved against libc by the dynamic linker).
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+namespace pm::rt::sys {
+void *mmap(void *, size_t, int, int, int, long) noexcept __asm__("mmap");
+int mprotect(void *, size_t, int) noexcept __asm__("mprotect");
+int munmap(void *, size_t) noexcept __asm__("munmap");
+// Linux x86-64 and arm64 (asm-generic) values.
+inline constexpr int prot_none = 0x0, prot_read = 0x1, prot_write = 0x2;
+inline constexpr int map_private = 0x02, map_anonymous = 0x20, map_noreserve = 0x4000;
+static inline bool map_failed(void *p) { return p == (void *)-1; } // MAP_FAILED
+} // namespace pm::rt::sys
+#else
+#include <sys/mman.h> // other systems: their own header and values
+namespace pm::rt::sys {
+using ::mmap;
+using ::mprotect;
+using ::munmap;
+inline constexpr int prot_none = PROT_NONE, prot_read = PROT_READ, prot_write = PROT_WRITE;
+inline constexpr int map_private = MAP_PRIVATE, map_anonymous = MAP_ANON, map_noreserve = MAP_NORESERVE;
+static inline bool map_failed(void *p) { return p == MAP_FAILED; }
+} // namespace pm::rt::sys
+#endif
 
 #define PM_FIBER_MAX 1024u                 // threads per threadgroup, at most
 #define PM_FIBER_STACK (128u * 1024u)      // usable bytes per fiber stack
@@ -127,18 +156,18 @@ struct stacks {
     bool reserve(uint32_t n) {
         if (n > PM_FIBER_MAX) return false;
         if (!base) {
-            void *p = mmap(nullptr, slot * PM_FIBER_MAX, PROT_NONE,
-                           MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-            if (p == MAP_FAILED) return false;
+            void *p = sys::mmap(nullptr, slot * PM_FIBER_MAX, sys::prot_none,
+                                sys::map_private | sys::map_anonymous | sys::map_noreserve, -1, 0);
+            if (sys::map_failed(p)) return false;
             base = (unsigned char *)p;
         }
         if (n > ready) {
             // One mprotect for the whole new range keeps it cheap; the guard
             // pages inside it are then re-protected one by one (first use only).
             unsigned char *lo = base + slot * ready;
-            if (mprotect(lo, slot * (n - ready), PROT_READ | PROT_WRITE) != 0) return false;
+            if (sys::mprotect(lo, slot * (n - ready), sys::prot_read | sys::prot_write) != 0) return false;
             for (uint32_t i = ready; i < n; i++)
-                if (mprotect(base + slot * i, PM_FIBER_GUARD, PROT_NONE) != 0) return false;
+                if (sys::mprotect(base + slot * i, PM_FIBER_GUARD, sys::prot_none) != 0) return false;
             ready = n;
         }
         return true;
@@ -150,7 +179,7 @@ struct stacks {
         return end - 64 - (size_t)(i & 63) * 64;
     }
     void release() {
-        if (base) munmap(base, slot * PM_FIBER_MAX);
+        if (base) sys::munmap(base, slot * PM_FIBER_MAX);
         base = nullptr;
         ready = 0;
     }

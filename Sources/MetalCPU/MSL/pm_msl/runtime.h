@@ -26,14 +26,18 @@
 // barrier / SIMD call in a kernel compiled for LOOP mode with more than one
 // thread per group, too much threadgroup memory. run() then returns non-zero
 // with pm_status filled; the fibers of the failing group are abandoned.
+//
+// No libc header is included (only <stdint.h> / <stddef.h>): <stdlib.h>,
+// <stdio.h>, <string.h> would put abs, div, rand, index, select, ... into the
+// global namespace of every kernel, where they would take part in overload
+// resolution against MSL's metal::abs etc. Formatting, copying and allocation
+// use clang builtins (calls to the libc functions, without their
+// declarations); mmap & co. are declared in pm::rt::sys (fiber.h).
+// Template parameters and other names that a user's macro could replace
+// (clang -DN=4, -DT=float, ...) are reserved-style (_PmT, _PmN, ...).
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
-#include <stdio.h>
-#include <stdarg.h>
-#include <string.h>
-#include <stdlib.h>
-#include <sys/mman.h>
 #include "pm_kernel_abi.h"
 #include "pm_msl/types.h"
 #include "pm_msl/fiber.h"
@@ -66,7 +70,7 @@ enum class attr : uint32_t {
     quadgroups_per_threadgroup,
     dispatch_threads_per_threadgroup,
 };
-template <attr A, unsigned N> struct bind {};
+template <attr _PmA, unsigned _PmN> struct bind {};
 
 struct kernel_entry {
     const char *name;
@@ -112,9 +116,9 @@ struct tpos {
     uint32_t lx, ly, lz, index;
 };
 
-enum : uint32_t { MODE_NONE = 0, MODE_LOOP = 1, MODE_FIBERS = 2 };
-// An MSL thread of the running group. F_NEW: not started (no context yet).
-enum : uint8_t { F_NEW, F_READY, F_BARRIER, F_SIMD, F_DONE };
+enum : uint32_t { _PmModeNone = 0, _PmModeLoop = 1, _PmModeFibers = 2 };
+// An MSL thread of the running group. _PmFiberNew: not started (no context yet).
+enum : uint8_t { _PmFiberNew, _PmFiberReady, _PmFiberBarrier, _PmFiberSimd, _PmFiberDone };
 
 struct fiber_state {
     uint16_t ctx;       // execution context (stack) it runs on, once started
@@ -189,7 +193,7 @@ struct worker_owner {
     ~worker_owner() {
         if (w) {
             w->stacks.release();
-            munmap(w, sizeof(worker));
+            sys::munmap(w, sizeof(worker));
             if (tls_w == w) tls_w = nullptr;
         }
     }
@@ -197,9 +201,9 @@ struct worker_owner {
 inline thread_local worker_owner tls_owner;
 
 __attribute__((noinline)) inline worker *make_worker() {
-    void *p = mmap(nullptr, sizeof(worker), PROT_READ | PROT_WRITE,
-                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) return nullptr;
+    void *p = sys::mmap(nullptr, sizeof(worker), sys::prot_read | sys::prot_write,
+                        sys::map_private | sys::map_anonymous | sys::map_noreserve, -1, 0);
+    if (sys::map_failed(p)) return nullptr;
     worker *w = (worker *)p; // zero-filled: a valid initial state
     tls_owner.w = w;
     tls_w = w;
@@ -215,22 +219,22 @@ inline worker *get_worker() {
 // ---------------------------------------------------------------------------
 __attribute__((format(printf, 2, 3))) inline void set_error(worker *w, const char *fmt, ...) {
     if (w->err) return; // keep the first
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(w->msg, sizeof w->msg, fmt, ap);
-    va_end(ap);
+    __builtin_va_list ap;
+    __builtin_va_start(ap, fmt);
+    __builtin_vsnprintf(w->msg, sizeof w->msg, fmt, ap);
+    __builtin_va_end(ap);
     w->err = 1;
 }
 inline int32_t report(pm_status *st, const char *msg) {
     if (st) {
         st->code = 1;
-        snprintf(st->message, sizeof st->message, "%s", msg);
+        __builtin_snprintf(st->message, sizeof st->message, "%s", msg);
     }
     return 1;
 }
 inline const char *gpos_str(const group *g, char (&buf)[48]) {
-    if (g) snprintf(buf, sizeof buf, "(%u,%u,%u)", g->gpos.x, g->gpos.y, g->gpos.z);
-    else snprintf(buf, sizeof buf, "(?)");
+    if (g) __builtin_snprintf(buf, sizeof buf, "(%u,%u,%u)", g->gpos.x, g->gpos.y, g->gpos.z);
+    else __builtin_snprintf(buf, sizeof buf, "(?)");
     return buf;
 }
 
@@ -254,15 +258,15 @@ inline int register_site(int s, size_t size, size_t align) {
     return 1;
 }
 // One registration per instantiation, at library load (dynamic initialiser).
-template <class U, int SITE> struct tg_site {
-    static inline const int reg = register_site(SITE, sizeof(U), alignof(U));
+template <class _PmU, int _PmSite> struct tg_site {
+    static inline const int reg = register_site(_PmSite, sizeof(_PmU), alignof(_PmU));
 };
 
-template <class U, int SITE> inline U &tg_var() {
-    (void)&tg_site<U, SITE>::reg;
-    static_assert(SITE >= 0 && (unsigned)SITE < PM_MAX_TG_SITES, "threadgroup SITE out of range");
+template <class _PmU, int _PmSite> inline _PmU &tg_var() {
+    (void)&tg_site<_PmU, _PmSite>::reg;
+    static_assert(_PmSite >= 0 && (unsigned)_PmSite < PM_MAX_TG_SITES, "threadgroup SITE out of range");
     worker *w = tls_w;
-    return *(U *)(w->tg_mem + w->site_off[SITE]);
+    return *(_PmU *)(w->tg_mem + w->site_off[_PmSite]);
 }
 
 // ---------------------------------------------------------------------------
@@ -281,11 +285,11 @@ inline uint32_t round16(uint32_t v) { return (v + 15u) & ~15u; }
 inline uint32_t library(const kernel_entry *e, uint32_t n, const pm_kernel_desc **out, uint32_t *count) {
     int expect = 0;
     if (__atomic_compare_exchange_n(&g_lib.state, &expect, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
-        kinfo *k = (kinfo *)calloc(n ? n : 1, sizeof(kinfo));
-        pm_kernel_desc *d = (pm_kernel_desc *)calloc(n ? n : 1, sizeof(pm_kernel_desc));
+        kinfo *k = (kinfo *)__builtin_calloc(n ? n : 1, sizeof(kinfo));
+        pm_kernel_desc *d = (pm_kernel_desc *)__builtin_calloc(n ? n : 1, sizeof(pm_kernel_desc));
         for (uint32_t i = 0; k && d && i < n; i++) {
             uint32_t off = 0;
-            uint32_t *offs = e[i].nsites ? (uint32_t *)calloc(e[i].nsites, sizeof(uint32_t)) : nullptr;
+            uint32_t *offs = e[i].nsites ? (uint32_t *)__builtin_calloc(e[i].nsites, sizeof(uint32_t)) : nullptr;
             for (uint32_t j = 0; j < e[i].nsites; j++) {
                 int s = e[i].sites[j];
                 uint32_t size = 0, align = 16;
@@ -325,73 +329,75 @@ inline const kinfo *find_kinfo(pm_run_fn f) {
 // ---------------------------------------------------------------------------
 #define PM_AI __attribute__((always_inline)) inline
 
-template <class P> PM_AI P from_memory(void *p) {
-    if constexpr (__is_pointer(P)) return (P)p;
-    else if constexpr (__is_lvalue_reference(P)) return *(__remove_reference_t(P) *)p;
-    else return *(__remove_cvref(P) *)p;
+template <class _PmP> PM_AI _PmP from_memory(void *p) {
+    if constexpr (__is_pointer(_PmP)) return (_PmP)p;
+    else if constexpr (__is_lvalue_reference(_PmP)) return *(__remove_reference_t(_PmP) *)p;
+    else return *(__remove_cvref(_PmP) *)p;
 }
 
 // A position value as the declared type: a scalar takes .x, a 2-/3-vector .xy / .xyz.
-template <class P> PM_AI __remove_cvref(P) from_pos(u3 v) {
-    typedef __remove_cvref(P) D;
-    constexpr int n = metal::pm_width<D>;
+template <class _PmP> PM_AI __remove_cvref(_PmP) from_pos(u3 v) {
+    typedef __remove_cvref(_PmP) _PmD;
+    constexpr int n = metal::pm_width<_PmD>;
     if constexpr (n == 1) {
-        return (D)v.x;
+        return (_PmD)v.x;
     } else {
-        typedef metal::pm_elem_t<D> E;
+        typedef metal::pm_elem_t<_PmD> _PmE;
         static_assert(n == 2 || n == 3, "position attribute: use a scalar, a 2- or a 3-vector");
-        D r = {};
-        r[0] = (E)v.x;
-        r[1] = (E)v.y;
-        if constexpr (n == 3) r[2] = (E)v.z;
+        _PmD r = {};
+        r[0] = (_PmE)v.x;
+        r[1] = (_PmE)v.y;
+        if constexpr (n == 3) r[2] = (_PmE)v.z;
         return r;
     }
 }
-template <class P> PM_AI __remove_cvref(P) from_scalar(uint32_t v) {
-    typedef __remove_cvref(P) D;
-    static_assert(metal::pm_width<D> == 1, "this attribute is a scalar");
-    return (D)v;
+template <class _PmP> PM_AI __remove_cvref(_PmP) from_scalar(uint32_t v) {
+    typedef __remove_cvref(_PmP) _PmD;
+    static_assert(metal::pm_width<_PmD> == 1, "this attribute is a scalar");
+    return (_PmD)v;
 }
 
-template <class P, class B> struct arg;
-template <class P, unsigned N> struct arg<P, bind<attr::buffer, N>> {
-    static_assert(N < PM_MAX_BUFFERS, "buffer index out of range");
-    static PM_AI P get(const group &g, const tpos &) { return from_memory<P>(g.buf[N]); }
+template <class _PmP, class _PmB> struct arg;
+template <class _PmP, unsigned _PmN> struct arg<_PmP, bind<attr::buffer, _PmN>> {
+    static_assert(_PmN < PM_MAX_BUFFERS, "buffer index out of range");
+    static PM_AI _PmP get(const group &g, const tpos &) { return from_memory<_PmP>(g.buf[_PmN]); }
 };
-template <class P, unsigned N> struct arg<P, bind<attr::threadgroup, N>> {
-    static_assert(N < PM_MAX_THREADGROUP_ARGS, "threadgroup index out of range");
-    static PM_AI P get(const group &g, const tpos &) { return from_memory<P>(g.tg_arg[N]); }
+template <class _PmP, unsigned _PmN> struct arg<_PmP, bind<attr::threadgroup, _PmN>> {
+    static_assert(_PmN < PM_MAX_THREADGROUP_ARGS, "threadgroup index out of range");
+    static PM_AI _PmP get(const group &g, const tpos &) { return from_memory<_PmP>(g.tg_arg[_PmN]); }
 };
-#define PM_POS_ARG(A, EXPR)                                                                 \
-    template <class P, unsigned N> struct arg<P, bind<attr::A, N>> {                        \
-        static PM_AI auto get([[maybe_unused]] const group &g, [[maybe_unused]] const tpos &t) { return EXPR; } \
+#define PM_POS_ARG(_PmA, _PmExpr)                                                                \
+    template <class _PmP, unsigned _PmN> struct arg<_PmP, bind<attr::_PmA, _PmN>> {              \
+        static PM_AI auto get([[maybe_unused]] const group &g, [[maybe_unused]] const tpos &t) { \
+            return _PmExpr;                                                                      \
+        }                                                                                        \
     };
-PM_POS_ARG(thread_position_in_grid, from_pos<P>(u3{g.origin.x + t.lx, g.origin.y + t.ly, g.origin.z + t.lz}))
-PM_POS_ARG(threads_per_grid, from_pos<P>(g.grid))
-PM_POS_ARG(thread_position_in_threadgroup, from_pos<P>(u3{t.lx, t.ly, t.lz}))
-PM_POS_ARG(threads_per_threadgroup, from_pos<P>(g.size))
-PM_POS_ARG(threadgroup_position_in_grid, from_pos<P>(g.gpos))
-PM_POS_ARG(threadgroups_per_grid, from_pos<P>(g.ngroups))
-PM_POS_ARG(dispatch_threads_per_threadgroup, from_pos<P>(g.tpg))
-PM_POS_ARG(thread_index_in_threadgroup, from_scalar<P>(t.index))
-PM_POS_ARG(thread_index_in_simdgroup, from_scalar<P>(t.index % PM_SIMD_WIDTH))
-PM_POS_ARG(simdgroup_index_in_threadgroup, from_scalar<P>(t.index / PM_SIMD_WIDTH))
-PM_POS_ARG(threads_per_simdgroup, from_scalar<P>(PM_SIMD_WIDTH))
-PM_POS_ARG(simdgroups_per_threadgroup, from_scalar<P>((g.nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH))
-PM_POS_ARG(thread_index_in_quadgroup, from_scalar<P>(t.index % 4u))
-PM_POS_ARG(quadgroup_index_in_threadgroup, from_scalar<P>(t.index / 4u))
-PM_POS_ARG(quadgroups_per_threadgroup, from_scalar<P>((g.nthreads + 3u) / 4u))
+PM_POS_ARG(thread_position_in_grid, from_pos<_PmP>(u3{g.origin.x + t.lx, g.origin.y + t.ly, g.origin.z + t.lz}))
+PM_POS_ARG(threads_per_grid, from_pos<_PmP>(g.grid))
+PM_POS_ARG(thread_position_in_threadgroup, from_pos<_PmP>(u3{t.lx, t.ly, t.lz}))
+PM_POS_ARG(threads_per_threadgroup, from_pos<_PmP>(g.size))
+PM_POS_ARG(threadgroup_position_in_grid, from_pos<_PmP>(g.gpos))
+PM_POS_ARG(threadgroups_per_grid, from_pos<_PmP>(g.ngroups))
+PM_POS_ARG(dispatch_threads_per_threadgroup, from_pos<_PmP>(g.tpg))
+PM_POS_ARG(thread_index_in_threadgroup, from_scalar<_PmP>(t.index))
+PM_POS_ARG(thread_index_in_simdgroup, from_scalar<_PmP>(t.index % PM_SIMD_WIDTH))
+PM_POS_ARG(simdgroup_index_in_threadgroup, from_scalar<_PmP>(t.index / PM_SIMD_WIDTH))
+PM_POS_ARG(threads_per_simdgroup, from_scalar<_PmP>(PM_SIMD_WIDTH))
+PM_POS_ARG(simdgroups_per_threadgroup, from_scalar<_PmP>((g.nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH))
+PM_POS_ARG(thread_index_in_quadgroup, from_scalar<_PmP>(t.index % 4u))
+PM_POS_ARG(quadgroup_index_in_threadgroup, from_scalar<_PmP>(t.index / 4u))
+PM_POS_ARG(quadgroups_per_threadgroup, from_scalar<_PmP>((g.nthreads + 3u) / 4u))
 #undef PM_POS_ARG
 
-template <auto K, class Sig, class... B> struct invoker;
-template <auto K, class R, class... P, class... B> struct invoker<K, R (*)(P...), B...> {
-    static_assert(sizeof...(P) == sizeof...(B), "one bind per kernel parameter");
+template <auto _PmK, class _PmSig, class... _PmB> struct invoker;
+template <auto _PmK, class _PmR, class... _PmP, class... _PmB> struct invoker<_PmK, _PmR (*)(_PmP...), _PmB...> {
+    static_assert(sizeof...(_PmP) == sizeof...(_PmB), "one bind per kernel parameter");
     static PM_AI void call(const group &g, const tpos &t) {
-        [[clang::always_inline]] K(arg<P, B>::get(g, t)...);
+        [[clang::always_inline]] _PmK(arg<_PmP, _PmB>::get(g, t)...);
     }
 };
-template <auto K, class R, class... P, class... B>
-struct invoker<K, R (*)(P...) noexcept, B...> : invoker<K, R (*)(P...), B...> {};
+template <auto _PmK, class _PmR, class... _PmP, class... _PmB>
+struct invoker<_PmK, _PmR (*)(_PmP...) noexcept, _PmB...> : invoker<_PmK, _PmR (*)(_PmP...), _PmB...> {};
 
 // ---------------------------------------------------------------------------
 // Groups
@@ -416,16 +422,16 @@ PM_AI bool place_group(group &g, uint64_t gi) {
 }
 
 // Per-run setup shared by both modes. Returns 0 or an error (status filled).
-inline int32_t begin_run(worker *w, const pm_launch *L, const kinfo *ki, group &g, pm_status *st) {
-    for (int i = 0; i < PM_MAX_BUFFERS; i++) g.buf[i] = L->buffers[i];
-    g.grid = u3{L->threads_per_grid[0], L->threads_per_grid[1], L->threads_per_grid[2]};
-    g.tpg = u3{L->threads_per_threadgroup[0], L->threads_per_threadgroup[1], L->threads_per_threadgroup[2]};
-    g.ngroups = u3{L->threadgroups_per_grid[0], L->threadgroups_per_grid[1], L->threadgroups_per_grid[2]};
-    g.uniform = L->uniform;
-    g.poison = L->poison_threadgroup_memory;
+inline int32_t begin_run(worker *w, const pm_launch *lp, const kinfo *ki, group &g, pm_status *st) {
+    for (int i = 0; i < PM_MAX_BUFFERS; i++) g.buf[i] = lp->buffers[i];
+    g.grid = u3{lp->threads_per_grid[0], lp->threads_per_grid[1], lp->threads_per_grid[2]};
+    g.tpg = u3{lp->threads_per_threadgroup[0], lp->threads_per_threadgroup[1], lp->threads_per_threadgroup[2]};
+    g.ngroups = u3{lp->threadgroups_per_grid[0], lp->threadgroups_per_grid[1], lp->threadgroups_per_grid[2]};
+    g.uniform = lp->uniform;
+    g.poison = lp->poison_threadgroup_memory;
     uint32_t total = ki->static_bytes, dyn = 0;
     for (int i = 0; i < PM_MAX_THREADGROUP_ARGS; i++) {
-        uint32_t len = L->threadgroup_lengths[i];
+        uint32_t len = lp->threadgroup_lengths[i];
         g.tg_arg[i] = w->tg_mem + (total <= PM_MAX_THREADGROUP_MEMORY ? total : 0);
         total += round16(len);
         dyn += round16(len);
@@ -433,10 +439,10 @@ inline int32_t begin_run(worker *w, const pm_launch *L, const kinfo *ki, group &
     }
     if (total > PM_MAX_THREADGROUP_MEMORY) {
         char m[PM_ERROR_CAPACITY];
-        snprintf(m, sizeof m,
-                 "threadgroup memory: the kernel needs %u bytes (%u in threadgroup variables, %u set with "
-                 "setThreadgroupMemoryLength), more than the %u available",
-                 total, ki->static_bytes, dyn, (unsigned)PM_MAX_THREADGROUP_MEMORY);
+        __builtin_snprintf(m, sizeof m,
+                           "threadgroup memory: the kernel needs %u bytes (%u in threadgroup variables, %u set with "
+                           "setThreadgroupMemoryLength), more than the %u available",
+                           total, ki->static_bytes, dyn, (unsigned)PM_MAX_THREADGROUP_MEMORY);
         return report(st, m);
     }
     g.tg_bytes = total;
@@ -453,20 +459,20 @@ inline int32_t begin_run(worker *w, const pm_launch *L, const kinfo *ki, group &
 }
 
 PM_AI void start_group_memory(worker *w, const group &g) {
-    if (g.poison && g.tg_bytes) memset(w->tg_mem, 0xFF, g.tg_bytes);
+    if (g.poison && g.tg_bytes) __builtin_memset(w->tg_mem, 0xFF, g.tg_bytes);
 }
 
 inline int32_t finish_error(worker *w, pm_status *st) {
-    w->mode = MODE_NONE;
+    w->mode = _PmModeNone;
     return report(st, w->msg);
 }
 
 // ---------------------------------------------------------------------------
 // LOOP mode
 // ---------------------------------------------------------------------------
-template <class Inv>
+template <class _PmInv>
 inline int32_t run_loop(worker *w, uint64_t first, uint64_t end, group g, pm_status *st) {
-    w->mode = MODE_LOOP;
+    w->mode = _PmModeLoop;
     w->g = nullptr;
     for (uint64_t gi = first; gi < end; gi++) {
         if (!place_group(g, gi)) continue;
@@ -476,25 +482,25 @@ inline int32_t run_loop(worker *w, uint64_t first, uint64_t end, group g, pm_sta
         uint32_t idx = 0;
         for (uint32_t z = 0; z < az; z++) {
             for (uint32_t y = 0; y < ay; y++) {
-                for (uint32_t x = 0; x < ax; x++) Inv::call(g, tpos{x, y, z, idx + x});
+                for (uint32_t x = 0; x < ax; x++) _PmInv::call(g, tpos{x, y, z, idx + x});
                 idx += ax;
             }
         }
         if (__builtin_expect(w->err, 0)) {
             char where[48];
             char m[PM_ERROR_CAPACITY];
-            snprintf(m, sizeof m, "%s (threadgroup %s)", w->msg, gpos_str(&g, where));
-            snprintf(w->msg, sizeof w->msg, "%s", m);
+            __builtin_snprintf(m, sizeof m, "%s (threadgroup %s)", w->msg, gpos_str(&g, where));
+            __builtin_snprintf(w->msg, sizeof w->msg, "%s", m);
             return finish_error(w, st);
         }
     }
-    w->mode = MODE_NONE;
+    w->mode = _PmModeNone;
     return 0;
 }
 
 // A barrier / SIMD-group call outside fibers. Fine in a one-thread group.
 __attribute__((noinline)) inline void loop_mode_call(worker *w, const char *what, site s) {
-    if (!w || w->mode != MODE_LOOP || w->nthreads <= 1) return;
+    if (!w || w->mode != _PmModeLoop || w->nthreads <= 1) return;
     set_error(w,
               "internal error: %s (line %u) called in a kernel compiled to run its threads as a plain loop "
               "(PM_KERNEL_LOOP) with %u threads per threadgroup",
@@ -524,8 +530,8 @@ PM_AI uint32_t take_ctx(worker *w) {
 // Switches from context `from` (saving into *save) to thread `next`.
 PM_AI void switch_to(worker *w, void **save, uint32_t next) {
     fiber_state &n = w->fibers[next];
-    if (n.state == F_NEW) n.ctx = (uint16_t)take_ctx(w);
-    n.state = F_READY;
+    if (n.state == _PmFiberNew) n.ctx = (uint16_t)take_ctx(w);
+    n.state = _PmFiberReady;
     w->cur = next;
     fiber::pm_swap(save, w->ctx_sp[n.ctx]);
 }
@@ -558,7 +564,7 @@ inline void complete_simd(worker *w, simd_slot &s, uint32_t sgi, uint32_t self_l
         uint32_t lane = __builtin_ctz(m);
         m &= m - 1;
         uint32_t f = sgi * PM_SIMD_WIDTH + lane;
-        w->fibers[f].state = F_READY;
+        w->fibers[f].state = _PmFiberReady;
         push(w, f);
     }
 }
@@ -568,7 +574,7 @@ inline void complete_simd(worker *w, simd_slot &s, uint32_t sgi, uint32_t self_l
     char where[48];
     uint32_t waiting = PM_FIBER_MAX;
     for (uint32_t j = 0; j < w->nthreads; j++)
-        if (w->fibers[j].state == F_BARRIER) {
+        if (w->fibers[j].state == _PmFiberBarrier) {
             waiting = j;
             break;
         }
@@ -585,7 +591,7 @@ inline void complete_simd(worker *w, simd_slot &s, uint32_t sgi, uint32_t self_l
 
 // Thread i returned: it leaves its simdgroup's active lanes.
 PM_AI void thread_done(worker *w, uint32_t i) {
-    w->fibers[i].state = F_DONE;
+    w->fibers[i].state = _PmFiberDone;
     if (w->done++ == 0) w->first_done = i;
     uint32_t sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
     simd_slot &s = w->sg[sgi];
@@ -612,9 +618,9 @@ inline void ctx_entry(void *arg) {
         }
         uint32_t next = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
         fiber_state &n = w->fibers[next];
-        if (n.state == F_NEW) { // start it on this context
+        if (n.state == _PmFiberNew) { // start it on this context
             n.ctx = (uint16_t)c;
-            n.state = F_READY;
+            n.state = _PmFiberReady;
             w->cur = next;
             continue;
         }
@@ -625,13 +631,13 @@ inline void ctx_entry(void *arg) {
     }
 }
 
-template <class Inv> inline void fiber_body(worker *w, uint32_t i) {
+template <class _PmInv> inline void fiber_body(worker *w, uint32_t i) {
     const group &g = *w->g;
     uint32_t ax = g.size.x, ay = g.size.y;
     tpos t;
     if (g.size.y == 1 && g.size.z == 1) t = tpos{i, 0, 0, i};
     else t = tpos{i % ax, (i / ax) % ay, i / (ax * ay), i};
-    Inv::call(g, t);
+    _PmInv::call(g, t);
 }
 
 inline const char *simd_name(const simd_key &k) { return k.name ? k.name : "a SIMD-group function"; }
@@ -643,7 +649,7 @@ inline const char *simd_name(const simd_key &k) { return k.name ? k.name : "a SI
     uint32_t bl = PM_SIMD_WIDTH;
     for (uint32_t m = s.active_mask & ~s.arrived_mask; m; m &= m - 1) {
         uint32_t l = __builtin_ctz(m);
-        if (w->fibers[sgi * PM_SIMD_WIDTH + l].state == F_BARRIER) {
+        if (w->fibers[sgi * PM_SIMD_WIDTH + l].state == _PmFiberBarrier) {
             bl = l;
             break;
         }
@@ -677,7 +683,8 @@ inline void diagnose(worker *w) {
                       "while thread %u waits at %s (line %u:%u)",
                       sgi, gpos_str(w->g, where), sgi * PM_SIMD_WIDTH + __builtin_ctz(s.arrived_mask),
                       simd_name(s.key), s.key.line, s.key.col, sgi * PM_SIMD_WIDTH + missing,
-                      f.state == F_BARRIER ? "threadgroup_barrier" : "another synchronisation point", f.line, f.col);
+                      f.state == _PmFiberBarrier ? "threadgroup_barrier" : "another synchronisation point", f.line,
+                      f.col);
             return;
         }
     }
@@ -690,11 +697,11 @@ inline void diagnose(worker *w) {
               w->nthreads - w->done, w->nthreads);
 }
 
-template <class Inv>
+template <class _PmInv>
 inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_status *st) {
-    w->mode = MODE_FIBERS;
+    w->mode = _PmModeFibers;
     w->g = &g;
-    w->body = &fiber_body<Inv>;
+    w->body = &fiber_body<_PmInv>;
     for (uint64_t gi = first; gi < end; gi++) {
         if (!place_group(g, gi)) continue;
         const uint32_t n = g.nthreads;
@@ -717,7 +724,7 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
             for (uint32_t c = 0; c < w->nctx; c++) w->free_ctx[c] = (uint16_t)(w->nctx - 1 - c);
         }
         for (uint32_t i = 0; i < n; i++) {
-            w->fibers[i].state = F_NEW;
+            w->fibers[i].state = _PmFiberNew;
             w->queue[i] = i;
         }
         const uint32_t nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH;
@@ -737,20 +744,20 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
         if (!w->err && w->done != n) diagnose(w);
         if (w->err) return finish_error(w, st);
     }
-    w->mode = MODE_NONE;
+    w->mode = _PmModeNone;
     return 0;
 }
 
 // ---------------------------------------------------------------------------
 // The launcher
 // ---------------------------------------------------------------------------
-template <auto Kernel, uint32_t Mode, class... Binds>
+template <auto _PmKernel, uint32_t _PmMode, class... _PmBinds>
 int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *status) {
-    typedef invoker<Kernel, decltype(Kernel), Binds...> Inv;
+    typedef invoker<_PmKernel, decltype(_PmKernel), _PmBinds...> _PmInv;
     static const kinfo *cached = nullptr;
     const kinfo *ki = __atomic_load_n(&cached, __ATOMIC_ACQUIRE);
     if (!ki) {
-        ki = find_kinfo(&run<Kernel, Mode, Binds...>);
+        ki = find_kinfo(&run<_PmKernel, _PmMode, _PmBinds...>);
         if (!ki) return report(status, "internal error: kernel library not initialised (call pm_cpu_library first)");
         __atomic_store_n(&cached, ki, __ATOMIC_RELEASE);
     }
@@ -759,11 +766,11 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
     if (first >= end) return 0;
     worker *w = get_worker();
     if (!w) return report(status, "out of memory: cannot allocate the kernel runtime state");
-    if (w->mode != MODE_NONE) return report(status, "internal error: run() re-entered on one OS thread");
+    if (w->mode != _PmModeNone) return report(status, "internal error: run() re-entered on one OS thread");
     group g;
     if (int32_t e = begin_run(w, launch, ki, g, status)) return e;
-    if constexpr (Mode == PM_KERNEL_LOOP) return run_loop<Inv>(w, first, end, g, status);
-    else return run_fibers<Inv>(w, first, end, g, status);
+    if constexpr (_PmMode == PM_KERNEL_LOOP) return run_loop<_PmInv>(w, first, end, g, status);
+    else return run_fibers<_PmInv>(w, first, end, g, status);
 }
 
 } // namespace pm::rt
@@ -774,14 +781,14 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
 namespace pm::rt {
 __attribute__((noinline)) inline void tg_barrier(site s) {
     worker *w = tls_w;
-    if (!w || w->mode != MODE_FIBERS) return loop_mode_call(w, "threadgroup_barrier", s);
+    if (!w || w->mode != _PmModeFibers) return loop_mode_call(w, "threadgroup_barrier", s);
     const uint32_t i = w->cur;
     const uint32_t sgi = i / PM_SIMD_WIDTH;
     simd_slot &sl = w->sg[sgi];
     fiber_state &f = w->fibers[i];
     f.line = s.line;
     f.col = s.col;
-    f.state = F_BARRIER;
+    f.state = _PmFiberBarrier;
     if (w->done) returned_early(w, w->first_done);
     if (sl.arrived_mask) divergent_barrier(w, sgi, sl);
     if (++w->bar_arrived == w->nthreads) {
@@ -790,11 +797,11 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
         w->bar_arrived = 0;
         for (uint32_t j = 0; j < n; j++) {
             if (j == i) continue;
-            w->fibers[j].state = F_READY;
+            w->fibers[j].state = _PmFiberReady;
             push(w, j);
         }
         for (uint32_t k = 0, nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; k < nsg; k++) w->sg[k].bar_waiting = 0;
-        f.state = F_READY;
+        f.state = _PmFiberReady;
         return;
     }
     sl.bar_waiting++;
@@ -809,7 +816,7 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
                                                          uint32_t param, simd_compute_fn op, const char *name,
                                                          site s, bool any_site = false) {
     worker *w = tls_w;
-    if (!w || w->mode != MODE_FIBERS) {
+    if (!w || w->mode != _PmModeFibers) {
         // Not running as fibers: a lone lane 0 (an error if the group has more threads).
         loop_mode_call(w, name, s);
         static thread_local simd_slot lone;
@@ -847,7 +854,7 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
     if (sl.arrived_mask == sl.active_mask) {
         complete_simd(w, sl, sgi, lane);
     } else {
-        w->fibers[i].state = F_SIMD;
+        w->fibers[i].state = _PmFiberSimd;
         block(w);
     }
     return sl.out[lane];
@@ -856,7 +863,7 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
 // The calling thread's lane in its simdgroup (0 outside fibers).
 inline uint32_t current_lane() {
     worker *w = tls_w;
-    return (w && w->mode == MODE_FIBERS) ? w->cur % PM_SIMD_WIDTH : 0u;
+    return (w && w->mode == _PmModeFibers) ? w->cur % PM_SIMD_WIDTH : 0u;
 }
 } // namespace pm::rt
 

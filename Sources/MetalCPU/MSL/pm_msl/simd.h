@@ -52,59 +52,61 @@ private:
 } // namespace metal
 
 namespace pm::rt::simd {
-template <class T> PM_AI T in0(const simd_slot &s, uint32_t l) {
-    T v;
-    __builtin_memcpy(&v, s.in[l], sizeof(T));
+template <class _PmT> PM_AI _PmT in0(const simd_slot &s, uint32_t l) {
+    _PmT v;
+    __builtin_memcpy(&v, s.in[l], sizeof(_PmT));
     return v;
 }
-template <class T> PM_AI T in1(const simd_slot &s, uint32_t l) {
-    T v;
-    __builtin_memcpy(&v, s.in[l] + 32, sizeof(T));
+template <class _PmT> PM_AI _PmT in1(const simd_slot &s, uint32_t l) {
+    _PmT v;
+    __builtin_memcpy(&v, s.in[l] + 32, sizeof(_PmT));
     return v;
 }
-template <class T> PM_AI void put(simd_slot &s, uint32_t l, const T &v) { __builtin_memcpy(s.out[l], &v, sizeof(T)); }
+template <class _PmT> PM_AI void put(simd_slot &s, uint32_t l, const _PmT &v) {
+    __builtin_memcpy(s.out[l], &v, sizeof(_PmT));
+}
 
 // Active lanes of the W-lane group starting at `base`, as bits from `base`.
-template <uint32_t W> PM_AI uint32_t lanes_of(uint32_t act, uint32_t base) {
-    if constexpr (W == 32) return act;
-    else return (act >> base) & ((1u << W) - 1u);
+template <uint32_t _PmW> PM_AI uint32_t lanes_of(uint32_t act, uint32_t base) {
+    if constexpr (_PmW == 32) return act;
+    else return (act >> base) & ((1u << _PmW) - 1u);
 }
 
-struct op_sum { template <class T> static PM_AI T f(T a, T b) { return a + b; } template <class T> static PM_AI T id() { return (T)0; } };
-struct op_product { template <class T> static PM_AI T f(T a, T b) { return a * b; } template <class T> static PM_AI T id() { return (T)1; } };
-struct op_min { template <class T> static PM_AI T f(T a, T b) { return __builtin_elementwise_min(a, b); } };
-struct op_max { template <class T> static PM_AI T f(T a, T b) { return __builtin_elementwise_max(a, b); } };
-struct op_and { template <class T> static PM_AI T f(T a, T b) { return a & b; } };
-struct op_or { template <class T> static PM_AI T f(T a, T b) { return a | b; } };
-struct op_xor { template <class T> static PM_AI T f(T a, T b) { return a ^ b; } };
+struct op_sum { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a + b; } template <class _PmT> static PM_AI _PmT id() { return (_PmT)0; } };
+struct op_product { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a * b; } template <class _PmT> static PM_AI _PmT id() { return (_PmT)1; } };
+struct op_min { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return __builtin_elementwise_min(a, b); } };
+struct op_max { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return __builtin_elementwise_max(a, b); } };
+struct op_and { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a & b; } };
+struct op_or { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a | b; } };
+struct op_xor { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a ^ b; } };
 
-template <class T, class Op, uint32_t W> void c_reduce(simd_slot &s) {
+template <class _PmT, class _PmOp, uint32_t _PmW> void c_reduce(simd_slot &s) {
     const uint32_t act = s.arrived_mask;
-    for (uint32_t base = 0; base < PM_SIMD_WIDTH; base += W) {
-        uint32_t m = lanes_of<W>(act, base);
+    for (uint32_t base = 0; base < PM_SIMD_WIDTH; base += _PmW) {
+        uint32_t m = lanes_of<_PmW>(act, base);
         if (!m) continue;
-        T acc = in0<T>(s, base + __builtin_ctz(m));
-        for (uint32_t r = m & (m - 1); r; r &= r - 1) acc = Op::f(acc, in0<T>(s, base + __builtin_ctz(r)));
+        _PmT acc = in0<_PmT>(s, base + __builtin_ctz(m));
+        for (uint32_t r = m & (m - 1); r; r &= r - 1) acc = _PmOp::f(acc, in0<_PmT>(s, base + __builtin_ctz(r)));
         for (; m; m &= m - 1) put(s, base + __builtin_ctz(m), acc);
     }
 }
 
-template <class T, class Op, bool Inclusive, uint32_t W> void c_prefix(simd_slot &s) {
+template <class _PmT, class _PmOp, bool _PmInclusive, uint32_t _PmW> void c_prefix(simd_slot &s) {
     const uint32_t act = s.arrived_mask;
-    for (uint32_t base = 0; base < PM_SIMD_WIDTH; base += W) {
-        uint32_t m = lanes_of<W>(act, base);
+    for (uint32_t base = 0; base < PM_SIMD_WIDTH; base += _PmW) {
+        uint32_t m = lanes_of<_PmW>(act, base);
         if (!m) continue;
-        T acc = Op::template id<T>();
+        _PmT acc = _PmOp::template id<_PmT>();
         bool first = true;
         for (; m; m &= m - 1) {
             uint32_t l = base + __builtin_ctz(m);
-            T v = in0<T>(s, l);
-            if (Inclusive) {
-                acc = first ? v : Op::f(acc, v);
+            _PmT v = in0<_PmT>(s, l);
+            if (_PmInclusive) {
+                acc = first ? v : _PmOp::f(acc, v);
                 put(s, l, acc);
             } else {
                 put(s, l, acc);
-                acc = first ? v : Op::f(acc, v);
+                acc = first ? v : _PmOp::f(acc, v);
             }
             first = false;
         }
@@ -112,58 +114,59 @@ template <class T, class Op, bool Inclusive, uint32_t W> void c_prefix(simd_slot
 }
 
 // Source lane (within the W-lane group) of lane `li` for parameter p; -1: own value.
-struct src_index { static PM_AI int f(uint32_t, uint32_t p, uint32_t W) { return p < W ? (int)p : -1; } };
+struct src_index { static PM_AI int f(uint32_t, uint32_t p, uint32_t _PmW) { return p < _PmW ? (int)p : -1; } };
 struct src_up { static PM_AI int f(uint32_t li, uint32_t p, uint32_t) { return li >= p ? (int)(li - p) : -1; } };
-struct src_down { static PM_AI int f(uint32_t li, uint32_t p, uint32_t W) { return li + p < W ? (int)(li + p) : -1; } };
-struct src_rot_up { static PM_AI int f(uint32_t li, uint32_t p, uint32_t W) { return (int)((li + W - p % W) % W); } };
-struct src_rot_down { static PM_AI int f(uint32_t li, uint32_t p, uint32_t W) { return (int)((li + p) % W); } };
-struct src_xor { static PM_AI int f(uint32_t li, uint32_t p, uint32_t W) { return (li ^ p) < W ? (int)(li ^ p) : -1; } };
+struct src_down { static PM_AI int f(uint32_t li, uint32_t p, uint32_t _PmW) { return li + p < _PmW ? (int)(li + p) : -1; } };
+struct src_rot_up { static PM_AI int f(uint32_t li, uint32_t p, uint32_t _PmW) { return (int)((li + _PmW - p % _PmW) % _PmW); } };
+struct src_rot_down { static PM_AI int f(uint32_t li, uint32_t p, uint32_t _PmW) { return (int)((li + p) % _PmW); } };
+struct src_xor { static PM_AI int f(uint32_t li, uint32_t p, uint32_t _PmW) { return (li ^ p) < _PmW ? (int)(li ^ p) : -1; } };
 
-template <class T, class Src, uint32_t W> void c_shuffle(simd_slot &s) {
+template <class _PmT, class _PmSrc, uint32_t _PmW> void c_shuffle(simd_slot &s) {
     const uint32_t act = s.arrived_mask;
     for (uint32_t m = act; m; m &= m - 1) {
-        uint32_t l = __builtin_ctz(m), base = l & ~(W - 1), li = l - base;
-        int src = Src::f(li, s.param[l], W);
+        uint32_t l = __builtin_ctz(m), base = l & ~(_PmW - 1), li = l - base;
+        int src = _PmSrc::f(li, s.param[l], _PmW);
         uint32_t from = src >= 0 ? base + (uint32_t)src : l;
         if (!((act >> from) & 1u)) from = l;
-        put(s, l, in0<T>(s, from));
+        put(s, l, in0<_PmT>(s, from));
     }
 }
 
 // shuffle_and_fill: param = delta | modulo << 16 (modulo 0: the whole group).
-template <class T, bool Up, uint32_t W> void c_fill(simd_slot &s) {
+template <class _PmT, bool _PmUp, uint32_t _PmW> void c_fill(simd_slot &s) {
     const uint32_t act = s.arrived_mask;
     for (uint32_t m = act; m; m &= m - 1) {
-        uint32_t l = __builtin_ctz(m), base = l & ~(W - 1), li = l - base;
-        uint32_t d = s.param[l] & 0xFFFFu, M = s.param[l] >> 16;
-        if (M == 0 || M > W) M = W;
-        uint32_t seg = base + li / M * M, lj = li % M;
-        T v = in0<T>(s, l); // own data: no source (delta > modulo is undefined in MSL)
-        if (d <= M) {
-            bool fill = Up ? lj < d : lj + d >= M;
-            uint32_t from = Up ? (fill ? seg + M - d + lj : seg + lj - d) : (fill ? seg + lj + d - M : seg + lj + d);
-            if ((act >> from) & 1u) v = fill ? in1<T>(s, from) : in0<T>(s, from);
+        uint32_t l = __builtin_ctz(m), base = l & ~(_PmW - 1), li = l - base;
+        uint32_t d = s.param[l] & 0xFFFFu, mod = s.param[l] >> 16;
+        if (mod == 0 || mod > _PmW) mod = _PmW;
+        uint32_t seg = base + li / mod * mod, lj = li % mod;
+        _PmT v = in0<_PmT>(s, l); // own data: no source (delta > modulo is undefined in MSL)
+        if (d <= mod) {
+            bool fill = _PmUp ? lj < d : lj + d >= mod;
+            uint32_t from = _PmUp ? (fill ? seg + mod - d + lj : seg + lj - d)
+                                  : (fill ? seg + lj + d - mod : seg + lj + d);
+            if ((act >> from) & 1u) v = fill ? in1<_PmT>(s, from) : in0<_PmT>(s, from);
         }
         put(s, l, v);
     }
 }
 
-template <class T, uint32_t W> void c_broadcast_first(simd_slot &s) {
+template <class _PmT, uint32_t _PmW> void c_broadcast_first(simd_slot &s) {
     const uint32_t act = s.arrived_mask;
-    for (uint32_t base = 0; base < PM_SIMD_WIDTH; base += W) {
-        uint32_t m = lanes_of<W>(act, base);
+    for (uint32_t base = 0; base < PM_SIMD_WIDTH; base += _PmW) {
+        uint32_t m = lanes_of<_PmW>(act, base);
         if (!m) continue;
-        T v = in0<T>(s, base + __builtin_ctz(m));
+        _PmT v = in0<_PmT>(s, base + __builtin_ctz(m));
         for (; m; m &= m - 1) put(s, base + __builtin_ctz(m), v);
     }
 }
 
 // Votes. kind 0: ballot (mask of active lanes with true), 1: all, 2: any,
 // 3: is_first, 4: active_threads_mask.
-template <int Kind, uint32_t W> void c_vote(simd_slot &s) {
+template <int _PmKind, uint32_t _PmW> void c_vote(simd_slot &s) {
     const uint32_t act = s.arrived_mask;
-    for (uint32_t base = 0; base < PM_SIMD_WIDTH; base += W) {
-        uint32_t m = lanes_of<W>(act, base);
+    for (uint32_t base = 0; base < PM_SIMD_WIDTH; base += _PmW) {
+        uint32_t m = lanes_of<_PmW>(act, base);
         if (!m) continue;
         uint32_t yes = 0;
         for (uint32_t r = m; r; r &= r - 1) {
@@ -172,10 +175,10 @@ template <int Kind, uint32_t W> void c_vote(simd_slot &s) {
         }
         for (uint32_t r = m; r; r &= r - 1) {
             uint32_t b = __builtin_ctz(r), l = base + b;
-            if constexpr (Kind == 0) put(s, l, (uint64_t)yes);
-            else if constexpr (Kind == 1) put(s, l, (bool)(yes == m));
-            else if constexpr (Kind == 2) put(s, l, (bool)(yes != 0));
-            else if constexpr (Kind == 3) put(s, l, (bool)(b == (uint32_t)__builtin_ctz(m)));
+            if constexpr (_PmKind == 0) put(s, l, (uint64_t)yes);
+            else if constexpr (_PmKind == 1) put(s, l, (bool)(yes == m));
+            else if constexpr (_PmKind == 2) put(s, l, (bool)(yes != 0));
+            else if constexpr (_PmKind == 3) put(s, l, (bool)(b == (uint32_t)__builtin_ctz(m)));
             else put(s, l, (uint64_t)m);
         }
     }
@@ -183,13 +186,13 @@ template <int Kind, uint32_t W> void c_vote(simd_slot &s) {
 
 inline void c_nop(simd_slot &) {}
 
-template <class R, class T>
-PM_AI R call(const T &x, uint32_t param, simd_compute_fn op, const char *name, site s, const T *fill = nullptr,
+template <class _PmR, class _PmT>
+PM_AI _PmR call(const _PmT &x, uint32_t param, simd_compute_fn op, const char *name, site s, const _PmT *fill = nullptr,
              bool any_site = false) {
-    static_assert(sizeof(T) <= 32 && sizeof(R) <= 32, "SIMD-group functions take scalars and vectors");
-    const void *r = simd_arrive(&x, sizeof(T), fill, param, op, name, s, any_site);
-    R v;
-    __builtin_memcpy(&v, r, sizeof(R));
+    static_assert(sizeof(_PmT) <= 32 && sizeof(_PmR) <= 32, "SIMD-group functions take scalars and vectors");
+    const void *r = simd_arrive(&x, sizeof(_PmT), fill, param, op, name, s, any_site);
+    _PmR v;
+    __builtin_memcpy(&v, r, sizeof(_PmR));
     return v;
 }
 } // namespace pm::rt::simd
@@ -202,12 +205,14 @@ namespace metal {
 #define PM_SIMD_NS ::pm::rt::simd
 
 // Reductions: simd_sum, quad_sum, ...
-#define PM_RED(NAME, OP)                                                                              \
-    template <class T> inline T simd_##NAME(T data, PM_SITE) {                                        \
-        return PM_SIMD_NS::call<T>(data, 0, &PM_SIMD_NS::c_reduce<T, PM_SIMD_NS::OP, 32>, "simd_" #NAME, pm_site); \
-    }                                                                                                 \
-    template <class T> inline T quad_##NAME(T data, PM_SITE) {                                        \
-        return PM_SIMD_NS::call<T>(data, 0, &PM_SIMD_NS::c_reduce<T, PM_SIMD_NS::OP, 4>, "quad_" #NAME, pm_site); \
+#define PM_RED(NAME, OP)                                                                                       \
+    template <class _PmT> inline _PmT simd_##NAME(_PmT data, PM_SITE) {                                        \
+        return PM_SIMD_NS::call<_PmT>(data, 0, &PM_SIMD_NS::c_reduce<_PmT, PM_SIMD_NS::OP, 32>, "simd_" #NAME, \
+                                      pm_site);                                                                \
+    }                                                                                                          \
+    template <class _PmT> inline _PmT quad_##NAME(_PmT data, PM_SITE) {                                        \
+        return PM_SIMD_NS::call<_PmT>(data, 0, &PM_SIMD_NS::c_reduce<_PmT, PM_SIMD_NS::OP, 4>, "quad_" #NAME,  \
+                                      pm_site);                                                                \
     }
 PM_RED(sum, op_sum)
 PM_RED(product, op_product)
@@ -219,13 +224,13 @@ PM_RED(xor, op_xor)
 #undef PM_RED
 
 #define PM_PREFIX(NAME, OP, INCL)                                                                     \
-    template <class T> inline T simd_prefix_##NAME(T data, PM_SITE) {                                 \
-        return PM_SIMD_NS::call<T>(data, 0, &PM_SIMD_NS::c_prefix<T, PM_SIMD_NS::OP, INCL, 32>,       \
-                                   "simd_prefix_" #NAME, pm_site);                                    \
+    template <class _PmT> inline _PmT simd_prefix_##NAME(_PmT data, PM_SITE) {                        \
+        return PM_SIMD_NS::call<_PmT>(data, 0, &PM_SIMD_NS::c_prefix<_PmT, PM_SIMD_NS::OP, INCL, 32>, \
+                                      "simd_prefix_" #NAME, pm_site);                                 \
     }                                                                                                 \
-    template <class T> inline T quad_prefix_##NAME(T data, PM_SITE) {                                 \
-        return PM_SIMD_NS::call<T>(data, 0, &PM_SIMD_NS::c_prefix<T, PM_SIMD_NS::OP, INCL, 4>,        \
-                                   "quad_prefix_" #NAME, pm_site);                                    \
+    template <class _PmT> inline _PmT quad_prefix_##NAME(_PmT data, PM_SITE) {                        \
+        return PM_SIMD_NS::call<_PmT>(data, 0, &PM_SIMD_NS::c_prefix<_PmT, PM_SIMD_NS::OP, INCL, 4>,  \
+                                      "quad_prefix_" #NAME, pm_site);                                 \
     }
 PM_PREFIX(exclusive_sum, op_sum, false)
 PM_PREFIX(inclusive_sum, op_sum, true)
@@ -234,13 +239,13 @@ PM_PREFIX(inclusive_product, op_product, true)
 #undef PM_PREFIX
 
 #define PM_SHUF(NAME, SRC, PARAM)                                                                     \
-    template <class T> inline T simd_##NAME(T data, ushort PARAM, PM_SITE) {                          \
-        return PM_SIMD_NS::call<T>(data, PARAM, &PM_SIMD_NS::c_shuffle<T, PM_SIMD_NS::SRC, 32>,       \
-                                   "simd_" #NAME, pm_site);                                           \
+    template <class _PmT> inline _PmT simd_##NAME(_PmT data, ushort PARAM, PM_SITE) {                 \
+        return PM_SIMD_NS::call<_PmT>(data, PARAM, &PM_SIMD_NS::c_shuffle<_PmT, PM_SIMD_NS::SRC, 32>, \
+                                      "simd_" #NAME, pm_site);                                        \
     }                                                                                                 \
-    template <class T> inline T quad_##NAME(T data, ushort PARAM, PM_SITE) {                          \
-        return PM_SIMD_NS::call<T>(data, PARAM, &PM_SIMD_NS::c_shuffle<T, PM_SIMD_NS::SRC, 4>,        \
-                                   "quad_" #NAME, pm_site);                                           \
+    template <class _PmT> inline _PmT quad_##NAME(_PmT data, ushort PARAM, PM_SITE) {                 \
+        return PM_SIMD_NS::call<_PmT>(data, PARAM, &PM_SIMD_NS::c_shuffle<_PmT, PM_SIMD_NS::SRC, 4>,  \
+                                      "quad_" #NAME, pm_site);                                        \
     }
 PM_SHUF(broadcast, src_index, lane)
 PM_SHUF(shuffle, src_index, lane)
@@ -251,34 +256,34 @@ PM_SHUF(shuffle_rotate_up, src_rot_up, delta)
 PM_SHUF(shuffle_rotate_down, src_rot_down, delta)
 #undef PM_SHUF
 
-#define PM_FILL(NAME, UP)                                                                             \
-    template <class T> inline T simd_##NAME(T data, T filling_data, ushort delta, PM_SITE) {          \
-        return PM_SIMD_NS::call<T>(data, delta, &PM_SIMD_NS::c_fill<T, UP, 32>, "simd_" #NAME, pm_site, \
-                                   &filling_data);                                                    \
-    }                                                                                                 \
-    template <class T>                                                                                \
-    inline T simd_##NAME(T data, T filling_data, ushort delta, ushort modulo, PM_SITE) {              \
-        return PM_SIMD_NS::call<T>(data, (uint32_t)delta | ((uint32_t)modulo << 16),                  \
-                                   &PM_SIMD_NS::c_fill<T, UP, 32>, "simd_" #NAME, pm_site, &filling_data); \
-    }                                                                                                 \
-    template <class T> inline T quad_##NAME(T data, T filling_data, ushort delta, PM_SITE) {          \
-        return PM_SIMD_NS::call<T>(data, delta, &PM_SIMD_NS::c_fill<T, UP, 4>, "quad_" #NAME, pm_site, \
-                                   &filling_data);                                                    \
-    }                                                                                                 \
-    template <class T>                                                                                \
-    inline T quad_##NAME(T data, T filling_data, ushort delta, ushort modulo, PM_SITE) {              \
-        return PM_SIMD_NS::call<T>(data, (uint32_t)delta | ((uint32_t)modulo << 16),                  \
-                                   &PM_SIMD_NS::c_fill<T, UP, 4>, "quad_" #NAME, pm_site, &filling_data); \
+#define PM_FILL(NAME, UP)                                                                                        \
+    template <class _PmT> inline _PmT simd_##NAME(_PmT data, _PmT filling_data, ushort delta, PM_SITE) {         \
+        return PM_SIMD_NS::call<_PmT>(data, delta, &PM_SIMD_NS::c_fill<_PmT, UP, 32>, "simd_" #NAME, pm_site,    \
+                                      &filling_data);                                                            \
+    }                                                                                                            \
+    template <class _PmT>                                                                                        \
+    inline _PmT simd_##NAME(_PmT data, _PmT filling_data, ushort delta, ushort modulo, PM_SITE) {                \
+        return PM_SIMD_NS::call<_PmT>(data, (uint32_t)delta | ((uint32_t)modulo << 16),                          \
+                                      &PM_SIMD_NS::c_fill<_PmT, UP, 32>, "simd_" #NAME, pm_site, &filling_data); \
+    }                                                                                                            \
+    template <class _PmT> inline _PmT quad_##NAME(_PmT data, _PmT filling_data, ushort delta, PM_SITE) {         \
+        return PM_SIMD_NS::call<_PmT>(data, delta, &PM_SIMD_NS::c_fill<_PmT, UP, 4>, "quad_" #NAME, pm_site,     \
+                                      &filling_data);                                                            \
+    }                                                                                                            \
+    template <class _PmT>                                                                                        \
+    inline _PmT quad_##NAME(_PmT data, _PmT filling_data, ushort delta, ushort modulo, PM_SITE) {                \
+        return PM_SIMD_NS::call<_PmT>(data, (uint32_t)delta | ((uint32_t)modulo << 16),                          \
+                                      &PM_SIMD_NS::c_fill<_PmT, UP, 4>, "quad_" #NAME, pm_site, &filling_data);  \
     }
 PM_FILL(shuffle_and_fill_up, true)
 PM_FILL(shuffle_and_fill_down, false)
 #undef PM_FILL
 
-template <class T> inline T simd_broadcast_first(T data, PM_SITE) {
-    return PM_SIMD_NS::call<T>(data, 0, &PM_SIMD_NS::c_broadcast_first<T, 32>, "simd_broadcast_first", pm_site);
+template <class _PmT> inline _PmT simd_broadcast_first(_PmT data, PM_SITE) {
+    return PM_SIMD_NS::call<_PmT>(data, 0, &PM_SIMD_NS::c_broadcast_first<_PmT, 32>, "simd_broadcast_first", pm_site);
 }
-template <class T> inline T quad_broadcast_first(T data, PM_SITE) {
-    return PM_SIMD_NS::call<T>(data, 0, &PM_SIMD_NS::c_broadcast_first<T, 4>, "quad_broadcast_first", pm_site);
+template <class _PmT> inline _PmT quad_broadcast_first(_PmT data, PM_SITE) {
+    return PM_SIMD_NS::call<_PmT>(data, 0, &PM_SIMD_NS::c_broadcast_first<_PmT, 4>, "quad_broadcast_first", pm_site);
 }
 
 inline simd_vote simd_ballot(bool expr, PM_SITE) {

@@ -20,8 +20,8 @@
 #pragma GCC visibility push(hidden)
 
 namespace metal {
-template <class T, int Cols, int Rows> struct simdgroup_matrix {
-    static_assert(Cols == 8 && Rows == 8, "simdgroup_matrix: only 8x8 matrices are supported");
+template <class _PmT, int _PmCols, int _PmRows> struct simdgroup_matrix {
+    static_assert(_PmCols == 8 && _PmRows == 8, "simdgroup_matrix: only 8x8 matrices are supported");
 };
 
 namespace pm_sgm {
@@ -32,18 +32,18 @@ PM_AI void coord(uint32_t lane, uint32_t &row, uint32_t &col) {
 }
 } // namespace pm_sgm
 
-template <class T> struct simdgroup_matrix<T, 8, 8> {
-    typedef T element_type;
-    typedef vec<T, 2> storage_type;
+template <class _PmT> struct simdgroup_matrix<_PmT, 8, 8> {
+    typedef _PmT element_type;
+    typedef vec<_PmT, 2> storage_type;
     storage_type pm_e = {}; // this lane's two elements
 
     simdgroup_matrix() = default;
     // A diagonal matrix with `dval` on the diagonal (0 elsewhere).
-    simdgroup_matrix(T dval) {
+    simdgroup_matrix(_PmT dval) {
         uint32_t r, c;
         pm_sgm::coord(::pm::rt::current_lane(), r, c);
-        pm_e[0] = r == c ? dval : (T)0;
-        pm_e[1] = r == c + 1 ? dval : (T)0;
+        pm_e[0] = r == c ? dval : (_PmT)0;
+        pm_e[1] = r == c + 1 ? dval : (_PmT)0;
     }
     storage_type &thread_elements() { return pm_e; }
     const storage_type &thread_elements() const { return pm_e; }
@@ -53,63 +53,64 @@ typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
 typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
 typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
 
-template <class T, int Cols, int Rows> inline simdgroup_matrix<T, Cols, Rows> make_filled_simdgroup_matrix(T value) {
-    simdgroup_matrix<T, Cols, Rows> m;
-    m.pm_e = (vec<T, 2>)value;
+template <class _PmT, int _PmCols, int _PmRows>
+inline simdgroup_matrix<_PmT, _PmCols, _PmRows> make_filled_simdgroup_matrix(_PmT value) {
+    simdgroup_matrix<_PmT, _PmCols, _PmRows> m;
+    m.pm_e = (vec<_PmT, 2>)value;
     return m;
 }
 
 // Element (r, c) of the 8x8 matrix is src[(origin.y + r) * elements_per_row + origin.x + c],
 // or with transpose_matrix src[(origin.y + c) * elements_per_row + origin.x + r].
-template <class T, class U>
-inline void simdgroup_load(simdgroup_matrix<T, 8, 8> &d, const U *src, ulong elements_per_row = 8,
+template <class _PmT, class _PmU>
+inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const _PmU *src, ulong elements_per_row = 8,
                            ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     uint32_t r, c;
     pm_sgm::coord(::pm::rt::current_lane(), r, c);
     for (uint32_t k = 0; k < 2; k++) {
         ulong row = transpose_matrix ? c + k : r, col = transpose_matrix ? r : c + k;
-        d.pm_e[k] = (T)src[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col];
+        d.pm_e[k] = (_PmT)src[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col];
     }
 }
-template <class T, class U>
-inline void simdgroup_store(const simdgroup_matrix<T, 8, 8> &a, U *dst, ulong elements_per_row = 8,
+template <class _PmT, class _PmU>
+inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, _PmU *dst, ulong elements_per_row = 8,
                             ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     uint32_t r, c;
     pm_sgm::coord(::pm::rt::current_lane(), r, c);
     for (uint32_t k = 0; k < 2; k++) {
         ulong row = transpose_matrix ? c + k : r, col = transpose_matrix ? r : c + k;
-        dst[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col] = (U)a.pm_e[k];
+        dst[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col] = (_PmU)a.pm_e[k];
     }
 }
 
 namespace pm_sgm {
-template <class TD, class TA, class TB, class TC> struct mma_args {
-    simdgroup_matrix<TD, 8, 8> *d;
-    const simdgroup_matrix<TA, 8, 8> *a;
-    const simdgroup_matrix<TB, 8, 8> *b;
-    const simdgroup_matrix<TC, 8, 8> *c; // null: no accumulate
+template <class _PmTD, class _PmTA, class _PmTB, class _PmTC> struct mma_args {
+    simdgroup_matrix<_PmTD, 8, 8> *d;
+    const simdgroup_matrix<_PmTA, 8, 8> *a;
+    const simdgroup_matrix<_PmTB, 8, 8> *b;
+    const simdgroup_matrix<_PmTC, 8, 8> *c; // null: no accumulate
 };
-template <class T> using acc_t = decltype((T)0 * (float)0);
+template <class _PmT> using acc_t = decltype((_PmT)0 * (float)0);
 
-template <class TD, class TA, class TB, class TC> void c_mma(::pm::rt::simd_slot &s) {
-    typedef mma_args<TD, TA, TB, TC> args;
-    typedef acc_t<TD> A;
-    A ma[8][8] = {}, mb[8][8] = {}, mc[8][8] = {};
+template <class _PmTD, class _PmTA, class _PmTB, class _PmTC> void c_mma(::pm::rt::simd_slot &s) {
+    typedef mma_args<_PmTD, _PmTA, _PmTB, _PmTC> args;
+    typedef acc_t<_PmTD> _PmAcc;
+    _PmAcc ma[8][8] = {}, mb[8][8] = {}, mc[8][8] = {};
     const uint32_t act = s.arrived_mask;
     for (uint32_t m = act; m; m &= m - 1) {
         uint32_t l = __builtin_ctz(m), r, c;
         coord(l, r, c);
         args p = ::pm::rt::simd::in0<args>(s, l);
         for (int k = 0; k < 2; k++) {
-            ma[r][c + k] = (A)p.a->pm_e[k];
-            mb[r][c + k] = (A)p.b->pm_e[k];
-            if (p.c) mc[r][c + k] = (A)p.c->pm_e[k];
+            ma[r][c + k] = (_PmAcc)p.a->pm_e[k];
+            mb[r][c + k] = (_PmAcc)p.b->pm_e[k];
+            if (p.c) mc[r][c + k] = (_PmAcc)p.c->pm_e[k];
         }
     }
-    A md[8][8];
+    _PmAcc md[8][8];
     for (int i = 0; i < 8; i++)
         for (int j = 0; j < 8; j++) {
-            A acc = mc[i][j];
+            _PmAcc acc = mc[i][j];
             for (int k = 0; k < 8; k++) acc += ma[i][k] * mb[k][j];
             md[i][j] = acc;
         }
@@ -117,24 +118,26 @@ template <class TD, class TA, class TB, class TC> void c_mma(::pm::rt::simd_slot
         uint32_t l = __builtin_ctz(m), r, c;
         coord(l, r, c);
         args p = ::pm::rt::simd::in0<args>(s, l);
-        p.d->pm_e[0] = (TD)md[r][c];
-        p.d->pm_e[1] = (TD)md[r][c + 1];
+        p.d->pm_e[0] = (_PmTD)md[r][c];
+        p.d->pm_e[1] = (_PmTD)md[r][c + 1];
     }
 }
 } // namespace pm_sgm
 
-template <class TD, class TA, class TB>
-inline void simdgroup_multiply(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
-                               const simdgroup_matrix<TB, 8, 8> &b, ::pm::rt::site pm_site = ::pm::rt::site()) {
-    pm_sgm::mma_args<TD, TA, TB, TD> p{&d, &a, &b, nullptr};
-    (void)::pm::rt::simd::call<char>(p, 0, &pm_sgm::c_mma<TD, TA, TB, TD>, "simdgroup_multiply", pm_site);
+template <class _PmTD, class _PmTA, class _PmTB>
+inline void simdgroup_multiply(simdgroup_matrix<_PmTD, 8, 8> &d, const simdgroup_matrix<_PmTA, 8, 8> &a,
+                               const simdgroup_matrix<_PmTB, 8, 8> &b, ::pm::rt::site pm_site = ::pm::rt::site()) {
+    pm_sgm::mma_args<_PmTD, _PmTA, _PmTB, _PmTD> p{&d, &a, &b, nullptr};
+    (void)::pm::rt::simd::call<char>(p, 0, &pm_sgm::c_mma<_PmTD, _PmTA, _PmTB, _PmTD>, "simdgroup_multiply", pm_site);
 }
-template <class TD, class TA, class TB, class TC>
-inline void simdgroup_multiply_accumulate(simdgroup_matrix<TD, 8, 8> &d, const simdgroup_matrix<TA, 8, 8> &a,
-                                          const simdgroup_matrix<TB, 8, 8> &b, const simdgroup_matrix<TC, 8, 8> &c,
+template <class _PmTD, class _PmTA, class _PmTB, class _PmTC>
+inline void simdgroup_multiply_accumulate(simdgroup_matrix<_PmTD, 8, 8> &d, const simdgroup_matrix<_PmTA, 8, 8> &a,
+                                          const simdgroup_matrix<_PmTB, 8, 8> &b,
+                                          const simdgroup_matrix<_PmTC, 8, 8> &c,
                                           ::pm::rt::site pm_site = ::pm::rt::site()) {
-    pm_sgm::mma_args<TD, TA, TB, TC> p{&d, &a, &b, &c};
-    (void)::pm::rt::simd::call<char>(p, 0, &pm_sgm::c_mma<TD, TA, TB, TC>, "simdgroup_multiply_accumulate", pm_site);
+    pm_sgm::mma_args<_PmTD, _PmTA, _PmTB, _PmTC> p{&d, &a, &b, &c};
+    (void)::pm::rt::simd::call<char>(p, 0, &pm_sgm::c_mma<_PmTD, _PmTA, _PmTB, _PmTC>,
+                                     "simdgroup_multiply_accumulate", pm_site);
 }
 } // namespace metal
 
