@@ -89,18 +89,23 @@ def main():
     assert np.allclose(y2.numpy(), expected, rtol=1e-5, atol=1e-5)
     line("SAXPY, 16M float32", ours, numpy, 0.8)
 
-    groups, per_group = 64, 256
-    partials = pm.zeros(groups, np.float32)
-
-    def run_sum():
-        lib.sum(x, partials, np.uint32(n // 4), groups=groups, threadgroup=per_group)
-        return partials.numpy().sum(dtype=np.float64)
-    total = run_sum()
+    # The launch shape is the caller's choice on a GPU too: try a few, report all.
     reference = x_np.sum(dtype=np.float64)
-    assert abs(total - reference) <= 1e-3 * np.abs(x_np).sum(), (total, reference)
-    ours = best(run_sum)
+    shapes = {}
+    for groups, per_group in [(64, 256), (256, 256), (8, 1024), (16, 64)]:
+        partials = pm.zeros(groups, np.float32)
+
+        def run_sum():
+            lib.sum(x, partials, np.uint32(n // 4), groups=groups, threadgroup=per_group)
+            return partials.numpy().sum(dtype=np.float64)
+        total = run_sum()
+        assert abs(total - reference) <= 1e-3 * np.abs(x_np).sum(), (total, reference)
+        shapes[(groups, per_group)] = best(run_sum)
+    (groups, per_group), ours = min(shapes.items(), key=lambda item: item[1])
     numpy = best(lambda: x_np.sum())
-    line("sum (simd_sum + barrier), 16M", ours, numpy, 0.5)
+    line(f"sum (simd_sum + barrier), 16M", ours, numpy, 0.5)
+    print("  " + " ".join(f"[{g}x{t}: {ms * 1e3:.2f} ms]" for (g, t), ms in shapes.items())
+          + f"  best: {groups} groups x {per_group} threads")
 
     rounds, threads, count = 2000, 1024, max(2, os.cpu_count() or 2)
     out = pm.zeros(count, np.uint32)
