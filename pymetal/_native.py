@@ -74,6 +74,7 @@ _PROTOTYPES = {
     "pm_kernel_max_threads": (c_int32, [_i64p, c_uint64]),
     "pm_kernel_execution_width": (c_int32, [_i64p, c_uint64]),
     "pm_kernel_static_threadgroup_memory": (c_int32, [_i64p, c_uint64]),
+    "pm_kernel_default_threadgroup": (c_int32, [c_void_p, c_uint64, c_void_p, c_int32]),
     "pm_kernel_release": (c_int32, [c_uint64]),
     "pm_stream_new": (c_int32, [_u64p, c_uint64]),
     "pm_stream_commit": (c_int32, [c_uint64]),

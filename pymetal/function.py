@@ -202,30 +202,16 @@ class Function:
 
     # ---- launch configuration ------------------------------------------------------
     def default_threadgroup(self, grid, by_groups=False):
-        """The threadgroup size used when a call gives no threadgroup=.
-
-        Up to 256 threads (never more than the pipeline allows): 1-D grids run
-        along x, 2-D grids as 32 x 8, 3-D grids as 32 x 4 x 2. With grid=
-        (threads) the size is also clipped to the grid so small grids do not
-        launch idle threads; with groups= it is not.
-        """
-        (gx, gy, gz), ndim = _dims(grid, "groups" if by_groups else "grid")
-        total = max(1, min(256, self._max_threads))
-        width = max(1, min(self._width or 32, total))
-        if by_groups:
-            gx = gy = gz = total
-        if ndim == 1:
-            return (min(total, gx), 1, 1)
-        if ndim == 2:
-            x = min(width, gx)
-            y = min(total // x, gy)
-            x = min(total // y, gx)
-            return (x, y, 1)
-        x = min(width, gx)
-        y = min(max(1, total // x // 2), gy)
-        z = min(max(1, total // (x * y)), gz)
-        x = min(total // (y * z), gx)
-        return (x, y, z)
+        """The threadgroup size used when a call gives no threadgroup= (the
+        engine's choice: up to 256 threads, 32 x 8 for 2-D grids, clipped to
+        small grids; see pm_kernel_default_threadgroup)."""
+        size, _ = _dims(grid, "groups" if by_groups else "grid")
+        size_arr = (ctypes.c_uint32 * 3)(*size)
+        out = (ctypes.c_uint32 * 3)()
+        st = _native.lib().pm_kernel_default_threadgroup(out, self._handle, size_arr, int(by_groups))
+        if st:
+            raise _native.error(st)
+        return tuple(out)
 
     def _launch_config(self, grid, groups, threadgroup):
         if grid is None and groups is None:

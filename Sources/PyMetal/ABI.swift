@@ -214,6 +214,18 @@ public func pm_kernel_static_threadgroup_memory(_ out: UnsafeMutablePointer<Int6
     status { try output(out).pointee = Int64(try kernel(handle).staticThreadgroupMemory) }
 }
 
+@_cdecl("pm_kernel_default_threadgroup")
+public func pm_kernel_default_threadgroup(_ out: UnsafeMutablePointer<UInt32>?, _ handle: UInt64,
+                                          _ size: UnsafePointer<UInt32>?, _ byGroups: Int32) -> Int32 {
+    status {
+        let out = try output(out)
+        guard let size else { throw EngineError.invalid("size pointer is NULL") }
+        let extent = try PyMetalCore.Stream.dimensions([Int(size[0]), Int(size[1]), Int(size[2])], "size")
+        let group = PyMetalCore.Stream.defaultThreadgroup(for: try kernel(handle), size: extent, byGroups: byGroups != 0)
+        for axis in 0..<3 { out[axis] = UInt32(group[axis]) }
+    }
+}
+
 @_cdecl("pm_kernel_release")
 public func pm_kernel_release(_ handle: UInt64) -> Int32 {
     status { try handles.remove(handle, as: Kernel.self, "kernel") }

@@ -47,7 +47,8 @@ public final class Stream: @unchecked Sendable {
     /// with `byGroups`, threadgroups (like dispatchThreadgroups).
     public func dispatch(_ kernel: Kernel, arguments: [Argument], size: [Int], threadgroup: [Int]?, byGroups: Bool) throws {
         let size = try Self.dimensions(size, "size")
-        let group = try threadgroup.map { try Self.dimensions($0, "threadgroup") } ?? Self.defaultThreadgroup(for: kernel, size: size)
+        let group = try threadgroup.map { try Self.dimensions($0, "threadgroup") }
+            ?? Self.defaultThreadgroup(for: kernel, size: size, byGroups: byGroups)
         let threads = group.reduce(1, *)
         guard threads <= kernel.maxThreads else {
             throw EngineError.invalid("threadgroup \(group) has \(threads) threads; kernel '\(kernel.name)' allows at most \(kernel.maxThreads)")
@@ -158,21 +159,30 @@ public final class Stream: @unchecked Sendable {
         inFlight.append(commandBuffer)
     }
 
-    static func dimensions(_ values: [Int], _ what: String) throws -> [Int] {
+    public static func dimensions(_ values: [Int], _ what: String) throws -> [Int] {
         guard (1...3).contains(values.count), values.allSatisfy({ $0 >= 1 && $0 <= Int(UInt32.max) }) else {
             throw EngineError.invalid("\(what) \(values) must have 1 to 3 dimensions, each at least 1")
         }
         return values + Array(repeating: 1, count: 3 - values.count)
     }
 
-    /// A threadgroup shape that fills SIMD groups and fits the pipeline.
-    static func defaultThreadgroup(for kernel: Kernel, size: [Int]) -> [Int] {
-        let limit = kernel.maxThreads
-        let width = max(1, kernel.executionWidth)
-        if size[1] == 1 && size[2] == 1 { return [min(256, limit), 1, 1] }
-        let x = min(width, limit)
-        if size[2] == 1 { return [x, max(1, min(8, limit / x)), 1] }
-        let y = max(1, min(4, limit / x))
-        return [x, y, max(1, min(4, limit / (x * y)))]
+    /// The threadgroup used when the caller gives none: up to 256 threads (never
+    /// more than the pipeline allows), 1-D grids along x, 2-D as 32 x 8, 3-D as
+    /// 32 x 4 x 2; with a thread count (not groups) it is also clipped to the
+    /// grid, so that small grids launch no idle threads.
+    public static func defaultThreadgroup(for kernel: Kernel, size: [Int], byGroups: Bool = false) -> [Int] {
+        let total = max(1, min(256, kernel.maxThreads))
+        let width = max(1, min(kernel.executionWidth, total))
+        let extent = size + Array(repeating: 1, count: max(0, 3 - size.count))
+        let (gx, gy, gz) = byGroups ? (total, total, total) : (extent[0], extent[1], extent[2])
+        if extent[1] == 1 && extent[2] == 1 { return [min(total, gx), 1, 1] }
+        if extent[2] == 1 {
+            let y = min(total / min(width, gx), gy)
+            return [min(total / y, gx), y, 1]
+        }
+        let x = min(width, gx)
+        let y = min(max(1, total / x / 2), gy)
+        let z = min(max(1, total / (x * y)), gz)
+        return [min(total / (y * z), gx), y, z]
     }
 }

@@ -1089,3 +1089,16 @@ def test_sync_simd_matrix_atomics_with_common_macros(dev):
     sums = np.repeat([t[:32].sum(), t[32:].sum()], 32)
     np.testing.assert_array_equal(out, sums + t)
     assert int(count[0]) == 64
+
+
+def test_metal_func_macro():
+    """Apple's <metal_stdlib> defines METAL_FUNC (always-inline); MLX's kernels use it."""
+    lib = pm.compile("""
+    #include <metal_stdlib>
+    using namespace metal;
+    template <typename T> METAL_FUNC T twice(T v) { return v + v; }
+    kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = twice(float(i)); }
+    """)
+    out = np.zeros(37, np.float32)
+    lib.k(out, grid=37)
+    np.testing.assert_array_equal(out, 2 * np.arange(37, dtype=np.float32))

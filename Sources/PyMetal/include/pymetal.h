@@ -85,6 +85,8 @@ int32_t pm_kernel_new(pm_kernel *out, pm_library library, const char *function);
 int32_t pm_kernel_max_threads(int64_t *out, pm_kernel kernel);       // per threadgroup
 int32_t pm_kernel_execution_width(int64_t *out, pm_kernel kernel);   // SIMD width
 int32_t pm_kernel_static_threadgroup_memory(int64_t *out, pm_kernel kernel); // bytes
+// The threadgroup pm_dispatch uses when given none, for this size (see pm_dispatch).
+int32_t pm_kernel_default_threadgroup(uint32_t out[3], pm_kernel kernel, const uint32_t size[3], int32_t by_groups);
 int32_t pm_kernel_release(pm_kernel kernel);
 
 // ---- Streams and dispatch -------------------------------------------------------

@@ -30,7 +30,10 @@ final class EngineTests: XCTestCase {
         let kernel = try device.compile(source: "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }")
             .kernel(named: "k")
         XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [1000, 1, 1]), [256, 1, 1])
+        XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [10, 1, 1]), [10, 1, 1], "clipped to the grid")
+        XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [10, 1, 1], byGroups: true), [256, 1, 1])
         XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [100, 100, 1]), [32, 8, 1])
-        XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [10, 10, 10]), [32, 4, 4])
+        XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [10, 10, 10]), [10, 10, 2])
+        XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [64, 64, 64]), [32, 4, 2])
     }
 }

@@ -39,29 +39,33 @@ inline int pm_store_order(memory_order o) {
 template <class _PmT>
 inline void atomic_store_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> desired, memory_order order,
                                   memory_scope = thread_scope_device) {
-    __atomic_store_n(&obj->pm_value, desired, pm_store_order(order));
+    __atomic_store(&obj->pm_value, &desired, pm_store_order(order)); // generic forms: float too
 }
 template <class _PmT>
 inline _PmT atomic_load_explicit(const volatile atomic<_PmT> *obj, memory_order order, memory_scope = thread_scope_device) {
-    return __atomic_load_n(&obj->pm_value, pm_load_order(order));
+    _PmT r;
+    __atomic_load(&obj->pm_value, &r, pm_load_order(order));
+    return r;
 }
 template <class _PmT>
 inline _PmT atomic_exchange_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> desired, memory_order order,
                                   memory_scope = thread_scope_device) {
-    return __atomic_exchange_n(&obj->pm_value, desired, (int)order);
+    _PmT r;
+    __atomic_exchange(&obj->pm_value, &desired, &r, (int)order);
+    return r;
 }
 // Both forms are strong (never fail spuriously), which the weak form allows.
 template <class _PmT>
 inline bool atomic_compare_exchange_weak_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> *expected,
                                                   pm_identity_t<_PmT> desired, memory_order succ, memory_order fail,
                                                   memory_scope = thread_scope_device) {
-    return __atomic_compare_exchange_n(&obj->pm_value, expected, desired, false, (int)succ, pm_fail_order(fail));
+    return __atomic_compare_exchange(&obj->pm_value, expected, &desired, false, (int)succ, pm_fail_order(fail));
 }
 template <class _PmT>
 inline bool atomic_compare_exchange_strong_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> *expected,
                                                     pm_identity_t<_PmT> desired, memory_order succ, memory_order fail,
                                                     memory_scope = thread_scope_device) {
-    return __atomic_compare_exchange_n(&obj->pm_value, expected, desired, false, (int)succ, pm_fail_order(fail));
+    return __atomic_compare_exchange(&obj->pm_value, expected, &desired, false, (int)succ, pm_fail_order(fail));
 }
 
 #define PM_ATOMIC_RMW(name, builtin, cond)                                                         \

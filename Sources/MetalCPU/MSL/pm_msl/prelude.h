@@ -9,3 +9,7 @@
 #define __METAL_MACOS__ 1
 #define __HAVE_BFLOAT__ 1
 #define __HAVE_SIMDGROUP_FUTURE__ 0
+// Apple's <metal_stdlib> defines METAL_FUNC (MLX's kernels use it).
+#ifndef METAL_FUNC
+#define METAL_FUNC inline __attribute__((__always_inline__))
+#endif
