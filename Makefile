@@ -1,11 +1,11 @@
 # pymetal: two commands do everything on a fresh machine.
 #   make demo   builds libPyMetal, the shader library and the Python package, then runs every example
-#   make test   the same build, then the Swift tests and the Python tests
+#   make test   the same build, then the Swift tests, the MSL runtime checks and the Python tests
 PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test python-test bench clean
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean
 
 all: demo
 
@@ -30,10 +30,14 @@ demo: build
 swift-test: swift
 	swift test
 
+# The MSL runtime's own checks (fibers, SIMD functions, error paths), without the front end.
+runtime-test:
+	NO_BENCH=1 sh tests/msl_runtime/run.sh
+
 python-test: build
 	PYMETAL_REQUIRE_LIBRARY=1 $(PY) -m pytest tests/python -q
 
-test: build swift-test python-test
+test: build swift-test runtime-test python-test
 
 bench: build
 	$(PY) scripts/bench_overhead.py
