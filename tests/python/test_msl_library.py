@@ -1102,3 +1102,25 @@ def test_metal_func_macro():
     out = np.zeros(37, np.float32)
     lib.k(out, grid=37)
     np.testing.assert_array_equal(out, 2 * np.arange(37, dtype=np.float32))
+
+
+def test_tinygrad_style_kernel_without_buffer_attributes():
+    """tinygrad renders buffer parameters without [[buffer(n)]]: Metal numbers them in order."""
+    lib = pm.compile("""
+    #include <metal_stdlib>
+    using namespace metal;
+    kernel void E_4_32(device float* data0, const device float* data1, const device float* data2,
+                       constant int& scale, uint3 gid [[threadgroup_position_in_grid]],
+                       uint3 lid [[thread_position_in_threadgroup]]) {
+      int idx = (int)(gid.x * 32 + lid.x);
+      float4 a = *((device float4*)(data1 + idx * 4));
+      float4 b = *((device float4*)(data2 + idx * 4));
+      *((device float4*)(data0 + idx * 4)) = (a + b) * (float)scale;
+    }
+    """)
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal(512).astype(np.float32)
+    b = rng.standard_normal(512).astype(np.float32)
+    out = np.zeros(512, np.float32)
+    lib.E_4_32(out, a, b, np.int32(3), groups=4, threadgroup=32)
+    np.testing.assert_allclose(out, (a + b) * 3, rtol=1e-6)

@@ -458,6 +458,7 @@ final class FrontEnd {
         var i = open + 1
         var angle = 0
         var number = 0
+        var nextBuffer = 0
         func finish(_ last: Int) {
             defer { paramStart = last + 2; number += 1 }
             guard paramStart <= last else { return }
@@ -492,12 +493,22 @@ final class FrontEnd {
                 }
                 j += 1
             }
-            if let binding { result.append(binding) } else if let unknown = kept.first {
+            if let unknown = kept.first, binding == nil {
                 error(paramStart, "unknown attribute '\(unknown)' on parameter \(number + 1) of kernel '\(kernel)'")
-            } else {
-                error(paramStart, "parameter \(number + 1) of kernel '\(kernel)' has no binding attribute such as "
-                      + "[[buffer(n)]], [[threadgroup(n)]] or [[thread_position_in_grid]]")
+                return
             }
+            // Without an attribute Metal assigns the next buffer index (tinygrad's
+            // kernels rely on it): one past the previous buffer parameter's.
+            let resolved = binding ?? KernelBinding(kind: .buffer, index: nextBuffer)
+            if resolved.kind == .buffer {
+                guard resolved.index < 31 else {
+                    error(paramStart, "parameter \(number + 1) of kernel '\(kernel)' would take buffer index "
+                          + "\(resolved.index); Metal has 31 (0...30)")
+                    return
+                }
+                nextBuffer = resolved.index + 1
+            }
+            result.append(resolved)
         }
         while i < close {
             if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 123) {

@@ -79,14 +79,24 @@ final class FrontEndTests: XCTestCase {
     }
 
     func testErrorsNameTheLine() {
-        XCTAssertThrowsError(try run("\nkernel void k(device float* o [[buffer(0)]], uint i) {}")) { error in
+        XCTAssertThrowsError(try run("\nkernel void k(device float* o [[buffer(40)]], uint i [[thread_position_in_grid]]) {}")) { error in
             let message = (error as! CompileDiagnostics).messages.joined()
             XCTAssertTrue(message.contains("program_source:2:"), message)
-            XCTAssertTrue(message.contains("no binding attribute"), message)
+            XCTAssertTrue(message.contains("index from 0 to 30"), message)
         }
         XCTAssertThrowsError(try run("kernel void k(texture2d<float> t [[texture(0)]]) {}")) { error in
             XCTAssertTrue((error as! CompileDiagnostics).messages.joined().contains("not supported"))
         }
+    }
+
+    /// tinygrad's renderer leaves buffer parameters unattributed; Metal numbers them in order.
+    func testUnattributedParametersTakeTheNextBufferIndex() throws {
+        let output = try run("""
+        kernel void E_4(device float* data0, const device float* data1, constant int& n,
+                        uint3 gid [[threadgroup_position_in_grid]], device float* extra [[buffer(5)]], device int* more) {}
+        """)
+        XCTAssertEqual(output.kernels[0].bindings.map(\.kind), [.buffer, .buffer, .buffer, .position("threadgroup_position_in_grid"), .buffer, .buffer])
+        XCTAssertEqual(output.kernels[0].bindings.map(\.index), [0, 1, 2, 0, 5, 6])
     }
 
     func testUnknownAttributes() throws {
