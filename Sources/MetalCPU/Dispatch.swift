@@ -37,10 +37,16 @@ final class CPUDispatch: @unchecked Sendable {
                 + "the pipeline allows at most \(pipeline.maxTotalThreadsPerThreadgroup)")
         }
         let groups = uniform ? extent : zip(extent, tg).map { ($0 + $1 - 1) / $1 }
-        let grid = uniform ? zip(extent, tg).map { $0 * $1 } : extent
-        guard grid.allSatisfy({ $0 <= Int(UInt32.max) }) else {
-            throw MTLCommandBufferError(message: "kernel '\(name)': grid \(grid) is too large")
+        let grid = zip(groups, tg).map { $0.multipliedReportingOverflow(by: $1) }
+        let groupTotal = groups.reduce(UInt64(1)) { total, next in
+            let product = total.multipliedReportingOverflow(by: UInt64(next))
+            return product.overflow ? UInt64.max : product.partialValue
         }
+        guard extent.allSatisfy({ $0 <= Int(UInt32.max) }), grid.allSatisfy({ !$0.overflow && $0.partialValue <= Int(UInt32.max) }),
+              groups.allSatisfy({ $0 <= 1 << 32 }), groupTotal < 1 << 48 else {
+            throw MTLCommandBufferError(message: "kernel '\(name)': dispatch of \(extent) with threadgroup \(tg) is too large")
+        }
+        let gridSize = uniform ? grid.map(\.partialValue) : extent
         var memory = pipeline.staticThreadgroupMemoryLength
         for length in bindings.threadgroupLengths { memory += (length + 15) / 16 * 16 }
         guard memory <= Int(PM_MAX_THREADGROUP_MEMORY) else {
@@ -66,13 +72,13 @@ final class CPUDispatch: @unchecked Sendable {
             let slots = raw.bindMemory(to: UInt32.self)
             for (index, length) in bindings.threadgroupLengths.enumerated() { slots[index] = UInt32(length) }
         }
-        launch.threads_per_grid = (UInt32(grid[0]), UInt32(grid[1]), UInt32(grid[2]))
+        launch.threads_per_grid = (UInt32(gridSize[0]), UInt32(gridSize[1]), UInt32(gridSize[2]))
         launch.threads_per_threadgroup = (UInt32(tg[0]), UInt32(tg[1]), UInt32(tg[2]))
         launch.threadgroups_per_grid = (UInt32(groups[0]), UInt32(groups[1]), UInt32(groups[2]))
         launch.uniform = uniform ? 1 : 0
         launch.poison_threadgroup_memory = Self.poison
         self.retained = retained
-        groupCount = groups.reduce(UInt64(1)) { $0 * UInt64($1) }
+        groupCount = groupTotal
         threadsPerGroup = UInt64(threads)
     }
 

@@ -28,7 +28,7 @@ final class LibraryObject {
 }
 
 private let handles = Handles.shared
-private let defaultDevice = NSLockBox()
+private let defaultDevice = Lock()
 nonisolated(unsafe) private var defaultDeviceHandle: UInt64 = 0
 
 private func device(_ handle: UInt64) throws -> DeviceObject { try handles.get(handle, as: DeviceObject.self, "device") }
@@ -51,7 +51,7 @@ public func pm_last_error() -> UnsafePointer<CChar> { lastErrorPointer() }
 public func pm_device_default(_ out: UnsafeMutablePointer<UInt64>?) -> Int32 {
     status {
         let out = try output(out)
-        out.pointee = try defaultDevice.withLock {
+        out.pointee = try defaultDevice {
             if defaultDeviceHandle == 0 { defaultDeviceHandle = handles.insert(DeviceObject(try Device.makeDefault())) }
             return defaultDeviceHandle
         }

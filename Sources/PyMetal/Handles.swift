@@ -4,12 +4,12 @@ import PyMetalCore
 
 final class Handles: @unchecked Sendable {
     static let shared = Handles()
-    private let lock = NSLockBox()
+    private let lock = Lock()
     private var objects: [UInt64: AnyObject] = [:]
     private var next: UInt64 = 1
 
     func insert(_ object: AnyObject) -> UInt64 {
-        lock.withLock {
+        lock {
             let handle = next
             next += 1
             objects[handle] = object
@@ -18,7 +18,7 @@ final class Handles: @unchecked Sendable {
     }
 
     func get<T: AnyObject>(_ handle: UInt64, as type: T.Type, _ what: String) throws -> T {
-        let object = lock.withLock { objects[handle] }
+        let object = lock { objects[handle] }
         guard let object else {
             throw EngineError.invalid(handle == 0 ? "\(what) handle is 0 (null)" : "\(what) handle \(handle) is not valid (never made, or released)")
         }
@@ -31,7 +31,7 @@ final class Handles: @unchecked Sendable {
     @discardableResult
     func remove<T: AnyObject>(_ handle: UInt64, as type: T.Type, _ what: String) throws -> T {
         let object: T = try get(handle, as: type, what)
-        lock.withLock { _ = objects.removeValue(forKey: handle) }
+        lock { _ = objects.removeValue(forKey: handle) }
         return object
     }
 
@@ -47,12 +47,3 @@ final class Handles: @unchecked Sendable {
     }
 }
 
-import Foundation
-final class NSLockBox: @unchecked Sendable {
-    private let lock = NSLock()
-    func withLock<T>(_ body: () throws -> T) rethrows -> T {
-        lock.lock()
-        defer { lock.unlock() }
-        return try body()
-    }
-}

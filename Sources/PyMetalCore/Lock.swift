@@ -1,9 +1,10 @@
 import Foundation
 
-/// A mutex for short critical sections.
-final class Lock: @unchecked Sendable {
+/// A mutex for short critical sections (also used by the C ABI layer).
+public final class Lock: @unchecked Sendable {
     private let mutex = NSLock()
-    @inline(__always) func callAsFunction<T>(_ body: () throws -> T) rethrows -> T {
+    public init() {}
+    @inline(__always) public func callAsFunction<T>(_ body: () throws -> T) rethrows -> T {
         mutex.lock()
         defer { mutex.unlock() }
         return try body()

@@ -50,6 +50,12 @@ public final class Stream: @unchecked Sendable {
         let group = try threadgroup.map { try Self.dimensions($0, "threadgroup") }
             ?? Self.defaultThreadgroup(for: kernel, size: size, byGroups: byGroups)
         let threads = group.reduce(1, *)
+        // Thread counts beyond 2^48 are no real dispatch, and would overflow 64-bit arithmetic below.
+        let perGroup = byGroups ? threads : 1
+        let total = size.reduce(perGroup) { partial, next in partial > (1 << 48) / next ? Int.max : partial * next }
+        guard total <= 1 << 48 else {
+            throw EngineError.invalid("a dispatch of \(size) \(byGroups ? "threadgroups" : "threads") is too large (over 2^48 threads)")
+        }
         guard threads <= kernel.maxThreads else {
             throw EngineError.invalid("threadgroup \(group) has \(threads) threads; kernel '\(kernel.name)' allows at most \(kernel.maxThreads)")
         }

@@ -522,3 +522,13 @@ def test_kernel_error_is_raised_not_a_crash(basic_lib, dev):
     out = np.zeros(4, np.float32)
     basic_lib.add(np.ones(4, np.float32), np.ones(4, np.float32), out, grid=4)
     np.testing.assert_array_equal(out, 2)
+
+
+def test_absurd_dispatch_sizes_are_errors_not_crashes(basic_lib):
+    out = pm.zeros(4, np.float32)
+    a = pm.zeros(4, np.float32)
+    for kwargs in ({"grid": (2**32 - 1,) * 3}, {"groups": (2**32 - 1,) * 3, "threadgroup": 1}):
+        with pytest.raises(ValueError, match="too large"):
+            basic_lib.add(a, a, out, **kwargs)
+    basic_lib.add(a, a, out, grid=4)  # the stream still works
+    np.testing.assert_array_equal(out.numpy(), 0)

@@ -309,7 +309,6 @@ final class FrontEnd {
             if let body, let name = definitionName(start, firstParen: firstParen, headEnd: headEnd) {
                 definitions[name, default: []].append(body)
             }
-            if firstParen != nil, let body = body { _ = body }
             return
         }
         // A kernel: its name, parameters, and what runs it.

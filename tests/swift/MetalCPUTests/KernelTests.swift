@@ -132,6 +132,11 @@ final class KernelTests: XCTestCase {
         var done = h.run(pipeline, buffers: [out], grid: MTLSize(width: 4, height: 1, depth: 1), group: MTLSize(width: 2048, height: 1, depth: 1))
         XCTAssertEqual(done.status, .error)
         XCTAssertTrue("\(done.error!)".contains("at most 1024"), "\(done.error!)")
+        // A grid whose group count overflows 64 bits.
+        done = h.run(pipeline, buffers: [out], grid: MTLSize(width: Int(UInt32.max), height: Int(UInt32.max), depth: Int(UInt32.max)),
+                     group: MTLSize(width: 1, height: 1, depth: 1))
+        XCTAssertEqual(done.status, .error)
+        XCTAssertTrue("\(done.error!)".contains("too large"), "\(done.error!)")
         // Nothing bound at buffer(1).
         done = h.run(pipeline, buffers: [out], grid: MTLSize(width: 4, height: 1, depth: 1), group: MTLSize(width: 4, height: 1, depth: 1))
         XCTAssertEqual(done.status, .error)

@@ -87,6 +87,9 @@ final class ABITests: XCTestCase {
             XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &zero, nil, 0), 1, "empty grid")
             XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &size, &huge, 0), 1, "threadgroup too large")
             XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, -1, &size, nil, 0), 1)
+            var enormous: [UInt32] = [UInt32.max, UInt32.max, UInt32.max]
+            XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &enormous, nil, 0), 1, "no overflow trap")
+            XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &enormous, nil, 1), 1, "no overflow trap")
             XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &size, nil, 0), 0, lastError())
         }
         XCTAssertEqual(pm_buffer_release(buffer), 0, "released while the work is pending")
