@@ -76,15 +76,10 @@ template <class... _PmA> struct pm_anycommon<false, _PmA...> { typedef decltype(
 template <class... _PmA> using pm_anycommon_t =
     typename pm_anycommon<((pm_is_float<_PmA> || pm_is_double<_PmA>) || ...), _PmA...>::type;
 
-#define PM_IOV1(_PmT, name) \
-    template <class _PmP = void> inline _PmT name(_PmT x) { return pm_##name((pm_dep_t<_PmP, _PmT>)x); }
-#define PM_IOV2(_PmT, name) \
-    template <class _PmP = void> inline _PmT name(_PmT x, _PmT y) { return pm_##name((pm_dep_t<_PmP, _PmT>)x, y); }
-#define PM_IOV3(_PmT, name) \
-    template <class _PmP = void> inline _PmT name(_PmT x, _PmT y, _PmT z) { return pm_##name((pm_dep_t<_PmP, _PmT>)x, y, z); }
-#define PM_IMATH1(name) PM_ITYPES(PM_IOV1, name)
+// PM_OV1/2/3 (math.h) give the overloads, for integer types as for floating ones.
+#define PM_IMATH1(name) PM_ITYPES(PM_OV1, name)
 #define PM_IMATH2(name)                                                    \
-    PM_ITYPES(PM_IOV2, name)                                               \
+    PM_ITYPES(PM_OV2, name)                                               \
     template <class _PmA, class _PmB>                                            \
         requires(pm_imixed<_PmA, _PmB>)                                          \
     inline pm_anycommon_t<_PmA, _PmB> name(_PmA x, _PmB y) {                           \
@@ -92,7 +87,7 @@ template <class... _PmA> using pm_anycommon_t =
         return name((_PmC)x, (_PmC)y);                                           \
     }
 #define PM_IMATH3(name)                                                    \
-    PM_ITYPES(PM_IOV3, name)                                               \
+    PM_ITYPES(PM_OV3, name)                                               \
     template <class _PmA, class _PmB, class _PmC>                                   \
         requires(pm_imixed<_PmA, _PmB, _PmC>)                                       \
     inline pm_anycommon_t<_PmA, _PmB, _PmC> name(_PmA x, _PmB y, _PmC z) {                   \
