@@ -39,14 +39,19 @@ enum Platform {
     }
 
     static func cpuName() -> String {
+        guard let line = cpuInfo(["model name"]), let colon = line.firstIndex(of: ":") else { return "CPU" }
+        return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+    }
+
+    /// The first /proc/cpuinfo line starting with one of `prefixes` (nil elsewhere).
+    static func cpuInfo(_ prefixes: [String]) -> String? {
         #if os(Linux)
         if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-           let line = info.split(separator: "\n").first(where: { $0.hasPrefix("model name") }),
-           let colon = line.firstIndex(of: ":") {
-            return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+           let line = info.split(separator: "\n").first(where: { line in prefixes.contains { line.hasPrefix($0) } }) {
+            return String(line)
         }
         #endif
-        return "CPU"
+        return nil
     }
 }
 

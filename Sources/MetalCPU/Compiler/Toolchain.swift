@@ -81,12 +81,6 @@ struct Toolchain {
     }
 
     private static func cpuFeatures() -> String {
-        #if os(Linux)
-        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-           let flags = info.split(separator: "\n").first(where: { $0.hasPrefix("flags") || $0.hasPrefix("Features") }) {
-            return String(flags)
-        }
-        #endif
-        return "unknown-cpu"
+        Platform.cpuInfo(["flags", "Features"]) ?? "unknown-cpu"
     }
 }
