@@ -1,19 +1,280 @@
 // pymetal's op functors: one small struct per operation, so that a new
-// elementwise op is one functor here and one instantiation line.
+// elementwise op is one functor here and one row in the Python op table
+// (pymetal/_ops.py), which generates the kernel instantiations.
+//
+// Unary functors: `template <typename T> U operator()(T x)`; binary ones take
+// (T a, T b). Floating-point functors compute half and bfloat in float and
+// round once (MLX does the same), via F(x) and the result's cast.
 #pragma once
 #include <metal_stdlib>
 using namespace metal;
 
+template <typename T> METAL_FUNC float F(T x) { return static_cast<float>(x); }
+template <typename T> METAL_FUNC bool is_nan(T x) { return x != x; }
+
+// ---- seed ops (the first kernels; pymetal.shaders().square_float32 etc.) ----
 struct Square { template <typename T> T operator()(T x) const { return x * x; } };
 struct Cube   { template <typename T> T operator()(T x) const { return x * x * x; } };
-struct Log    { template <typename T> T operator()(T x) const { return log(x); } };
-struct Exp    { template <typename T> T operator()(T x) const { return exp(x); } };
-struct Sqrt   { template <typename T> T operator()(T x) const { return sqrt(x); } };
-struct Negate { template <typename T> T operator()(T x) const { return -x; } };
+struct Log    { template <typename T> T operator()(T x) const { return T(log(F(x))); } };
+struct Exp    { template <typename T> T operator()(T x) const { return T(exp(F(x))); } };
+struct Sqrt   { template <typename T> T operator()(T x) const { return T(sqrt(F(x))); } };
+struct Negate { template <typename T> T operator()(T x) const { return T(-x); } };
 
-struct Add { template <typename T> T operator()(T a, T b) const { return a + b; } };
-struct Sub { template <typename T> T operator()(T a, T b) const { return a - b; } };
-struct Mul { template <typename T> T operator()(T a, T b) const { return a * b; } };
-struct Div { template <typename T> T operator()(T a, T b) const { return a / b; } };
-struct Max { template <typename T> T operator()(T a, T b) const { return max(a, b); } };
-struct Min { template <typename T> T operator()(T a, T b) const { return min(a, b); } };
+// ---- unary, same type ---------------------------------------------------------
+struct Identity { template <typename T> T operator()(T x) const { return x; } };
+struct Abs {
+    template <typename T> T operator()(T x) const { return x < T(0) ? T(-x) : x; }
+    float operator()(float x) const { return fabs(x); }
+    half operator()(half x) const { return fabs(x); }
+    bool operator()(bool x) const { return x; }
+};
+struct Sign {
+    template <typename T> T operator()(T x) const { return T((x > T(0)) - (x < T(0))); }
+    float operator()(float x) const { return is_nan(x) ? x : float((x > 0.0f) - (x < 0.0f)); }
+    template <typename T> T flt(T x) const { return is_nan(x) ? x : T(float((x > T(0)) - (x < T(0)))); }
+    half operator()(half x) const { return flt(x); }
+    bfloat operator()(bfloat x) const { return flt(x); }
+};
+struct Rsqrt      { template <typename T> T operator()(T x) const { return T(rsqrt(F(x))); } };
+struct Reciprocal { template <typename T> T operator()(T x) const { return T(1.0f / F(x)); } };
+struct Exp2       { template <typename T> T operator()(T x) const { return T(exp2(F(x))); } };
+struct Log2       { template <typename T> T operator()(T x) const { return T(log2(F(x))); } };
+struct Log10      { template <typename T> T operator()(T x) const { return T(log10(F(x))); } };
+// MSL has no expm1 / log1p: Kahan's forms, accurate near 0 (no cancellation).
+struct Expm1 {
+    template <typename T> T operator()(T x) const {
+        float v = F(x), u = exp(v);
+        if (u == 1.0f) return x;
+        float um1 = u - 1.0f;
+        if (um1 == -1.0f) return T(-1.0f);
+        if (isinf(u)) return T(u);
+        return T(um1 * v / log(u));
+    }
+};
+struct Log1p {
+    template <typename T> T operator()(T x) const {
+        float v = F(x), u = 1.0f + v;
+        if (u == 1.0f) return x;
+        if (isinf(u)) return T(u);
+        return T(log(u) * v / (u - 1.0f));
+    }
+};
+struct Sin   { template <typename T> T operator()(T x) const { return T(sin(F(x))); } };
+struct Cos   { template <typename T> T operator()(T x) const { return T(cos(F(x))); } };
+struct Tan   { template <typename T> T operator()(T x) const { return T(tan(F(x))); } };
+struct Asin  { template <typename T> T operator()(T x) const { return T(asin(F(x))); } };
+struct Acos  { template <typename T> T operator()(T x) const { return T(acos(F(x))); } };
+struct Atan  { template <typename T> T operator()(T x) const { return T(atan(F(x))); } };
+struct Sinh  { template <typename T> T operator()(T x) const { return T(sinh(F(x))); } };
+struct Cosh  { template <typename T> T operator()(T x) const { return T(cosh(F(x))); } };
+struct Tanh  { template <typename T> T operator()(T x) const { return T(tanh(F(x))); } };
+struct Asinh { template <typename T> T operator()(T x) const { return T(asinh(F(x))); } };
+struct Acosh { template <typename T> T operator()(T x) const { return T(acosh(F(x))); } };
+struct Atanh { template <typename T> T operator()(T x) const { return T(atanh(F(x))); } };
+struct Floor { template <typename T> T operator()(T x) const { return T(floor(F(x))); } };
+struct Ceil  { template <typename T> T operator()(T x) const { return T(ceil(F(x))); } };
+struct Rint  { template <typename T> T operator()(T x) const { return T(rint(F(x))); } }; // half to even, as np.round
+struct Trunc { template <typename T> T operator()(T x) const { return T(trunc(F(x))); } };
+struct LogicalNot { template <typename T> bool operator()(T x) const { return !bool(x); } };
+struct BitwiseInvert {
+    template <typename T> T operator()(T x) const { return T(~x); }
+    bool operator()(bool x) const { return !x; }
+};
+
+// ---- unary -> bool ------------------------------------------------------------
+struct IsNan    { template <typename T> bool operator()(T x) const { return is_nan(x); } };
+struct IsInf    { template <typename T> bool operator()(T x) const { return isinf(F(x)); } };
+struct IsFinite { template <typename T> bool operator()(T x) const { return isfinite(F(x)); } };
+struct Signbit  { template <typename T> bool operator()(T x) const { return signbit(F(x)); } };
+
+// ---- activations (pymetal.nn) ----------------------------------------------------
+// erf and erfc: fdlibm's rational approximations (s_erff.c) in float, < 2 ulp.
+// erfc is computed directly for large arguments, so gelu's left tail keeps its
+// relative accuracy instead of cancelling in 1 + erf(x).
+METAL_FUNC float erf_small(float x) {  // |x| < 0.84375
+    float z = x * x;
+    float p = 1.28379166e-01f + z * (-3.25042108e-01f + z * (-2.84817495e-02f + z * (-5.77027029e-03f + z * -2.37630166e-05f)));
+    float q = 1.0f + z * (3.97917223e-01f + z * (6.50222499e-02f + z * (5.08130628e-03f + z * (1.32494738e-04f + z * -3.96022827e-06f))));
+    return x + x * (p / q);
+}
+METAL_FUNC float erfc_pos(float a) {  // a >= 0.84375
+    if (a < 1.25f) {
+        float s = a - 1.0f;
+        float p = -2.36211856e-03f + s * (4.14856118e-01f + s * (-3.72207877e-01f + s * (3.18346619e-01f + s * (-1.10894694e-01f + s * (3.54783043e-02f + s * -2.16637559e-03f)))));
+        float q = 1.0f + s * (1.06420880e-01f + s * (5.40397918e-01f + s * (7.18286526e-02f + s * (1.26171216e-01f + s * (1.36370836e-02f + s * 1.19844998e-02f)))));
+        return 1.0f - 8.45062911e-01f - p / q;
+    }
+    if (a >= 28.0f) return 0.0f;
+    float s = 1.0f / (a * a);
+    float p, q;
+    if (a < 2.857143f) {
+        p = -9.86494403e-03f + s * (-6.93858469e-01f + s * (-1.05586262e+01f + s * (-6.23753357e+01f + s * (-1.62396667e+02f + s * (-1.84605087e+02f + s * (-8.12874374e+01f + s * -9.81432915e+00f))))));
+        q = 1.0f + s * (1.96512718e+01f + s * (1.37657761e+02f + s * (4.34565887e+02f + s * (6.45387268e+02f + s * (4.29008148e+02f + s * (1.08635002e+02f + s * (6.57024956e+00f + s * -6.04244135e-02f)))))));
+    } else {
+        p = -9.86494310e-03f + s * (-7.99283230e-01f + s * (-1.77579546e+01f + s * (-1.60636383e+02f + s * (-6.37566467e+02f + s * (-1.02509516e+03f + s * -4.83519202e+02f)))));
+        q = 1.0f + s * (3.03380623e+01f + s * (3.25792511e+02f + s * (1.53672961e+03f + s * (3.19985815e+03f + s * (2.55305029e+03f + s * (4.74528503e+02f + s * -2.24409524e+01f))))));
+    }
+    float z = as_type<float>(as_type<uint>(a) & 0xfffff000u);
+    return exp(-z * z - 0.5625f) * exp((z - a) * (z + a) + p / q) / a;
+}
+METAL_FUNC float erf_f(float x) {
+    float a = fabs(x);
+    if (a < 0.84375f) return erf_small(x);
+    if (is_nan(x)) return x;
+    float r = 1.0f - erfc_pos(a);
+    return x < 0.0f ? -r : r;
+}
+METAL_FUNC float erfc_f(float x) {
+    float a = fabs(x);
+    if (a < 0.84375f) return 1.0f - erf_small(x);
+    if (is_nan(x)) return x;
+    float r = erfc_pos(a);
+    return x < 0.0f ? 2.0f - r : r;
+}
+struct Erf      { template <typename T> T operator()(T x) const { return T(erf_f(F(x))); } };
+struct Relu     { template <typename T> T operator()(T x) const { return x > T(0) ? x : T(0); } };
+struct Sigmoid  { template <typename T> T operator()(T x) const { return T(1.0f / (1.0f + exp(-F(x)))); } };
+struct Softplus {  // log(1 + exp(x)) without overflow
+    template <typename T> T operator()(T x) const {
+        float v = F(x);
+        return T(fmax(v, 0.0f) + Log1p()(exp(-fabs(v))));
+    }
+};
+struct Silu { template <typename T> T operator()(T x) const { float v = F(x); return T(v / (1.0f + exp(-v))); } };
+struct Gelu { template <typename T> T operator()(T x) const { float v = F(x); return T(0.5f * v * erfc_f(-v * M_SQRT1_2_F)); } };
+struct GeluTanh {  // 0.5 x (1 + tanh(u)) = x sigmoid(2u): no cancellation in the left tail
+    template <typename T> T operator()(T x) const {
+        float v = F(x);
+        return T(v / (1.0f + exp(-1.5957691216057308f * (v + 0.044715f * v * v * v))));
+    }
+};
+
+// ---- binary, same type ------------------------------------------------------------
+struct Add { template <typename T> T operator()(T a, T b) const { return T(a + b); } bool operator()(bool a, bool b) const { return a || b; } };
+struct Sub { template <typename T> T operator()(T a, T b) const { return T(a - b); } };
+struct Mul { template <typename T> T operator()(T a, T b) const { return T(a * b); } bool operator()(bool a, bool b) const { return a && b; } };
+struct Div { template <typename T> T operator()(T a, T b) const { return T(F(a) / F(b)); } float operator()(float a, float b) const { return a / b; } };
+struct Max {  // NaN wins, as np.maximum
+    template <typename T> T operator()(T a, T b) const { return (is_nan(a) || a > b) ? a : b; }
+};
+struct Min {
+    template <typename T> T operator()(T a, T b) const { return (is_nan(a) || a < b) ? a : b; }
+};
+// Python's floor division and modulo: the result takes the divisor's sign.
+// Integer division by zero gives 0 (NumPy's value; a GPU does not trap).
+struct FloorDivide {
+    template <typename T> T operator()(T a, T b) const {
+        if (b == T(0)) return T(0);
+        if (T(-1) < T(0) && b == T(-1)) return T(T(0) - a); // INT_MIN / -1 wraps, no trap
+        T q = a / b;
+        return (a % b != T(0) && ((a < T(0)) != (b < T(0)))) ? T(q - T(1)) : q;
+    }
+    template <typename T> T flt(T x, T y) const {
+        float a = F(x), b = F(y);
+        if (b == 0.0f) return T(a / b);
+        float m = fmod(a, b);
+        float d = (a - m) / b;
+        if (m != 0.0f && ((b < 0.0f) != (m < 0.0f))) d -= 1.0f;
+        float f = floor(d);
+        if (d - f > 0.5f) f += 1.0f;
+        return T(d == 0.0f ? copysign(0.0f, a / b) : f);
+    }
+    float operator()(float a, float b) const { return flt(a, b); }
+    half operator()(half a, half b) const { return flt(a, b); }
+    bfloat operator()(bfloat a, bfloat b) const { return flt(a, b); }
+};
+struct Remainder {
+    template <typename T> T operator()(T a, T b) const {
+        if (b == T(0)) return T(0);
+        if (T(-1) < T(0) && b == T(-1)) return T(0);
+        T r = a % b;
+        return (r != T(0) && ((r < T(0)) != (b < T(0)))) ? T(r + b) : r;
+    }
+    template <typename T> T flt(T x, T y) const {
+        float a = F(x), b = F(y);
+        if (b == 0.0f) return T(fmod(a, b));
+        float m = fmod(a, b);
+        if (m != 0.0f) { if ((b < 0.0f) != (m < 0.0f)) m += b; }
+        else m = copysign(0.0f, b);
+        return T(m);
+    }
+    float operator()(float a, float b) const { return flt(a, b); }
+    half operator()(half a, half b) const { return flt(a, b); }
+    bfloat operator()(bfloat a, bfloat b) const { return flt(a, b); }
+};
+struct Pow {
+    // Integers: exact, by squaring (wraps like NumPy); negative exponents give
+    // the truncated exact value (1, -1 or 0).
+    template <typename T> T operator()(T a, T b) const {
+        if (b < T(0)) return a == T(1) ? T(1) : (a == T(-1) ? ((b & T(1)) ? T(-1) : T(1)) : T(0));
+        T r = T(1);
+        while (b != T(0)) {
+            if (b & T(1)) r = T(r * a);
+            a = T(a * a);
+            b = T(b >> 1);
+        }
+        return r;
+    }
+    bool operator()(bool a, bool b) const { return a || !b; }
+    float operator()(float a, float b) const { return pow(a, b); }
+    half operator()(half a, half b) const { return half(pow(F(a), F(b))); }
+    bfloat operator()(bfloat a, bfloat b) const { return bfloat(pow(F(a), F(b))); }
+};
+struct Atan2    { template <typename T> T operator()(T a, T b) const { return T(atan2(F(a), F(b))); } };
+struct Hypot {  // scaled, so that large inputs do not overflow
+    template <typename T> T operator()(T a, T b) const {
+        float x = fabs(F(a)), y = fabs(F(b));
+        if (isinf(x) || isinf(y)) return T(INFINITY);
+        float m = fmax(x, y), n = fmin(x, y);
+        if (m == 0.0f || is_nan(m) || is_nan(n)) return T(m + n);
+        float r = n / m;
+        return T(m * sqrt(1.0f + r * r));
+    }
+};
+struct Copysign { template <typename T> T operator()(T a, T b) const { return T(copysign(F(a), F(b))); } };
+struct LogAddExp {
+    template <typename T> T operator()(T a, T b) const {
+        float x = F(a), y = F(b);
+        if (x == y) return T(x + M_LN2_F);  // also +-inf
+        float m = fmax(x, y);
+        if (is_nan(m)) return T(x + y);
+        return T(m + Log1p()(exp(-fabs(x - y))));
+    }
+};
+struct BitwiseAnd { template <typename T> T operator()(T a, T b) const { return T(a & b); } };
+struct BitwiseOr  { template <typename T> T operator()(T a, T b) const { return T(a | b); } };
+struct BitwiseXor { template <typename T> T operator()(T a, T b) const { return T(a ^ b); } };
+// Shifts by the type's width or more (or by a negative count) give what
+// NumPy gives: 0, or -1 for a right shift of a negative value.
+struct LeftShift {
+    template <typename T> T operator()(T a, T b) const {
+        return (b < T(0) || ulong(b) >= sizeof(T) * 8) ? T(0) : T(a << b);
+    }
+};
+struct RightShift {
+    template <typename T> T operator()(T a, T b) const {
+        return (b < T(0) || ulong(b) >= sizeof(T) * 8) ? T(a < T(0) ? T(-1) : T(0)) : T(a >> b);
+    }
+};
+struct LeakyRelu { template <typename T> T operator()(T x, T slope) const { return x > T(0) ? x : T(F(x) * F(slope)); } };
+
+// ---- binary -> bool -------------------------------------------------------------------
+struct Equal        { template <typename T> bool operator()(T a, T b) const { return a == b; } };
+struct NotEqual     { template <typename T> bool operator()(T a, T b) const { return a != b; } };
+struct Less         { template <typename T> bool operator()(T a, T b) const { return a < b; } };
+struct LessEqual    { template <typename T> bool operator()(T a, T b) const { return a <= b; } };
+struct Greater      { template <typename T> bool operator()(T a, T b) const { return a > b; } };
+struct GreaterEqual { template <typename T> bool operator()(T a, T b) const { return a >= b; } };
+struct LogicalAnd   { template <typename T> bool operator()(T a, T b) const { return bool(a) && bool(b); } };
+struct LogicalOr    { template <typename T> bool operator()(T a, T b) const { return bool(a) || bool(b); } };
+struct LogicalXor   { template <typename T> bool operator()(T a, T b) const { return bool(a) != bool(b); } };
+
+// ---- ternary ----------------------------------------------------------------------------
+struct Where { template <typename T> T operator()(bool c, T x, T y) const { return c ? x : y; } };
+struct Clip {  // min(max(x, lo), hi), NaN propagates from x
+    template <typename T> T operator()(T x, T lo, T hi) const {
+        if (is_nan(x)) return x;
+        T r = x < lo ? lo : x;
+        return r > hi ? hi : r;
+    }
+};

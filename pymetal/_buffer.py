@@ -1,16 +1,86 @@
-"""Owners of libPyMetal buffer handles, and the base object of NumPy views.
+"""Owners of libPyMetal buffer handles, the caching allocator, and the base
+object of NumPy views.
 
-A ``Buffer`` owns one pm_buffer handle and releases it when the Buffer is
-garbage-collected (weakref.finalize). The engine keeps the memory alive for
-GPU work still pending, so dropping a Buffer never has to wait — except for
-buffers that wrap caller memory, where pm_buffer_release waits for pending work
-that uses it; the finalizer keeps the wrapped object (``keep``) alive until the
-release has returned.
+A ``Buffer`` owns one pm_buffer handle. Buffers made by the array library come
+from a caching allocator (``Buffer.new``): when the last Array using one is
+garbage-collected its memory goes back to a free list by size class, so loops
+that make temporaries do not allocate; the cache is bounded
+(``PYMETAL_CACHE_LIMIT`` bytes, default 1 GiB) and ``pymetal.clear_cache()``
+releases it. Reusing memory as a kernel's output is safe without waiting: all
+array work runs in order on the device's stream. Host writes into a recycled
+buffer first wait for work still pending on it (``host_ready``).
+
+Buffers that wrap caller memory are released (pm_buffer_release waits for
+pending work that uses them); the finalizer keeps the wrapped object (``keep``)
+alive until the release has returned.
 """
 
+import os
+import threading
 import weakref
 
 from . import _native
+
+__all__ = ["Buffer", "View", "clear_cache", "cache_info"]
+
+
+class _Pool:
+    """Free pm_buffers by size class: {size: [(handle, ptr, epoch), ...]}."""
+
+    def __init__(self):
+        self.free = {}
+        self.cached = 0
+        self.limit = int(os.environ.get("PYMETAL_CACHE_LIMIT", 1 << 30))
+        self.lock = threading.Lock()
+        self.hits = self.misses = 0
+
+    @staticmethod
+    def size_class(nbytes, page):
+        if nbytes <= page:
+            return page
+        if nbytes <= 1 << 20:
+            return 1 << (nbytes - 1).bit_length()
+        return (nbytes + (1 << 20) - 1) >> 20 << 20
+
+    def take(self, size):
+        lst = self.free.get(size)
+        if lst:
+            with self.lock:
+                if lst:
+                    self.cached -= size
+                    self.hits += 1
+                    return lst.pop()
+        self.misses += 1
+        return None
+
+    def give(self, size, handle, ptr, epoch, release):
+        with self.lock:
+            if self.cached + size <= self.limit:
+                self.free.setdefault(size, []).append((handle, ptr, epoch))
+                self.cached += size
+                return
+        release(handle)
+
+    def clear(self, release):
+        with self.lock:
+            items = [h for lst in self.free.values() for (h, _, _) in lst]
+            self.free.clear()
+            self.cached = 0
+        for h in items:
+            release(h)
+
+
+_pool = _Pool()
+
+
+def clear_cache():
+    """Releases the memory the array allocator keeps for reuse."""
+    _pool.clear(_native.lib().pm_buffer_release)
+
+
+def cache_info():
+    """{'bytes': cached bytes, 'limit': ..., 'hits': ..., 'misses': ...}."""
+    return {"bytes": _pool.cached, "limit": _pool.limit, "hits": _pool.hits, "misses": _pool.misses}
 
 
 def _release(release_fn, handle, keep):
@@ -19,30 +89,55 @@ def _release(release_fn, handle, keep):
 
 
 class Buffer:
-    """One pm_buffer: handle, host address and length in bytes."""
+    """One pm_buffer: handle, host address and length in bytes.
 
-    __slots__ = ("handle", "ptr", "length", "device", "epoch", "__weakref__")
+    ``epoch``: stamp of the last asynchronous dispatch that used it (device.py).
+    ``pooled``: its size class, when it returns to the allocator on collection.
+    """
 
-    def __init__(self, device, handle, keep=None):
+    __slots__ = ("handle", "ptr", "length", "device", "epoch", "pooled", "__weakref__")
+
+    def __init__(self, device, handle, keep=None, ptr=None, length=None, pooled=0, epoch=0):
         lib = _native.lib()
         self.handle = handle
         self.device = device
-        # Stamp of the last asynchronous dispatch that used this buffer (see device.py).
-        self.epoch = 0
-        try:
-            self.ptr = _native.out_ptr(lib.pm_buffer_contents, handle)
-            self.length = _native.out_u64(lib.pm_buffer_length, handle)
-        except BaseException:
-            lib.pm_buffer_release(handle)
-            raise
-        f = weakref.finalize(self, _release, lib.pm_buffer_release, handle, keep)
-        f.atexit = False  # the process is going away; nothing to release
+        self.epoch = epoch
+        self.pooled = pooled
+        if ptr is None:
+            try:
+                ptr = _native.out_ptr(lib.pm_buffer_contents, handle)
+                length = _native.out_u64(lib.pm_buffer_length, handle)
+            except BaseException:
+                lib.pm_buffer_release(handle)
+                raise
+        self.ptr = ptr
+        self.length = length
+        if not pooled:
+            f = weakref.finalize(self, _release, lib.pm_buffer_release, handle, keep)
+            f.atexit = False  # the process is going away; nothing to release
+
+    def __del__(self):
+        if self.pooled and _pool is not None:
+            try:
+                _pool.give(self.pooled, self.handle, self.ptr, self.epoch, _native.lib().pm_buffer_release)
+            except Exception:  # interpreter shutdown
+                pass
 
     @classmethod
     def new(cls, device, nbytes):
+        """Memory for nbytes from the caching allocator (contents undefined)."""
+        size = _Pool.size_class(nbytes, device.page_size)
+        got = _pool.take(size)
+        if got is not None:
+            return cls(device, got[0], ptr=got[1], length=nbytes, pooled=size, epoch=got[2])
         lib = _native.lib()
-        handle = _native.out_u64(lib.pm_buffer_new, device.handle, nbytes)
-        return cls(device, handle)
+        handle = _native.out_u64(lib.pm_buffer_new, device.handle, size)
+        try:
+            ptr = _native.out_ptr(lib.pm_buffer_contents, handle)
+        except BaseException:
+            lib.pm_buffer_release(handle)
+            raise
+        return cls(device, handle, ptr=ptr, length=nbytes, pooled=size)
 
     @classmethod
     def wrap(cls, device, ptr, nbytes, keep):
@@ -52,6 +147,11 @@ class Buffer:
         length = (nbytes + page - 1) // page * page
         handle = _native.out_u64(lib.pm_buffer_wrap, device.handle, ptr, length)
         return cls(device, handle, keep)
+
+    def host_ready(self):
+        """Waits for pending device work on this memory before the host writes it."""
+        if self.epoch > self.device.synced:
+            self.device.synchronize()
 
 
 class View:

@@ -1,8 +1,11 @@
-"""pymetal arrays: NumPy-shaped views of shared CPU/GPU memory.
+"""pymetal arrays: NumPy-style n-d arrays in memory shared by the CPU and the device.
 
-An :class:`Array` is a shape and dtype over a pm_buffer (at a byte offset).
-Reading it from the host (``.numpy()``, ``np.asarray``, printing, indexing)
-first waits for pending kernels that used its memory. ``.numpy()`` never
+An :class:`Array` is a dtype, shape, byte strides and byte offset over a
+pm_buffer. Slicing, reshape (where NumPy would give a view), transposes,
+broadcasting and squeezing make views that copy nothing; every operation runs
+a Metal kernel, asynchronously, in order on the device's stream. Reading an
+array from the host (``.numpy()``, ``np.asarray``, printing, ``bool()``,
+``item()``) first waits for the work that produced it. ``.numpy()`` never
 copies: it returns a NumPy view whose ``.base`` chain keeps the memory alive.
 """
 
@@ -11,11 +14,13 @@ import operator
 
 import numpy as np
 
+from . import dtypes as _dt
 from ._buffer import Buffer, View
 from .device import device as _default_device
 from .dtypes import check_dtype
 
-__all__ = ["Array", "empty", "zeros", "ones", "full", "asarray", "empty_like", "zeros_like", "ones_like"]
+__all__ = ["Array", "empty", "zeros", "ones", "full", "asarray", "array",
+           "empty_like", "zeros_like", "ones_like", "full_like"]
 
 _c_char = ctypes.c_char
 _addressof = ctypes.addressof
@@ -23,11 +28,8 @@ _memmove = ctypes.memmove
 
 
 def data_ptr(a):
-    """Address of a C-contiguous ndarray's first byte."""
-    try:
-        return _addressof(_c_char.from_buffer(a))
-    except (TypeError, ValueError):  # read-only or empty
-        return a.__array_interface__["data"][0]
+    """Address of an ndarray's first element."""
+    return a.__array_interface__["data"][0]
 
 
 def owner_of(a, ptr=None):
@@ -39,7 +41,8 @@ def owner_of(a, ptr=None):
             if ptr is None:
                 ptr = data_ptr(a)
             off = ptr - buf.ptr
-            if 0 <= off and off + a.nbytes <= buf.length:
+            lo, hi = _extent(a.shape, a.strides, a.itemsize)
+            if 0 <= off + lo and off + hi <= buf.length:
                 return buf, off
             return None
         if isinstance(b, np.ndarray):
@@ -49,7 +52,40 @@ def owner_of(a, ptr=None):
     return None
 
 
-def _shape(shape):
+def _extent(shape, strides, itemsize):
+    """(lowest, highest+1) byte offsets an array of this layout touches, from its start."""
+    lo = hi = 0
+    for n, s in zip(shape, strides):
+        if n == 0:
+            return 0, 0
+        if s < 0:
+            lo += (n - 1) * s
+        else:
+            hi += (n - 1) * s
+    return lo, hi + itemsize
+
+
+def c_strides(shape, itemsize):
+    strides = []
+    s = itemsize
+    for n in reversed(shape):
+        strides.append(s)
+        s *= max(n, 1)
+    return tuple(reversed(strides))
+
+
+def _is_c_contiguous(shape, strides, itemsize):
+    s = itemsize
+    for n, st in zip(reversed(shape), reversed(strides)):
+        if n == 0:
+            return True
+        if n != 1 and st != s:
+            return False
+        s *= n
+    return True
+
+
+def normalize_shape(shape):
     if isinstance(shape, (int, np.integer)):
         shape = (shape,)
     try:
@@ -61,73 +97,195 @@ def _shape(shape):
     return shape
 
 
+_shape = normalize_shape  # the name older modules use
+
+
+class Flags:
+    """Contiguity of an array, like ndarray.flags (read-only)."""
+
+    __slots__ = ("c_contiguous", "f_contiguous", "writeable")
+
+    def __init__(self, a):
+        self.c_contiguous = a._cc
+        self.f_contiguous = _is_c_contiguous(a._shape[::-1], a._strides[::-1], a._dtype.itemsize)
+        self.writeable = True
+
+    def __getitem__(self, key):
+        return getattr(self, {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
+                              "F": "f_contiguous", "WRITEABLE": "writeable", "W": "writeable"}.get(key.upper(), key))
+
+    def __repr__(self):
+        return "  C_CONTIGUOUS : %s\n  F_CONTIGUOUS : %s\n  WRITEABLE : True" % (self.c_contiguous, self.f_contiguous)
+
+
 class Array:
     """An n-dimensional array in memory shared by the CPU and the device."""
 
-    __slots__ = ("_buf", "_offset", "_shape", "_dtype", "_nbytes", "_np", "__weakref__")
+    __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_size", "_cc", "_np", "__weakref__")
+    __array_priority__ = 100  # NumPy defers binary operators to pymetal
 
-    def __init__(self, buf, offset, shape, dtype):
-        # Internal: use pm.empty / zeros / full / asarray.
+    def __init__(self, buf, offset, shape, dtype, strides=None):
+        # Internal: use pm.empty / zeros / asarray / array.
         self._buf = buf
         self._offset = offset
         self._shape = shape
         self._dtype = dtype
-        n = dtype.itemsize
+        n = 1
         for d in shape:
             n *= d
-        self._nbytes = n
+        self._size = n
+        if strides is None:
+            strides = c_strides(shape, dtype.itemsize)
+            self._cc = True
+        else:
+            self._cc = _is_c_contiguous(shape, strides, dtype.itemsize)
+        self._strides = strides
         self._np = None
 
     # ---- metadata -------------------------------------------------------------
-    @property
-    def shape(self):
-        return self._shape
+    shape = property(lambda self: self._shape, doc="Tuple of dimensions.")
+    dtype = property(lambda self: self._dtype, doc="The element type (a NumPy dtype).")
+    strides = property(lambda self: self._strides, doc="Bytes between elements along each dimension.")
+    size = property(lambda self: self._size, doc="Number of elements.")
+    ndim = property(lambda self: len(self._shape), doc="Number of dimensions.")
+    itemsize = property(lambda self: self._dtype.itemsize, doc="Bytes per element.")
+    nbytes = property(lambda self: self._size * self._dtype.itemsize, doc="Bytes of the elements.")
+    device = property(lambda self: self._buf.device, doc="The pymetal Device the memory belongs to.")
+    flags = property(lambda self: Flags(self), doc="Contiguity flags (c_contiguous, f_contiguous).")
 
     @property
-    def dtype(self):
-        return self._dtype
+    def is_contiguous(self):
+        """True if the elements are dense in C (row-major) order."""
+        return self._cc
 
     @property
-    def nbytes(self):
-        return self._nbytes
+    def T(self):
+        """The array with its dimensions reversed (a view)."""
+        return self.permute_dims(tuple(range(self.ndim))[::-1])
 
     @property
-    def itemsize(self):
-        return self._dtype.itemsize
-
-    @property
-    def size(self):
-        n = 1
-        for d in self._shape:
-            n *= d
-        return n
-
-    @property
-    def ndim(self):
-        return len(self._shape)
-
-    @property
-    def device(self):
-        return self._buf.device
+    def mT(self):
+        """The last two dimensions swapped (a view), as the Array API's matrix transpose."""
+        if self.ndim < 2:
+            raise ValueError("mT needs at least 2 dimensions, the array has %d" % self.ndim)
+        axes = list(range(self.ndim))
+        axes[-1], axes[-2] = axes[-2], axes[-1]
+        return self.permute_dims(tuple(axes))
 
     def __len__(self):
         if not self._shape:
             raise TypeError("len() of a 0-d pymetal array")
         return self._shape[0]
 
+    # ---- views ------------------------------------------------------------------
+    def _view(self, offset, shape, strides, dtype=None):
+        return Array(self._buf, offset, shape, dtype or self._dtype, strides)
+
+    def permute_dims(self, axes):
+        """A view with the dimensions in the order `axes` (no copy)."""
+        axes = tuple(normalize_axis(a, self.ndim) for a in axes)
+        if sorted(axes) != list(range(self.ndim)):
+            raise ValueError("permute_dims: axes %r are not a permutation of 0..%d" % (axes, self.ndim - 1))
+        return self._view(self._offset, tuple(self._shape[a] for a in axes), tuple(self._strides[a] for a in axes))
+
+    def transpose(self, *axes):
+        if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
+            axes = axes[0]
+        return self.permute_dims(axes) if axes else self.T
+
+    def reshape(self, *shape, copy=None):
+        """The array in a new shape: a view when NumPy's reshape would give one."""
+        if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+            shape = shape[0]
+        shape = _resolve_shape(shape, self._size)
+        if self._cc:
+            strides = None
+        else:
+            strides = _nocopy_strides(self._shape, self._strides, shape, self._dtype.itemsize)
+        if copy or (strides is None and not self._cc):
+            if copy is False:
+                raise ValueError("reshape(copy=False): this layout cannot be reshaped to %r without a copy" % (shape,))
+            src = self if self._cc else _ew.ascontiguous(self)
+            if copy and src is self:
+                src = _ew.ascontiguous(self, force=True)
+            return src._view(src._offset, shape, None)
+        return self._view(self._offset, shape, strides)
+
+    def broadcast_to(self, shape):
+        shape = normalize_shape(shape)
+        nd = len(shape)
+        if nd < self.ndim:
+            raise ValueError("cannot broadcast shape %r to %r (fewer dimensions)" % (self._shape, shape))
+        pad = nd - self.ndim
+        strides = []
+        for i, n in enumerate(shape):
+            if i < pad:
+                strides.append(0)
+                continue
+            m, s = self._shape[i - pad], self._strides[i - pad]
+            if m == n:
+                strides.append(s)
+            elif m == 1:
+                strides.append(0)
+            else:
+                raise ValueError("cannot broadcast shape %r to %r" % (self._shape, shape))
+        return self._view(self._offset, shape, tuple(strides))
+
+    def expand_dims(self, axis=0):
+        axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
+        nd = self.ndim + len(axes)
+        axes = sorted(normalize_axis(a, nd) for a in axes)
+        if len(set(axes)) != len(axes):
+            raise ValueError("expand_dims: repeated axis in %r" % (axis,))
+        shape, strides = list(self._shape), list(self._strides)
+        for a in axes:
+            shape.insert(a, 1)
+            strides.insert(a, 0)
+        return self._view(self._offset, tuple(shape), tuple(strides))
+
+    def squeeze(self, axis=None):
+        if axis is None:
+            keep = [i for i, n in enumerate(self._shape) if n != 1]
+        else:
+            axes = {normalize_axis(a, self.ndim) for a in ((axis,) if isinstance(axis, (int, np.integer)) else axis)}
+            for a in axes:
+                if self._shape[a] != 1:
+                    raise ValueError("squeeze: dimension %d has size %d, not 1" % (a, self._shape[a]))
+            keep = [i for i in range(self.ndim) if i not in axes]
+        return self._view(self._offset, tuple(self._shape[i] for i in keep), tuple(self._strides[i] for i in keep))
+
+    def ravel(self):
+        return self.reshape(-1)
+
+    def flatten(self):
+        return self.reshape(-1, copy=True)
+
+    def view(self, dtype=None):
+        """The same memory seen as another dtype of the same itemsize (or the same dtype)."""
+        if dtype is None:
+            return self._view(self._offset, self._shape, self._strides)
+        dt = check_dtype(dtype)
+        if dt.itemsize != self._dtype.itemsize:
+            raise ValueError("view(): %s and %s differ in size; only same-size views are supported" % (dt, self._dtype))
+        return self._view(self._offset, self._shape, self._strides, dt)
+
     # ---- host access ------------------------------------------------------------
+    def _host(self):
+        """A NumPy view of the memory without waiting for pending work (internal)."""
+        a = self._np
+        if a is None:
+            buf = self._buf
+            base = np.asarray(View(buf, 0, max(buf.length, 1)))
+            a = np.ndarray(self._shape, self._dtype, buffer=base, offset=self._offset, strides=self._strides)
+            self._np = a
+        return a
+
     def numpy(self):
         """A zero-copy NumPy view of the array (after pending work completed)."""
         buf = self._buf
-        dev = buf.device
-        if buf.epoch > dev.synced:
-            dev.synchronize()
-        a = self._np
-        if a is None:
-            u8 = np.asarray(View(buf, self._offset, self._nbytes))
-            a = u8.view(self._dtype).reshape(self._shape)
-            self._np = a
-        return a.view()
+        if buf.epoch > buf.device.synced:
+            buf.device.synchronize()
+        return self._host().view()
 
     def __array__(self, dtype=None, copy=None):
         a = self.numpy()
@@ -139,45 +297,48 @@ class Array:
             return a.copy()
         return a
 
-    def __getitem__(self, key):
-        """Indexing returns NumPy views of the array's memory (no copy)."""
-        return self.numpy()[key]
-
-    def __setitem__(self, key, value):
-        self.numpy()[key] = value
-
-    def __iter__(self):
-        return iter(self.numpy())
-
     def tolist(self):
         return self.numpy().tolist()
 
     def item(self, *args):
         return self.numpy().item(*args)
 
-    def copy(self):
-        """A new pymetal array with a copy of the data."""
-        out = empty(self._shape, self._dtype, device=self.device)
-        if self._nbytes:
-            src = self.numpy()  # synchronises
-            _memmove(out._buf.ptr, data_ptr(src), self._nbytes)
-        return out
+    def _scalar(self, kind):
+        if self._size != 1:
+            raise TypeError("only size-1 arrays can be converted to Python scalars (this one has shape %r)"
+                            % (self._shape,))
+        return kind(self.numpy().reshape(()).item() if kind is not bool else self.numpy().reshape(())[()])
 
-    def astype(self, dtype):
-        dt = check_dtype(dtype)
-        if dt == self._dtype:
-            return self.copy()
-        return asarray(self.numpy().astype(dt), device=self.device)
+    def __bool__(self):
+        return self._scalar(bool)
 
-    def fill(self, value):
-        self.numpy().fill(value)
+    def __int__(self):
+        return self._scalar(int)
+
+    def __float__(self):
+        return self._scalar(float)
+
+    def __index__(self):
+        if _dt.kind(self._dtype) not in "iu":
+            raise TypeError("only integer arrays can be used as an index, not %s" % self._dtype)
+        return self._scalar(int)
+
+    def __complex__(self):
+        return complex(self._scalar(float))
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d pymetal array")
+        for i in range(self._shape[0]):
+            yield self[i]
 
     def __repr__(self):
         a = self.numpy()
+        name = _dt.NAMES.get(self._dtype, str(self._dtype))
         if a.size == 0:
-            return "Array([], shape=%r, dtype=%s)" % (self._shape, self._dtype)
+            return "Array([], shape=%r, dtype=%s)" % (self._shape, name)
         body = np.array2string(a, separator=", ", prefix="Array(")
-        return "Array(%s, dtype=%s)" % (body, self._dtype)
+        return "Array(%s, dtype=%s)" % (body, name)
 
     def __str__(self):
         return str(self.numpy())
@@ -185,125 +346,254 @@ class Array:
     def __format__(self, spec):
         return format(self.numpy(), spec) if spec else str(self)
 
-    def __bool__(self):
-        return bool(self.numpy())
+    def __hash__(self):
+        raise TypeError("unhashable type: 'pymetal.Array'")
+
+    # ---- copies and conversions ---------------------------------------------------
+    def copy(self):
+        """A new C-contiguous array with a copy of the data (a kernel)."""
+        return _ew.ascontiguous(self, force=True)
+
+    def astype(self, dtype, copy=True):
+        dt = check_dtype(dtype)
+        if dt == self._dtype and not copy:
+            return self
+        return _ew.astype(self, dt)
+
+    def fill(self, value):
+        _ew.fill(self, value)
+
+    def to_device(self, device, /, stream=None):
+        if device is not None and device is not self._buf.device and device != "cpu":
+            raise ValueError("to_device: pymetal arrays live on %r" % (self._buf.device,))
+        return self
+
+    # ---- indexing -------------------------------------------------------------------
+    def __getitem__(self, key):
+        return _ix.getitem(self, key)
+
+    def __setitem__(self, key, value):
+        _ix.setitem(self, key, value)
 
 
-# ---- constructors -----------------------------------------------------------------
+# ---- helpers for views -----------------------------------------------------------
 
-def _new(shape, dtype, dev):
-    dt = check_dtype(dtype)
+def normalize_axis(axis, ndim):
+    try:
+        a = operator.index(axis)
+    except TypeError:
+        raise TypeError("axis must be an int, not %r" % (axis,)) from None
+    if not -ndim <= a < ndim:
+        raise np.exceptions.AxisError("axis %d is out of bounds for an array of %d dimensions" % (a, ndim))
+    return a % ndim if ndim else 0
+
+
+def _resolve_shape(shape, size):
+    shape = tuple(operator.index(n) for n in shape)
+    unknown = [i for i, n in enumerate(shape) if n == -1]
+    if len(unknown) > 1 or any(n < -1 for n in shape):
+        raise ValueError("reshape: invalid shape %r (at most one -1, no other negative sizes)" % (shape,))
+    known = 1
+    for n in shape:
+        if n != -1:
+            known *= n
+    if unknown:
+        if known == 0 or size % known:
+            raise ValueError("cannot reshape an array of size %d into shape %r" % (size, shape))
+        shape = shape[:unknown[0]] + (size // known,) + shape[unknown[0] + 1:]
+    elif known != size:
+        raise ValueError("cannot reshape an array of size %d into shape %r" % (size, shape))
+    return shape
+
+
+def _nocopy_strides(old_shape, old_strides, new_shape, itemsize):
+    """Strides that view (old_shape, old_strides) as new_shape, or None (NumPy's rule)."""
+    if 0 in old_shape:
+        return c_strides(new_shape, itemsize)
+    dims = [(n, s) for n, s in zip(old_shape, old_strides) if n != 1]
+    od = [n for n, _ in dims]
+    os_ = [s for _, s in dims]
+    nd = list(new_shape)
+    ns = [0] * len(nd)
+    oi, oj, ni, nj = 0, 1, 0, 1
+    while ni < len(nd) and oi < len(od):
+        np_, op = nd[ni], od[oi]
+        while np_ != op:
+            if np_ < op:
+                np_ *= nd[nj]
+                nj += 1
+            else:
+                op *= od[oj]
+                oj += 1
+        for k in range(oi, oj - 1):
+            if os_[k] != od[k + 1] * os_[k + 1]:
+                return None
+        ns[nj - 1] = os_[oj - 1]
+        for k in range(nj - 1, ni, -1):
+            ns[k - 1] = ns[k] * nd[k]
+        ni, nj = nj, nj + 1
+        oi, oj = oj, oj + 1
+    last = ns[ni - 1] if ni >= 1 else itemsize
+    for k in range(ni, len(nd)):
+        ns[k] = last
+    return tuple(ns)
+
+
+# ---- constructors -------------------------------------------------------------------
+
+def _new(shape, dt, dev):
     n = dt.itemsize
     for d in shape:
         n *= d
     return Array(Buffer.new(dev, n), 0, shape, dt)
 
 
-def empty(shape, dtype=np.float32, *, device=None):
-    """A new uninitialised array in shared memory."""
-    return _new(_shape(shape), dtype, device or _default_device())
+def _device(device):
+    if device is None or device == "cpu":
+        return _default_device()
+    from .device import Device
+    if not isinstance(device, Device):
+        raise TypeError("device= must be a pymetal Device (pm.device()), not %r" % (device,))
+    return device
 
 
-def zeros(shape, dtype=np.float32, *, device=None):
-    x = _new(_shape(shape), dtype, device or _default_device())
-    if x._nbytes:
-        ctypes.memset(x._buf.ptr, 0, x._nbytes)
-    return x
+def empty(shape, dtype=None, *, device=None):
+    """A new uninitialised array (float32 unless dtype is given)."""
+    return _new(normalize_shape(shape), check_dtype(dtype or _dt.default_float), _device(device))
 
 
-def ones(shape, dtype=np.float32, *, device=None):
-    return full(shape, 1, dtype, device=device)
+def zeros(shape, dtype=None, *, device=None):
+    """A new array of zeros (float32 unless dtype is given)."""
+    return full(shape, 0, dtype or _dt.default_float, device=device)
+
+
+def ones(shape, dtype=None, *, device=None):
+    """A new array of ones (float32 unless dtype is given)."""
+    return full(shape, 1, dtype or _dt.default_float, device=device)
 
 
 def _scalar_dtype(value):
-    if isinstance(value, np.generic):
-        return value.dtype
-    if isinstance(value, (bool, np.bool_)):
-        return np.dtype(np.bool_)
+    if isinstance(value, (np.generic, np.ndarray, Array)):
+        return check_dtype(value.dtype)
+    if isinstance(value, bool):
+        return _dt.bool_
     if isinstance(value, int):
-        return np.dtype(np.int32)
+        return _dt.default_int
     if isinstance(value, float):
-        return np.dtype(np.float32)
-    return _default_numpy(np.asarray(value)).dtype
+        return _dt.default_float
+    raise TypeError("fill value must be a number, not %s" % type(value).__name__)
 
 
 def full(shape, fill_value, dtype=None, *, device=None):
-    """A new array filled with fill_value (dtype inferred: int -> int32, float -> float32)."""
-    if dtype is None:
-        dtype = _scalar_dtype(fill_value)
-    x = _new(_shape(shape), dtype, device or _default_device())
-    if x._nbytes:
-        x.numpy()[...] = fill_value
+    """A new array filled with fill_value (dtype inferred: int -> int64, float -> float32)."""
+    dt = check_dtype(dtype) if dtype is not None else _scalar_dtype(fill_value)
+    x = _new(normalize_shape(shape), dt, _device(device))
+    _ew.fill(x, fill_value)
     return x
 
 
-def empty_like(a, dtype=None):
-    return empty(np.shape(a), dtype if dtype is not None else a.dtype)
+def _like(a, dtype):
+    return check_dtype(dtype) if dtype is not None else check_dtype(a.dtype)
 
 
-def zeros_like(a, dtype=None):
-    return zeros(np.shape(a), dtype if dtype is not None else a.dtype)
+def empty_like(a, dtype=None, *, device=None):
+    return empty(np.shape(a), _like(a, dtype), device=device)
 
 
-def ones_like(a, dtype=None):
-    return ones(np.shape(a), dtype if dtype is not None else a.dtype)
+def zeros_like(a, dtype=None, *, device=None):
+    return zeros(np.shape(a), _like(a, dtype), device=device)
+
+
+def ones_like(a, dtype=None, *, device=None):
+    return ones(np.shape(a), _like(a, dtype), device=device)
+
+
+def full_like(a, fill_value, dtype=None, *, device=None):
+    return full(np.shape(a), fill_value, _like(a, dtype), device=device)
 
 
 def _default_numpy(a):
-    """Python data with no explicit dtype: float64 -> float32, int64 -> int32 if it fits."""
-    k = a.dtype.kind
-    if k == "f" and a.dtype.itemsize == 8:
+    """Python data with no explicit dtype: float64 -> float32 (no float64 on Apple GPUs)."""
+    if a.dtype.kind == "f" and a.dtype.itemsize == 8:
         return a.astype(np.float32)
-    if k == "i" and a.dtype.itemsize == 8:
-        if a.size == 0 or (a.min() >= -(2 ** 31) and a.max() < 2 ** 31):
-            return a.astype(np.int32)
     return a
 
 
-def _from_numpy(a, dev):
+def _from_numpy(a, dev, copy=None):
     check_dtype(a.dtype)
-    if not a.flags.c_contiguous:
-        x = _new(a.shape, a.dtype, dev)
-        x.numpy()[...] = a
-        return x
     n = a.nbytes
-    if n:
+    if copy is not True and n:
         ptr = data_ptr(a)
         owned = owner_of(a, ptr)
         if owned is not None:  # a NumPy view of pymetal memory: share it
-            return Array(owned[0], owned[1], a.shape, a.dtype)
-        if a.flags.writeable and ptr % dev.page_size == 0:  # wrap without copying
+            return Array(owned[0], owned[1], a.shape, a.dtype, a.strides)
+        if a.flags.c_contiguous and a.flags.writeable and ptr % dev.page_size == 0:  # wrap, no copy
             return Array(Buffer.wrap(dev, ptr, n, a), 0, a.shape, a.dtype)
+    if copy is False:
+        raise ValueError("asarray(copy=False): this NumPy array cannot be shared without a copy "
+                         "(it is not page-aligned, contiguous and writeable)")
     x = _new(a.shape, a.dtype, dev)
     if n:
-        _memmove(x._buf.ptr, ptr, n)
+        x._buf.host_ready()
+        if a.flags.c_contiguous:
+            _memmove(x._buf.ptr, data_ptr(a), n)
+        else:
+            x._host()[...] = a
     return x
 
 
-def asarray(obj, dtype=None, *, device=None):
+def asarray(obj, dtype=None, *, device=None, copy=None):
     """A pymetal array for obj, sharing memory where possible.
 
-    - a pymetal Array of the same dtype is returned as is;
+    - a pymetal Array of the same dtype is returned as is (copy=True copies);
     - a C-contiguous, writeable NumPy array whose data is page-aligned, or a NumPy
       view of pymetal memory, is used without copying (the result shares memory);
-    - anything else is copied. Python data (lists, floats) with no dtype given
-      becomes float32 / int32, as float64 is not supported.
+    - anything else is copied (copy=False then raises ValueError). Python data
+      (lists, floats) with no dtype given: floats become float32, ints int64.
     """
-    dev = device or _default_device()
+    dev = _device(device)
     if isinstance(obj, Array):
-        if dtype is None or np.dtype(dtype) == obj._dtype:
-            return obj
+        if dtype is None or check_dtype(dtype) == obj._dtype:
+            return obj.copy() if copy else obj
+        if copy is False:
+            raise ValueError("asarray(copy=False): converting %s to %s needs a copy" % (obj._dtype, np.dtype(dtype)))
         return obj.astype(dtype)
     if isinstance(obj, np.ndarray):
         if dtype is not None:
             dt = check_dtype(dtype)
             if obj.dtype != dt:
+                if copy is False:
+                    raise ValueError("asarray(copy=False): converting %s to %s needs a copy" % (obj.dtype, dt))
                 obj = obj.astype(dt)
-        return _from_numpy(obj, dev)
+                copy = None
+        return _from_numpy(obj, dev, copy)
+    if hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic):
+        return _from_numpy(np.from_dlpack(obj), dev, copy)
     if dtype is not None:
-        a = np.asarray(obj, dtype=check_dtype(dtype))
+        a = np.asarray(_host_values(obj), dtype=check_dtype(dtype))
     elif isinstance(obj, np.generic) or hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
         a = np.asarray(obj)
     else:
-        a = _default_numpy(np.asarray(obj))
-    return _from_numpy(a, dev)
+        a = _default_numpy(np.asarray(_host_values(obj)))
+    if copy is False:
+        raise ValueError("asarray(copy=False): %s has no memory to share" % type(obj).__name__)
+    return _from_numpy(a, dev, True)
+
+
+def _host_values(obj):
+    """Nested Python data with any pymetal arrays in it read to the host."""
+    if isinstance(obj, Array):
+        return obj.numpy()
+    if isinstance(obj, (list, tuple)):
+        return [_host_values(x) for x in obj]
+    return obj
+
+
+def array(obj, dtype=None, *, device=None, copy=True):
+    """A new pymetal array with a copy of obj's data, like np.array."""
+    return asarray(obj, dtype=dtype, device=device, copy=copy)
+
+
+# The operator and indexing implementations (imported last: they import Array).
+from . import _elementwise as _ew  # noqa: E402
+from . import _indexing as _ix  # noqa: E402

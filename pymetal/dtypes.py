@@ -1,40 +1,62 @@
-"""The element types pymetal accepts and how Python values map to them.
+"""The element types pymetal accepts, their MSL names, and type promotion.
 
-Arrays may hold bool, int8..int64, uint8..uint64, float16 or float32 (and
-structured dtypes built from those, for arrays of structs). float64 is refused
-everywhere: Apple GPUs have no double precision, and the CPU backend refuses it
-too so that code behaves the same on every machine.
+Arrays hold bool, int8..int64, uint8..uint64, float16, bfloat16 or float32 (and
+structured dtypes built from those, for arrays of structs passed to kernels).
+float64 is refused everywhere: Apple GPUs have no double precision, and the CPU
+backend refuses it too so that code behaves the same on every machine. NumPy
+has no bfloat16; pymetal uses the one of the ``ml_dtypes`` package.
 
-MSL names: bool, char/uchar, short/ushort, int/uint, long/ulong, half, float.
+Promotion follows the Python Array API standard's table within a kind. Across
+kinds (which the standard leaves open): bool joins any type; an integer with a
+float gives that float (as PyTorch and MLX; NumPy would widen to float64);
+bfloat16 with float16 gives float32; uint64 with a signed integer is refused
+(no 128-bit integer holds both). Python scalars are "weak" as in NumPy 2: they
+take the array's type when their kind allows (``x_f16 * 2.0`` stays float16),
+an int scalar that does not fit the integer array's type is an OverflowError,
+and a float scalar with an integer array gives the default float (float32).
 """
 
 import numpy as np
 
-__all__ = ["SUPPORTED", "check_dtype", "MSL_TYPE_NAMES"]
+try:
+    import ml_dtypes as _ml_dtypes
 
-SUPPORTED = frozenset(
-    np.dtype(t)
-    for t in (
-        np.bool_,
-        np.int8, np.int16, np.int32, np.int64,
-        np.uint8, np.uint16, np.uint32, np.uint64,
-        np.float16, np.float32,
-    )
-)
+    bfloat16 = np.dtype(_ml_dtypes.bfloat16)
+except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+    _ml_dtypes = None
+    bfloat16 = None
 
+__all__ = [
+    "SUPPORTED", "check_dtype", "MSL_TYPE_NAMES", "NAMES",
+    "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32",
+    "result_type", "can_cast", "finfo", "iinfo", "isdtype",
+    "default_float", "default_int", "default_index",
+]
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float16, float32 = np.dtype(np.float16), np.dtype(np.float32)
+
+default_float = float32
+default_int = int64    # Python ints become int64 arrays, as in NumPy (sums and indices exact)
+default_index = int64  # argmax, argsort, nonzero, ... (sizes over 2**31 stay exact)
+
+_ALL = [bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32]
+if bfloat16 is not None:
+    _ALL.insert(10, bfloat16)
+
+SUPPORTED = frozenset(_ALL)
+
+# The names in kernel host names ("add_float32") and their MSL types.
+NAMES = {dt: ("bfloat16" if dt == bfloat16 else dt.name) for dt in _ALL}
 MSL_TYPE_NAMES = {
-    np.dtype(np.bool_): "bool",
-    np.dtype(np.int8): "char",
-    np.dtype(np.uint8): "uchar",
-    np.dtype(np.int16): "short",
-    np.dtype(np.uint16): "ushort",
-    np.dtype(np.int32): "int",
-    np.dtype(np.uint32): "uint",
-    np.dtype(np.int64): "long",
-    np.dtype(np.uint64): "ulong",
-    np.dtype(np.float16): "half",
-    np.dtype(np.float32): "float",
+    bool_: "bool", int8: "char", uint8: "uchar", int16: "short", uint16: "ushort",
+    int32: "int", uint32: "uint", int64: "long", uint64: "ulong", float16: "half", float32: "float",
 }
+if bfloat16 is not None:
+    MSL_TYPE_NAMES[bfloat16] = "bfloat"
 
 _NO_FLOAT64 = (
     "{what} has dtype {dt}, which pymetal does not support: Apple GPUs have no "
@@ -49,8 +71,7 @@ def _problem(dt):
         return None
     if dt.fields is not None:  # structured: every field must be supported
         for name in dt.names:
-            sub = dt.fields[name][0]
-            p = _problem(sub)
+            p = _problem(dt.fields[name][0])
             if p is not None:
                 return p
         return None
@@ -85,5 +106,172 @@ def check_dtype(dtype, what="array"):
         )
     raise TypeError(
         "%s has dtype %s, which pymetal does not support; supported dtypes: "
-        "bool, int8..int64, uint8..uint64, float16, float32" % (what, bad)
+        "bool, int8..int64, uint8..uint64, float16, bfloat16, float32" % (what, bad)
     )
+
+
+def kind(dt):
+    """'b' bool, 'i' signed, 'u' unsigned, 'f' floating (bfloat16 included)."""
+    return "f" if dt == bfloat16 else dt.kind
+
+
+def is_float(dt):
+    return dt == bfloat16 or dt.kind == "f"
+
+
+# ---- promotion ------------------------------------------------------------------
+
+_SIGNED = {1: int8, 2: int16, 4: int32, 8: int64}
+
+
+def _promote_pair(a, b):
+    if a == b:
+        return a
+    ka, kb = kind(a), kind(b)
+    if ka == "b":
+        return b
+    if kb == "b":
+        return a
+    if ka == "f" or kb == "f":
+        if ka != "f":
+            return b
+        if kb != "f":
+            return a
+        if bfloat16 in (a, b):  # bfloat16 with float16 or float32
+            return float32
+        return a if a.itemsize >= b.itemsize else b
+    if ka == kb:
+        return a if a.itemsize >= b.itemsize else b
+    u, s = (a, b) if ka == "u" else (b, a)
+    if u.itemsize < s.itemsize:
+        return s
+    if u.itemsize == 8:
+        raise TypeError(
+            "no integer type holds both %s and %s values; cast one explicitly "
+            "(e.g. x.astype(pm.int64))" % (a, b))
+    return _SIGNED[u.itemsize * 2]
+
+
+_PAIR_CACHE = {}
+
+
+def promote_types(a, b):
+    key = (a, b)
+    r = _PAIR_CACHE.get(key)
+    if r is None:
+        r = _PAIR_CACHE[key] = _promote_pair(a, b)
+    return r
+
+
+def _scalar_fits(value, dt):
+    k = kind(dt)
+    if k == "b":
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return True
+    if k in "iu":
+        if isinstance(value, float):
+            return False
+        info = np.iinfo(dt)
+        if not info.min <= value <= info.max:
+            raise OverflowError(
+                "Python integer %d is out of bounds for %s; use an array of a wider "
+                "type (x.astype(pm.int64)) or a value in range" % (value, dt))
+        return True
+    return True  # any int/float/bool scalar with a float array
+
+
+def scalar_result(dt, value):
+    """The dtype of (array of dt) op (Python scalar value), NumPy 2 style."""
+    if _scalar_fits(value, dt):
+        return dt
+    # float scalar with an integer or bool array, or a number with a bool array
+    if isinstance(value, float):
+        return default_float
+    return default_int
+
+
+def result_type(*arrays_and_dtypes):
+    """The dtype that results from combining arrays, dtypes and Python scalars."""
+    dts = []
+    scalars = []
+    for x in arrays_and_dtypes:
+        if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+            scalars.append(x)
+            continue
+        dt = getattr(x, "dtype", None)
+        dts.append(check_dtype(dt if dt is not None else x, "result_type"))
+    if not dts:
+        if not scalars:
+            raise ValueError("result_type() needs at least one array or dtype")
+        dts.append(default_float if any(isinstance(s, float) for s in scalars)
+                   else default_int if any(not isinstance(s, bool) for s in scalars) else bool_)
+        scalars = scalars[1:]
+    r = dts[0]
+    for dt in dts[1:]:
+        r = promote_types(r, dt)
+    for s in scalars:
+        r = scalar_result(r, s)
+    return r
+
+
+def can_cast(from_, to, /):
+    """Whether from_ (a dtype or array) converts to `to` by the promotion rules."""
+    f = check_dtype(getattr(from_, "dtype", from_), "can_cast")
+    t = check_dtype(to, "can_cast")
+    try:
+        return promote_types(f, t) == t
+    except TypeError:
+        return False
+
+
+class finfo:
+    """Machine limits of a floating type: bits, eps, max, min, smallest_normal, dtype."""
+
+    def __init__(self, type):
+        dt = check_dtype(getattr(type, "dtype", type), "finfo")
+        if not is_float(dt):
+            raise ValueError("finfo() needs a floating type, not %s (use iinfo for integers)" % dt)
+        info = _ml_dtypes.finfo(dt) if dt == bfloat16 else np.finfo(dt)
+        self.bits = int(info.bits)
+        self.eps = float(info.eps)
+        self.max = float(info.max)
+        self.min = float(info.min)
+        self.smallest_normal = float(info.smallest_normal)
+        self.dtype = dt
+
+    def __repr__(self):
+        return "finfo(bits=%d, eps=%g, max=%g, min=%g, smallest_normal=%g, dtype=%s)" % (
+            self.bits, self.eps, self.max, self.min, self.smallest_normal, NAMES[self.dtype])
+
+
+class iinfo:
+    """Limits of an integer type: bits, max, min, dtype."""
+
+    def __init__(self, type):
+        dt = check_dtype(getattr(type, "dtype", type), "iinfo")
+        if kind(dt) not in "iu":
+            raise ValueError("iinfo() needs an integer type, not %s (use finfo for floats)" % dt)
+        info = np.iinfo(dt)
+        self.bits, self.max, self.min, self.dtype = info.bits, int(info.max), int(info.min), dt
+
+    def __repr__(self):
+        return "iinfo(bits=%d, max=%d, min=%d, dtype=%s)" % (self.bits, self.max, self.min, self.dtype)
+
+
+_KIND_NAMES = {
+    "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
+    "real floating": "f", "numeric": "iuf", "complex floating": "",
+}
+
+
+def isdtype(dtype, kind_, /):
+    """Array API isdtype: dtype against a dtype, a kind name, or a tuple of those."""
+    dt = check_dtype(dtype, "isdtype")
+    if isinstance(kind_, tuple):
+        return any(isdtype(dt, k) for k in kind_)
+    if isinstance(kind_, str):
+        if kind_ not in _KIND_NAMES:
+            raise ValueError("isdtype(): unknown kind %r; one of %s" % (kind_, ", ".join(_KIND_NAMES)))
+        return kind(dt) in _KIND_NAMES[kind_]
+    return dt == check_dtype(kind_, "isdtype")

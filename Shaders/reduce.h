@@ -1,0 +1,145 @@
+// Reductions over one axis of a contiguous (outer, n, inner) layout:
+// out[o, c, j] = op over r in chunk c of x[o, r, j].
+//
+// The host reduces any set of axes through this form (moving axes first when
+// they are not adjacent) and runs passes until one chunk is left: each pass
+// writes per-chunk partials in the accumulator type A (float for half and
+// bfloat, 64-bit for integer sums), so sums are accumulated blockwise, not in
+// one long serial chain.
+//
+// Two shapes of work per thread, both barrier-free:
+//   reduce_row  (inner == 1): a thread reduces a contiguous chunk of a row with
+//               16 independent accumulators (vectorised on a CPU);
+//   reduce_col  (inner > 1): a thread reduces a chunk of rows for COLS adjacent
+//               columns, reading each row's columns contiguously.
+// On the CPU backend a thread's work is one contiguous stream; GPU-shaped
+// variants (SIMD-group reductions over coalesced reads) are a follow-up.
+#pragma once
+#include "layout.h"
+#include "ops.h"
+
+struct ReduceParams {
+    ulong n;       // reduced length
+    ulong inner;   // distance between consecutive reduced elements (1: rows)
+    ulong chunk;   // reduced elements per thread
+    uint nchunks;  // chunks per reduction (partials written per row / column)
+};
+
+template <typename T> struct Lowest { static T value() { return T(0); } };
+template <> struct Lowest<float> { static float value() { return -INFINITY; } };
+template <> struct Lowest<half> { static half value() { return half(-INFINITY); } };
+template <> struct Lowest<bfloat> { static bfloat value() { return bfloat(-INFINITY); } };
+template <> struct Lowest<char> { static char value() { return char(-128); } };
+template <> struct Lowest<short> { static short value() { return short(-32768); } };
+template <> struct Lowest<int> { static int value() { return int(0x80000000); } };
+template <> struct Lowest<long> { static long value() { return long(0x8000000000000000UL); } };
+template <typename T> struct Highest { static T value() { return T(~T(0)); } };
+template <> struct Highest<bool> { static bool value() { return true; } };
+template <> struct Highest<float> { static float value() { return INFINITY; } };
+template <> struct Highest<half> { static half value() { return half(INFINITY); } };
+template <> struct Highest<bfloat> { static bfloat value() { return bfloat(INFINITY); } };
+template <> struct Highest<char> { static char value() { return char(127); } };
+template <> struct Highest<short> { static short value() { return short(32767); } };
+template <> struct Highest<int> { static int value() { return int(0x7fffffff); } };
+template <> struct Highest<long> { static long value() { return long(0x7fffffffffffffffUL); } };
+
+// Reduction functors over the accumulator type A.
+struct RSum  { template <typename A> static A init() { return A(0); } template <typename A> static A f(A a, A b) { return A(a + b); } };
+struct RProd { template <typename A> static A init() { return A(1); } template <typename A> static A f(A a, A b) { return A(a * b); } };
+struct RMax  { template <typename A> static A init() { return Lowest<A>::value(); } template <typename A> static A f(A a, A b) { return Max()(a, b); } };
+struct RMin  { template <typename A> static A init() { return Highest<A>::value(); } template <typename A> static A f(A a, A b) { return Min()(a, b); } };
+struct RAll  { template <typename A> static A init() { return A(true); } template <typename A> static A f(A a, A b) { return a && b; } };
+struct RAny  { template <typename A> static A init() { return A(false); } template <typename A> static A f(A a, A b) { return a || b; } };
+
+#define PM_RED_LANES 16
+#define PM_RED_COLS 16
+
+template <typename T, typename A, typename Op>
+[[kernel]] void reduce_row(device const T* x [[buffer(0)]], device A* out [[buffer(1)]],
+                           constant ReduceParams& p [[buffer(2)]], uint2 pos [[thread_position_in_grid]]) {
+    ulong start = ulong(pos.x) * p.chunk;
+    ulong end = min(start + p.chunk, p.n);
+    device const T* row = x + ulong(pos.y) * p.n;
+    A acc[PM_RED_LANES];
+    for (int k = 0; k < PM_RED_LANES; k++) acc[k] = Op::template init<A>();
+    ulong i = start;
+    for (; i + PM_RED_LANES <= end; i += PM_RED_LANES)
+        for (int k = 0; k < PM_RED_LANES; k++) acc[k] = Op::f(acc[k], static_cast<A>(row[i + k]));
+    for (int k = 0; i < end; i++, k++) acc[k] = Op::f(acc[k], static_cast<A>(row[i]));
+    for (int w = PM_RED_LANES / 2; w > 0; w /= 2)
+        for (int k = 0; k < w; k++) acc[k] = Op::f(acc[k], acc[k + w]);
+    out[ulong(pos.y) * p.nchunks + pos.x] = acc[0];
+}
+
+template <typename T, typename A, typename Op>
+[[kernel]] void reduce_col(device const T* x [[buffer(0)]], device A* out [[buffer(1)]],
+                           constant ReduceParams& p [[buffer(2)]], uint3 pos [[thread_position_in_grid]]) {
+    ulong j0 = ulong(pos.x) * PM_RED_COLS;
+    if (j0 >= p.inner) return;
+    ulong start = ulong(pos.y) * p.chunk;
+    ulong end = min(start + p.chunk, p.n);
+    device const T* base = x + ulong(pos.z) * p.n * p.inner;
+    device A* dst = out + (ulong(pos.z) * p.nchunks + pos.y) * p.inner;
+    if (j0 + PM_RED_COLS <= p.inner) {
+        A acc[PM_RED_COLS];
+        for (int k = 0; k < PM_RED_COLS; k++) acc[k] = Op::template init<A>();
+        for (ulong r = start; r < end; r++) {
+            device const T* src = base + r * p.inner + j0;
+            for (int k = 0; k < PM_RED_COLS; k++) acc[k] = Op::f(acc[k], static_cast<A>(src[k]));
+        }
+        for (int k = 0; k < PM_RED_COLS; k++) dst[j0 + k] = acc[k];
+    } else {  // the last, partial block of columns
+        for (ulong j = j0; j < p.inner; j++) {
+            A acc = Op::template init<A>();
+            for (ulong r = start; r < end; r++) acc = Op::f(acc, static_cast<A>(base[r * p.inner + j]));
+            dst[j] = acc;
+        }
+    }
+}
+
+// argmax / argmin: values and int64 indices of the first extreme element
+// (NaN counts as the extreme, as in NumPy). Later passes take the previous
+// pass's values and indices (HasIdx).
+struct ArgMax { template <typename T> static bool better(T a, T b) { return (is_nan(a) && !is_nan(b)) || a > b; } };
+struct ArgMin { template <typename T> static bool better(T a, T b) { return (is_nan(a) && !is_nan(b)) || a < b; } };
+
+template <typename T, typename Cmp, bool HasIdx>
+[[kernel]] void argreduce_row(device const T* x [[buffer(0)]], device const long* xi [[buffer(1)]],
+                              device T* vals [[buffer(2)]], device long* idx [[buffer(3)]],
+                              constant ReduceParams& p [[buffer(4)]], uint2 pos [[thread_position_in_grid]]) {
+    ulong start = ulong(pos.x) * p.chunk;
+    ulong end = min(start + p.chunk, p.n);
+    device const T* row = x + ulong(pos.y) * p.n;
+    // Pass 1: the extreme value (vectorisable); pass 2: its first position.
+    T best = row[start];
+    for (ulong i = start + 1; i < end; i++) best = Cmp::better(row[i], best) ? row[i] : best;
+    ulong at = start;
+    if (is_nan(best)) { while (!is_nan(row[at])) at++; }
+    else { while (row[at] != best) at++; }
+    ulong o = ulong(pos.y) * p.nchunks + pos.x;
+    vals[o] = best;
+    idx[o] = HasIdx ? xi[ulong(pos.y) * p.n + at] : long(at);
+}
+
+template <typename T, typename Cmp, bool HasIdx>
+[[kernel]] void argreduce_col(device const T* x [[buffer(0)]], device const long* xi [[buffer(1)]],
+                              device T* vals [[buffer(2)]], device long* idx [[buffer(3)]],
+                              constant ReduceParams& p [[buffer(4)]], uint3 pos [[thread_position_in_grid]]) {
+    ulong j0 = ulong(pos.x) * PM_RED_COLS;
+    if (j0 >= p.inner) return;
+    ulong jend = min(j0 + PM_RED_COLS, p.inner);
+    ulong start = ulong(pos.y) * p.chunk;
+    ulong end = min(start + p.chunk, p.n);
+    ulong base = ulong(pos.z) * p.n * p.inner;
+    ulong dst = (ulong(pos.z) * p.nchunks + pos.y) * p.inner;
+    for (ulong j = j0; j < jend; j++) {
+        T best = x[base + start * p.inner + j];
+        ulong at = start;
+        for (ulong r = start + 1; r < end; r++) {
+            T v = x[base + r * p.inner + j];
+            if (Cmp::better(v, best)) { best = v; at = r; }
+        }
+        vals[dst + j] = best;
+        idx[dst + j] = HasIdx ? xi[base + at * p.inner + j] : long(at);
+    }
+}

@@ -1,0 +1,472 @@
+"""Elementwise operations: dtype resolution, broadcasting, layout choice, dispatch.
+
+Every op of the table in _ops.py becomes a module function here (``add``,
+``exp``, ...). A call resolves the computation dtype (promotion, weak Python
+scalars), converts operands that need it, picks a layout (contiguous ``v``,
+array-and-scalar ``vs``/``sv``, general strided ``g`` after collapsing
+dimensions), allocates the output from the caching allocator and encodes one
+kernel on the device's stream. Nothing waits for the device.
+"""
+
+import struct
+
+import numpy as np
+
+from . import _jit
+from . import _ops
+from . import dtypes as _dt
+from .array import Array, _new, asarray, c_strides
+
+_U32_MAX = 0xFFFFFFFF
+_TG = 256  # threads per threadgroup for elementwise kernels
+
+
+# ---- operands ------------------------------------------------------------------------
+
+def is_scalar(x):
+    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+
+
+def as_array(x, dev=None):
+    """An Array for an array-like operand (NumPy arrays shared when possible)."""
+    if type(x) is Array:
+        return x
+    if isinstance(x, Array):
+        return x
+    if isinstance(x, np.generic):
+        return asarray(np.asarray(x), device=dev)
+    if is_scalar(x):
+        raise TypeError("internal: scalar where an array was expected")
+    try:
+        return asarray(x, device=dev)
+    except TypeError:
+        raise
+    except Exception as e:
+        raise TypeError("cannot use %s as a pymetal array: %s" % (type(x).__name__, e)) from None
+
+
+def scalar_value(value, dt):
+    """value as a NumPy scalar of dt (passed to kernels by value)."""
+    if _dt.kind(dt) == "f":
+        return np.array(value, dtype=np.float32).astype(dt)[()]
+    if _dt.kind(dt) == "b":
+        return np.bool_(value)
+    return np.array(value).astype(dt)[()]
+
+
+def broadcast_shapes(*shapes):
+    nd = max(len(s) for s in shapes)
+    out = []
+    for i in range(nd):
+        n = 1
+        for s in shapes:
+            j = i - (nd - len(s))
+            if j < 0:
+                continue
+            m = s[j]
+            if m != 1:
+                if n != 1 and n != m:
+                    raise ValueError("operands could not be broadcast together with shapes %s"
+                                     % " ".join(str(tuple(s)) for s in shapes))
+                n = m
+        out.append(n)
+    return tuple(out)
+
+
+# ---- layouts ---------------------------------------------------------------------------
+
+_STRIDED = struct.Struct("<i8I4x32q")
+_params_cache = {}
+
+
+def collapse(shape, strides_list):
+    """Merges dimensions contiguous in every operand; drops size-1 ones.
+    strides in elements. Returns (shape, [strides per operand])."""
+    dims = [i for i, n in enumerate(shape) if n != 1]
+    if not dims:
+        return (1,), [(0,) for _ in strides_list]
+    out_shape = [shape[dims[0]]]
+    out_strides = [[s[dims[0]]] for s in strides_list]
+    for i in dims[1:]:
+        n = shape[i]
+        if all(os[-1] == s[i] * n for os, s in zip(out_strides, strides_list)):
+            out_shape[-1] *= n
+            for os, s in zip(out_strides, strides_list):
+                os[-1] = s[i]
+        else:
+            out_shape.append(n)
+            for os, s in zip(out_strides, strides_list):
+                os.append(s[i])
+    return tuple(out_shape), [tuple(s) for s in out_strides]
+
+
+def strided(shape, strides_list):
+    """(params bytes, grid, threadgroup) for a g kernel over shape with operands'
+    element strides (memoised: repeated shapes cost a dictionary lookup)."""
+    key = (shape, tuple(strides_list))
+    hit = _params_cache.get(key)
+    if hit is not None:
+        return hit
+    cshape, cstrides = collapse(shape, strides_list)
+    if len(cshape) > 8:
+        raise ValueError("arrays of more than 8 non-contiguous dimensions are not supported "
+                         "(shape %r); make the operand contiguous first" % (shape,))
+    while len(cshape) < 2:
+        cshape = (1,) + cshape
+        cstrides = [(0,) + s for s in cstrides]
+    z = 1
+    for n in cshape[:-2]:
+        z *= n
+    grid = (cshape[-1], cshape[-2], z)
+    if max(grid) > _U32_MAX:
+        raise ValueError("array of shape %r is too large for one dispatch" % (shape,))
+    vals = [len(cshape)] + list(cshape) + [0] * (8 - len(cshape))
+    for k in range(4):
+        s = cstrides[k] if k < len(cstrides) else ()
+        vals += list(s) + [0] * (8 - len(s))
+    tx = min(grid[0], _TG)
+    ty = min(grid[1], max(1, _TG // tx))
+    hit = (_STRIDED.pack(*vals), grid, (tx, ty, 1))
+    if len(_params_cache) > 4096:
+        _params_cache.clear()
+    _params_cache[key] = hit
+    return hit
+
+
+def elem_strides(a, shape=None):
+    """Element strides of Array a broadcast to shape."""
+    isz = a._dtype.itemsize
+    st = [s // isz for s in a._strides]
+    if shape is None or shape == a._shape:
+        return tuple(st)
+    pad = len(shape) - a.ndim
+    out = [0] * pad
+    for n, m, s in zip(shape[pad:], a._shape, st):
+        out.append(s if m == n else 0)
+    return tuple(out)
+
+
+def _grid1(n):
+    if n > _U32_MAX:
+        raise ValueError("arrays of more than 2**32-1 elements are not supported by this kernel")
+    return n
+
+
+def _tg1(n):
+    return min(n, _TG)
+
+
+# ---- conversions, copies, fills ------------------------------------------------------------
+
+def astype(x, dt):
+    """A new C-contiguous array with x's values converted to dt."""
+    out = _new(x._shape, dt, x._buf.device)
+    copy_into(x, out)
+    return out
+
+
+def copy_into(src, out):
+    """out[...] = src (src broadcast to out's shape, converted to out's dtype)."""
+    n = out._size
+    if n == 0:
+        return out
+    if src._shape != out._shape:
+        src = src.broadcast_to(out._shape)
+    if src._cc and out._cc:
+        fn = _jit.kernel(_ops.copy_name("v", src._dtype, out._dtype), "copy", src._dtype)
+        fn(src, out, grid=_grid1(n), threadgroup=_tg1(n))
+    else:
+        params, grid, tg = strided(out._shape, [elem_strides(src), elem_strides(out)])
+        fn = _jit.kernel(_ops.copy_name("g", src._dtype, out._dtype), "copy", src._dtype)
+        fn(src, out, params, grid=grid, threadgroup=tg)
+    return out
+
+
+def ascontiguous(x, force=False):
+    if x._cc and not force:
+        return x
+    return astype(x, x._dtype)
+
+
+def fill(x, value):
+    """x[...] = value (a Python or NumPy scalar, or a 0-d / size-1 array)."""
+    if x._size == 0:
+        return x
+    if isinstance(value, Array) or isinstance(value, np.ndarray):
+        return copy_into(as_array(value), x)
+    dt = x._dtype
+    if is_scalar(value) and _dt.kind(dt) in "iu" and isinstance(value, float):
+        value = int(value)  # NumPy truncates on assignment
+    v = scalar_value(value, dt)
+    if x._cc:
+        _jit.kernel(_ops.fill_name("v", dt), "copy", dt)(x, v, grid=_grid1(x._size), threadgroup=_tg1(x._size))
+    else:
+        params, grid, tg = strided(x._shape, [elem_strides(x)])
+        _jit.kernel(_ops.fill_name("g", dt), "copy", dt)(x, v, params, grid=grid, threadgroup=tg)
+    return x
+
+
+# ---- unary --------------------------------------------------------------------------------
+
+def _compute_dtype(op, dt):
+    if dt in _ops.dtypes_of(op.kinds):
+        return dt
+    if op.float_only:
+        return _dt.default_float
+    if _dt.kind(dt) in "iub" and op.result == "bool" and op.kinds == "f":
+        return None  # isnan & co. on integers: known answer, no kernel
+    raise TypeError("%s() does not support %s arrays (supported: %s)"
+                    % (op.name, _dt.NAMES.get(dt, dt), ", ".join(_dt.NAMES[d] for d in _ops.dtypes_of(op.kinds))))
+
+
+def unary(name, x, out=None):
+    op = _ops.UNARY[name]
+    x = as_array(x)
+    ct = _compute_dtype(op, x._dtype)
+    if ct is None:  # isnan / isinf of integers: False; isfinite: True
+        r = _new(x._shape, _dt.bool_, x._buf.device)
+        return fill(r, name == "isfinite")
+    if ct == x._dtype and op.functor == "Identity" and out is None:
+        return ascontiguous(x, force=True)
+    if x._dtype != ct:
+        x = astype(x, ct)
+    rdt = _dt.bool_ if op.result == "bool" else ct
+    res, direct = _result(out, x._shape, rdt, x._buf.device, [x])
+    n = res._size
+    if n:
+        if x._cc and res._cc:
+            _jit.kernel(_ops.unary_name("v", name, ct), "unary", ct)(x, res, grid=_grid1(n), threadgroup=_tg1(n))
+        else:
+            params, grid, tg = strided(res._shape, [elem_strides(x), elem_strides(res)])
+            _jit.kernel(_ops.unary_name("g", name, ct), "unary", ct)(x, res, params, grid=grid, threadgroup=tg)
+    return _finish(out, res, direct)
+
+
+def _result(out, shape, dt, dev, inputs):
+    """(array to write, whether it is `out` itself)."""
+    if out is None:
+        return _new(shape, dt, dev), False
+    if not isinstance(out, Array):
+        raise TypeError("out= must be a pymetal Array, not %s" % type(out).__name__)
+    if out._shape != shape:
+        raise ValueError("out= has shape %r, the result has shape %r" % (out._shape, shape))
+    if out._dtype == dt and not any(_overlaps_differently(out, a) for a in inputs):
+        return out, True
+    return _new(shape, dt, dev), False
+
+
+def _overlaps_differently(out, a):
+    """a shares memory with out but not element for element (needs a temporary)."""
+    if not isinstance(a, Array) or a._buf is not out._buf:
+        return False
+    if a._offset == out._offset and a._shape == out._shape and a._strides == out._strides:
+        return False
+    return True
+
+
+def _finish(out, res, direct):
+    if out is None or direct:
+        return res
+    copy_into(res, out)
+    return out
+
+
+# ---- binary -------------------------------------------------------------------------------
+
+def _operand_dtype(x):
+    if is_scalar(x):
+        return None
+    return _dt.check_dtype(x.dtype)
+
+
+def binary(name, a, b, out=None):
+    op = _ops.BINARY[name]
+    sa, sb = is_scalar(a), is_scalar(b)
+    if sa and sb:
+        return asarray(getattr(np, op.numpy or name)(np.asarray(a), np.asarray(b)))
+    if not sa:
+        a = as_array(a)
+    if not sb:
+        b = as_array(b, a._buf.device if not sa else None)
+    if sa:
+        dt = _dt.scalar_result(b._dtype, a)
+    elif sb:
+        dt = _dt.scalar_result(a._dtype, b)
+    else:
+        dt = _dt.promote_types(a._dtype, b._dtype)
+    ct = _compute_dtype(op, dt)
+    rdt = _dt.bool_ if op.result == "bool" else ct
+    dev = (b if sa else a)._buf.device
+    if not sa and a._dtype != ct:
+        a = astype(a, ct)
+    if not sb and b._dtype != ct:
+        b = astype(b, ct)
+    shape = b._shape if sa else a._shape if sb else broadcast_shapes(a._shape, b._shape)
+    res, direct = _result(out, shape, rdt, dev, [x for x in (a, b) if not is_scalar(x)])
+    n = res._size
+    if n == 0:
+        return _finish(out, res, direct)
+    grid, tg = _grid1(n) if res._cc else 0, _tg1(n)
+    if sb and a._cc and res._cc:
+        _jit.kernel(_ops.binary_name("vs", name, ct), "binary", ct)(a, scalar_value(b, ct), res, grid=grid, threadgroup=tg)
+    elif sa and b._cc and res._cc:
+        _jit.kernel(_ops.binary_name("sv", name, ct), "binary", ct)(scalar_value(a, ct), b, res, grid=grid, threadgroup=tg)
+    elif not sa and not sb and a._cc and b._cc and res._cc and a._shape == b._shape:
+        _jit.kernel(_ops.binary_name("vv", name, ct), "binary", ct)(a, b, res, grid=grid, threadgroup=tg)
+    elif not sa and not sb and res._cc and b._size == 1 and a._cc and a._shape == shape:
+        _jit.kernel(_ops.binary_name("vs", name, ct), "binary", ct)(a, b, res, grid=grid, threadgroup=tg)
+    elif not sa and not sb and res._cc and a._size == 1 and b._cc and b._shape == shape:
+        _jit.kernel(_ops.binary_name("sv", name, ct), "binary", ct)(a, b, res, grid=grid, threadgroup=tg)
+    else:
+        if sa:
+            a = _scalar_array(a, ct, dev)
+        if sb:
+            b = _scalar_array(b, ct, dev)
+        params, grid, tg = strided(shape, [elem_strides(a, shape), elem_strides(b, shape), elem_strides(res)])
+        _jit.kernel(_ops.binary_name("g", name, ct), "binary", ct)(a, b, res, params, grid=grid, threadgroup=tg)
+    return _finish(out, res, direct)
+
+
+def _scalar_array(value, dt, dev):
+    return fill(_new((), dt, dev), value)
+
+
+# ---- ternary -------------------------------------------------------------------------------
+
+def where(condition, x1, x2, /):
+    """Elements of x1 where condition is true, else of x2 (all broadcast)."""
+    arrays = [v for v in (x1, x2) if not is_scalar(v)]
+    if arrays:
+        arrs = [as_array(v) for v in arrays]
+        dt = arrs[0]._dtype
+        for v in arrs[1:]:
+            dt = _dt.promote_types(dt, v._dtype)
+        for v in (x1, x2):
+            if is_scalar(v):
+                dt = _dt.scalar_result(dt, v)
+    else:
+        dt = _dt.result_type(x1, x2)
+    c = as_array(condition)
+    return _ternary("where", _dt.bool_, c, x1, x2, dt)
+
+
+def clip(x, /, min=None, max=None):
+    """x limited to [min, max] (either may be None); NaN stays NaN."""
+    x = as_array(x)
+    dt = x._dtype
+    if _dt.kind(dt) == "b":
+        raise TypeError("clip() does not support bool arrays")
+    if min is None and max is None:
+        return ascontiguous(x, force=True)
+    if min is None:
+        return minimum(x, max)
+    if max is None:
+        return maximum(x, min)
+    for v in (min, max):
+        if not is_scalar(v):
+            dt = _dt.promote_types(dt, as_array(v)._dtype)
+    return _ternary("clip", dt, x, min, max, dt)
+
+
+def _ternary(name, cdt, c, x1, x2, dt):
+    dev = (c if isinstance(c, Array) else as_array(c))._buf.device
+    ops = []
+    for v, want in ((c, cdt), (x1, dt), (x2, dt)):
+        if is_scalar(v):
+            v = _scalar_array(v, want, dev)
+        else:
+            v = as_array(v)
+            if v._dtype != want:
+                v = astype(v, want)
+        ops.append(v)
+    shape = broadcast_shapes(*(v._shape for v in ops))
+    res = _new(shape, dt, dev)
+    if res._size:
+        params, grid, tg = strided(shape, [elem_strides(v, shape) for v in ops] + [elem_strides(res)])
+        _jit.kernel(_ops.ternary_name(name, dt), "copy", dt)(ops[0], ops[1], ops[2], res, params, grid=grid, threadgroup=tg)
+    return res
+
+
+# ---- module functions from the table ---------------------------------------------------------
+
+def _make_unary(name):
+    def f(x, /, *, out=None):
+        return unary(name, x, out)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = "Elementwise %s of x (a Metal kernel; NumPy's np.%s)." % (name, _ops.UNARY[name].numpy or name)
+    return f
+
+
+def _make_binary(name):
+    def f(x1, x2, /, *, out=None):
+        return binary(name, x1, x2, out)
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = "Elementwise %s of x1 and x2, broadcast (a Metal kernel; NumPy's np.%s)." % (
+        name, _ops.BINARY[name].numpy or name)
+    return f
+
+
+FUNCTIONS = {}
+for _name in _ops.UNARY:
+    FUNCTIONS[_name] = _make_unary(_name)
+for _name in _ops.BINARY:
+    FUNCTIONS[_name] = _make_binary(_name)
+globals().update(FUNCTIONS)
+maximum = FUNCTIONS["maximum"]
+minimum = FUNCTIONS["minimum"]
+
+
+# ---- operators ------------------------------------------------------------------------------------
+
+def _binop(name):
+    def op(self, other):
+        if not _operand_ok(other):
+            return NotImplemented
+        return binary(name, self, other)
+
+    def rop(self, other):
+        if not _operand_ok(other):
+            return NotImplemented
+        return binary(name, other, self)
+
+    def iop(self, other):
+        if not _operand_ok(other):
+            return NotImplemented
+        res = binary(name, self, other)
+        if res._dtype != self._dtype and not _dt.can_cast(res._dtype, self._dtype) \
+                and _dt.kind(res._dtype) != _dt.kind(self._dtype) and _dt.kind(self._dtype) != "f":
+            raise TypeError("cannot store the %s result of %s in place into a %s array; "
+                            "use x = x %s y" % (res._dtype, name, self._dtype, name))
+        copy_into(res, self)
+        return self
+    return op, rop, iop
+
+
+def _operand_ok(x):
+    return isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, list, tuple))
+
+
+_OPERATORS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
+    "mod": "remainder", "pow": "pow", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
+}
+for _py, _name in _OPERATORS.items():
+    _op, _rop, _iop = _binop(_name)
+    setattr(Array, "__%s__" % _py, _op)
+    setattr(Array, "__r%s__" % _py, _rop)
+    setattr(Array, "__i%s__" % _py, _iop)
+
+
+for _cmp, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+                    ("gt", "greater"), ("ge", "greater_equal")):
+    setattr(Array, "__%s__" % _cmp, _binop(_name)[0])
+
+Array.__neg__ = lambda self: unary("negative", self) if self._dtype != _dt.bool_ else _bool_neg()
+Array.__pos__ = lambda self: unary("positive", self)
+Array.__abs__ = lambda self: unary("abs", self)
+Array.__invert__ = lambda self: unary("bitwise_invert", self)
+
+
+def _bool_neg():
+    raise TypeError("the - operator is not supported for bool arrays; use ~ or pm.logical_not")

@@ -1,0 +1,118 @@
+"""Linear algebra on pymetal arrays: matmul (batched, broadcast), tensordot, vecdot, outer.
+
+matmul runs the kernels of Shaders/matmul.h (a register-blocked kernel on the
+CPU backend, simdgroup_matrix tiles on Apple GPUs); float16 and bfloat16
+accumulate in float32.
+"""
+
+from . import dtypes as _dt
+from .array import Array, _new
+from . import _elementwise as _ew
+from . import _reduce as _red
+
+
+def _kernel_ready(x):
+    """x, or a contiguous copy when neither of its last two strides is one element."""
+    if x.ndim >= 2:
+        isz = x._dtype.itemsize
+        if x._strides[-1] == isz or x._strides[-2] == isz or x._shape[-1] == 1 or x._shape[-2] == 1:
+            return x
+    return _ew.ascontiguous(x)
+
+
+def matmul(x1, x2, /):
+    """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions broadcast."""
+    from ._kernels import matmul as _mm
+
+    a, b = _ew.as_array(x1), _ew.as_array(x2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("matmul: operands must have at least one dimension (use * for scalars)")
+    dt = _dt.promote_types(a._dtype, b._dtype)
+    if a._dtype != dt:
+        a = _ew.astype(a, dt)
+    if b._dtype != dt:
+        b = _ew.astype(b, dt)
+    va, vb = a.ndim == 1, b.ndim == 1
+    if va:
+        a = a.reshape(1, -1)
+    if vb:
+        b = b.reshape(-1, 1)
+    if a._shape[-1] != b._shape[-2]:
+        raise ValueError("matmul: shapes %r and %r do not align (%d != %d)"
+                         % (x1.shape, x2.shape, a._shape[-1], b._shape[-2]))
+    batch = _ew.broadcast_shapes(a._shape[:-2], b._shape[:-2])
+    m, k, n = a._shape[-2], a._shape[-1], b._shape[-1]
+    a = _kernel_ready(a.broadcast_to(batch + (m, k)))
+    b = _kernel_ready(b.broadcast_to(batch + (k, n)))
+    out = _new(batch + (m, n), dt, a._buf.device)
+    if out._size:
+        if k == 0:
+            _ew.fill(out, 0)
+        else:
+            _mm.matmul(a, b, out)
+    if va and vb:
+        return out.reshape(batch)
+    if va:
+        return out.reshape(batch + (n,))
+    if vb:
+        return out.reshape(batch + (m,))
+    return out
+
+
+Array.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, (Array,) + _ew_types()) else NotImplemented
+Array.__rmatmul__ = lambda self, other: matmul(other, self) if isinstance(other, _ew_types()) else NotImplemented
+
+
+def _ew_types():
+    import numpy as np
+    return (Array, np.ndarray, list, tuple)
+
+
+def _imatmul(self, other):
+    res = matmul(self, other)
+    if res._shape != self._shape:
+        raise ValueError("in-place matmul would change the shape from %r to %r" % (self._shape, res._shape))
+    _ew.copy_into(res, self)
+    return self
+
+
+Array.__imatmul__ = _imatmul
+
+
+def tensordot(x1, x2, /, *, axes=2):
+    """Sum of products over the last `axes` axes of x1 and the first of x2 (or explicit axis lists)."""
+    a, b = _ew.as_array(x1), _ew.as_array(x2)
+    if isinstance(axes, int):
+        if axes < 0:
+            raise ValueError("tensordot: axes must be >= 0")
+        ax_a = list(range(a.ndim - axes, a.ndim))
+        ax_b = list(range(axes))
+    else:
+        ax_a, ax_b = ([x] if isinstance(x, int) else list(x) for x in axes)
+    ax_a = [x % a.ndim for x in ax_a]
+    ax_b = [x % b.ndim for x in ax_b]
+    if [a._shape[i] for i in ax_a] != [b._shape[i] for i in ax_b]:
+        raise ValueError("tensordot: contracted dimensions differ: %r vs %r"
+                         % ([a._shape[i] for i in ax_a], [b._shape[i] for i in ax_b]))
+    free_a = [i for i in range(a.ndim) if i not in ax_a]
+    free_b = [i for i in range(b.ndim) if i not in ax_b]
+    kk = 1
+    for i in ax_a:
+        kk *= a._shape[i]
+    am = a.permute_dims(free_a + ax_a).reshape(-1, kk)
+    bm = b.permute_dims(ax_b + free_b).reshape(kk, -1)
+    return matmul(am, bm).reshape(tuple(a._shape[i] for i in free_a) + tuple(b._shape[i] for i in free_b))
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """Dot product of vectors along axis (broadcast)."""
+    a, b = _ew.as_array(x1), _ew.as_array(x2)
+    return _red.sum(_ew.binary("multiply", a, b), axis=axis)
+
+
+def outer(x1, x2, /):
+    """Outer product of two 1-D arrays."""
+    a, b = _ew.as_array(x1), _ew.as_array(x2)
+    if a.ndim != 1 or b.ndim != 1:
+        raise ValueError("outer: both operands must be 1-D")
+    return _ew.binary("multiply", a.reshape(-1, 1), b.reshape(1, -1))

@@ -1,0 +1,258 @@
+"""Reductions: sum, prod, max, min, all, any, argmax, argmin and the statistics
+built from them (mean, var, std, count_nonzero, logsumexp).
+
+Any set of axes is brought to the kernels' (outer, n, inner) form: reduced
+axes that are adjacent in a contiguous array need no copy (``inner == 1``:
+row kernels, else column kernels); other layouts are first copied with the
+reduced axes last. Each pass writes per-chunk partials in the accumulator type
+until one chunk per result is left (see Shaders/reduce.h).
+"""
+
+import builtins
+import struct
+
+import numpy as np
+
+from . import _jit
+from . import _ops
+from . import dtypes as _dt
+from .array import Array, _new, normalize_axis
+from . import _elementwise as _ew
+
+_PARAMS = struct.Struct("<QQQI4x")
+_MIN_THREADS = 64      # enough independent chunks to keep every core (and a GPU's SIMD groups) busy
+_MIN_CHUNK = 2048      # elements per thread below which another pass costs more than it saves
+
+
+def _axes(axis, ndim):
+    if axis is None:
+        return tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(normalize_axis(a, ndim) for a in axis)
+        if len(set(axes)) != len(axes):
+            raise ValueError("repeated axis in %r" % (axis,))
+        return tuple(sorted(axes))
+    return (normalize_axis(axis, ndim),)
+
+
+def _plan(x, axes):
+    """(contiguous array, outer, n, inner) with the reduced axes as the middle block."""
+    nd = x.ndim
+    if axes and axes == tuple(range(axes[0], axes[-1] + 1)) and x._cc:
+        src = x
+        lo, hi = axes[0], axes[-1] + 1
+    else:
+        kept = [i for i in range(nd) if i not in axes]
+        src = _ew.ascontiguous(x.permute_dims(kept + list(axes)))
+        lo, hi = len(kept), nd
+    prod = lambda dims: int(np.prod(dims, dtype=np.int64)) if dims else 1  # noqa: E731
+    return src, prod(src._shape[:lo]), prod(src._shape[lo:hi]), prod(src._shape[hi:])
+
+
+def _chunking(outer, n, inner):
+    blocks = outer * (builtins.max(1, -(-inner // 16)) if inner > 1 else 1)
+    if blocks >= _MIN_THREADS or n <= _MIN_CHUNK:
+        return n, 1
+    want = -(-_MIN_THREADS // blocks)
+    chunk = builtins.max(_MIN_CHUNK, -(-n // want))
+    return chunk, -(-n // chunk)
+
+
+def _result_shape(shape, axes, keepdims):
+    if keepdims:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    return tuple(d for i, d in enumerate(shape) if i not in axes)
+
+
+def _run(name, src, outer, n, inner, acc):
+    """Passes of reduce_<shape>_<name> until one value per (outer, inner) is left."""
+    dev = src._buf.device
+    x, dt = src, src._dtype
+    while True:
+        chunk, nchunks = _chunking(outer, n, inner)
+        shape = "row" if inner == 1 else "col"
+        out = _new((outer, nchunks, inner), acc, dev)
+        fn = _jit.kernel(_ops.reduce_name(shape, name, dt), "reduce", dt)
+        params = _PARAMS.pack(n, inner, chunk, nchunks)
+        if inner == 1:
+            grid, tg = (nchunks, outer), (builtins.min(nchunks, 64), 1)
+        else:
+            grid, tg = (-(-inner // 16), nchunks, outer), (builtins.min(-(-inner // 16), 64), 1, 1)
+        fn(x, out, params, grid=grid, threadgroup=tg)
+        if nchunks == 1:
+            return out
+        x, dt, n = out, acc, nchunks
+
+
+def reduce(name, x, axis=None, keepdims=False, out_dtype=None):
+    """The reduction `name` of the op table over `axis`; the result has out_dtype
+    (default: the accumulator type for integer sums and products, else x's type)."""
+    x = _ew.as_array(x)
+    functor, rule = _ops.REDUCE[name]
+    acc = _ops.accumulator(rule, x._dtype)
+    if out_dtype is None:
+        out_dtype = acc if (rule == "sum" and _dt.kind(x._dtype) != "f") or rule == "bool" else x._dtype
+    axes = _axes(axis, x.ndim)
+    shape = _result_shape(x._shape, axes, keepdims)
+    n_red = 1
+    for a in axes:
+        n_red *= x._shape[a]
+    if n_red == 0 or x._size == 0:
+        if n_red == 0 and name in ("max", "min"):
+            raise ValueError("zero-size array to reduction operation %s which has no identity" % name)
+        identity = {"sum": 0, "prod": 1, "all": True, "any": False}.get(name, 0)
+        return _ew.fill(_new(shape, out_dtype, x._buf.device), identity)
+    if not axes:
+        return _ew.astype(x, out_dtype)
+    src, outer, n, inner = _plan(x, axes)
+    res = _run(name, src, outer, n, inner, acc)
+    if res._dtype != out_dtype:
+        res = _ew.astype(res, out_dtype)
+    return res.reshape(shape)
+
+
+def _arg(name, x, axis=None, keepdims=False):
+    x = _ew.as_array(x)
+    if x._dtype == _dt.bool_:
+        x = _ew.astype(x, _dt.uint8)
+    if axis is None:
+        src = _ew.ascontiguous(x).reshape(-1)
+        axes = tuple(range(x.ndim))
+        outer, n, inner = 1, src._size, 1
+    else:
+        a = normalize_axis(axis, x.ndim)
+        axes = (a,)
+        src, outer, n, inner = _plan(x, axes)
+    if n == 0:
+        raise ValueError("attempt to get %s of an empty sequence" % name)
+    shape = _result_shape(x._shape, axes, keepdims)
+    dev = src._buf.device
+    vals, idx, dt, has_idx = src, src, src._dtype, False
+    while True:
+        chunk, nchunks = _chunking(outer, n, inner)
+        kind = "row" if inner == 1 else "col"
+        ov = _new((outer, nchunks, inner), dt, dev)
+        oi = _new((outer, nchunks, inner), _dt.int64, dev)
+        fn = _jit.kernel(_ops.argreduce_name(kind, name, dt, has_idx), "reduce", dt)
+        params = _PARAMS.pack(n, inner, chunk, nchunks)
+        if inner == 1:
+            grid, tg = (nchunks, outer), (builtins.min(nchunks, 64), 1)
+        else:
+            grid, tg = (-(-inner // 16), nchunks, outer), (builtins.min(-(-inner // 16), 64), 1, 1)
+        fn(vals, idx, ov, oi, params, grid=grid, threadgroup=tg)
+        if nchunks == 1:
+            return oi.reshape(shape)
+        vals, idx, n, has_idx = ov, oi, nchunks, True
+
+
+# ---- public functions ------------------------------------------------------------------------
+
+def sum(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Sum over axis (all axes by default). Integers accumulate in 64 bits, float16 and
+    bfloat16 in float32; partial sums are combined blockwise, not in one serial chain."""
+    return reduce("sum", x, axis, keepdims, _dt.check_dtype(dtype) if dtype is not None else None)
+
+
+def prod(x, /, *, axis=None, dtype=None, keepdims=False):
+    """Product over axis (all axes by default)."""
+    return reduce("prod", x, axis, keepdims, _dt.check_dtype(dtype) if dtype is not None else None)
+
+
+def max(x, /, *, axis=None, keepdims=False):
+    """Largest element over axis; NaN if any element is NaN (as NumPy)."""
+    return reduce("max", x, axis, keepdims)
+
+
+def min(x, /, *, axis=None, keepdims=False):
+    """Smallest element over axis; NaN if any element is NaN (as NumPy)."""
+    return reduce("min", x, axis, keepdims)
+
+
+def all(x, /, *, axis=None, keepdims=False):
+    """Whether every element over axis is true (non-zero)."""
+    return reduce("all", x, axis, keepdims)
+
+
+def any(x, /, *, axis=None, keepdims=False):
+    """Whether any element over axis is true (non-zero)."""
+    return reduce("any", x, axis, keepdims)
+
+
+def argmax(x, /, *, axis=None, keepdims=False):
+    """Index of the first largest element (NaN counts as largest), int64."""
+    return _arg("argmax", x, axis, keepdims)
+
+
+def argmin(x, /, *, axis=None, keepdims=False):
+    """Index of the first smallest element (NaN counts as smallest), int64."""
+    return _arg("argmin", x, axis, keepdims)
+
+
+def _count(x, axes):
+    c = 1
+    for a in axes:
+        c *= x._shape[a]
+    return c
+
+
+def _float_of(x):
+    return _dt.float32 if _dt.kind(x._dtype) != "f" else x._dtype
+
+
+def mean(x, /, *, axis=None, keepdims=False):
+    """Arithmetic mean over axis (float32 for integer input; float16/bfloat16 summed in float32)."""
+    x = _ew.as_array(x)
+    axes = _axes(axis, x.ndim)
+    n = _count(x, axes)
+    s = reduce("sum", x, axis, keepdims, _dt.float32)
+    r = _ew.binary("divide", s, float(n) if n else float("nan"))
+    out = _float_of(x)
+    return r if out == _dt.float32 else _ew.astype(r, out)
+
+
+def var(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """Variance over axis with `correction` degrees of freedom removed (two passes)."""
+    x = _ew.as_array(x)
+    axes = _axes(axis, x.ndim)
+    n = _count(x, axes)
+    xf = x if x._dtype == _dt.float32 else _ew.astype(x, _dt.float32)
+    m = mean(xf, axis=axis, keepdims=True)
+    d = _ew.binary("subtract", xf, m)
+    ss = reduce("sum", _ew.binary("multiply", d, d), axis, keepdims, _dt.float32)
+    denom = n - correction
+    r = _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan"))
+    out = _float_of(x)
+    return r if out == _dt.float32 else _ew.astype(r, out)
+
+
+def std(x, /, *, axis=None, correction=0.0, keepdims=False):
+    """Standard deviation over axis (square root of var)."""
+    v = var(x, axis=axis, correction=correction, keepdims=keepdims)
+    return _ew.unary("sqrt", v)
+
+
+def count_nonzero(x, /, *, axis=None, keepdims=False):
+    """Number of non-zero (true) elements over axis, int64."""
+    x = _ew.as_array(x)
+    nz = _ew.binary("not_equal", x, False if x._dtype == _dt.bool_ else 0)
+    return reduce("sum", nz, axis, keepdims, _dt.int64)
+
+
+def logsumexp(x, /, *, axis=None, keepdims=False):
+    """log(sum(exp(x))) over axis, computed without overflow."""
+    x = _ew.as_array(x)
+    if _dt.kind(x._dtype) != "f":
+        x = _ew.astype(x, _dt.float32)
+    m = reduce("max", x, axis, True)
+    m = _ew.where(_ew.unary("isfinite", m), m, 0.0)
+    s = reduce("sum", _ew.unary("exp", _ew.binary("subtract", x, m)), axis, True, _dt.float32)
+    r = _ew.binary("add", _ew.unary("log", s), m)
+    if r._dtype != x._dtype:
+        r = _ew.astype(r, x._dtype)
+    if not keepdims:
+        r = r.reshape(_result_shape(x._shape, _axes(axis, x.ndim), False))
+    return r
+
+
+for _m in ("sum", "prod", "max", "min", "all", "any", "argmax", "argmin", "mean", "var", "std"):
+    setattr(Array, _m, globals()[_m])

@@ -1,0 +1,125 @@
+"""Sorting, searching, set and scan functions.
+
+sort / argsort (stable), searchsorted and the cumulative sums and products run
+the kernels of Shaders/sort.h and scan.h along the last axis of a contiguous
+copy. nonzero and unique_values have data-dependent sizes: they read the data
+on the host (zero-copy, after waiting for pending work) and return pymetal arrays.
+"""
+
+import numpy as np
+
+from . import dtypes as _dt
+from .array import Array, _new, asarray, normalize_axis
+from . import _elementwise as _ew
+
+
+def _last_axis(x, axis):
+    """(contiguous copy with axis last, rows, n, permutation to undo)."""
+    x = _ew.as_array(x)
+    if x.ndim == 0:
+        raise ValueError("cannot sort a 0-d array")
+    axis = normalize_axis(axis, x.ndim)
+    order = [i for i in range(x.ndim) if i != axis] + [axis]
+    src = _ew.ascontiguous(x.permute_dims(order))
+    inv = [0] * x.ndim
+    for i, a in enumerate(order):
+        inv[a] = i
+    n = x._shape[axis]
+    return src, (src._size // n if n else 0), n, inv
+
+
+def _sorted(x, axis, descending, stable, want):
+    from ._kernels import sort as _sort
+
+    src, rows, n, inv = _last_axis(x, axis)
+    values = _new(src._shape, src._dtype, src._buf.device)
+    indices = _new(src._shape, _dt.int64, src._buf.device)
+    if src._size:
+        _sort.sort(src.reshape(rows, n), values.reshape(rows, n), indices.reshape(rows, n), descending=descending)
+    return (values if want == "values" else indices).permute_dims(inv)
+
+
+def sort(x, /, *, axis=-1, descending=False, stable=True):
+    """x sorted along axis (stable; NaNs last)."""
+    return _sorted(x, axis, descending, stable, "values")
+
+
+def argsort(x, /, *, axis=-1, descending=False, stable=True):
+    """Indices that sort x along axis (stable: equal elements keep their order), int64."""
+    return _sorted(x, axis, descending, stable, "indices")
+
+
+def searchsorted(x1, x2, /, *, side="left", sorter=None):
+    """Indices where x2's values would be inserted into the sorted 1-D x1, int64."""
+    from ._kernels import sort as _sort
+
+    if side not in ("left", "right"):
+        raise ValueError("searchsorted: side must be 'left' or 'right', not %r" % (side,))
+    a = _ew.as_array(x1)
+    if a.ndim != 1:
+        raise ValueError("searchsorted: x1 must be 1-D")
+    if sorter is not None:
+        from ._indexing import take
+        a = take(a, sorter)
+    v = x2 if isinstance(x2, Array) else _ew.as_array(x2) if not _ew.is_scalar(x2) else asarray(x2)
+    dt = _dt.promote_types(a._dtype, v._dtype) if not _ew.is_scalar(x2) else a._dtype
+    a = a if a._dtype == dt else _ew.astype(a, dt)
+    v = _ew.ascontiguous(v if v._dtype == dt else _ew.astype(v, dt))
+    return _sort.searchsorted(a, v, side=side)
+
+
+def _cumulative(op, x, axis, dtype, include_initial):
+    from ._kernels import scan as _scan
+
+    x = _ew.as_array(x)
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("cumulative_%s: axis is required for arrays of more than one dimension" % op)
+        axis = 0
+    if x.ndim == 0:
+        x = x.reshape(1)
+    if dtype is None:
+        k = _dt.kind(x._dtype)
+        dtype = _dt.int64 if k in "bi" else _dt.uint64 if k == "u" else x._dtype
+    dt = _dt.check_dtype(dtype)
+    src, rows, n, inv = _last_axis(x, axis)
+    out = _new(src._shape, dt, src._buf.device)
+    if out._size:
+        _scan.cumulative(src.reshape(rows, n), out.reshape(rows, n), op=op)
+    res = out.permute_dims(inv)
+    if include_initial:
+        from ._manipulation import concat
+        first = list(res._shape)
+        first[normalize_axis(axis, x.ndim)] = 1
+        init = _ew.fill(_new(tuple(first), dt, x._buf.device), 0 if op == "sum" else 1)
+        res = concat([init, res], axis=axis)
+    return res
+
+
+def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running sums along axis (integers in 64 bits)."""
+    return _cumulative("sum", x, axis, dtype, include_initial)
+
+
+def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
+    """Running products along axis (integers in 64 bits)."""
+    return _cumulative("prod", x, axis, dtype, include_initial)
+
+
+def nonzero(x, /):
+    """Tuple of int64 index arrays of the non-zero elements (read on the host: the size depends on the data)."""
+    x = _ew.as_array(x)
+    if x.ndim == 0:
+        raise ValueError("nonzero is not defined for 0-d arrays; use x[None]")
+    return tuple(asarray(i.astype(np.int64), device=x._buf.device) for i in np.nonzero(x.numpy()))
+
+
+def unique_values(x, /):
+    """The sorted distinct values of x (NaNs are each distinct, as the Array API says)."""
+    x = _ew.as_array(x)
+    h = x.numpy().reshape(-1)
+    u = np.unique(h)
+    if _dt.kind(x._dtype) == "f":
+        nans = int(np.isnan(h).sum())
+        u = np.concatenate([u[~np.isnan(u)], np.full(nans, np.nan, dtype=x._dtype)])
+    return asarray(u, device=x._buf.device, copy=True)
