@@ -48,15 +48,15 @@ struct Expm1 {
         float um1 = u - 1.0f;
         if (um1 == -1.0f) return T(-1.0f);
         if (isinf(u)) return T(u);
-        return T(um1 * v / log(u));
+        return T(um1 * (v / log(u)));
     }
 };
 struct Log1p {
     template <typename T> T operator()(T x) const {
         float v = F(x), u = 1.0f + v;
         if (u == 1.0f) return x;
-        if (isinf(u)) return T(u);
-        return T(log(u) * v / (u - 1.0f));
+        if (isinf(u)) return T(u > 0.0f ? u : NAN);  // log1p(-inf) is NaN
+        return T(log(u) * (v / (u - 1.0f)));
     }
 };
 struct Sin   { template <typename T> T operator()(T x) const { return T(sin(F(x))); } };

@@ -49,7 +49,7 @@ from ._creation import arange, linspace, eye, tril, triu, meshgrid
 from ._indexing import take, take_along_axis
 from ._manipulation import (
     reshape, concat, concatenate, stack, split, flip, roll, tile, repeat, moveaxis, broadcast_arrays,
-    broadcast_to, expand_dims, squeeze, permute_dims, transpose, matrix_transpose, astype, ravel,
+    broadcast_to, expand_dims, squeeze, permute_dims, transpose, matrix_transpose, astype, ravel, ascontiguousarray, unstack,
 )
 from ._linalg import matmul, tensordot, vecdot, outer
 from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod

@@ -98,11 +98,15 @@ class Buffer:
     __slots__ = ("handle", "ptr", "length", "device", "epoch", "pooled", "__weakref__")
 
     def __init__(self, device, handle, keep=None, ptr=None, length=None, pooled=0, epoch=0):
-        lib = _native.lib()
         self.handle = handle
         self.device = device
         self.epoch = epoch
         self.pooled = pooled
+        if pooled:
+            self.ptr = ptr
+            self.length = length
+            return
+        lib = _native.lib()
         if ptr is None:
             try:
                 ptr = _native.out_ptr(lib.pm_buffer_contents, handle)
@@ -112,9 +116,8 @@ class Buffer:
                 raise
         self.ptr = ptr
         self.length = length
-        if not pooled:
-            f = weakref.finalize(self, _release, lib.pm_buffer_release, handle, keep)
-            f.atexit = False  # the process is going away; nothing to release
+        f = weakref.finalize(self, _release, lib.pm_buffer_release, handle, keep)
+        f.atexit = False  # the process is going away; nothing to release
 
     def __del__(self):
         if self.pooled and _pool is not None:

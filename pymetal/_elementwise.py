@@ -208,8 +208,15 @@ def fill(x, value):
 
 # ---- unary --------------------------------------------------------------------------------
 
+_SUPPORTS = {}
+
+
 def _compute_dtype(op, dt):
-    if dt in _ops.dtypes_of(op.kinds):
+    key = (op.name, dt)
+    ok = _SUPPORTS.get(key)
+    if ok is None:
+        ok = _SUPPORTS[key] = dt in _ops.dtypes_of(op.kinds)
+    if ok:
         return dt
     if op.float_only:
         return _dt.default_float
@@ -279,7 +286,43 @@ def _operand_dtype(x):
     return _dt.check_dtype(x.dtype)
 
 
+_FAST = {}  # (name, dtype, dtype or float) -> (Function, result dtype, layout) for the hot path
+
+
+def _fast_plan(name, a, b):
+    """The kernel for `a op b` when no conversion is needed, else False (cached)."""
+    op = _ops.BINARY[name]
+    tb = type(b)
+    if tb is float:
+        if _dt.kind(a._dtype) != "f":
+            return False
+        ct = a._dtype
+    elif b._dtype != a._dtype:
+        return False
+    else:
+        ct = a._dtype
+    if _compute_dtype(op, ct) != ct:
+        return False
+    layout = "vs" if tb is float else "vv"
+    fn = _jit.kernel(_ops.binary_name(layout, name, ct), "binary", ct)
+    return fn, (_dt.bool_ if op.result == "bool" else ct), ct.type
+
+
 def binary(name, a, b, out=None):
+    # Hot path: contiguous arrays of one dtype (or a float array and a Python float), no out=.
+    if out is None and type(a) is Array and a._cc:
+        tb = type(b)
+        if (tb is Array and b._cc and a._shape == b._shape) or tb is float:
+            key = (name, a._dtype, b._dtype if tb is Array else tb)
+            plan = _FAST.get(key)
+            if plan is None:
+                plan = _FAST[key] = _fast_plan(name, a, b)
+            if plan:
+                n = a._size
+                res = _new(a._shape, plan[1], a._buf.device)
+                if n:
+                    plan[0](a, b if tb is Array else plan[2](b), res, grid=_grid1(n), threadgroup=n if n < _TG else _TG)
+                return res
     op = _ops.BINARY[name]
     sa, sb = is_scalar(a), is_scalar(b)
     if sa and sb:

@@ -62,6 +62,7 @@ def kernel(name, family, dt):
         fn = _functions.get(name)
         if fn is None:
             fn = _load(name, family, dt)
+            fn._strided_ok = True
             _functions[name] = fn
     return fn
 

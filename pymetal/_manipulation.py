@@ -15,6 +15,11 @@ def reshape(x, /, shape, *, copy=None):
     return _ew.as_array(x).reshape(shape, copy=copy)
 
 
+def ascontiguousarray(x, /):
+    """x itself if C-contiguous, else a C-contiguous copy (what a kernel argument needs)."""
+    return _ew.ascontiguous(_ew.as_array(x))
+
+
 def ravel(x, /):
     return _ew.as_array(x).reshape(-1)
 

@@ -171,6 +171,8 @@ class Function:
         self._dispatch = lib.pm_dispatch
         if _wrap is None:
             _bind_native()
+        # pymetal's own array kernels take strided views (their strides travel in a parameter).
+        self._strided_ok = False
         self._launch = {}  # (grid, groups, threadgroup) -> (size addr, tg addr, by_groups, keep-alive)
 
     # ---- metadata -----------------------------------------------------------------
@@ -267,6 +269,10 @@ class Function:
                 a = args[i]
                 t = type(a)
                 if t is Array:
+                    if not a._cc and not self._strided_ok:
+                        raise ValueError(
+                            "argument %d of %s(): the pymetal array is a non-contiguous view (strides %r); "
+                            "a kernel sees a buffer: pass x.copy() or pm.ascontiguousarray(x)" % (i, self._name, a._strides))
                     _pack_arg(abuf, i * 40, 0, i, a._buf.handle, a._offset, 0, 0)
                 elif t is _ndarray or isinstance(a, _ndarray):
                     sync = True

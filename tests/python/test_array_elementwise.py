@@ -204,7 +204,7 @@ def test_non_contiguous_and_negative_strides(dev, rng):
     assert_same(x[1:, 2:] + x[:-1, :-2], a[1:, 2:] + a[:-1, :-2])
     assert_same(x.T + 1, a.T + np.float32(1))
     assert_same(x[:, 3] * x[2, :6], a[:, 3] * a[2, :6])
-    assert_same(x[::-1, ::2].T - x[:4, ::-1][:, :4].T[::-1], a[::-1, ::2].T - a[:4, ::-1][:, :4].T[::-1])
+    assert_same(x[::-1, ::2].T - x[:4, ::-1][:, :6], a[::-1, ::2].T - a[:4, ::-1][:, :6])
 
 
 def test_in_place_operators(dev, rng):
