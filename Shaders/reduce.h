@@ -143,3 +143,45 @@ template <typename T, typename Cmp, bool HasIdx>
         idx[dst + j] = HasIdx ? xi[base + at * p.inner + j] : long(at);
     }
 }
+
+// ---- GPU-shaped variant (Apple GPUs) --------------------------------------------
+// A threadgroup reduces one chunk of a row: its threads read the chunk with
+// coalesced strides, combine across the SIMD-group with shuffles and across
+// SIMD-groups through threadgroup memory. Chosen by the host on the Metal
+// backend; the CPU backend runs it too (as fibers), which the tests use.
+template <typename A> METAL_FUNC A simd_down(A v, ushort d) { return simd_shuffle_down(v, d); }
+METAL_FUNC long simd_down(long v, ushort d) { return as_type<long>(simd_shuffle_down(as_type<uint2>(v), d)); }
+METAL_FUNC ulong simd_down(ulong v, ushort d) { return as_type<ulong>(simd_shuffle_down(as_type<uint2>(v), d)); }
+METAL_FUNC bool simd_down(bool v, ushort d) { return bool(simd_shuffle_down(ushort(v), d)); }
+
+template <typename A, typename Op> METAL_FUNC A simd_reduce(A v, uint lane_count) {
+    for (ushort d = 16; d > 0; d /= 2) {
+        A o = simd_down(v, d);
+        v = Op::f(v, o);
+    }
+    return v;
+}
+
+template <typename T, typename A, typename Op>
+[[kernel]] void reduce_row_simd(device const T* x [[buffer(0)]], device A* out [[buffer(1)]],
+                                constant ReduceParams& p [[buffer(2)]],
+                                uint2 group [[threadgroup_position_in_grid]],
+                                uint tid [[thread_index_in_threadgroup]], uint tgsize [[threads_per_threadgroup]],
+                                uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                                uint nsg [[simdgroups_per_threadgroup]]) {
+    threadgroup A partial[32];
+    ulong start = ulong(group.x) * p.chunk;
+    ulong end = min(start + p.chunk, p.n);
+    device const T* row = x + ulong(group.y) * p.n;
+    A acc = Op::template init<A>();
+    for (ulong i = start + tid; i < end; i += tgsize) acc = Op::f(acc, static_cast<A>(row[i]));
+    // Lanes past the end of a partial SIMD-group hold the identity, so a full shuffle tree is safe.
+    acc = simd_reduce<A, Op>(acc, 32);
+    if (lane == 0) partial[sg] = acc;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (sg == 0) {
+        A v = lane < nsg ? partial[lane] : Op::template init<A>();
+        v = simd_reduce<A, Op>(v, 32);
+        if (lane == 0) out[ulong(group.y) * p.nchunks + group.x] = v;
+    }
+}

@@ -221,7 +221,7 @@ def family_lines(family, dt):
     elif family == "reduce":
         for name, (functor, rule) in REDUCE.items():
             acc = _msl(accumulator(rule, dt))
-            for shape in ("row", "col"):
+            for shape in ("row", "col", "row_simd"):
                 out[reduce_name(shape, name, dt)] = _line(reduce_name(shape, name, dt), "reduce_" + shape, [t, acc, functor])
         if dt != _dt.bool_:
             for name, functor in ARGREDUCE.items():

@@ -64,11 +64,33 @@ def _result_shape(shape, axes, keepdims):
     return tuple(d for i, d in enumerate(shape) if i not in axes)
 
 
+# Kernel shapes per device: None picks by backend (SIMD-group reductions over
+# coalesced reads on a GPU, a contiguous stream per thread on the CPU); the
+# tests set it to run the GPU shape on the CPU backend too.
+GPU_SHAPES = None
+_GPU_TG = 256          # threads per threadgroup of the GPU row kernel
+_GPU_CHUNK = 256 * 64  # elements per threadgroup (64 per thread)
+
+
+def _gpu_shapes(dev):
+    return dev.backend == "metal" if GPU_SHAPES is None else GPU_SHAPES
+
+
 def _run(name, src, outer, n, inner, acc):
     """Passes of reduce_<shape>_<name> until one value per (outer, inner) is left."""
     dev = src._buf.device
     x, dt = src, src._dtype
     while True:
+        if inner == 1 and _gpu_shapes(dev):
+            chunk = builtins.min(n, _GPU_CHUNK)
+            nchunks = -(-n // chunk)
+            out = _new((outer, nchunks, 1), acc, dev)
+            fn = _jit.kernel(_ops.reduce_name("row_simd", name, dt), "reduce", dt)
+            fn(x, out, _PARAMS.pack(n, 1, chunk, nchunks), groups=(nchunks, outer), threadgroup=_GPU_TG)
+            if nchunks == 1:
+                return out
+            x, dt, n = out, acc, nchunks
+            continue
         chunk, nchunks = _chunking(outer, n, inner)
         shape = "row" if inner == 1 else "col"
         out = _new((outer, nchunks, inner), acc, dev)

@@ -124,3 +124,16 @@ def test_errors(dev):
         pm.sum(pm.ones((2, 3)), axis=2)
     with pytest.raises(ValueError, match="repeated"):
         pm.sum(pm.ones((2, 3)), axis=(0, 0))
+
+
+@pytest.mark.parametrize("dt", [np.dtype(np.float32), np.dtype(np.int8), np.dtype(np.uint64), np.dtype(np.bool_),
+                                np.dtype(np.float16)], ids=dtype_id)
+def test_gpu_shaped_reductions(dev, rng, dt, monkeypatch):
+    """The SIMD-group row kernel Apple GPUs use, run here on the CPU backend."""
+    monkeypatch.setattr(pm._reduce, "GPU_SHAPES", True)
+    for shape, axis in [((1,), None), ((1000,), None), ((70000,), None), ((5, 300), 1), ((3, 4), 0)]:
+        a = random(rng, shape, dt, -3, 4)
+        x = pm.asarray(a)
+        assert_same(pm.sum(x, axis=axis), _ref_sum(a, axis, False), rtol=2e-2 if dt == np.float16 else 1e-5)
+        assert_same(pm.max(x, axis=axis), np.max(a, axis=axis))
+        assert_same(pm.any(x, axis=axis), np.any(a, axis=axis))
