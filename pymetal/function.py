@@ -95,10 +95,8 @@ class _Scratch:
                  "temporary", "handle", "handle_ref")
 
     def stage(self, device, i, nbytes):
-        """A staging buffer of at least nbytes for argument i."""
+        """A new staging buffer of at least nbytes for argument i."""
         b = self.staging[i]
-        if b is not None and b.length >= nbytes:
-            return b
         size = max(device.page_size, 1 << (nbytes - 1).bit_length())
         kept = self.staging_bytes - (b.length if b is not None else 0)
         if kept + size > self.STAGING_KEEP:
@@ -130,20 +128,6 @@ def _scratch():
     s = _Scratch()
     _tls.scratch = s
     return s
-
-
-class _Staged:
-    """A NumPy array copied into a staging buffer for one call."""
-
-    __slots__ = ("ptr", "nbytes", "buffer", "writable", "positions", "back")
-
-    def __init__(self, ptr, nbytes, buffer, writable, position, back):
-        self.ptr = ptr
-        self.nbytes = nbytes
-        self.buffer = buffer
-        self.writable = writable
-        self.positions = [position]
-        self.back = back  # copy back after the call
 
 
 class _HostArgs:
@@ -187,7 +171,7 @@ class _HostArgs:
         self.fn = fn
         self.s = scratch
         self.wrapped = []  # (first page, end of last page, handle)
-        self.staged = []   # _Staged
+        self.staged = []   # (ptr, nbytes, staging Buffer, writeable, position, aligned) per copied argument
 
     def bind(self, a, i):
         """Binds NumPy array a to [[buffer(i)]]."""
@@ -213,19 +197,22 @@ class _HostArgs:
             if owned is not None:  # NumPy view of pymetal memory
                 _pack_arg(self.s.args, i * 40, 0, i, owned[0].handle, owned[1], 0, 0)
                 return
-        if (writable and (nb >= self.WRAP_MIN or self._overlaps(ptr, nb)) and a.flags.aligned
-                and self._in_place(ptr, nb, i)):
-            return
-        self._copy(ptr, nb, i, writable)
+        aligned = a.flags.aligned
+        if writable and aligned and (nb >= self.WRAP_MIN or self._overlaps(ptr, nb)):
+            if self._in_place(ptr, nb, i):
+                return
+        self._copy(ptr, nb, i, writable, aligned)
 
     def _overlaps(self, ptr, nb):
         """Whether [ptr, ptr + nb) meets wrapped pages or another writeable copied array."""
+        if not (self.staged or self.wrapped):
+            return False
         end = ptr + nb
         for w in self.wrapped:
             if ptr < w[1] and w[0] < end:
                 return True
         for st in self.staged:
-            if st.writable and ptr < st.ptr + st.nbytes and st.ptr < end and (st.ptr, st.nbytes) != (ptr, nb):
+            if st[3] and ptr < st[0] + st[1] and st[0] < end and (st[0] != ptr or st[1] != nb):
                 return True
         return False
 
@@ -245,35 +232,36 @@ class _HostArgs:
             w = (first, last, self.s.handle.value)
             self.wrapped.append(w)
             # Writeable arrays copied earlier that share these pages move in place too.
-            moved = [st for st in self.staged if st.writable and st.ptr < last and first < st.ptr + st.nbytes]
+            moved = [st for st in self.staged if st[3] and st[5] and st[0] < last and first < st[0] + st[1]]
             for st in moved:
                 self.staged.remove(st)
-            for st in moved:
-                for p in st.positions:
-                    if not self._in_place(st.ptr, st.nbytes, p):
-                        self._copy(st.ptr, st.nbytes, p, True)
+            for ptr_, nb_, _, _, p, _ in moved:
+                if not self._in_place(ptr_, nb_, p):
+                    self._copy(ptr_, nb_, p, True, True)
         _pack_arg(self.s.args, i * 40, 0, i, w[2], ptr - w[0], 0, 0)
         return True
 
-    def _copy(self, ptr, nb, i, writable):
-        back = writable and self.fn._may_write(i)
+    def _copy(self, ptr, nb, i, writable, aligned):
+        """Binds argument i to a staging copy of [ptr, ptr + nb)."""
         for st in self.staged:
-            if st.ptr == ptr and st.nbytes == nb and st.writable == writable:
-                st.positions.append(i)  # the same memory again: one buffer, copied back once
-                st.back = st.back or back
+            if st[0] == ptr and st[1] == nb and st[3] == writable:
+                b = st[2]  # the same memory again: one buffer
                 break
         else:
-            b = self.s.stage(self.fn._device, i, nb)
+            b = self.s.staging[i]
+            if b is None or b.length < nb:
+                b = self.s.stage(self.fn._device, i, nb)
             _memmove(b.ptr, ptr, nb)
-            st = _Staged(ptr, nb, b, writable, i, back)
-            self.staged.append(st)
-        _pack_arg(self.s.args, i * 40, 0, i, st.buffer.handle, 0, 0, 0)
+        self.staged.append((ptr, nb, b, writable, i, aligned))
+        _pack_arg(self.s.args, i * 40, 0, i, b.handle, 0, 0, 0)
 
     def copy_back(self):
-        """After the kernel has completed: the results of copied arrays."""
-        for st in self.staged:
-            if st.back:
-                _memmove(st.ptr, st.buffer.ptr, st.nbytes)
+        """After the kernel has completed: copied arrays the kernel may have written, once each."""
+        done = []
+        for ptr, nb, b, writable, i, _ in self.staged:
+            if writable and b not in done and self.fn._may_write(i):
+                _memmove(ptr, b.ptr, nb)
+                done.append(b)
 
     def release(self):
         for w in self.wrapped:
