@@ -23,6 +23,10 @@ PM_ARG_BUFFER = 0
 PM_ARG_BYTES = 1
 PM_ARG_THREADGROUP_MEMORY = 2
 
+PM_ACCESS_UNUSED = 0
+PM_ACCESS_READ_ONLY = 1
+PM_ACCESS_READ_WRITE = 2
+
 
 class PmArg(ctypes.Structure):
     """struct pm_arg (40 bytes). pymetal packs these with struct for speed;
@@ -75,6 +79,7 @@ _PROTOTYPES = {
     "pm_kernel_execution_width": (c_int32, [_i64p, c_uint64]),
     "pm_kernel_static_threadgroup_memory": (c_int32, [_i64p, c_uint64]),
     "pm_kernel_default_threadgroup": (c_int32, [c_void_p, c_uint64, c_void_p, c_int32]),
+    "pm_kernel_buffer_access": (c_int32, [_i32p, c_uint64, c_int32]),
     "pm_kernel_release": (c_int32, [c_uint64]),
     "pm_stream_new": (c_int32, [_u64p, c_uint64]),
     "pm_stream_commit": (c_int32, [c_uint64]),

@@ -7,9 +7,11 @@ dispatch on the device's default stream:
 - pymetal Arrays are bound directly. If every argument is a pymetal Array or a
   scalar, the call returns at once (asynchronous); reading an array later waits
   for the work that used it.
-- NumPy arrays are bound without copying when possible (page-aligned and
-  writeable: wrapped; a NumPy view of pymetal memory: its buffer and offset),
-  otherwise copied into a staging buffer and, unless read-only, copied back.
+- NumPy arrays: a view of pymetal memory is bound as its buffer and offset;
+  other writeable arrays of WRAP_MIN bytes or more are used in place (the
+  pages around them are wrapped, see _HostArgs); smaller ones and read-only
+  ones are copied into a staging buffer, and back only when writeable and the
+  kernel may write that buffer index (not `device const T*`, `constant T&`).
   Calls with NumPy arrays are synchronous: when they return, the arrays hold
   the results.
 - Scalars are copied as bytes (setBytes): NumPy scalars and structured scalars
@@ -80,35 +82,43 @@ def _bind_native():
 class _Scratch:
     """Per-thread memory for pm_arg records, setBytes data and staging buffers.
 
-    Staging buffers (for NumPy arguments that cannot be wrapped) are kept per
+    Staging buffers (for NumPy arguments that are copied) are kept per
     argument position and reused by the next synchronous call on this thread,
-    which cannot start before the previous one has completed. Buffers larger
-    than STAGING_KEEP bytes are used for one call only.
+    which cannot start before the previous one has completed: big arrays are
+    not reallocated and page-faulted on every call. What is kept is bounded by
+    STAGING_KEEP bytes per thread; a buffer beyond that serves one call only.
     """
 
-    STAGING_KEEP = 16 << 20
+    STAGING_KEEP = 256 << 20
 
-    __slots__ = ("args", "args_addr", "data", "data_addr", "datamv", "staging", "temporary")
+    __slots__ = ("args", "args_addr", "data", "data_addr", "datamv", "staging", "staging_bytes",
+                 "temporary", "handle", "handle_ref")
 
     def stage(self, device, i, nbytes):
-        page = device.page_size
-        size = max(page, 1 << (nbytes - 1).bit_length())
-        if size > self.STAGING_KEEP:
-            b = Buffer.new(device, (nbytes + page - 1) // page * page)
+        """A new staging buffer of at least nbytes for argument i."""
+        b = self.staging[i]
+        size = max(device.page_size, 1 << (nbytes - 1).bit_length())
+        kept = self.staging_bytes - (b.length if b is not None else 0)
+        if kept + size > self.STAGING_KEEP:
+            b = Buffer.new(device, nbytes)
             self.temporary.append(b)
-        else:
-            b = Buffer.new(device, size)
-            self.staging[i] = b
+            return b
+        self.staging[i] = None  # freed before its replacement is allocated
+        self.staging[i] = b = Buffer.new(device, size)
+        self.staging_bytes = kept + size
         return b
 
     def __init__(self):
         self.staging = [None] * MAX_BUFFER_ARGS
+        self.staging_bytes = 0
         self.temporary = []
         self.args = ctypes.create_string_buffer(_ARG_SIZE * 2 * (MAX_BUFFER_ARGS + 1))
         self.args_addr = _addressof(self.args)
         self.data = ctypes.create_string_buffer(MAX_BYTES * MAX_BUFFER_ARGS)
         self.data_addr = _addressof(self.data)
         self.datamv = memoryview(self.data).cast("B")
+        self.handle = ctypes.c_uint64()
+        self.handle_ref = ctypes.byref(self.handle)
 
 
 _tls = threading.local()
@@ -118,6 +128,145 @@ def _scratch():
     s = _Scratch()
     _tls.scratch = s
     return s
+
+
+class _HostArgs:
+    """The NumPy arguments of one call: binds them, copies results back, and
+    releases what was wrapped.
+
+    In place. A writeable array is used without copying, whatever its
+    alignment: the whole pages that enclose it are wrapped (pm_buffer_wrap,
+    Metal's makeBuffer(bytesNoCopy:length:options:deallocator:)) and it is
+    bound at its offset in them. NumPy's big arrays start 16 bytes past a page
+    boundary (glibc's mmap'd chunks), so requiring page-aligned arrays meant
+    copying nearly always. Metal requires a page-aligned pointer and a length
+    that makes a page-aligned region of memory the process has mapped; it does
+    not require the region to be one allocation, and the pages that hold any
+    byte of the array are mapped (on a Mac, Metal's page is the VM page).
+    PyTorch's MPS backend (Apple's code) wraps the enclosing pages of ordinary
+    malloc'd CPU tensors the same way, for reads and writes. The kernel only
+    touches the array's own bytes, so whatever else shares those pages is
+    neither read nor written; the call is synchronous, so the wrapper is
+    released (pm_buffer_release) before the call returns.
+
+    Copied. Arrays under WRAP_MIN bytes are copied, in and out, since wrapping
+    costs a kernel call on a Mac and a copy of a few KiB is cheaper. So are
+    read-only arrays (writeable=False): their memory may be a read-only
+    mapping, which Metal documents nothing about wrapping, and a copy keeps
+    them unchanged even if a kernel writes the buffer. So are arrays NumPy
+    marks unaligned: Metal wants a buffer offset aligned to the type the kernel
+    reads. A copy goes back only if the array is writeable and the kernel may
+    write its buffer index (pm_kernel_buffer_access): not `device const T*`.
+    Writeable arrays that overlap another argument's memory are used in place
+    (and any such array already copied in this call is moved in place), so
+    that the kernel sees one memory and no copy-back overwrites another
+    argument's results. The same memory passed twice is bound to one buffer.
+    """
+
+    WRAP_MIN = 1 << 16
+
+    __slots__ = ("fn", "s", "wrapped", "staged")
+
+    def __init__(self, fn, scratch):
+        self.fn = fn
+        self.s = scratch
+        self.wrapped = []  # (first page, end of last page, handle)
+        self.staged = []   # (ptr, nbytes, staging Buffer, writeable, position, aligned) per copied argument
+
+    def bind(self, a, i):
+        """Binds NumPy array a to [[buffer(i)]]."""
+        fn = self.fn
+        if not a.flags.c_contiguous:
+            raise ValueError(
+                "argument %d of %s(): the NumPy array is not C-contiguous "
+                "(strides %r); pass np.ascontiguousarray(a)" % (i, fn._name, a.strides))
+        if a.dtype not in SUPPORTED:
+            check_dtype(a.dtype, "argument %d of %s()" % (i, fn._name))
+        nb = a.nbytes
+        if nb == 0:
+            _pack_arg(self.s.args, i * 40, 0, i, fn._device.empty_buffer.handle, 0, 0, 0)
+            return
+        try:
+            ptr = _addressof(_c_char.from_buffer(a))
+            writable = True
+        except TypeError:
+            ptr = a.__array_interface__["data"][0]
+            writable = False
+        if a.base is not None:
+            owned = owner_of(a, ptr)
+            if owned is not None:  # NumPy view of pymetal memory
+                _pack_arg(self.s.args, i * 40, 0, i, owned[0].handle, owned[1], 0, 0)
+                return
+        aligned = a.flags.aligned
+        if writable and aligned and (nb >= self.WRAP_MIN or self._overlaps(ptr, nb)):
+            if self._in_place(ptr, nb, i):
+                return
+        self._copy(ptr, nb, i, writable, aligned)
+
+    def _overlaps(self, ptr, nb):
+        """Whether [ptr, ptr + nb) meets wrapped pages or another writeable copied array."""
+        if not (self.staged or self.wrapped):
+            return False
+        end = ptr + nb
+        for w in self.wrapped:
+            if ptr < w[1] and w[0] < end:
+                return True
+        for st in self.staged:
+            if st[3] and ptr < st[0] + st[1] and st[0] < end and (st[0] != ptr or st[1] != nb):
+                return True
+        return False
+
+    def _in_place(self, ptr, nb, i):
+        """Binds argument i to the wrapped pages around [ptr, ptr + nb); False if Metal refuses."""
+        end = ptr + nb
+        for w in self.wrapped:
+            if w[0] <= ptr and end <= w[1]:
+                break
+        else:
+            dev = self.fn._device
+            page = dev.page_size
+            first = ptr - ptr % page
+            last = end + (-end) % page
+            if _wrap(self.s.handle_ref, dev.handle, first, last - first):
+                return False  # Metal would not wrap this memory: copy it
+            w = (first, last, self.s.handle.value)
+            self.wrapped.append(w)
+            # Writeable arrays copied earlier that share these pages move in place too.
+            moved = [st for st in self.staged if st[3] and st[5] and st[0] < last and first < st[0] + st[1]]
+            for st in moved:
+                self.staged.remove(st)
+            for ptr_, nb_, _, _, p, _ in moved:
+                if not self._in_place(ptr_, nb_, p):
+                    self._copy(ptr_, nb_, p, True, True)
+        _pack_arg(self.s.args, i * 40, 0, i, w[2], ptr - w[0], 0, 0)
+        return True
+
+    def _copy(self, ptr, nb, i, writable, aligned):
+        """Binds argument i to a staging copy of [ptr, ptr + nb)."""
+        for st in self.staged:
+            if st[0] == ptr and st[1] == nb and st[3] == writable:
+                b = st[2]  # the same memory again: one buffer
+                break
+        else:
+            b = self.s.staging[i]
+            if b is None or b.length < nb:
+                b = self.s.stage(self.fn._device, i, nb)
+            _memmove(b.ptr, ptr, nb)
+        self.staged.append((ptr, nb, b, writable, i, aligned))
+        _pack_arg(self.s.args, i * 40, 0, i, b.handle, 0, 0, 0)
+
+    def copy_back(self):
+        """After the kernel has completed: copied arrays the kernel may have written, once each."""
+        done = []
+        for ptr, nb, b, writable, i, _ in self.staged:
+            if writable and b not in done and self.fn._may_write(i):
+                _memmove(ptr, b.ptr, nb)
+                done.append(b)
+
+    def release(self):
+        for w in self.wrapped:
+            _release_buffer(w[2])
+        self.s.temporary.clear()
 
 
 def _release_kernel(release_fn, handle, library_owner):
@@ -174,6 +323,7 @@ class Function:
         # pymetal's own array kernels take strided views (their strides travel in a parameter).
         self._strided_ok = False
         self._launch = {}  # (grid, groups, threadgroup) -> (size addr, tg addr, by_groups, keep-alive)
+        self._access = None  # pm_access per buffer index, read when first needed
 
     # ---- metadata -----------------------------------------------------------------
     @property
@@ -201,6 +351,15 @@ class Function:
     def __repr__(self):
         return "<pymetal.Function %r max_threads_per_threadgroup=%d execution_width=%d>" % (
             self._name, self._max_threads, self._width)
+
+    def _may_write(self, index):
+        """Whether the kernel may write [[buffer(index)]] (not `device const T*` ...)."""
+        access = self._access
+        if access is None:
+            query = _native.lib().pm_kernel_buffer_access
+            access = self._access = tuple(
+                _native.out_i32(query, self._handle, j) for j in range(MAX_BUFFER_ARGS))
+        return access[index] == _native.PM_ACCESS_READ_WRITE
 
     # ---- launch configuration ------------------------------------------------------
     def default_threadgroup(self, grid, by_groups=False):
@@ -260,10 +419,7 @@ class Function:
         data = s.data
         doff = 0
         dev = self._device
-        sync = False
-        staged = None
-        wrapped = None
-        seen = None
+        host = None  # the NumPy arguments, if any: the call is then synchronous
         try:
             for i in range(nargs):
                 a = args[i]
@@ -275,63 +431,9 @@ class Function:
                             "a kernel sees a buffer: pass x.copy() or pm.ascontiguousarray(x)" % (i, self._name, a._strides))
                     _pack_arg(abuf, i * 40, 0, i, a._buf.handle, a._offset, 0, 0)
                 elif t is _ndarray or isinstance(a, _ndarray):
-                    sync = True
-                    if not a.flags.c_contiguous:
-                        raise ValueError(
-                            "argument %d of %s(): the NumPy array is not C-contiguous "
-                            "(strides %r); pass np.ascontiguousarray(a)" % (i, self._name, a.strides))
-                    if a.dtype not in SUPPORTED:
-                        check_dtype(a.dtype, "argument %d of %s()" % (i, self._name))
-                    nb = a.nbytes
-                    if nb == 0:
-                        _pack_arg(abuf, i * 40, 0, i, dev.empty_buffer.handle, 0, 0, 0)
-                        continue
-                    try:
-                        ptr = _addressof(_c_char.from_buffer(a))
-                        writable = True
-                    except TypeError:
-                        ptr = a.__array_interface__["data"][0]
-                        writable = False
-                    if a.base is not None:
-                        owned = owner_of(a, ptr)
-                        if owned is not None:  # NumPy view of pymetal memory
-                            _pack_arg(abuf, i * 40, 0, i, owned[0].handle, owned[1], 0, 0)
-                            continue
-                    h = 0
-                    if seen is not None:
-                        # The same memory passed again: bind the same buffer, so
-                        # that the kernel sees one array (and copy-back is single).
-                        for entry in seen:
-                            if entry[0] == ptr and entry[1] == nb:
-                                h = entry[2]
-                                break
-                    if h:
-                        pass
-                    elif writable and ptr % dev.page_size == 0:
-                        # Page-aligned: wrap for the duration of the call (no copy).
-                        page = dev.page_size
-                        h = _native.out_u64(_wrap, dev.handle, ptr, (nb + page - 1) // page * page)
-                        if wrapped is None:
-                            wrapped = [h]
-                        else:
-                            wrapped.append(h)
-                    else:
-                        # Copy through this thread's staging buffer for argument i.
-                        b = s.staging[i]
-                        if b is None or b.length < nb:
-                            b = s.stage(dev, i, nb)
-                        _memmove(b.ptr, ptr, nb)
-                        if writable:
-                            if staged is None:
-                                staged = [(ptr, b.ptr, nb)]
-                            else:
-                                staged.append((ptr, b.ptr, nb))
-                        h = b.handle
-                    if seen is None:
-                        seen = [(ptr, nb, h)]
-                    else:
-                        seen.append((ptr, nb, h))
-                    _pack_arg(abuf, i * 40, 0, i, h, 0, 0, 0)
+                    if host is None:
+                        host = _HostArgs(self, s)
+                    host.bind(a, i)
                 elif t is float:
                     _F32.pack_into(data, doff, a)
                     _pack_arg(abuf, i * 40, 1, i, 0, 0, s.data_addr + doff, 4)
@@ -362,22 +464,17 @@ class Function:
             st = self._dispatch(dev.stream, self._handle, s.args_addr, count, cfg[0], cfg[1], cfg[2])
             if st:
                 raise _native.error(st)
-            if sync:
+            if host is not None:
                 dev.synchronize()
-                if staged is not None:
-                    for item in staged:
-                        _memmove(item[0], item[1], item[2])
+                host.copy_back()
             else:
                 epoch = dev.next_epoch()
                 for a in args:
                     if isinstance(a, Array):
                         a._buf.epoch = epoch
         finally:
-            if wrapped is not None:
-                for h in wrapped:
-                    _release_buffer(h)
-            if s.temporary:
-                s.temporary.clear()
+            if host is not None:
+                host.release()
         return None
 
     def _other_arg(self, a, i, s, doff):

@@ -43,6 +43,29 @@ public enum MTLCommandBufferStatus: UInt, Sendable {
 }
 
 public enum MTLDispatchType: UInt, Sendable { case serial = 0, concurrent }
+
+public struct MTLPipelineOption: OptionSet, Sendable {
+    public let rawValue: UInt
+    public init(rawValue: UInt) { self.rawValue = rawValue }
+    public static let bindingInfo = MTLPipelineOption(rawValue: 1)
+}
+
+public enum MTLBindingType: Int, Sendable { case buffer = 0, threadgroupMemory = 1 }
+public enum MTLBindingAccess: UInt, Sendable { case readOnly = 0, readWrite = 1, writeOnly = 2 }
+
+public protocol MTLBinding: AnyObject {
+    var type: MTLBindingType { get }
+    var access: MTLBindingAccess { get }
+    var index: Int { get }
+    var isUsed: Bool { get }
+}
+
+/// What makeComputePipelineState(function:options:reflection:) reports about
+/// the kernel's parameters (with .bindingInfo).
+public final class MTLComputePipelineReflection: @unchecked Sendable {
+    public let bindings: [any MTLBinding]
+    init(bindings: [any MTLBinding]) { self.bindings = bindings }
+}
 public enum MTLMathMode: Int, Sendable { case safe = 0, relaxed, fast }
 public enum MTLLanguageVersion: UInt, Sendable {
     case version2_4 = 131076, version3_0 = 196608, version3_1 = 196609, version3_2 = 196610
@@ -73,6 +96,11 @@ public protocol MTLDevice: AnyObject {
     func makeLibrary(URL url: URL) throws -> any MTLLibrary
     func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary
     func makeComputePipelineState(function: any MTLFunction) throws -> any MTLComputePipelineState
+    /// Apple's `reflection` is an AutoreleasingUnsafeMutablePointer (Objective-C
+    /// only); callers pass `&reflection` to either.
+    func makeComputePipelineState(function: any MTLFunction, options: MTLPipelineOption,
+                                  reflection: UnsafeMutablePointer<MTLComputePipelineReflection?>?) throws
+        -> any MTLComputePipelineState
     func supportsFamily(_ gpuFamily: MTLGPUFamily) -> Bool
 }
 

@@ -47,6 +47,17 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
         return try CPUPipelineState(function: function)
     }
 
+    public func makeComputePipelineState(function: any MTLFunction, options: MTLPipelineOption,
+                                         reflection: UnsafeMutablePointer<MTLComputePipelineReflection?>?) throws
+        -> any MTLComputePipelineState {
+        let pipeline = try makeComputePipelineState(function: function)
+        if let reflection, let function = function as? CPUFunction {
+            let bindings = options.contains(.bindingInfo) ? function.bindings.compactMap(CPUBinding.init) : []
+            reflection.pointee = MTLComputePipelineReflection(bindings: bindings)
+        }
+        return pipeline
+    }
+
     public func supportsFamily(_ gpuFamily: MTLGPUFamily) -> Bool { false }
 }
 

@@ -85,3 +85,22 @@ public final class CPUPipelineState: MTLComputePipelineState, @unchecked Sendabl
         }
     }
 }
+
+/// A buffer or threadgroup parameter, from the library's binding table. Every
+/// parameter counts as used: the table lists declared parameters.
+final class CPUBinding: MTLBinding, @unchecked Sendable {
+    let type: MTLBindingType
+    let access: MTLBindingAccess
+    let index: Int
+    var isUsed: Bool { true }
+
+    init?(_ binding: pm_binding) {
+        switch Int(binding.kind) {
+        case Int(PM_BIND_BUFFER): type = .buffer
+        case Int(PM_BIND_THREADGROUP): type = .threadgroupMemory
+        default: return nil
+        }
+        access = binding.flags & PM_BIND_READ_ONLY != 0 ? .readOnly : .readWrite
+        index = Int(binding.index)
+    }
+}

@@ -226,6 +226,18 @@ public func pm_kernel_default_threadgroup(_ out: UnsafeMutablePointer<UInt32>?, 
     }
 }
 
+@_cdecl("pm_kernel_buffer_access")
+public func pm_kernel_buffer_access(_ out: UnsafeMutablePointer<Int32>?, _ handle: UInt64, _ index: Int32) -> Int32 {
+    status {
+        let out = try output(out)
+        let access = try kernel(handle).bufferAccess
+        guard access.indices.contains(Int(index)) else {
+            throw EngineError.invalid("buffer index \(index) is outside 0...\(access.count - 1)")
+        }
+        out.pointee = access[Int(index)].rawValue
+    }
+}
+
 @_cdecl("pm_kernel_release")
 public func pm_kernel_release(_ handle: UInt64) -> Int32 {
     status { try handles.remove(handle, as: Kernel.self, "kernel") }

@@ -40,6 +40,17 @@ int main(void) {
     pm_kernel kernel;
     EXPECT_ERROR(pm_kernel_new(&kernel, library, "missing"), PM_ERROR_NOT_FOUND);
     CHECK(pm_kernel_new(&kernel, library, "scale"));
+    // How the kernel uses each buffer index: x is written, a is constant, 2 is unbound.
+    int32_t access[3];
+    for (int32_t i = 0; i < 3; i++) CHECK(pm_kernel_buffer_access(&access[i], kernel, i));
+    if (access[0] != PM_ACCESS_READ_WRITE || access[1] != PM_ACCESS_READ_ONLY || access[2] != PM_ACCESS_UNUSED) {
+        fprintf(stderr, "buffer access %d %d %d\n", access[0], access[1], access[2]);
+        return 1;
+    }
+    EXPECT_ERROR(pm_kernel_buffer_access(&access[0], kernel, 31), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_kernel_buffer_access(&access[0], kernel, -1), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_kernel_buffer_access(NULL, kernel, 0), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_kernel_buffer_access(&access[0], library, 0), PM_ERROR_INVALID_ARGUMENT);
     pm_stream stream;
     CHECK(pm_stream_new(&stream, device));
     pm_buffer buffer;

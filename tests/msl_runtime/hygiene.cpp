@@ -94,12 +94,14 @@ static const ::pm::rt::kernel_entry entries[] = {
 };
 #undef b_
 static const pm_binding bind_0[] = {
-    {PM_BIND_BUFFER, 0, ::pm::abi::param_bytes<&::hy_everything, 0>()},
-    {PM_BIND_BUFFER, 3, ::pm::abi::param_bytes<&::hy_everything, 3>()},
-    {PM_BIND_THREADGROUP, 0, ::pm::abi::param_bytes<&::hy_everything, 5>()},
+    {PM_BIND_BUFFER, 0, ::pm::abi::param_bytes<&::hy_everything, 0>(), ::pm::abi::param_flags<&::hy_everything, 0>()},
+    {PM_BIND_BUFFER, 3, ::pm::abi::param_bytes<&::hy_everything, 3>(), ::pm::abi::param_flags<&::hy_everything, 3>()},
+    {PM_BIND_THREADGROUP, 0, ::pm::abi::param_bytes<&::hy_everything, 5>(), 0},
 };
 static_assert(::pm::abi::param_bytes<&::hy_everything, 3>() == sizeof(params), "a reference is read whole");
 static_assert(::pm::abi::param_bytes<&::hy_everything, 0>() == 0, "a pointer may point at nothing");
+static_assert(::pm::abi::param_flags<&::hy_everything, 0>() == 0, "device float* may be written");
+static_assert(::pm::abi::param_flags<&::hy_everything, 3>() == PM_BIND_READ_ONLY, "constant is read-only");
 } // namespace pm_generated
 extern "C" __attribute__((visibility("default"))) const pm_kernel_bindings pm_cpu_bindings[] = {
     {pm_generated::bind_0, 3}, {nullptr, 0}};

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define PM_KERNEL_ABI_VERSION 1u
+#define PM_KERNEL_ABI_VERSION 2u
 #define PM_MAX_BUFFERS 31               // [[buffer(0..30)]], as Metal
 #define PM_MAX_THREADGROUP_ARGS 31      // [[threadgroup(0..30)]]
 #define PM_MAX_THREADGROUP_MEMORY 32768 // bytes per threadgroup, as Apple GPUs
@@ -62,18 +62,23 @@ typedef uint32_t (*pm_library_fn)(const pm_kernel_desc **kernels, uint32_t *coun
 
 // What each kernel parameter binds to, so that MetalCPU can refuse a dispatch
 // that would read an unbound or too-small buffer (a GPU would fault or read
-// garbage). Emitted by the front end as `pm_cpu_bindings`, parallel to
-// pm_cpu_library's kernels (same order, same count).
+// garbage), and which buffers the kernel cannot write (Metal's reflection
+// reports the same as MTLBindingAccess.readOnly). Emitted by the front end as
+// `pm_cpu_bindings`, parallel to pm_cpu_library's kernels (same order, same count).
 enum {
     PM_BIND_BUFFER = 0,      // [[buffer(index)]]
     PM_BIND_THREADGROUP = 1, // [[threadgroup(index)]]
     PM_BIND_POSITION = 2,    // a thread-position attribute
 };
 
+// pm_binding.flags
+#define PM_BIND_READ_ONLY 1u     // the kernel cannot write through it: `device const T*`, `constant T&`, a value
+
 typedef struct pm_binding {
     uint32_t kind;      // PM_BIND_*
     uint32_t index;     // binding index (0 for positions)
     uint32_t min_bytes; // bytes the kernel reads at least: sizeof the pointee / referenced / value type
+    uint32_t flags;     // PM_BIND_READ_ONLY or 0
 } pm_binding;
 
 typedef struct pm_kernel_bindings {

@@ -24,10 +24,11 @@ enum LauncherGenerator {
             entries.append("  {\(quoted(kernel.hostName)), &::pm::rt::run<\(runner)>, \(mode), \(kernel.maxTotalThreads), \(sites), \(kernel.sites.count)}")
             let rows = kernel.bindings.enumerated().map { (position, binding) -> String in
                 let bytes = "::pm::abi::param_bytes<&\(kernel.function), \(position)>()"
+                let flags = "::pm::abi::param_flags<&\(kernel.function), \(position)>()"
                 switch binding.kind {
-                case .buffer: return "{PM_BIND_BUFFER, \(binding.index), \(bytes)}"
-                case .threadgroup: return "{PM_BIND_THREADGROUP, \(binding.index), \(bytes)}"
-                case .position: return "{PM_BIND_POSITION, 0, 0}"
+                case .buffer: return "{PM_BIND_BUFFER, \(binding.index), \(bytes), \(flags)}"
+                case .threadgroup: return "{PM_BIND_THREADGROUP, \(binding.index), \(bytes), 0}"
+                case .position: return "{PM_BIND_POSITION, 0, 0, 0}"
                 }
             }
             if rows.isEmpty {

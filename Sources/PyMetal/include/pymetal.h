@@ -87,6 +87,15 @@ int32_t pm_kernel_execution_width(int64_t *out, pm_kernel kernel);   // SIMD wid
 int32_t pm_kernel_static_threadgroup_memory(int64_t *out, pm_kernel kernel); // bytes
 // The threadgroup pm_dispatch uses when given none, for this size (see pm_dispatch).
 int32_t pm_kernel_default_threadgroup(uint32_t out[3], pm_kernel kernel, const uint32_t size[3], int32_t by_groups);
+// How the kernel uses [[buffer(index)]], index 0..30 (Metal's pipeline reflection;
+// on Linux the kernel's parameter types): lets a caller that copies memory in
+// for a dispatch skip copying read-only buffers back.
+enum pm_access {
+    PM_ACCESS_UNUSED = 0,     // no parameter binds it (or the compiler found it unused)
+    PM_ACCESS_READ_ONLY = 1,  // `device const T*`, `constant T&`, ...: never written
+    PM_ACCESS_READ_WRITE = 2, // may be written (also when nothing is known)
+};
+int32_t pm_kernel_buffer_access(int32_t *out, pm_kernel kernel, int32_t index);
 int32_t pm_kernel_release(pm_kernel kernel);
 
 // ---- Streams and dispatch -------------------------------------------------------

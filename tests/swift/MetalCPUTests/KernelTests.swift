@@ -220,4 +220,37 @@ final class KernelTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("36000"), "\(error)")
         }
     }
+
+    /// Pipeline reflection reports, per buffer, whether the kernel can write it,
+    /// as Metal's does (MTLBindingAccess), from the parameter types.
+    func testReflectionReportsReadOnlyBuffers() throws {
+        let source = """
+        #include <metal_stdlib>
+        using namespace metal;
+        struct P { float s; };
+        kernel void k(device const float* a [[buffer(0)]], device float* b [[buffer(1)]],
+                      constant P& p [[buffer(2)]], constant float* c [[buffer(3)]],
+                      const device float* d [[buffer(5)]], device float* const e [[buffer(6)]],
+                      threadgroup float* t [[threadgroup(0)]], uint i [[thread_position_in_grid]]) {
+            e[i] = b[i] = a[i] * p.s + c[i] + d[i] + t[0];
+        }
+        """
+        let function = try XCTUnwrap(try h.library(source).makeFunction(name: "k"))
+        var reflection: MTLComputePipelineReflection?
+        _ = try h.device.makeComputePipelineState(function: function, options: .bindingInfo, reflection: &reflection)
+        let bindings = try XCTUnwrap(reflection).bindings
+        let buffers = Dictionary(uniqueKeysWithValues: bindings.filter { $0.type == .buffer }.map { ($0.index, $0.access) })
+        XCTAssertEqual(buffers, [0: .readOnly, 1: .readWrite, 2: .readOnly, 3: .readOnly, 5: .readOnly, 6: .readWrite])
+        XCTAssertEqual(bindings.filter { $0.type == .threadgroupMemory }.map(\.index), [0])
+        XCTAssertTrue(bindings.allSatisfy(\.isUsed))
+        var none: MTLComputePipelineReflection?
+        _ = try h.device.makeComputePipelineState(function: function, options: [], reflection: &none)
+        XCTAssertEqual(none?.bindings.count, 0, "binding information only when asked for")
+    }
+
+    /// The constant address space is read-only, as in MSL: writing to it does not compile.
+    func testWritingConstantMemoryIsACompileError() {
+        let source = "kernel void k(constant float* c [[buffer(0)]], uint i [[thread_position_in_grid]]) { c[i] = 1; }"
+        XCTAssertThrowsError(try h.library(source))
+    }
 }

@@ -36,4 +36,15 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [10, 10, 10]), [10, 10, 2])
         XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [64, 64, 64]), [32, 4, 2])
     }
+
+    func testBufferAccessFromReflection() throws {
+        let device = try Device.makeDefault()
+        let kernel = try device.compile(source: """
+        kernel void k(device const float* a [[buffer(0)]], device float* b [[buffer(2)]],
+                      constant float& s [[buffer(3)]], uint i [[thread_position_in_grid]]) { b[i] = a[i] * s; }
+        """).kernel(named: "k")
+        XCTAssertEqual(kernel.bufferAccess.count, 31)
+        XCTAssertEqual(Array(kernel.bufferAccess[0...4]), [.readOnly, .unused, .readWrite, .readOnly, .unused])
+        XCTAssertTrue(kernel.bufferAccess[5...].allSatisfy { $0 == .unused })
+    }
 }

@@ -1,5 +1,6 @@
 // Compile-time facts about kernel parameters, used by the generated binding
-// tables (pm_cpu_bindings): how many bytes a parameter reads at least.
+// tables (pm_cpu_bindings): how many bytes a parameter reads at least, and
+// whether the kernel can write through it.
 #pragma once
 #include "pm_kernel_abi.h"
 
@@ -11,12 +12,25 @@ template <class _PmT> constexpr uint32_t bytes_of() {
     else return (uint32_t)sizeof(__remove_cvref(_PmT));
 }
 
+// Read-only: a pointer or reference to const (`device const T*`; `constant T*`
+// and `constant T&` too, since the prelude makes `constant` mean const), or a
+// value (the kernel gets a copy). Lets pymetal skip copying such buffers back.
+template <class _PmT> constexpr uint32_t flags_of() {
+    if constexpr (__is_pointer(_PmT)) return __is_const(__remove_pointer(_PmT)) ? PM_BIND_READ_ONLY : 0;
+    else if constexpr (__is_reference(_PmT)) return __is_const(__remove_reference_t(_PmT)) ? PM_BIND_READ_ONLY : 0;
+    else return PM_BIND_READ_ONLY;
+}
+
 template <auto _PmF> struct params;
 template <class _PmR, class... _PmA, _PmR (*_PmF)(_PmA...)> struct params<_PmF> {
     template <unsigned _PmI> static constexpr uint32_t bytes() {
         return bytes_of<__type_pack_element<_PmI, _PmA...>>();
     }
+    template <unsigned _PmI> static constexpr uint32_t flags() {
+        return flags_of<__type_pack_element<_PmI, _PmA...>>();
+    }
 };
 
 template <auto _PmF, unsigned _PmI> constexpr uint32_t param_bytes() { return params<_PmF>::template bytes<_PmI>(); }
+template <auto _PmF, unsigned _PmI> constexpr uint32_t param_flags() { return params<_PmF>::template flags<_PmI>(); }
 } // namespace pm::abi

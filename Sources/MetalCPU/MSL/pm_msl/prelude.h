@@ -1,9 +1,12 @@
 // Force-included before the user's source, during preprocessing only.
 // MSL address spaces that need no rewriting. `threadgroup` and `kernel` are
-// handled by MetalCPU's front end and must not be macros.
+// handled by MetalCPU's front end and must not be macros. The constant address
+// space is read-only in MSL: as `const`, a kernel that writes to it fails to
+// compile here as on a Mac, and pm::abi::flags_of reports such buffers read-only
+// (`constant const T*` only draws clang's duplicate-const warning).
 #pragma once
 #define device
-#define constant
+#define constant const
 #define thread
 #define __METAL_VERSION__ 310
 #define __METAL_MACOS__ 1
