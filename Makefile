@@ -34,7 +34,10 @@ swift-test: swift
 runtime-test:
 	NO_BENCH=1 sh tests/msl_runtime/run.sh
 
+# Kernel families that are not precompiled are compiled once, on both cores,
+# before the tests use them (a later first use loads them from the disk cache).
 python-test: build
+	$(PY) -m pymetal._jit 2
 	PYMETAL_REQUIRE_LIBRARY=1 $(PY) -m pytest tests/python -q
 
 test: build swift-test runtime-test python-test
@@ -43,6 +46,7 @@ bench: build
 	$(PY) scripts/bench_overhead.py
 	$(PY) scripts/bench_cpu_backend.py
 	$(PY) scripts/bench_numpy_args.py
+	$(PY) scripts/bench_array.py
 
 clean:
 	rm -rf .build $(VENV)

@@ -81,3 +81,29 @@ def _load(name, family, dt):
         flib = _compile(family_source(family, dt), device=dev)
         _families[key] = flib
     return flib.function(name)
+
+
+def _warm_one(job):
+    family, name = job
+    dt = _ops.ALL_DTYPES[[_ops._dt.NAMES[d] for d in _ops.ALL_DTYPES].index(name)]
+    lines = _ops.family_lines(family, dt)
+    kernel(next(iter(lines)), family, dt)
+    return family, name
+
+
+def warm(jobs=2):
+    """Compiles every kernel family that is not precompiled into the disk cache,
+    in `jobs` processes (used before the test suite: a later first use costs
+    milliseconds)."""
+    import multiprocessing
+
+    todo = [(f, _ops._dt.NAMES[d]) for d in _ops.ALL_DTYPES if d not in _ops.PRECOMPILED for f in _ops.FAMILIES]
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        for family, name in pool.imap_unordered(_warm_one, todo):
+            print("pymetal: compiled the %s kernels for %s" % (family, name), flush=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    warm(int(sys.argv[1]) if len(sys.argv) > 1 else 2)

@@ -48,20 +48,30 @@ def gelu(x, approximate="none"):
     return _ew.unary("gelu" if approximate == "none" else "gelu_tanh", x)
 
 
-def _float(x):
+def _float32(x):
+    """x in float32 (half and bfloat16 are computed in float32 and rounded once at the end)."""
     x = _ew.as_array(x)
-    return x if _dt.kind(x.dtype) == "f" else _ew.astype(x, _dt.float32)
+    return x if x.dtype == _dt.float32 else _ew.astype(x, _dt.float32)
+
+
+def _result_type(x):
+    x = _ew.as_array(x)
+    return x.dtype if _dt.kind(x.dtype) == "f" else _dt.float32
+
+
+def _back(r, dt):
+    return r if r.dtype == dt else _ew.astype(r, dt)
 
 
 def softmax(x, axis=-1):
     """exp(x) / sum(exp(x)) along axis, computed stably (max subtracted first)."""
-    x = _float(x)
+    dt, x = _result_type(x), _float32(x)
     e = _ew.unary("exp", _ew.binary("subtract", x, _red.max(x, axis=axis, keepdims=True)))
     s = _red.sum(e, axis=axis, keepdims=True)
-    return _ew.binary("divide", e, s)
+    return _back(_ew.binary("divide", e, s), dt)
 
 
 def log_softmax(x, axis=-1):
     """x - logsumexp(x) along axis."""
-    x = _float(x)
-    return _ew.binary("subtract", x, _red.logsumexp(x, axis=axis, keepdims=True))
+    dt, x = _result_type(x), _float32(x)
+    return _back(_ew.binary("subtract", x, _red.logsumexp(x, axis=axis, keepdims=True)), dt)
