@@ -226,7 +226,26 @@ def _compute_dtype(op, dt):
                     % (op.name, _dt.NAMES.get(dt, dt), ", ".join(_dt.NAMES[d] for d in _ops.dtypes_of(op.kinds))))
 
 
+_FAST_UNARY = {}  # (name, dtype) -> (Function, result dtype) or False
+
+
 def unary(name, x, out=None):
+    # Hot path: a contiguous array of a dtype the op computes in, no out=.
+    if out is None and type(x) is Array and x._cc:
+        key = (name, x._dtype)
+        plan = _FAST_UNARY.get(key)
+        if plan is None:
+            op = _ops.UNARY[name]
+            ok = op.functor != "Identity" and _compute_dtype(op, x._dtype) == x._dtype
+            plan = _FAST_UNARY[key] = ok and (
+                _jit.kernel(_ops.unary_name("v", name, x._dtype), "unary", x._dtype),
+                _dt.bool_ if op.result == "bool" else x._dtype)
+        if plan:
+            n = x._size
+            res = _new(x._shape, plan[1], x._buf.device)
+            if n:
+                plan[0](x, res, grid=_grid1(n), threadgroup=n if n < _TG else _TG)
+            return res
     op = _ops.UNARY[name]
     x = as_array(x)
     ct = _compute_dtype(op, x._dtype)
