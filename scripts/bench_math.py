@@ -1,0 +1,104 @@
+"""MSL math on the CPU backend against NumPy, measured in the same run (issue 7).
+
+Each kernel computes one function over 16M float32 (y[i] = f(x[i])), in pymetal's
+default (safe, precise) math mode; NumPy computes the same expression. Both
+sides are timed interleaved, 7 repetitions, and the medians are compared.
+Target: pymetal >= 2x NumPy for every function.
+
+erf is not an MSL function (real Metal has none): kernels define their own, as
+MLX and tinygrad do. The kernel here uses the one in tests/python/msl_erf.metal;
+NumPy has no erf: its side is scipy.special.erf (the line is skipped without SciPy).
+"""
+import os
+import pathlib
+import time
+
+import numpy as np
+import pymetal as pm
+
+ERF_SOURCE = (pathlib.Path(__file__).resolve().parent.parent / "tests" / "python" / "msl_erf.metal").read_text()
+
+# name: (MSL expression of x, NumPy function of x, input generator)
+GELU_C = np.float32(0.7978845608028654)  # sqrt(2 / pi)
+
+
+def _numpy_erf():
+    try:
+        from scipy.special import erf
+        return erf
+    except ImportError:
+        return None
+
+
+FUNCTIONS = {
+    "exp": ("exp(v)", np.exp, "normal10"),
+    "exp2": ("exp2(v)", np.exp2, "normal10"),
+    "log": ("log(v)", np.log, "positive"),
+    "log2": ("log2(v)", np.log2, "positive"),
+    "sin": ("sin(v)", np.sin, "normal10"),
+    "cos": ("cos(v)", np.cos, "normal10"),
+    "tan": ("tan(v)", np.tan, "normal10"),
+    "tanh": ("tanh(v)", np.tanh, "normal"),
+    "sigmoid": ("1.0f / (1.0f + exp(-v))", lambda x: 1 / (1 + np.exp(-x)), "normal"),
+    "pow": ("pow(v, 1.7f)", lambda x: np.power(x, np.float32(1.7)), "positive"),
+    "gelu": ("0.5f * v * (1.0f + tanh(0.7978845608f * (v + 0.044715f * v * v * v)))",
+             lambda x: np.float32(0.5) * x * (1 + np.tanh(GELU_C * (x + np.float32(0.044715) * x * x * x))),
+             "normal"),
+    "erf": ("erf(v)", None, "normal"),
+}
+
+
+def _source():
+    kernels = "\n".join(
+        f"kernel void k_{name}(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],\n"
+        f"                     uint i [[thread_position_in_grid]]) {{ float v = x[i]; y[i] = {expr}; }}"
+        for name, (expr, _, _) in FUNCTIONS.items())
+    return "#include <metal_stdlib>\nusing namespace metal;\n" + ERF_SOURCE + "\n" + kernels
+
+
+def _inputs(n):
+    rng = np.random.default_rng(0)
+    normal = rng.standard_normal(n, dtype=np.float32)
+    return {"normal": normal, "normal10": normal * np.float32(10),
+            "positive": np.abs(normal) * np.float32(10) + np.float32(1e-3)}
+
+
+def main(repeats=7):
+    n = 16 << 20
+    lib = pm.compile(_source())
+    inputs = _inputs(n)
+    numpy_erf = _numpy_erf()
+    print(f"pymetal {pm.device().backend} backend, {os.cpu_count()} cores; 16M float32, "
+          f"medians of {repeats} interleaved runs; target pymetal >= 2x NumPy")
+    all_ok = True
+    for name, (_, reference, kind) in FUNCTIONS.items():
+        x_np = inputs[kind]
+        reference = reference or numpy_erf
+        if reference is None:
+            print(f"  {name:8s} skipped: SciPy is not installed (NumPy has no erf)")
+            continue
+        x, y = pm.asarray(x_np), pm.empty(n, np.float32)
+        kernel = getattr(lib, "k_" + name)
+        kernel(x, y, grid=n)  # warm-up (and a sanity check: same function as NumPy)
+        expected = reference(x_np).astype(np.float32)
+        assert np.allclose(y.numpy(), expected, rtol=1e-4, atol=1e-6, equal_nan=True), name
+        ours, theirs = [], []
+        for _ in range(repeats):
+            start = time.perf_counter()
+            kernel(x, y, grid=n)
+            pm.synchronize()
+            ours.append(time.perf_counter() - start)
+            start = time.perf_counter()
+            reference(x_np)
+            theirs.append(time.perf_counter() - start)
+        ours_ms, theirs_ms = np.median(ours) * 1e3, np.median(theirs) * 1e3
+        ratio = theirs_ms / ours_ms
+        ok = ratio >= 2.0
+        all_ok &= ok
+        print(f"  {name:8s} pymetal {ours_ms:8.2f} ms   NumPy {theirs_ms:8.2f} ms   "
+              f"ratio {ratio:6.2f}x  (target >= 2x: {'ok' if ok else 'OVER'})")
+    return all_ok
+
+
+if __name__ == "__main__":
+    main()
