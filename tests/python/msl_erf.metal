@@ -26,5 +26,5 @@ static inline float erf(float x) {
     q = fma(q, u, -1.528236156e+00f);
     float tc = fmin(t, 3.92f);
     float big = copysign(1.0f - exp(fma(-tc, tc, q)), x);
-    return t < 0.921875f ? x * p : big;
+    return t >= 0.921875f ? big : x * p; // NaN: x * p is NaN
 }

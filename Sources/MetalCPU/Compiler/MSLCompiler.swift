@@ -58,10 +58,12 @@ public final class MSLCompiler: @unchecked Sendable {
         try (output.text + LauncherGenerator.generate(output.kernels)).write(to: unit, atomically: false, encoding: .utf8)
         let library = work.appendingPathComponent("library.so")
         try run(tools.clang, ["-x", "c++-cpp-output", "-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-shared",
-                              "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
+                              "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
                               "-fsigned-char", // MSL char is signed, also on arm64
                               "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") }
-                + [unit.path, "-o", library.path], workDirectory: work)
+                // After the math mode: -fno-fast-math turns math-errno back on, and a
+                // libm call that may set errno is never vectorised (nor is a loop around it).
+                + ["-fno-math-errno", unit.path, "-o", library.path], workDirectory: work)
         // Publish atomically: concurrent compilers of the same source race harmlessly.
         if rename(library.path, target.path) != 0 && !FileManager.default.fileExists(atPath: target.path) {
             throw MTLLibraryError(code: .internalError, message: "cannot write \(target.path)")
