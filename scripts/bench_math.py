@@ -3,7 +3,9 @@
 Each kernel computes one function over 16M float32 (y[i] = f(x[i])), in pymetal's
 default (safe, precise) math mode; NumPy computes the same expression. Both
 sides are timed interleaved, 7 repetitions, and the medians are compared.
-Target: pymetal >= 2x NumPy for every function.
+Target: pymetal >= 2x NumPy for every function. The same kernels compiled with
+fast_math=True are timed in the same loop and reported in the last column.
+Optional arguments: the functions to measure (default: all).
 
 erf is not an MSL function (real Metal has none): kernels define their own, as
 MLX and tinygrad do. The kernel here uses the one in tests/python/msl_erf.metal;
@@ -11,6 +13,7 @@ NumPy has no erf: its side is scipy.special.erf (the line is skipped without Sci
 """
 import os
 import pathlib
+import sys
 import time
 
 import numpy as np
@@ -63,42 +66,53 @@ def _inputs(n):
             "positive": np.abs(normal) * np.float32(10) + np.float32(1e-3)}
 
 
-def main(repeats=7):
+def _timed(fn):
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+def main(names=None, repeats=7):
     n = 16 << 20
-    lib = pm.compile(_source())
+    libs = {"precise": pm.compile(_source()), "fast": pm.compile(_source(), fast_math=True)}
     inputs = _inputs(n)
     numpy_erf = _numpy_erf()
     print(f"pymetal {pm.device().backend} backend, {os.cpu_count()} cores; 16M float32, "
-          f"medians of {repeats} interleaved runs; target pymetal >= 2x NumPy")
+          f"medians of {repeats} interleaved runs; target pymetal (default, precise math) >= 2x NumPy;\n"
+          f"last column: the same kernel compiled with fast_math=True (fast:: variants)")
     all_ok = True
     for name, (_, reference, kind) in FUNCTIONS.items():
+        if names and name not in names:
+            continue
         x_np = inputs[kind]
         reference = reference or numpy_erf
         if reference is None:
             print(f"  {name:8s} skipped: SciPy is not installed (NumPy has no erf)")
             continue
         x, y = pm.asarray(x_np), pm.empty(n, np.float32)
-        kernel = getattr(lib, "k_" + name)
-        kernel(x, y, grid=n)  # warm-up (and a sanity check: same function as NumPy)
         expected = reference(x_np).astype(np.float32)
-        assert np.allclose(y.numpy(), expected, rtol=1e-4, atol=1e-6, equal_nan=True), name
-        ours, theirs = [], []
-        for _ in range(repeats):
-            start = time.perf_counter()
+        kernels = {mode: getattr(lib, "k_" + name) for mode, lib in libs.items()}
+        for mode, kernel in kernels.items():  # warm-up, and a check that it is NumPy's function
+            kernel(x, y, grid=n)
+            assert np.allclose(y.numpy(), expected, rtol=1e-4, atol=1e-6, equal_nan=True), (name, mode)
+
+        def run(kernel):
             kernel(x, y, grid=n)
             pm.synchronize()
-            ours.append(time.perf_counter() - start)
-            start = time.perf_counter()
-            reference(x_np)
-            theirs.append(time.perf_counter() - start)
-        ours_ms, theirs_ms = np.median(ours) * 1e3, np.median(theirs) * 1e3
-        ratio = theirs_ms / ours_ms
+        times = {"precise": [], "numpy": [], "fast": []}
+        for _ in range(repeats):
+            times["precise"].append(_timed(lambda: run(kernels["precise"])))
+            times["numpy"].append(_timed(lambda: reference(x_np)))
+            times["fast"].append(_timed(lambda: run(kernels["fast"])))
+        ms = {key: np.median(value) * 1e3 for key, value in times.items()}
+        ratio = ms["numpy"] / ms["precise"]
         ok = ratio >= 2.0
         all_ok &= ok
-        print(f"  {name:8s} pymetal {ours_ms:8.2f} ms   NumPy {theirs_ms:8.2f} ms   "
-              f"ratio {ratio:6.2f}x  (target >= 2x: {'ok' if ok else 'OVER'})")
+        print(f"  {name:8s} pymetal {ms['precise']:8.2f} ms   NumPy {ms['numpy']:8.2f} ms   "
+              f"ratio {ratio:6.2f}x  (target >= 2x: {'ok' if ok else 'OVER'})   "
+              f"fast-math {ms['fast']:8.2f} ms {ms['numpy'] / ms['fast']:6.2f}x")
     return all_ok
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])  # optional: the functions to measure (default: all)

@@ -30,7 +30,9 @@ the bound of table 8.1's exp that it is built on.
 """
 
 import math
+import os
 import pathlib
+import platform
 
 import numpy as np
 import pytest
@@ -169,6 +171,34 @@ def test_precise_float(lib, name, prefix):
     assert_within(prefix + name, x, got, reference(name, x), PRECISE_ULP[name], np.float32)
 
 
+@pytest.fixture(scope="module")
+def own_trig_lib():
+    """sin / cos from vmath.h's own code, as on machines without glibc's libmvec."""
+    return pm.compile(HEADER + _kernels("", "float") + _kernels("", "half"), macros={"PM_LIBMVEC": "0"})
+
+
+@pytest.mark.parametrize("name", ["sin", "cos"])
+def test_precise_trig_without_libmvec(own_trig_lib, name):
+    x = float_sample(8)
+    got = _run(own_trig_lib, f"{name}_float", x)
+    assert_within(name, x, got, reference(name, x), PRECISE_ULP[name], np.float32)
+    h = all_halfs()
+    assert_within(name + " (half)", h, _run(own_trig_lib, f"{name}_half", h), reference(name, h), 1, np.float16)
+
+
+def test_libmvec_where_glibc_has_it(lib):
+    """On x86-64 with glibc >= 2.35, precise sin and cos are libmvec's (loaded
+    into this process with the kernel library)."""
+    version = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
+    if platform.machine() != "x86_64" or not version or not version.startswith("glibc 2."):
+        pytest.skip("libmvec is used on x86-64 glibc only")
+    if tuple(int(p) for p in version.split()[1].split(".")[:2]) < (2, 35):
+        pytest.skip("glibc < 2.35: vmath.h's own sin / cos")
+    _run(lib, "sin_float", np.ones(64, np.float32))
+    with open("/proc/self/maps") as maps:
+        assert "libmvec.so.1" in maps.read()
+
+
 def pow_sample(seed=1):
     """Bases over the whole range and exponents from small fractions to huge
     (odd / even integers, non-integers, both signs), plus every special pair."""
@@ -287,17 +317,29 @@ def test_fast_pow(lib):
     assert_within("fast pow", np.stack([x, y], 1), got, ref, bound, np.float32)
 
 
+# Inputs where the fast code gives other results than the precise code:
+# arguments past the fast reduction's range, subnormals (fast log ignores
+# them), pow in float rather than double. (exp, exp2, tanh differ only for NaN.)
+DIFFERENT = {"sin": np.linspace(1e6, 1e7, 1000, dtype=np.float32),
+             "log": np.linspace(1e-40, 1e-39, 1000, dtype=np.float32),
+             "pow": np.linspace(0.5, 40, 1000, dtype=np.float32)}
+DIFFERENT.update(cos=DIFFERENT["sin"], tan=DIFFERENT["sin"], log2=DIFFERENT["log"])
+
+
 @pytest.mark.parametrize("name", UNARY + ["pow"])
 def test_mode_picks_the_variant(lib, fast_lib, name):
     """Unqualified calls are precise:: in safe mode and fast:: in fast-math mode
     (compared within one library: -ffast-math changes the code around them)."""
-    x = np.linspace(0.25, 4, 1000, dtype=np.float32)
-    args = (x, x[::-1].copy()) if name == "pow" else (x,)
-    assert np.array_equal(_run(lib, f"{name}_float", *args), _run(lib, f"precise_{name}_float", *args))
-    assert np.array_equal(_run(fast_lib, f"{name}_float", *args), _run(fast_lib, f"fast_{name}_float", *args))
-    if name in ("sin", "cos", "tan", "tanh", "pow"):  # where the fast code differs measurably
-        assert not np.array_equal(_run(fast_lib, f"{name}_float", *args),
-                                  _run(fast_lib, f"precise_{name}_float", *args))
+    for x in [np.linspace(0.25, 4, 1000, dtype=np.float32), DIFFERENT.get(name)]:
+        if x is None:
+            continue
+        args = (x, x[::-1].copy()) if name == "pow" else (x,)
+        assert np.array_equal(_run(lib, f"{name}_float", *args), _run(lib, f"precise_{name}_float", *args))
+        assert np.array_equal(_run(fast_lib, f"{name}_float", *args), _run(fast_lib, f"fast_{name}_float", *args))
+    if name in DIFFERENT:
+        x = DIFFERENT[name]
+        args = (x, x[::-1].copy()) if name == "pow" else (x,)
+        assert not np.array_equal(_run(fast_lib, f"{name}_float", *args), _run(fast_lib, f"precise_{name}_float", *args))
 
 
 # ---------------------------------------------------------------------------
