@@ -173,11 +173,11 @@ def test_precise_float(lib, name, prefix):
 
 @pytest.fixture(scope="module")
 def own_trig_lib():
-    """sin / cos from vmath.h's own code, as on machines without glibc's libmvec."""
+    """sin / cos / tan from vmath.h's own code, as on machines without glibc's libmvec."""
     return pm.compile(HEADER + _kernels("", "float") + _kernels("", "half"), macros={"PM_LIBMVEC": "0"})
 
 
-@pytest.mark.parametrize("name", ["sin", "cos"])
+@pytest.mark.parametrize("name", ["sin", "cos", "tan"])
 def test_precise_trig_without_libmvec(own_trig_lib, name):
     x = float_sample(8)
     got = _run(own_trig_lib, f"{name}_float", x)
@@ -187,13 +187,13 @@ def test_precise_trig_without_libmvec(own_trig_lib, name):
 
 
 def test_libmvec_where_glibc_has_it(lib):
-    """On x86-64 with glibc >= 2.35, precise sin and cos are libmvec's (loaded
-    into this process with the kernel library)."""
+    """On x86-64 with glibc >= 2.35, precise sin, cos and tan are libmvec's
+    (loaded into this process with the kernel library)."""
     version = os.confstr("CS_GNU_LIBC_VERSION") if hasattr(os, "confstr") else None
     if platform.machine() != "x86_64" or not version or not version.startswith("glibc 2."):
         pytest.skip("libmvec is used on x86-64 glibc only")
     if tuple(int(p) for p in version.split()[1].split(".")[:2]) < (2, 35):
-        pytest.skip("glibc < 2.35: vmath.h's own sin / cos")
+        pytest.skip("glibc < 2.35: vmath.h's own sin / cos / tan")
     _run(lib, "sin_float", np.ones(64, np.float32))
     with open("/proc/self/maps") as maps:
         assert "libmvec.so.1" in maps.read()

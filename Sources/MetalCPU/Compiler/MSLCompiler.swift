@@ -80,16 +80,16 @@ public final class MSLCompiler: @unchecked Sendable {
         #endif
     }()
 
-    /// glibc's libmvec for the precise sin and cos (pm_msl/vmath.h): it reduces
-    /// huge arguments exactly only in the vector lanes that have one, which
-    /// branch-free inline code cannot. With -fveclib=libmvec clang turns the sin,
-    /// cos, tan, exp, log and pow calls of a vectorised loop (float and double)
-    /// into libmvec calls; the headers only leave sin, cos (and double sin / cos /
-    /// tan in sinpi & co.) as calls. x86-64 only, and only when this process can
-    /// resolve them: the kernel library is loaded here with RTLD_NOW, and tan
+    /// glibc's libmvec for the precise sin, cos and tan (pm_msl/vmath.h): it
+    /// reduces huge arguments exactly only in the vector lanes that have one,
+    /// which branch-free inline code cannot. With -fveclib=libmvec clang turns the
+    /// sin, cos, tan, exp, log and pow calls of a vectorised loop (float and
+    /// double) into libmvec calls. x86-64 only (clang maps most of libm on arm64,
+    /// and glibc added those over several releases), and only when this process
+    /// can resolve them: the kernel library is loaded here with RTLD_NOW, and tan
     /// was the last of them to arrive (glibc 2.35). Elsewhere vmath.h's own code
     /// runs (same bounds, slower). The macro comes first so that a user's
-    /// -DPM_LIBMVEC=0 (the tests') can turn it off.
+    /// -DPM_LIBMVEC=0 (the tests') turns it off.
     private static let vectorMathFlags: [String] = {
         #if os(Linux) && arch(x86_64)
         guard let handle = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL) else { return [] }

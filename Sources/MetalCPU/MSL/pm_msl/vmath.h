@@ -3,19 +3,20 @@
 //
 // Why not libm: a libm call in a kernel is a scalar call per thread, and the
 // loop over a threadgroup's threads (runtime.h, LOOP mode) cannot vectorise
-// around it. clang's -fveclib=libmvec would turn some of them into glibc's
-// vector functions, but which ones depends on the clang version and the
-// architecture (x86-64: sin cos tan exp log pow; arm64: most of libm), and
-// glibc gained them over several releases, so a kernel library could fail to
-// load on another machine. These functions are plain inline code instead: no
-// branch, no call, no library, so clang vectorises the kernel loop on every
-// target, and results are the same on every machine.
+// around it. So these functions are plain inline code: no branch, no call, no
+// library, and clang vectorises the kernel loop on every target.
+// One exception: the precise sin, cos and tan use glibc's libmvec where the
+// process has it (x86-64, glibc >= 2.35; MSLCompiler defines PM_LIBMVEC and
+// passes -fveclib=libmvec, which turns the sinf / cosf / tanf calls of a
+// vectorised loop into vector calls). A vector function can reduce huge
+// arguments exactly in only the lanes that have one; inline code must do that
+// work in every lane, which makes the own sin / cos / tan ~4x slower than exp.
 //
 // - precise (pm_*_precise), table 8.1 (4 ulp; tan 6, tanh 5, pow 16) over the
 //   whole float range with IEEE special values: exp, exp2, log, log2, tanh in
-//   float arithmetic (< 1.5 ulp); pow in double (y log2 x needs the bits);
-//   sin, cos, tan reduce the argument in double, huge ones exactly (with 2/pi
-//   to 256 bits), then use float polynomials (< 1.5 ulp).
+//   float arithmetic (< 2 ulp); pow in double (y log2 x needs the bits); sin,
+//   cos, tan (without libmvec) reduce the argument in double, huge ones
+//   exactly (with 2/pi to 256 bits), then use float polynomials (< 3 ulp).
 // - fast (pm_*_fast), table 8.2 on the domains it states: float only, no
 //   special-value handling (fast math leaves NaN / INF undefined), sin / cos /
 //   tan reduced in float (accurate to ~1e5, the table bounds [-pi, pi]), pow
@@ -284,12 +285,13 @@ PM_VINLINE float pm_tan_q(float r, int q) {
     return q & 1 ? -c / s : s / c;
 }
 // Precise: on |x| (sin and tan are odd); inf and NaN give NaN. With glibc's
-// libmvec (PM_LIBMVEC, set by MSLCompiler), sin and cos are its vector sinf /
-// cosf instead: they are as accurate, and much faster, as they reduce huge
-// arguments only in the lanes that have one.
+// libmvec (PM_LIBMVEC, set by MSLCompiler) they are its vector sinf / cosf /
+// tanf instead: as accurate (< 2 ulp measured), and much faster, as they
+// reduce huge arguments only in the lanes that have one.
 #if PM_LIBMVEC
 PM_VINLINE float pm_sin_precise(float x) { return __builtin_sinf(x); }
 PM_VINLINE float pm_cos_precise(float x) { return __builtin_cosf(x); }
+PM_VINLINE float pm_tan_precise(float x) { return __builtin_tanf(x); }
 #else
 PM_VINLINE float pm_sin_precise(float x) {
     int q;
@@ -301,12 +303,12 @@ PM_VINLINE float pm_cos_precise(float x) {
     float r = pm_reduce(__builtin_fabsf(x), q);
     return __builtin_isfinite(x) ? pm_sin_q(r, q + 1) : x - x;
 }
-#endif
 PM_VINLINE float pm_tan_precise(float x) {
     int q;
     float r = pm_reduce(__builtin_fabsf(x), q), v = pm_tan_q(r, q);
     return __builtin_isfinite(x) ? __builtin_copysignf(1.0f, x) * v : x - x;
 }
+#endif
 PM_VINLINE float pm_sin_fast(float x) {
     int q;
     float r = pm_reduce_fast(x, q);
