@@ -85,15 +85,15 @@ PM_VINLINE float pm_exp2_fast(float x) { return pm_exp2_f(x); }
 // log, log2
 // ---------------------------------------------------------------------------
 // Normal x > 0: x = 2^k (1 + f), 1 + f in [sqrt(1/2), sqrt(2)); returns
-// ln(1 + f) = f - f^2/2 + s (f^2/2 + R(s^2)), s = f / (2 + f), R from the
+// ln(1 + f) = f - f^2/2 + s (f^2/2 + rz(s^2)), s = f / (2 + f), rz from the
 // atanh series (the arrangement of FreeBSD's logf, < 1 ulp).
 PM_VINLINE float pm_log1p_parts_f(float x, float &k) {
     uint32_t u = pm_bits<uint32_t>(x) - 0x3f3504f3u; // 0x3f3504f3: sqrt(1/2)
     k = (float)((int32_t)u >> 23);
     float f = pm_bits<float>((u & 0x007fffffu) + 0x3f3504f3u) - 1.0f;
     float s = f / (2.0f + f), z = s * s, hfsq = 0.5f * f * f;
-    float R = z * (2.0f / 3 + z * (2.0f / 5 + z * (2.0f / 7 + z * (2.0f / 9))));
-    return f - (hfsq - s * (hfsq + R));
+    float rz = z * (2.0f / 3 + z * (2.0f / 5 + z * (2.0f / 7 + z * (2.0f / 9))));
+    return f - (hfsq - s * (hfsq + rz));
 }
 PM_VINLINE float pm_log_from(float k, float l) { // k ln 2 + l, ln 2 in two parts
     return __builtin_fmaf(k, 0.693145751953125f, __builtin_fmaf(k, 1.42860682030941723212e-6f, l));
