@@ -21,7 +21,6 @@ import pymetal as pm
 
 ERF_SOURCE = (pathlib.Path(__file__).resolve().parent.parent / "tests" / "python" / "msl_erf.metal").read_text()
 
-# name: (MSL expression of x, NumPy function of x, input generator)
 GELU_C = np.float32(0.7978845608028654)  # sqrt(2 / pi)
 
 
@@ -33,6 +32,7 @@ def _numpy_erf():
         return None
 
 
+# name: (MSL expression of v, NumPy function of x, inputs; None: scipy.special.erf)
 FUNCTIONS = {
     "exp": ("exp(v)", np.exp, "normal10"),
     "exp2": ("exp2(v)", np.exp2, "normal10"),
