@@ -46,6 +46,7 @@ bench: build
 	$(PY) scripts/bench_overhead.py
 	$(PY) scripts/bench_cpu_backend.py
 	$(PY) scripts/bench_numpy_args.py
+	$(PY) scripts/bench_math.py
 	$(PY) scripts/bench_array.py
 
 clean:

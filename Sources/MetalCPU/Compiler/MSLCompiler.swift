@@ -58,10 +58,12 @@ public final class MSLCompiler: @unchecked Sendable {
         try (output.text + LauncherGenerator.generate(output.kernels)).write(to: unit, atomically: false, encoding: .utf8)
         let library = work.appendingPathComponent("library.so")
         try run(tools.clang, ["-x", "c++-cpp-output", "-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-shared",
-                              "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti", "-fno-math-errno",
+                              "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
                               "-fsigned-char", // MSL char is signed, also on arm64
                               "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") }
-                + [unit.path, "-o", library.path], workDirectory: work)
+                // After the math mode: -fno-fast-math turns math-errno back on, and a
+                // libm call that may set errno is never vectorised (nor is a loop around it).
+                + ["-fno-math-errno", unit.path, "-o", library.path], workDirectory: work)
         // Publish atomically: concurrent compilers of the same source race harmlessly.
         if rename(library.path, target.path) != 0 && !FileManager.default.fileExists(atPath: target.path) {
             throw MTLLibraryError(code: .internalError, message: "cannot write \(target.path)")
@@ -78,8 +80,29 @@ public final class MSLCompiler: @unchecked Sendable {
         #endif
     }()
 
+    /// glibc's libmvec for the precise sin, cos and tan (pm_msl/vmath.h): it
+    /// reduces huge arguments exactly only in the vector lanes that have one,
+    /// which branch-free inline code cannot. With -fveclib=libmvec clang turns the
+    /// sin, cos, tan, exp, log and pow calls of a vectorised loop (float and
+    /// double) into libmvec calls. x86-64 only (clang maps most of libm on arm64,
+    /// and glibc added those over several releases), and only when this process
+    /// can resolve them: the kernel library is loaded here with RTLD_NOW, and tan
+    /// was the last of them to arrive (glibc 2.35). Elsewhere vmath.h's own code
+    /// runs (same bounds, slower). The macro comes first so that a user's
+    /// -DPM_LIBMVEC=0 (the tests') turns it off.
+    private static let vectorMathFlags: [String] = {
+        #if os(Linux) && arch(x86_64)
+        guard let handle = dlopen("libmvec.so.1", RTLD_NOW | RTLD_LOCAL) else { return [] }
+        defer { dlclose(handle) }
+        return dlsym(handle, "_ZGVbN4v_tanf") != nil && dlsym(handle, "_ZGVdN4v_tan") != nil
+            ? ["-DPM_LIBMVEC=1", "-fveclib=libmvec"] : []
+        #else
+        return []
+        #endif
+    }()
+
     private func compileFlags(_ options: MTLCompileOptions) -> [String] {
-        var flags: [String] = []
+        var flags: [String] = Self.vectorMathFlags
         for (name, value) in (options.preprocessorMacros ?? [:]).sorted(by: { $0.key < $1.key }) {
             if let number = value as? NSNumber { flags.append("-D\(name)=\(number.stringValue)") }
             else if let string = value as? NSString { flags.append("-D\(name)=\(string)") }

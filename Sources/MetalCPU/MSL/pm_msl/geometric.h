@@ -89,8 +89,9 @@ inline _PmT refract(_PmT i, pm_identity_t<_PmT> n, pm_elem_t<_PmT> eta) {
 }
 
 
-// metal::precise:: and metal::fast:: name the same functions (pymetal runs in
-// safe math mode; the precise results are also acceptable fast results).
+// metal::precise:: and metal::fast:: name the same functions (the precise
+// results are also acceptable fast results), except those with a fast variant
+// of their own (math.h: exp, exp2, log, log2, sin, cos, tan, tanh, pow).
 namespace precise {
 using metal::acos;
 using metal::acosh;
@@ -102,12 +103,9 @@ using metal::atanh;
 using metal::cbrt;
 using metal::ceil;
 using metal::copysign;
-using metal::cos;
 using metal::cosh;
 using metal::cospi;
 using metal::divide;
-using metal::exp;
-using metal::exp2;
 using metal::exp10;
 using metal::fabs;
 using metal::abs;
@@ -121,23 +119,17 @@ using metal::fract;
 using metal::frexp;
 using metal::ilogb;
 using metal::ldexp;
-using metal::log;
-using metal::log2;
 using metal::log10;
 using metal::modf;
 using metal::nextafter;
-using metal::pow;
 using metal::powr;
 using metal::rint;
 using metal::round;
 using metal::rsqrt;
-using metal::sin;
 using metal::sincos;
 using metal::sinh;
 using metal::sinpi;
 using metal::sqrt;
-using metal::tan;
-using metal::tanh;
 using metal::tanpi;
 using metal::trunc;
 using metal::clamp;

@@ -1,13 +1,17 @@
 // MSL math and common functions (metal_math, metal_common), constants.
 //
 // Every function has overloads for float, half and bfloat scalars and 2/3/4
-// vectors. half and bfloat compute in float and round the result. The default
-// namespace gives precise (libm) results, as pymetal compiles in safe math
-// mode; metal::precise:: and metal::fast:: name the same functions.
+// vectors. half and bfloat compute in float and round the result.
+// exp, exp2, log, log2, sin, cos, tan, tanh and pow are vmath.h's vectorisable
+// code, in a precise and a fast variant: metal::precise:: and metal::fast::
+// name them, and the default namespace names the compile mode's (precise in
+// pymetal's default safe mode, fast with fast_math=True). The other functions
+// are libm's (precise), and metal::precise:: and metal::fast:: name them too.
 // Mixed scalar arguments (`pow(x, 2.0)`, `fmax(h, 1.0f)`) resolve to the widest
 // MSL floating type among them; double arguments count as float.
 #pragma once
 #include "types.h"
+#include "vmath.h"
 
 // ---------------------------------------------------------------------------
 // Constants
@@ -213,21 +217,38 @@ PM_LIBM1(asinh, __builtin_asinhf)
 PM_LIBM1(atan, __builtin_atanf)
 PM_LIBM1(atanh, __builtin_atanhf)
 PM_LIBM1(cbrt, __builtin_cbrtf)
-PM_LIBM1(cos, __builtin_cosf)
 PM_LIBM1(cosh, __builtin_coshf)
-PM_LIBM1(exp, __builtin_expf)
-PM_LIBM1(exp2, __builtin_exp2f)
 PM_LIBM1(exp10, __builtin_exp10f)
-PM_LIBM1(log, __builtin_logf)
-PM_LIBM1(log2, __builtin_log2f)
 PM_LIBM1(log10, __builtin_log10f)
-PM_LIBM1(sin, __builtin_sinf)
 PM_LIBM1(sinh, __builtin_sinhf)
-PM_LIBM1(tan, __builtin_tanf)
-PM_LIBM1(tanh, __builtin_tanhf)
 PM_LIBM2(atan2, __builtin_atan2f)
 PM_LIBM2(fmod, __builtin_fmodf)
-PM_LIBM2(pow, __builtin_powf)
+
+// The precise / fast pairs: each namespace has its own overload set; the
+// default namespace takes the compile mode's set by using-declarations, so
+// `using namespace metal::precise` beside `using namespace metal` stays
+// unambiguous in safe mode (fast likewise in fast mode).
+#ifdef __FAST_MATH__
+#define PM_MODE fast
+#else
+#define PM_MODE precise
+#endif
+#define PM_VARIANTS(libm, name)                                                 \
+    namespace precise { libm(name, pm_##name##_precise) }                     \
+    namespace fast { libm(name, pm_##name##_fast) }                           \
+    using PM_MODE::name;                                                        \
+    using PM_MODE::pm_##name;
+PM_VARIANTS(PM_LIBM1, exp)
+PM_VARIANTS(PM_LIBM1, exp2)
+PM_VARIANTS(PM_LIBM1, log)
+PM_VARIANTS(PM_LIBM1, log2)
+PM_VARIANTS(PM_LIBM1, sin)
+PM_VARIANTS(PM_LIBM1, cos)
+PM_VARIANTS(PM_LIBM1, tan)
+PM_VARIANTS(PM_LIBM1, tanh)
+PM_VARIANTS(PM_LIBM2, pow)
+#undef PM_VARIANTS
+#undef PM_MODE
 
 PM_ELEM1(ceil, __builtin_elementwise_ceil)
 PM_ELEM1(floor, __builtin_elementwise_floor)
