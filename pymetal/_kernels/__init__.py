@@ -1,0 +1,69 @@
+"""Python glue for pymetal's built-in kernel families (Shaders/matmul.metal,
+sort.metal, scan.metal): each module checks its operands, packs the kernels'
+parameter structs and launches them, never waiting for the device.
+
+Operands are pymetal arrays: objects with ``_buf`` (buffer), ``_offset``
+(bytes), ``_shape``, ``_dtype`` and optionally ``_strides`` (bytes, like
+NumPy's; C-contiguous when absent).
+"""
+
+import numpy as np
+
+from ..library import shaders
+
+__all__ = ["dtype_name", "element_strides", "is_contiguous", "kernel", "bfloat16"]
+
+try:  # NumPy's view of bfloat16 buffers
+    from ml_dtypes import bfloat16
+except ImportError:  # pragma: no cover - ml_dtypes is a dependency
+    bfloat16 = None
+
+_NAMES = {np.dtype(t): n for t, n in [
+    (np.float32, "float32"), (np.float16, "float16"),
+    (np.int8, "int8"), (np.int16, "int16"), (np.int32, "int32"), (np.int64, "int64"),
+    (np.uint8, "uint8"), (np.uint16, "uint16"), (np.uint32, "uint32"), (np.uint64, "uint64"),
+    (np.bool_, "bool"),
+]}
+if bfloat16 is not None:
+    _NAMES[np.dtype(bfloat16)] = "bfloat16"
+
+
+def dtype_name(dtype, what):
+    """The host-name suffix of a dtype (float32, ..., bool); TypeError if none."""
+    name = _NAMES.get(np.dtype(dtype))
+    if name is None:
+        raise TypeError("%s: dtype %s is not supported (supported: %s)"
+                        % (what, np.dtype(dtype), ", ".join(sorted(_NAMES.values()))))
+    return name
+
+
+def element_strides(x):
+    """x's strides in elements (C-contiguous if it has no _strides)."""
+    item = x._dtype.itemsize
+    strides = getattr(x, "_strides", None)
+    if strides is None:
+        out, step = [], 1
+        for n in reversed(x._shape):
+            out.append(step)
+            step *= n
+        return tuple(reversed(out))
+    if any(s % item for s in strides):
+        raise ValueError("strides %r are not a multiple of the item size %d" % (strides, item))
+    return tuple(s // item for s in strides)
+
+
+def is_contiguous(shape, strides):
+    """Whether element strides describe a C-contiguous layout (size-1 dims ignored)."""
+    if 0 in shape:
+        return True
+    step = 1
+    for n, s in zip(reversed(shape), reversed(strides)):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def kernel(family, variant, dtype_suffix, device):
+    """The shader library's kernel <family>_<variant>_<dtype>."""
+    return shaders(device).function("%s_%s_%s" % (family, variant, dtype_suffix))

@@ -1,0 +1,147 @@
+"""Batched matmul with Shaders/matmul.metal: out[b] = a[b] @ b[b].
+
+Two kernel variants: "cpu" (pack B into column panels, then a register-blocked
+tile per thread; no barriers) and "gpu" (simdgroup_matrix 8x8 tiles through
+threadgroup memory; float32, float16, bfloat16). By default the CPU backend
+uses "cpu" and Metal uses "gpu"; integer and bool matmuls always use "cpu"
+(wrapping around like NumPy; bool is logical or of ands).
+"""
+
+import itertools
+
+import numpy as np
+
+from ..array import empty
+from . import dtype_name, element_strides, is_contiguous, kernel
+
+__all__ = ["matmul"]
+
+MAX_BATCH = 4  # PM_MATMUL_MAX_BATCH in Shaders/matmul.h
+TM, TN = 6, 16  # PM_MATMUL_TM / PM_MATMUL_TN in Shaders/matmul.metal
+BM, BN = 32, 32  # PM_MATMUL_BM / PM_MATMUL_BN: C tile of one "gpu" threadgroup
+CPU_GROUP = 16  # row tiles per threadgroup of the "cpu" variant (they share a B panel)
+
+PARAMS = np.dtype([  # struct MatmulParams, field by field
+    ("M", "<i4"), ("N", "<i4"), ("K", "<i4"), ("batch_ndim", "<i4"),
+    ("batch_shape", "<i4", (MAX_BATCH,)),
+    ("a_off", "<i8"), ("b_off", "<i8"), ("c_off", "<i8"),
+    ("a_row", "<i8"), ("a_col", "<i8"), ("b_row", "<i8"), ("b_col", "<i8"),
+    ("a_batch", "<i8", (MAX_BATCH,)), ("b_batch", "<i8", (MAX_BATCH,)), ("p_batch", "<i8", (MAX_BATCH,)),
+], align=True)
+
+_FLOATS = ("float32", "float16", "bfloat16")
+_INT32 = np.dtype(np.int32).itemsize
+
+
+def _matrix_strides(shape, strides, what):
+    """Element strides (row, col) of the inner two dims; one must be unit."""
+    (rows, cols), (row, col) = shape, strides
+    if rows <= 1:
+        row = cols  # any stride works for a single row: make it row-major
+    if cols <= 1:
+        col = 1
+    if col != 1 and row != 1:
+        raise ValueError("matmul: %s has no unit stride in its last two dimensions "
+                         "(element strides %r); it needs a copy" % (what, strides))
+    return row, col
+
+
+def _collapse(shape, *strides):
+    """Merges batch dims that are contiguous in every operand; drops size-1 dims."""
+    dims = [(n,) + tuple(s[d] for s in strides) for d, n in enumerate(shape) if n != 1]
+    out = []
+    for dim in dims:
+        if out and all(prev == cur * dim[0] for prev, cur in zip(out[-1][1:], dim[1:])):
+            out[-1] = (out[-1][0] * dim[0],) + dim[1:]
+        else:
+            out.append(dim)
+    return out
+
+
+def matmul(a, b, out, *, variant=None):
+    """out[..., :, :] = a @ b for pymetal arrays already broadcast to one batch shape.
+
+    a: (*batch, M, K), b: (*batch, K, N), out: (*batch, M, N) C-contiguous, one
+    dtype. a and b may be strided views (any batch strides, including 0 for
+    broadcast) if each has a unit stride in its last two dimensions; otherwise
+    ValueError("... needs a copy"). Returns out; the work is asynchronous.
+    """
+    dt = a._dtype
+    if b._dtype != dt or out._dtype != dt:
+        raise TypeError("matmul: operands must have one dtype, got %s, %s and %s" % (dt, b._dtype, out._dtype))
+    name = dtype_name(dt, "matmul")
+    sa, sb, so = a._shape, b._shape, out._shape
+    if len(sa) < 2 or len(sb) < 2 or len(so) != len(sa) or len(sb) != len(sa):
+        raise ValueError("matmul: a, b and out need the same number (>= 2) of dimensions, got "
+                         "shapes %r, %r and %r" % (sa, sb, so))
+    *batch, M, K = sa
+    if tuple(sb[:-2]) != tuple(batch) or tuple(so[:-2]) != tuple(batch) or sb[-2] != K or so[-2:] != (M, sb[-1]):
+        raise ValueError("matmul: shapes %r @ %r -> %r do not match (*batch, M, K) @ (*batch, K, N) -> "
+                         "(*batch, M, N)" % (sa, sb, so))
+    N = sb[-1]
+    ea, eb, eo = element_strides(a), element_strides(b), element_strides(out)
+    if not is_contiguous(so, eo):
+        raise ValueError("matmul: out must be C-contiguous, has element strides %r" % (eo,))
+    if variant is None:
+        variant = "gpu" if out._buf.device.backend == "metal" and name in _FLOATS else "cpu"
+    if variant not in ("cpu", "gpu"):
+        raise ValueError("matmul: variant must be 'cpu' or 'gpu', not %r" % (variant,))
+    if variant == "gpu" and name not in _FLOATS:
+        raise ValueError("matmul: the 'gpu' variant is for float32, float16 and bfloat16, not %s" % name)
+    a_row, a_col = _matrix_strides((M, K), ea[-2:], "a")
+    b_row, b_col = _matrix_strides((K, N), eb[-2:], "b")
+    nbatch = int(np.prod(batch, dtype=np.int64))
+    if M == 0 or N == 0 or nbatch == 0:
+        return out
+
+    # C's batch stride is M*N; dims beyond MAX_BATCH are looped over here.
+    dims = _collapse(batch, ea[:-2], eb[:-2], element_strides(out)[:-2])
+    outer, inner = dims[:-MAX_BATCH] if len(dims) > MAX_BATCH else [], dims[-MAX_BATCH:]
+    p = np.zeros((), PARAMS)
+    p["M"], p["N"], p["K"] = M, N, K
+    p["a_row"], p["a_col"], p["b_row"], p["b_col"] = a_row, a_col, b_row, b_col
+    p["batch_ndim"] = len(inner)
+    for d, (n, sa_, sb_, _) in enumerate(inner):
+        p["batch_shape"][d], p["a_batch"][d], p["b_batch"][d] = n, sa_, sb_
+    count = int(np.prod([d[0] for d in inner], dtype=np.int64))
+    launch = _launch_cpu if variant == "cpu" else _launch_gpu
+    for index in itertools.product(*(range(d[0]) for d in outer)):
+        p["a_off"] = sum(i * d[1] for i, d in zip(index, outer))
+        p["b_off"] = sum(i * d[2] for i, d in zip(index, outer))
+        p["c_off"] = sum(i * d[3] for i, d in zip(index, outer))
+        launch(name, a, b, out, p, inner, count)
+    return out
+
+
+def _launch_gpu(name, a, b, out, p, inner, count):
+    M, N = int(p["M"]), int(p["N"])
+    fn = kernel("matmul", "gpu", name, out._buf.device)
+    fn(a, b, out, p.tobytes(), groups=(-(-N // BN), -(-M // BM), count), threadgroup=(128, 1, 1))
+
+
+def _launch_cpu(name, a, b, out, p, inner, count):
+    M, N, K = int(p["M"]), int(p["N"]), int(p["K"])
+    dev = out._buf.device
+    panels = -(-N // TN)
+    # Pack B once per batch element it really has: its broadcast dims are left out.
+    kept = [d for d in inner if d[2] != 0]
+    q = p.copy()
+    q["batch_ndim"] = len(kept)
+    q["batch_shape"][:] = 0
+    q["b_batch"][:] = 0
+    step, p_batch = panels * K * TN, []
+    for d, (n, _, sb_, _) in reversed(list(enumerate(kept))):
+        q["batch_shape"][d], q["b_batch"][d] = n, sb_
+    for n, _, sb_, _ in reversed(inner):
+        p_batch.append(step if sb_ != 0 else 0)
+        if sb_ != 0:
+            step *= n
+    p["p_batch"][:len(inner)] = p_batch[::-1]
+    nb = int(np.prod([d[0] for d in kept], dtype=np.int64))
+    acc = np.float32 if name in _FLOATS else (np.uint64 if a._dtype.itemsize == 8 else np.uint32)
+    packed = empty(max(nb * panels * K * TN, 1), acc, device=dev)
+    if K:
+        kernel("matmul", "pack", name, dev)(b, packed, q.tobytes(), grid=(K, panels, nb))
+    tiles = -(-M // TM)
+    kernel("matmul", "cpu", name, dev)(a, packed, out, p.tobytes(), grid=(panels, tiles, count),
+                                       threadgroup=(1, min(tiles, CPU_GROUP), 1))

@@ -1,0 +1,136 @@
+"""Shaders/matmul.metal through pymetal._kernels.matmul, against NumPy."""
+
+import numpy as np
+import pytest
+
+import pymetal as pm
+from pymetal._kernels.matmul import matmul
+from kernels_util import DTYPES, FLOATS, IDS, bfloat16, device_copy, empty, host, random, view_of
+
+# Shapes (M, K, N): empty, size 1, K = 0, not multiples of the tiles (6 x 16 on
+# the CPU variant, 32 x 32 x 16 on the GPU variant), exact multiples.
+SHAPES = [(0, 3, 5), (4, 3, 0), (3, 0, 4), (1, 1, 1), (7, 13, 19), (6, 16, 16), (33, 17, 65), (64, 48, 32)]
+
+
+def reference(a, b):
+    """NumPy's matmul; float16 / bfloat16 through float32 (what the kernels accumulate in)."""
+    if a.dtype in (np.float16, bfloat16):
+        return np.matmul(a.astype(np.float32), b.astype(np.float32))
+    return np.matmul(a, b)
+
+
+def check(got, a, b):
+    want = reference(a, b)
+    if got.dtype.kind == "f" or got.dtype == bfloat16:
+        # Error bound: K float32 roundings of the sum plus one rounding of the result.
+        K = a.shape[-1]
+        bound = np.matmul(np.abs(a.astype(np.float32)), np.abs(b.astype(np.float32)))
+        out_eps = {np.dtype(np.float32): 2.0 ** -24, np.dtype(np.float16): 2.0 ** -11, bfloat16: 2.0 ** -8}[got.dtype]
+        tol = bound * (K * 2.0 ** -23 + out_eps) + 1e-30
+        err = np.abs(got.astype(np.float32) - want.astype(np.float32))
+        assert np.all(err <= tol), "max error %g (tolerance %g)" % (err.max(), tol.max())
+    else:
+        np.testing.assert_array_equal(got, want.astype(got.dtype))
+
+
+def run(a_np, b_np, variant=None, a_view=None, b_view=None):
+    """matmul of NumPy arrays (or of views of them given as (base, view) makers)."""
+    a_base, a_host = device_copy(a_np)
+    b_base, b_host = device_copy(b_np)
+    a = a_base if a_view is None else view_of(a_base, a_host, a_view(a_host))
+    b = b_base if b_view is None else view_of(b_base, b_host, b_view(b_host))
+    A = a_host if a_view is None else a_view(a_host)
+    B = b_host if b_view is None else b_view(b_host)
+    batch = np.broadcast_shapes(A.shape[:-2], B.shape[:-2])
+    out = empty(batch + (A.shape[-2], B.shape[-1]), A.dtype)
+    assert matmul(a, b, out, variant=variant) is out
+    return host(out), A, B
+
+
+def variants(dtype):
+    return ["cpu", "gpu"] if dtype in FLOATS else ["cpu"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+@pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
+def test_matmul_shapes(dev, rng, dtype, shape):
+    M, K, N = shape
+    a, b = random(rng, (M, K), dtype), random(rng, (K, N), dtype)
+    for variant in variants(dtype):
+        got, A, B = run(a, b, variant)
+        assert got.shape == (M, N)
+        check(got, A, B)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
+def test_matmul_transposed_and_broadcast(dev, rng, dtype):
+    # a.T @ b.T with batches: a stored (3, K, M), b stored (N, K) broadcast over the batch.
+    M, K, N = 21, 35, 18
+    at, bt = random(rng, (3, K, M), dtype), random(rng, (N, K), dtype)
+    for variant in variants(dtype):
+        got, A, B = run(at, bt, variant, a_view=lambda x: x.transpose(0, 2, 1),
+                        b_view=lambda x: np.broadcast_to(x.T, (3, K, N)))
+        assert got.shape == (3, M, N)
+        check(got, A, B)
+
+
+@pytest.mark.parametrize("variant", ["cpu", "gpu"])
+def test_matmul_batches(dev, rng, variant):
+    # Five batch dims (more than the kernel's four: the glue loops over the
+    # leading ones), broadcast in a and in b, a sliced (non-contiguous) batch dim.
+    a = random(rng, (2, 1, 3, 2, 5, 9, 7), np.float32)
+    b = random(rng, (1, 2, 3, 3, 1, 7, 10), np.float32)
+    got, A, B = run(a, b, variant,
+                    a_view=lambda x: np.broadcast_to(x, (2, 2, 3, 2, 5, 9, 7))[:, :, :, :, ::2],
+                    b_view=lambda x: np.broadcast_to(x, (2, 2, 3, 3, 2, 7, 10)).transpose(0, 1, 2, 4, 3, 5, 6))
+    assert got.shape == (2, 2, 3, 2, 3, 9, 10)
+    check(got, A, B)
+
+
+def test_matmul_integer_wraparound(dev, rng):
+    # Products and sums overflow: the result wraps like NumPy's.
+    for dtype in (np.int8, np.uint8, np.int32, np.int64, np.uint64):
+        a = random(rng, (5, 300), dtype)
+        b = random(rng, (300, 4), dtype)
+        got, A, B = run(a, b)
+        np.testing.assert_array_equal(got, np.matmul(A, B))
+
+
+def test_matmul_large(dev, rng):
+    a, b = random(rng, (1000, 1000), np.float32), random(rng, (1000, 1000), np.float32)
+    got, A, B = run(a, b, "cpu")
+    check(got, A, B)
+    a, b = random(rng, (150, 200), np.float16), random(rng, (200, 170), np.float16)
+    got, A, B = run(a, b, "gpu")
+    check(got, A, B)
+
+
+def test_matmul_default_variant(dev, rng):
+    a, b = random(rng, (9, 8), np.float32), random(rng, (8, 11), np.float32)
+    got, A, B = run(a, b)
+    check(got, A, B)
+
+
+def test_matmul_errors(dev, rng):
+    a_base, a_host = device_copy(random(rng, (4, 6, 5), np.float32))
+    b_base, _ = device_copy(random(rng, (5, 3), np.float32))
+    a = view_of(a_base, a_host, a_host[0])  # (6, 5)
+    out = pm.empty((6, 3), np.float32)
+    # No unit stride in the matrix dims (every other column): the caller has to copy.
+    strided = view_of(a_base, a_host, a_host[:, 0, ::2].T)  # (3, 4), strides (2, 30) elements
+    with pytest.raises(ValueError, match="needs a copy"):
+        matmul(strided, view_of(b_base, b_base.numpy(), b_base.numpy()[:4]), pm.empty((3, 3), np.float32))
+    with pytest.raises(TypeError, match="one dtype"):
+        matmul(a, b_base, pm.empty((6, 3), np.float16))
+    with pytest.raises(ValueError, match="do not match"):
+        matmul(a, b_base, pm.empty((6, 4), np.float32))
+    with pytest.raises(ValueError, match="dimensions"):
+        matmul(a_base, b_base, out)
+    o_base, o_host = device_copy(np.zeros((3, 6), np.float32))
+    with pytest.raises(ValueError, match="C-contiguous"):
+        matmul(a, b_base, view_of(o_base, o_host, o_host.T))
+    with pytest.raises(ValueError, match="variant"):
+        matmul(a, b_base, out, variant="tpu")
+    i_base, _ = device_copy(np.ones((2, 2), np.int32))
+    with pytest.raises(ValueError, match="gpu"):
+        matmul(i_base, i_base, pm.empty((2, 2), np.int32), variant="gpu")
