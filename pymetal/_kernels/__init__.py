@@ -65,5 +65,7 @@ def is_contiguous(shape, strides):
 
 
 def kernel(family, variant, dtype_suffix, device):
-    """The shader library's kernel <family>_<variant>_<dtype>."""
-    return shaders(device).function("%s_%s_%s" % (family, variant, dtype_suffix))
+    """The shader library's kernel <family>_<variant>_<dtype> (<family>_<dtype>
+    without a variant)."""
+    parts = (family, variant, dtype_suffix) if variant else (family, dtype_suffix)
+    return shaders(device).function("_".join(parts))
