@@ -1,0 +1,78 @@
+"""Cumulative sum / product along the last axis with Shaders/scan.metal
+(chunks per thread: reduce, scan the chunk totals, scan again from them).
+
+Output dtypes: every numeric input dtype into itself; bool, int8, int16, int32
+also into int64 and uint8, uint16, uint32 into uint64 (the Array API's
+defaults). Integers wrap around like NumPy; float16 and bfloat16 accumulate
+in float32 and round each output once (NumPy's float16 cumsum rounds every
+partial sum, so it differs in the last bits, and is less accurate).
+"""
+
+import numpy as np
+
+from ..array import empty
+from . import dtype_name, element_strides, is_contiguous, kernel
+
+__all__ = ["cumulative"]
+
+# Elements per thread: long contiguous chunks on the CPU backend, more
+# threads on a GPU.
+CHUNK = {"cpu": 8192, "metal": 256}
+
+PARAMS = np.dtype([(f, "<u4") for f in ("n", "rows", "chunk", "chunks", "exclusive", "prefix")])
+
+_WIDEN = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+          "uint8": "uint64", "uint16": "uint64", "uint32": "uint64"}
+
+
+def _acc(out_name):
+    """ScanAcc<Out> in Shaders/scan.h, as (host-name suffix, NumPy dtype)."""
+    if out_name in ("float32", "float16", "bfloat16"):
+        return "float32", np.float32
+    if out_name in ("int64", "uint64"):
+        return "uint64", np.uint64
+    return "uint32", np.uint32
+
+
+def cumulative(x, out, op="sum", exclusive=False):
+    """out[..., i] = op(x[..., 0], ..., x[..., i]) along the last axis (exclusive:
+    of x[..., :i], so out[..., 0] is 0 for sums, 1 for products).
+
+    x and out: C-contiguous pymetal arrays of one shape; out's dtype is x's or
+    (for small integers and bool) int64 / uint64. Returns out; asynchronous.
+    """
+    if op not in ("sum", "prod"):
+        raise ValueError("cumulative: op must be 'sum' or 'prod', not %r" % (op,))
+    shape = tuple(x._shape)
+    if not shape:
+        raise ValueError("cumulative: x must have at least one dimension")
+    if tuple(out._shape) != shape:
+        raise ValueError("cumulative: out has shape %r, x %r" % (tuple(out._shape), shape))
+    in_name, out_name = dtype_name(x._dtype, "cumulative"), dtype_name(out._dtype, "cumulative")
+    allowed = ([] if in_name == "bool" else [in_name]) + ([_WIDEN[in_name]] if in_name in _WIDEN else [])
+    if out_name not in allowed:
+        raise TypeError("cumulative: %s cannot accumulate into %s (only into %s)"
+                        % (in_name, out_name, " or ".join(allowed)))
+    for a, what in ((x, "x"), (out, "out")):
+        if not is_contiguous(a._shape, element_strides(a)):
+            raise ValueError("cumulative: %s must be C-contiguous" % what)
+    n = shape[-1]
+    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    if n == 0 or rows == 0:
+        return out
+    if n >= 1 << 32 or rows >= 1 << 32:
+        raise ValueError("cumulative: %d rows of %d elements are too many" % (rows, n))
+    dev = x._buf.device
+    chunk = CHUNK.get(dev.backend, 256)
+    chunks = -(-n // chunk)
+    pair = "%s_%s" % (in_name, out_name)
+    acc_name, acc_dt = _acc(out_name)
+    p = np.zeros((), PARAMS)
+    p["n"], p["rows"], p["chunk"], p["chunks"] = n, rows, chunk, chunks
+    p["exclusive"], p["prefix"] = bool(exclusive), chunks > 1
+    totals = empty(rows * chunks if chunks > 1 else 1, acc_dt, device=dev)
+    if chunks > 1:
+        kernel("scan_reduce", op, pair, dev)(x, totals, p.tobytes(), grid=(chunks, rows))
+        kernel("scan_totals", op, acc_name, dev)(totals, p.tobytes(), grid=rows)
+    kernel("scan_apply", op, pair, dev)(x, totals, out, p.tobytes(), grid=(chunks, rows))
+    return out
