@@ -14,7 +14,8 @@ struct MatmulParams {
     long a_row, a_col, b_row, b_col;      // element strides inside A (M, K) and B (K, N)
     long a_batch[PM_MATMUL_MAX_BATCH];    // element strides of the batch dims, 0 = broadcast
     long b_batch[PM_MATMUL_MAX_BATCH];
-    long p_batch[PM_MATMUL_MAX_BATCH];    // the same for packed B (CPU variant)
+    long pa_batch[PM_MATMUL_MAX_BATCH];   // the same for packed A and B (CPU variant)
+    long pb_batch[PM_MATMUL_MAX_BATCH];
 };
 
 // What a dot product accumulates in: float for float types (float16 and

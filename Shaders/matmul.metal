@@ -1,14 +1,16 @@
 // Batched matrix multiply, two variants (pymetal/_kernels/matmul.py picks one):
 //
-// - CPU (matmul_pack_<dtype> then matmul_cpu_<dtype>): B is first packed into
-//   column panels of PM_MATMUL_TN columns, each K x TN contiguous (converted to
-//   the accumulator type, zero-padded past N). Then each thread computes a
-//   TM x TN tile of C over the whole K in registers: per k it reads TN packed
-//   values (vector loads) and TM values of A (broadcasts). No barriers, so the
+// - CPU (matmul_packa_<dtype>, matmul_packb_<dtype>, then matmul_cpu_<dtype>):
+//   A is packed into panels of TM rows, each K x TM contiguous, and B into
+//   panels of TN columns, each K x TN (converted to the accumulator type,
+//   zero-padded past M and N). Then each thread computes a TM x TN tile of C
+//   over the whole K in registers: per k it reads TN packed values of B (vector
+//   loads) and TM of A (broadcasts), both sequentially. No barriers, so the
 //   CPU backend runs a threadgroup's threads as a plain loop; the threads of a
-//   group share one panel (it stays in cache). Packing makes B's layout (and a
-//   transposed B) irrelevant and keeps the panel reads sequential: B's rows are
-//   often exactly 4 KiB apart, which maps a column strip onto a few cache sets.
+//   group share one B panel (it stays in cache). Packing makes the operands'
+//   layouts (transposed or not) irrelevant to the inner loop and keeps its
+//   reads sequential: rows of A and B are often exactly 4 KiB apart, which maps
+//   a strip of them onto a few cache sets.
 // - GPU (matmul_gpu_<dtype>, float types): 32 x 32 tiles of C per threadgroup
 //   of 4 simdgroups, each accumulating 2 x 2 simdgroup_float8x8 fragments over
 //   K in steps of 16, with A and B tiles staged in threadgroup memory (as
@@ -16,34 +18,40 @@
 // Integer and bool types use the CPU variant on every device.
 #include "matmul.h"
 
-#define PM_MATMUL_TM 6  // rows of C per thread (CPU variant)
-#define PM_MATMUL_TN 16 // columns of C per thread = packed panel width
+#define PM_MATMUL_TM 6  // rows of C per thread (CPU variant) = packed A panel width
+#define PM_MATMUL_TN 16 // columns of C per thread = packed B panel width
 
-// packed[batch][panel][k][j] = B[batch][k][panel * TN + j] (0 past N), over the
+// packed[batch][panel][k][j] = B[batch][k][panel * W + j] (0 past N), over the
 // batch dimensions in which B is not broadcast (p.batch_shape and p.b_batch
-// hold only those). One thread per (k, panel, batch).
-template <typename T>
+// hold only those). One thread per (k, panel, batch); consecutive threads go
+// along B's unit stride (gid.x is the panel when B's rows are contiguous, else
+// k). A is packed as B = A^T (the glue swaps the fields).
+template <typename T, int W>
 [[kernel]] void matmul_pack(device const T* b [[buffer(0)]],
                             device typename MatmulAcc<T>::type* packed [[buffer(1)]],
                             constant MatmulParams& p [[buffer(2)]],
                             uint3 gid [[thread_position_in_grid]]) {
     typedef typename MatmulAcc<T>::type Acc;
-    const int TN = PM_MATMUL_TN;
-    int k = gid.x, panel = gid.y;
-    long panels = (p.N + TN - 1) / TN;
+    // Parameters in locals: stores through `packed` could alias `p` as far as
+    // the compiler knows, which would reload them in the loop.
+    const int N = p.N, K = p.K;
+    const long b_col = p.b_col;
+    int k = b_col == 1 ? gid.y : gid.x, panel = b_col == 1 ? gid.x : gid.y, col0 = panel * W;
+    long panels = (N + W - 1) / W;
     device const T* row = b + p.b_off + pm_batch_offset(gid.z, p.batch_shape, p.b_batch, p.batch_ndim)
                           + k * p.b_row;
-    device Acc* dst = packed + (long(gid.z) * panels + panel) * p.K * TN + long(k) * TN;
-    for (int j = 0; j < TN; j++) {
-        int col = panel * TN + j;
-        dst[j] = col < p.N ? Acc(row[col * p.b_col]) : Acc(0);
+    device Acc* dst = packed + (long(gid.z) * panels + panel) * K * W + long(k) * W;
+    if (col0 + W <= N && b_col == 1) { // the common case, as vector loads
+        for (int j = 0; j < W; j++) dst[j] = Acc(row[col0 + j]);
+    } else {
+        for (int j = 0; j < W; j++) dst[j] = col0 + j < N ? Acc(row[(col0 + j) * b_col]) : Acc(0);
     }
 }
 
-// One thread: C[i0 .. i0+TM, panel*TN .. +TN] of one batch element.
+// One thread: C[tile*TM .. +TM, panel*TN .. +TN] of one batch element.
 template <typename T>
-[[kernel]] void matmul_cpu(device const T* a [[buffer(0)]],
-                           device const typename MatmulAcc<T>::type* packed [[buffer(1)]],
+[[kernel]] void matmul_cpu(device const typename MatmulAcc<T>::type* pa [[buffer(0)]],
+                           device const typename MatmulAcc<T>::type* pb [[buffer(1)]],
                            device T* c [[buffer(2)]],
                            constant MatmulParams& p [[buffer(3)]],
                            uint3 gid [[thread_position_in_grid]]) {
@@ -51,20 +59,16 @@ template <typename T>
     const int TM = PM_MATMUL_TM, TN = PM_MATMUL_TN;
     const int M = p.M, N = p.N, K = p.K;
     int panel = gid.x, i0 = gid.y * TM;
-    a += p.a_off + pm_batch_offset(gid.z, p.batch_shape, p.a_batch, p.batch_ndim);
-    packed += pm_batch_offset(gid.z, p.batch_shape, p.p_batch, p.batch_ndim) + long(panel) * K * TN;
-    // Rows past M repeat row M-1 (their results are not stored): no branch in the loop.
-    device const T* rows[TM];
-    for (int i = 0; i < TM; i++) rows[i] = a + min(i0 + i, M - 1) * p.a_row;
+    pa += pm_batch_offset(gid.z, p.batch_shape, p.pa_batch, p.batch_ndim) + long(gid.y) * K * TM;
+    pb += pm_batch_offset(gid.z, p.batch_shape, p.pb_batch, p.batch_ndim) + long(panel) * K * TN;
     Acc acc[TM][TN];
     for (int i = 0; i < TM; i++)
         for (int j = 0; j < TN; j++) acc[i][j] = Acc(0);
-    const long a_col = p.a_col;
     for (int k = 0; k < K; k++) {
         Acc bk[TN];
-        for (int j = 0; j < TN; j++) bk[j] = packed[long(k) * TN + j];
+        for (int j = 0; j < TN; j++) bk[j] = pb[long(k) * TN + j];
         for (int i = 0; i < TM; i++) {
-            Acc aik = Acc(rows[i][k * a_col]);
+            Acc aik = pa[long(k) * TM + i];
             for (int j = 0; j < TN; j++) acc[i][j] += aik * bk[j];
         }
     }
@@ -142,8 +146,11 @@ template <typename T>
     }
 }
 
-#define PM_MATMUL_CPU(name, T)                                                                       \
-    template [[host_name("matmul_pack_" #name)]] [[kernel]] decltype(matmul_pack<T>) matmul_pack<T>; \
+#define PM_MATMUL_CPU(name, T)                                                                 \
+    template [[host_name("matmul_packa_" #name)]] [[kernel]]                                   \
+    decltype(matmul_pack<T, PM_MATMUL_TM>) matmul_pack<T, PM_MATMUL_TM>;                       \
+    template [[host_name("matmul_packb_" #name)]] [[kernel]]                                   \
+    decltype(matmul_pack<T, PM_MATMUL_TN>) matmul_pack<T, PM_MATMUL_TN>;                       \
     template [[host_name("matmul_cpu_" #name)]] [[kernel]] decltype(matmul_cpu<T>) matmul_cpu<T>;
 #define PM_MATMUL_GPU(name, T) \
     template [[host_name("matmul_gpu_" #name)]] [[kernel]] decltype(matmul_gpu<T>) matmul_gpu<T>;

@@ -40,9 +40,10 @@ template <typename A, typename Op>
                             constant ScanParams& p [[buffer(1)]],
                             uint row [[thread_position_in_grid]]) {
     if (row >= p.rows) return;
-    device A* t = totals + ulong(row) * p.chunks;
+    const uint chunks = p.chunks; // a local: the stores below could alias p
+    device A* t = totals + ulong(row) * chunks;
     A acc = Op::template identity<A>();
-    for (uint c = 0; c < p.chunks; c++) {
+    for (uint c = 0; c < chunks; c++) {
         A v = t[c];
         t[c] = acc;
         acc = Op()(acc, v);

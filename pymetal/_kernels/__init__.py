@@ -7,11 +7,14 @@ Operands are pymetal arrays: objects with ``_buf`` (buffer), ``_offset``
 NumPy's; C-contiguous when absent).
 """
 
+import threading
+
 import numpy as np
 
+from ..array import empty
 from ..library import shaders
 
-__all__ = ["dtype_name", "element_strides", "is_contiguous", "kernel", "bfloat16"]
+__all__ = ["dtype_name", "element_strides", "is_contiguous", "kernel", "scratch", "bfloat16"]
 
 try:  # NumPy's view of bfloat16 buffers
     from ml_dtypes import bfloat16
@@ -69,3 +72,26 @@ def kernel(family, variant, dtype_suffix, device):
     without a variant)."""
     parts = (family, variant, dtype_suffix) if variant else (family, dtype_suffix)
     return shaders(device).function("_".join(parts))
+
+
+_tls = threading.local()
+SCRATCH_KEEP = 64 << 20  # larger temporaries are not kept
+
+
+def scratch(device, slot, nbytes):
+    """A temporary device buffer (a uint8 pymetal array) of at least nbytes,
+    reused by this thread's later calls with the same slot name. Safe without
+    waiting: work a thread encodes runs in order on the device's stream, so a
+    later call's writes to it come after an earlier call's reads. Fresh memory
+    costs page faults (milliseconds per 4 MiB on some machines)."""
+    cache = getattr(_tls, "scratch", None)
+    if cache is None:
+        cache = _tls.scratch = {}
+    key = (id(device), slot)
+    buf = cache.get(key)
+    if buf is not None and buf._buf.device is device and buf.nbytes >= nbytes:
+        return buf
+    buf = empty(max(nbytes, 1), np.uint8, device=device)
+    if nbytes <= SCRATCH_KEEP:
+        cache[key] = buf
+    return buf

@@ -11,8 +11,7 @@ import itertools
 
 import numpy as np
 
-from ..array import empty
-from . import dtype_name, element_strides, is_contiguous, kernel
+from . import dtype_name, element_strides, is_contiguous, kernel, scratch
 
 __all__ = ["matmul"]
 
@@ -26,7 +25,8 @@ PARAMS = np.dtype([  # struct MatmulParams, field by field
     ("batch_shape", "<i4", (MAX_BATCH,)),
     ("a_off", "<i8"), ("b_off", "<i8"), ("c_off", "<i8"),
     ("a_row", "<i8"), ("a_col", "<i8"), ("b_row", "<i8"), ("b_col", "<i8"),
-    ("a_batch", "<i8", (MAX_BATCH,)), ("b_batch", "<i8", (MAX_BATCH,)), ("p_batch", "<i8", (MAX_BATCH,)),
+    ("a_batch", "<i8", (MAX_BATCH,)), ("b_batch", "<i8", (MAX_BATCH,)),
+    ("pa_batch", "<i8", (MAX_BATCH,)), ("pb_batch", "<i8", (MAX_BATCH,)),
 ], align=True)
 
 _FLOATS = ("float32", "float16", "bfloat16")
@@ -119,29 +119,42 @@ def _launch_gpu(name, a, b, out, p, inner, count):
     fn(a, b, out, p.tobytes(), groups=(-(-N // BN), -(-M // BM), count), threadgroup=(128, 1, 1))
 
 
-def _launch_cpu(name, a, b, out, p, inner, count):
+def _pack(name, x, p, inner, which):
+    """Packs B (which "b") or A, as B = A^T (which "a"), into panels for
+    matmul_cpu, once per batch element x really has (its broadcast dims are left
+    out). Returns the packed array; sets p["pa_batch"] / p["pb_batch"]."""
     M, N, K = int(p["M"]), int(p["N"]), int(p["K"])
-    dev = out._buf.device
-    panels = -(-N // TN)
-    # Pack B once per batch element it really has: its broadcast dims are left out.
-    kept = [d for d in inner if d[2] != 0]
     q = p.copy()
+    if which == "a":
+        width, cols, pos = TM, M, 1
+        q["N"], q["b_row"], q["b_col"], q["b_off"] = M, p["a_col"], p["a_row"], p["a_off"]
+    else:
+        width, cols, pos = TN, N, 2
+    kept = [(d[0], d[pos]) for d in inner if d[pos] != 0]
     q["batch_ndim"] = len(kept)
     q["batch_shape"][:] = 0
     q["b_batch"][:] = 0
-    step, p_batch = panels * K * TN, []
-    for d, (n, _, sb_, _) in reversed(list(enumerate(kept))):
-        q["batch_shape"][d], q["b_batch"][d] = n, sb_
-    for n, _, sb_, _ in reversed(inner):
-        p_batch.append(step if sb_ != 0 else 0)
-        if sb_ != 0:
-            step *= n
-    p["p_batch"][:len(inner)] = p_batch[::-1]
-    nb = int(np.prod([d[0] for d in kept], dtype=np.int64))
-    acc = np.float32 if name in _FLOATS else (np.uint64 if a._dtype.itemsize == 8 else np.uint32)
-    packed = empty(max(nb * panels * K * TN, 1), acc, device=dev)
+    for d, (n, stride) in enumerate(kept):
+        q["batch_shape"][d], q["b_batch"][d] = n, stride
+    panels = -(-cols // width)
+    step, strides = panels * K * width, []
+    for d in reversed(inner):  # packed batch strides: dense over the kept dims
+        strides.append(step if d[pos] != 0 else 0)
+        step *= d[0] if d[pos] != 0 else 1
+    p["p%s_batch" % which][:len(inner)] = strides[::-1]
+    count = int(np.prod([n for n, _ in kept], dtype=np.int64))
+    acc_size = 4 if name in _FLOATS or x._dtype.itemsize < 8 else 8  # MatmulAcc<T>
+    dev = x._buf.device
+    packed = scratch(dev, "matmul_" + which, count * panels * K * width * acc_size)
     if K:
-        kernel("matmul", "pack", name, dev)(b, packed, q.tobytes(), grid=(K, panels, nb))
+        grid = (panels, K, count) if q["b_col"] == 1 else (K, panels, count)  # see matmul_pack
+        kernel("matmul", "pack" + which, name, dev)(x, packed, q.tobytes(), grid=grid)
+    return packed
+
+
+def _launch_cpu(name, a, b, out, p, inner, count):
+    M, N = int(p["M"]), int(p["N"])
+    pa, pb = _pack(name, a, p, inner, "a"), _pack(name, b, p, inner, "b")
     tiles = -(-M // TM)
-    kernel("matmul", "cpu", name, dev)(a, packed, out, p.tobytes(), grid=(panels, tiles, count),
-                                       threadgroup=(1, min(tiles, CPU_GROUP), 1))
+    kernel("matmul", "cpu", name, out._buf.device)(pa, pb, out, p.tobytes(), grid=(-(-N // TN), tiles, count),
+                                                   threadgroup=(1, min(tiles, CPU_GROUP), 1))

@@ -10,8 +10,7 @@ partial sum, so it differs in the last bits, and is less accurate).
 
 import numpy as np
 
-from ..array import empty
-from . import dtype_name, element_strides, is_contiguous, kernel
+from . import dtype_name, element_strides, is_contiguous, kernel, scratch
 
 __all__ = ["cumulative"]
 
@@ -26,12 +25,12 @@ _WIDEN = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
 
 
 def _acc(out_name):
-    """ScanAcc<Out> in Shaders/scan.h, as (host-name suffix, NumPy dtype)."""
+    """ScanAcc<Out> in Shaders/scan.h, as (host-name suffix, item size)."""
     if out_name in ("float32", "float16", "bfloat16"):
-        return "float32", np.float32
+        return "float32", 4
     if out_name in ("int64", "uint64"):
-        return "uint64", np.uint64
-    return "uint32", np.uint32
+        return "uint64", 8
+    return "uint32", 4
 
 
 def cumulative(x, out, op="sum", exclusive=False):
@@ -66,11 +65,11 @@ def cumulative(x, out, op="sum", exclusive=False):
     chunk = CHUNK.get(dev.backend, 256)
     chunks = -(-n // chunk)
     pair = "%s_%s" % (in_name, out_name)
-    acc_name, acc_dt = _acc(out_name)
+    acc_name, acc_size = _acc(out_name)
     p = np.zeros((), PARAMS)
     p["n"], p["rows"], p["chunk"], p["chunks"] = n, rows, chunk, chunks
     p["exclusive"], p["prefix"] = bool(exclusive), chunks > 1
-    totals = empty(rows * chunks if chunks > 1 else 1, acc_dt, device=dev)
+    totals = scratch(dev, "scan_totals", rows * chunks * acc_size if chunks > 1 else 1)
     if chunks > 1:
         kernel("scan_reduce", op, pair, dev)(x, totals, p.tobytes(), grid=(chunks, rows))
         kernel("scan_totals", op, acc_name, dev)(totals, p.tobytes(), grid=rows)

@@ -13,7 +13,7 @@ Indices are int64.
 import numpy as np
 
 from ..array import empty
-from . import dtype_name, element_strides, is_contiguous, kernel
+from . import dtype_name, element_strides, is_contiguous, kernel, scratch
 
 __all__ = ["sort", "searchsorted"]
 
@@ -75,17 +75,15 @@ def sort(x, out_values=None, out_indices=None, *, descending=False):
 
     size = x._dtype.itemsize
     key = _KEY[size]
-    kdt = np.uint64 if key == "uint64" else np.uint32
-    keys = [empty(rows * n, kdt, device=dev), None]
-    index = [empty(rows * n, np.uint32, device=dev), None]
+    kbytes = rows * n * (8 if key == "uint64" else 4)
+    keys = [scratch(dev, "sort_keys0", kbytes), scratch(dev, "sort_keys1", kbytes)]
+    index = [scratch(dev, "sort_index0", rows * n * 4), scratch(dev, "sort_index1", rows * n * 4)]
     kernel("sort", "init", name, dev)(x, keys[0], index[0], _params(n=n, rows=rows, descending=bool(descending)),
                                       grid=(-(-n // CHUNK), rows))
     width, cur = CHUNK, 0
     per_thread_max = PER_THREAD.get(dev.backend, 64)
     merge = kernel("sort", "merge", key, dev)
     while width < n:
-        if keys[1] is None:
-            keys[1], index[1] = empty(rows * n, kdt, device=dev), empty(rows * n, np.uint32, device=dev)
         per_thread = min(per_thread_max, 2 * width)
         merge(keys[cur], index[cur], keys[1 - cur], index[1 - cur],
               _params(n=n, rows=rows, width=width, per_thread=per_thread), grid=(-(-n // per_thread), rows))

@@ -134,3 +134,16 @@ def test_matmul_errors(dev, rng):
     i_base, _ = device_copy(np.ones((2, 2), np.int32))
     with pytest.raises(ValueError, match="gpu"):
         matmul(i_base, i_base, pm.empty((2, 2), np.int32), variant="gpu")
+
+
+def test_matmul_back_to_back(dev, rng):
+    # Asynchronous calls reuse the glue's packing buffers: each must see its own data.
+    pairs = [(random(rng, (m, k), np.float32), random(rng, (k, n), np.float32))
+             for m, k, n in ((40, 30, 20), (7, 90, 33), (64, 64, 64), (5, 3, 2))]
+    outs = []
+    for a_np, b_np in pairs:
+        a, _ = device_copy(a_np)
+        b, _ = device_copy(b_np)
+        outs.append(matmul(a, b, pm.empty((a_np.shape[0], b_np.shape[1]), np.float32), variant="cpu"))
+    for out, (a_np, b_np) in zip(outs, pairs):
+        check(host(out), a_np, b_np)

@@ -89,3 +89,15 @@ def test_cumulative_errors(dev):
         cumulative(x, pm.empty((3, 2), np.int8))
     with pytest.raises(ValueError, match="dimension"):
         cumulative(pm.asarray(np.float32(1)), pm.empty((), np.float32))
+
+
+def test_cumulative_back_to_back(dev, rng, monkeypatch):
+    # Asynchronous calls reuse the glue's chunk totals: each must see its own data.
+    monkeypatch.setitem(scan_glue.CHUNK, dev.backend, 16)
+    inputs = [random(rng, shape, np.int32) for shape in ((3000,), (2, 100), (50,), (4, 700))]
+    outs = []
+    for x_np in inputs:
+        x, _ = device_copy(x_np)
+        outs.append(cumulative(x, pm.empty(x_np.shape, np.int64)))
+    for out, x_np in zip(outs, inputs):
+        np.testing.assert_array_equal(host(out), np.cumsum(x_np, axis=-1, dtype=np.int64))
