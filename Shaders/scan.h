@@ -11,6 +11,7 @@ struct ScanParams {
     uint chunks;    // chunks per row = ceil(n / chunk)
     uint exclusive; // 1: out[i] combines x[0 .. i-1] (out[0] = the identity)
     uint prefix;    // scan_apply: 1 to start each chunk from the chunk prefixes
+    uint product;   // 1: cumulative product, 0: cumulative sum
 };
 
 // What a scan accumulates in, by output type: float for float types (float16
@@ -26,11 +27,7 @@ PM_SCAN_ACC(int, uint) PM_SCAN_ACC(uint, uint)
 PM_SCAN_ACC(long, ulong) PM_SCAN_ACC(ulong, ulong)
 #undef PM_SCAN_ACC
 
-struct ScanSum {
-    template <typename A> static A identity() { return A(0); }
-    template <typename A> A operator()(A a, A b) const { return a + b; }
-};
-struct ScanProd {
-    template <typename A> static A identity() { return A(1); }
-    template <typename A> A operator()(A a, A b) const { return a * b; }
-};
+// The operation is a run-time parameter rather than a template one: it halves
+// the kernels to compile, and the compiler unswitches the loops on it.
+template <typename A> inline A pm_scan_identity(bool product) { return product ? A(1) : A(0); }
+template <typename A> inline A pm_scan_op(A a, A b, bool product) { return product ? a * b : a + b; }

@@ -18,7 +18,7 @@ __all__ = ["cumulative"]
 # threads on a GPU.
 CHUNK = {"cpu": 8192, "metal": 256}
 
-PARAMS = np.dtype([(f, "<u4") for f in ("n", "rows", "chunk", "chunks", "exclusive", "prefix")])
+PARAMS = np.dtype([(f, "<u4") for f in ("n", "rows", "chunk", "chunks", "exclusive", "prefix", "product")])
 
 _WIDEN = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
           "uint8": "uint64", "uint16": "uint64", "uint32": "uint64"}
@@ -68,10 +68,10 @@ def cumulative(x, out, op="sum", exclusive=False):
     acc_name, acc_size = _acc(out_name)
     p = np.zeros((), PARAMS)
     p["n"], p["rows"], p["chunk"], p["chunks"] = n, rows, chunk, chunks
-    p["exclusive"], p["prefix"] = bool(exclusive), chunks > 1
+    p["exclusive"], p["prefix"], p["product"] = bool(exclusive), chunks > 1, op == "prod"
     totals = scratch(dev, "scan_totals", rows * chunks * acc_size if chunks > 1 else 1)
     if chunks > 1:
-        kernel("scan_reduce", op, pair, dev)(x, totals, p.tobytes(), grid=(chunks, rows))
-        kernel("scan_totals", op, acc_name, dev)(totals, p.tobytes(), grid=rows)
-    kernel("scan_apply", op, pair, dev)(x, totals, out, p.tobytes(), grid=(chunks, rows))
+        kernel("scan", "reduce", pair, dev)(x, totals, p.tobytes(), grid=(chunks, rows))
+        kernel("scan", "totals", acc_name, dev)(totals, p.tobytes(), grid=rows)
+    kernel("scan", "apply", pair, dev)(x, totals, out, p.tobytes(), grid=(chunks, rows))
     return out
