@@ -34,10 +34,11 @@ _INT32 = np.dtype(np.int32).itemsize
 
 
 def _matrix_strides(shape, strides, what):
-    """Element strides (row, col) of the inner two dims; one must be unit."""
+    """Element strides (row, col) of the inner two dims; one must be unit (the
+    kernels take any strides, but would read memory far apart)."""
     (rows, cols), (row, col) = shape, strides
     if rows <= 1:
-        row = cols  # any stride works for a single row: make it row-major
+        row = 1  # never stepped over: any value is right
     if cols <= 1:
         col = 1
     if col != 1 and row != 1:

@@ -147,3 +147,18 @@ def test_matmul_back_to_back(dev, rng):
         outs.append(matmul(a, b, pm.empty((a_np.shape[0], b_np.shape[1]), np.float32), variant="cpu"))
     for out, (a_np, b_np) in zip(outs, pairs):
         check(host(out), a_np, b_np)
+
+
+@pytest.mark.parametrize("variant", ["cpu", "gpu"])
+def test_matmul_vectors_and_empty_batch(dev, rng, variant):
+    # A single row / column may have any stride: it is never stepped over.
+    a, b = random(rng, (3, 40), np.float32), random(rng, (20, 5), np.float32)
+    got, A, B = run(a, b, variant, a_view=lambda x: x[1:2, ::2], b_view=lambda x: x[:, 3:4])
+    assert got.shape == (1, 1)
+    check(got, A, B)
+    got, A, B = run(b, a, variant, a_view=lambda x: x[::4, 2:4].T, b_view=lambda x: x[0:1, :20:4].T)
+    assert got.shape == (2, 1)
+    check(got, A, B)
+    # No batch elements at all.
+    got, A, B = run(random(rng, (0, 3, 4), np.float32), random(rng, (0, 4, 5), np.float32), variant)
+    assert got.shape == (0, 3, 5)
