@@ -148,8 +148,11 @@ def _pack(name, x, p, inner, which):
     dev = x._buf.device
     packed = scratch(dev, "matmul_" + which, count * panels * K * width * acc_size)
     if K:
-        grid = (panels, K, count) if q["b_col"] == 1 else (K, panels, count)  # see matmul_pack
-        kernel("matmul", "pack" + which, name, dev)(x, packed, q.tobytes(), grid=grid)
+        # Threads go along the unit stride (see matmul_pack); a group is one
+        # stretch of them, so that it reads one stretch of memory.
+        grid = (panels, K, count) if q["b_col"] == 1 else (K, panels, count)
+        kernel("matmul", "pack" + which, name, dev)(x, packed, q.tobytes(), grid=grid,
+                                                    threadgroup=(min(grid[0], 256), 1, 1))
     return packed
 
 
