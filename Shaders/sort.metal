@@ -3,7 +3,7 @@
 // small independent threads. The glue (pymetal/_kernels/sort.py) runs:
 //
 // 1. sort_init_<dtype>: each thread sorts a chunk of PM_SORT_CHUNK elements of a
-//    row (insertion sort, stable) into (key, index) pairs (keys: sort.h).
+//    row (stably) into (key, index) pairs (keys: sort.h).
 // 2. sort_merge_<uint32|uint64>, once per pass with width = CHUNK, 2 CHUNK, ...
 //    while width < n: merges pairs of sorted runs of `width` into runs of
 //    2 width, ping-ponging between two buffers. Each thread produces
@@ -19,6 +19,48 @@
 
 #define PM_SORT_CHUNK 32
 
+// Sorts keys k[0 .. count) of one chunk stably and sets pos[] to where each
+// came from. 32-bit keys: the values key << 32 | position are distinct and
+// order as (key, position), so a bitonic network (branch-free, unlike an
+// insertion sort on random data) sorts them stably.
+inline void pm_sort_chunk(thread uint* k, thread uint* pos, uint count) {
+    const uint C = PM_SORT_CHUNK;
+    ulong v[C];
+    for (uint i = 0; i < C; i++) v[i] = i < count ? ulong(k[i]) << 32 | i : ~0ul; // padding sorts last
+    _Pragma("clang loop unroll(full)")
+    for (uint size = 2; size <= C; size *= 2) {
+        _Pragma("clang loop unroll(full)")
+        for (uint stride = size / 2; stride > 0; stride /= 2) {
+            _Pragma("clang loop unroll(full)")
+            for (uint c = 0; c < C / 2; c++) { // comparator c: elements lo < hi
+                uint lo = 2 * stride * (c / stride) + c % stride, hi = lo + stride;
+                ulong a = v[lo], b = v[hi];
+                bool up = (lo & size) == 0;
+                v[lo] = up ? min(a, b) : max(a, b);
+                v[hi] = up ? max(a, b) : min(a, b);
+            }
+        }
+    }
+    for (uint i = 0; i < count; i++) {
+        k[i] = uint(v[i] >> 32);
+        pos[i] = uint(v[i]);
+    }
+}
+
+// 64-bit keys: a stable insertion sort.
+inline void pm_sort_chunk(thread ulong* k, thread uint* pos, uint count) {
+    for (uint i = 0; i < count; i++) {
+        ulong key = k[i];
+        uint j = i;
+        for (; j > 0 && k[j - 1] > key; j--) {
+            k[j] = k[j - 1];
+            pos[j] = pos[j - 1];
+        }
+        k[j] = key;
+        pos[j] = i;
+    }
+}
+
 template <typename T>
 [[kernel]] void sort_init(device const T* x [[buffer(0)]],
                           device typename SortKey<T>::type* keys [[buffer(1)]],
@@ -30,21 +72,14 @@ template <typename T>
     if (start >= p.n) return;
     uint count = min(uint(PM_SORT_CHUNK), p.n - start);
     ulong base = ulong(gid.y) * p.n + start;
+    bool descending = p.descending != 0;
     K k[PM_SORT_CHUNK];
-    uint id[PM_SORT_CHUNK];
-    for (uint i = 0; i < count; i++) {
-        K key = pm_sort_key(x[base + i], p.descending != 0);
-        uint j = i;
-        for (; j > 0 && k[j - 1] > key; j--) {
-            k[j] = k[j - 1];
-            id[j] = id[j - 1];
-        }
-        k[j] = key;
-        id[j] = start + i;
-    }
+    uint pos[PM_SORT_CHUNK];
+    for (uint i = 0; i < count; i++) k[i] = pm_sort_key(x[base + i], descending);
+    pm_sort_chunk(k, pos, count);
     for (uint i = 0; i < count; i++) {
         keys[base + i] = k[i];
-        index[base + i] = id[i];
+        index[base + i] = start + pos[i];
     }
 }
 
