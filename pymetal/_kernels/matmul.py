@@ -96,7 +96,9 @@ def matmul(a, b, out, *, variant=None):
         return out
 
     # C's batch stride is M*N; dims beyond MAX_BATCH are looped over here.
-    dims = _collapse(batch, ea[:-2], eb[:-2], element_strides(out)[:-2])
+    if max(M, N, K) >= 1 << 31:
+        raise ValueError("matmul: matrices of 2**31 rows or columns or more are not supported")
+    dims = _collapse(batch, ea[:-2], eb[:-2], eo[:-2])
     outer, inner = dims[:-MAX_BATCH] if len(dims) > MAX_BATCH else [], dims[-MAX_BATCH:]
     p = np.zeros((), PARAMS)
     p["M"], p["N"], p["K"] = M, N, K

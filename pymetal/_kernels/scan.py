@@ -59,7 +59,7 @@ def cumulative(x, out, op="sum", exclusive=False):
     rows = int(np.prod(shape[:-1], dtype=np.int64))
     if n == 0 or rows == 0:
         return out
-    if n >= 1 << 32 or rows >= 1 << 32:
+    if n >= 1 << 31 or rows >= 1 << 32:  # 32-bit positions in the kernels
         raise ValueError("cumulative: %d rows of %d elements are too many" % (rows, n))
     dev = x._buf.device
     chunk = CHUNK.get(dev.backend, 256)

@@ -68,3 +68,15 @@ def empty(shape, dtype):
 def host(x):
     """NumPy copy of a C-contiguous pymetal array (waits for the device)."""
     return np.array(pm.Array.numpy(x))
+
+
+def huge(shape, dtype):
+    """A C-contiguous array description far larger than its (tiny) memory: for
+    checks that must refuse it before any kernel reads it."""
+    dtype = np.dtype(dtype)
+    small = pm.empty(1, np.uint8)
+    strides, step = [], dtype.itemsize
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return StridedArray(small._buf, 0, shape, dtype, strides[::-1])

@@ -5,7 +5,7 @@ import pytest
 
 import pymetal as pm
 from pymetal._kernels.matmul import matmul
-from kernels_util import DTYPES, FLOATS, IDS, bfloat16, device_copy, empty, host, random, view_of
+from kernels_util import DTYPES, FLOATS, IDS, bfloat16, device_copy, empty, host, huge, random, view_of
 
 # Shapes (M, K, N): empty, size 1, K = 0, not multiples of the tiles (6 x 16 on
 # the CPU variant, 32 x 32 x 16 on the GPU variant), exact multiples.
@@ -134,6 +134,8 @@ def test_matmul_errors(dev, rng):
     i_base, _ = device_copy(np.ones((2, 2), np.int32))
     with pytest.raises(ValueError, match="gpu"):
         matmul(i_base, i_base, pm.empty((2, 2), np.int32), variant="gpu")
+    with pytest.raises(ValueError, match="2\\*\\*31"):
+        matmul(huge((1 << 31, 1), np.float32), huge((1, 1), np.float32), huge((1 << 31, 1), np.float32))
 
 
 def test_matmul_back_to_back(dev, rng):

@@ -6,7 +6,7 @@ import pytest
 import pymetal as pm
 import pymetal._kernels.scan as scan_glue
 from pymetal._kernels.scan import cumulative
-from kernels_util import bfloat16, device_copy, empty, host, random
+from kernels_util import bfloat16, device_copy, empty, host, huge, random
 
 PAIRS = [(t, t) for t in ("float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",
                           "uint8", "uint16", "uint32", "uint64")] + [
@@ -89,6 +89,8 @@ def test_cumulative_errors(dev):
         cumulative(x, pm.empty((3, 2), np.int8))
     with pytest.raises(ValueError, match="dimension"):
         cumulative(pm.asarray(np.float32(1)), pm.empty((), np.float32))
+    with pytest.raises(ValueError, match="too many"):
+        cumulative(huge((1 << 31,), np.float32), huge((1 << 31,), np.float32))
 
 
 def test_cumulative_back_to_back(dev, rng, monkeypatch):
