@@ -2,6 +2,11 @@
 sort.metal, scan.metal): each module checks its operands, packs the kernels'
 parameter structs and launches them, never waiting for the device.
 
+The checks and parameters depend only on the operands' dtypes, shapes and
+strides, so each module prepares a Plan (the launches, with their parameter
+bytes and grids) once per such signature and replays it from a dictionary:
+a repeated call costs a lookup plus one kernel call per launch.
+
 Operands are pymetal arrays: objects with ``_buf`` (buffer), ``_offset``
 (bytes), ``_shape``, ``_dtype`` and optionally ``_strides`` (bytes, like
 NumPy's; C-contiguous when absent).
@@ -14,7 +19,8 @@ import numpy as np
 from ..array import empty
 from ..library import shaders
 
-__all__ = ["dtype_name", "element_strides", "is_contiguous", "kernel", "scratch", "bfloat16"]
+__all__ = ["Plan", "bfloat16", "dtype_name", "element_strides", "is_contiguous", "kernel", "plan", "scratch",
+           "signature"]
 
 try:  # NumPy's view of bfloat16 buffers
     from ml_dtypes import bfloat16
@@ -95,3 +101,47 @@ def scratch(device, slot, nbytes):
     if nbytes <= SCRATCH_KEEP:
         cache[key] = buf
     return buf
+
+
+def signature(*arrays):
+    """What a plan may depend on: each operand's dtype, shape and strides."""
+    return tuple((x._dtype, x._shape, getattr(x, "_strides", None)) for x in arrays)
+
+
+class Plan:
+    """Prepared launches: each binds operands by role ("a", "out", ...; the
+    caller's arrays or scratch buffers) followed by its parameter bytes."""
+
+    __slots__ = ("device", "launches", "temps")
+
+    def __init__(self, device):
+        self.device = device
+        self.launches = []  # (function, roles, params, launch keywords)
+        self.temps = {}     # role -> bytes of its scratch buffer (the role names the slot)
+
+    def temp(self, role, nbytes):
+        """Role `role` is a scratch buffer of at least nbytes."""
+        self.temps[role] = max(nbytes, self.temps.get(role, 0))
+
+    def launch(self, fn, roles, params, **config):
+        self.launches.append((fn, roles, params, config))
+
+    def run(self, **operands):
+        for role, nbytes in self.temps.items():
+            operands[role] = scratch(self.device, role, nbytes)
+        for fn, roles, params, config in self.launches:
+            fn(*[operands[r] for r in roles], params, **config)
+
+
+_PLANS_MAX = 512
+
+
+def plan(cache, key, build):
+    """cache[key], made by build() on a miss (the cache is bounded)."""
+    p = cache.get(key)
+    if p is None:
+        p = build()
+        if len(cache) >= _PLANS_MAX:
+            cache.clear()
+        cache[key] = p
+    return p

@@ -8,10 +8,11 @@ uses "cpu" and Metal uses "gpu"; integer and bool matmuls always use "cpu"
 """
 
 import itertools
+import math
 
 import numpy as np
 
-from . import dtype_name, element_strides, is_contiguous, kernel, scratch
+from . import Plan, dtype_name, element_strides, is_contiguous, kernel, plan, signature
 
 __all__ = ["matmul"]
 
@@ -30,7 +31,6 @@ PARAMS = np.dtype([  # struct MatmulParams, field by field
 ], align=True)
 
 _FLOATS = ("float32", "float16", "bfloat16")
-_INT32 = np.dtype(np.int32).itemsize
 
 
 def _matrix_strides(shape, strides, what):
@@ -59,6 +59,9 @@ def _collapse(shape, *strides):
     return out
 
 
+_plans = {}
+
+
 def matmul(a, b, out, *, variant=None):
     """out[..., :, :] = a @ b for pymetal arrays already broadcast to one batch shape.
 
@@ -67,6 +70,13 @@ def matmul(a, b, out, *, variant=None):
     broadcast) if each has a unit stride in its last two dimensions; otherwise
     ValueError("... needs a copy"). Returns out; the work is asynchronous.
     """
+    dev = out._buf.device
+    key = (signature(a, b, out), variant, dev)
+    plan(_plans, key, lambda: _plan(a, b, out, variant, dev)).run(a=a, b=b, out=out)
+    return out
+
+
+def _plan(a, b, out, variant, dev):
     dt = a._dtype
     if b._dtype != dt or out._dtype != dt:
         raise TypeError("matmul: operands must have one dtype, got %s, %s and %s" % (dt, b._dtype, out._dtype))
@@ -84,20 +94,20 @@ def matmul(a, b, out, *, variant=None):
     if not is_contiguous(so, eo):
         raise ValueError("matmul: out must be C-contiguous, has element strides %r" % (eo,))
     if variant is None:
-        variant = "gpu" if out._buf.device.backend == "metal" and name in _FLOATS else "cpu"
+        variant = "gpu" if dev.backend == "metal" and name in _FLOATS else "cpu"
     if variant not in ("cpu", "gpu"):
         raise ValueError("matmul: variant must be 'cpu' or 'gpu', not %r" % (variant,))
     if variant == "gpu" and name not in _FLOATS:
         raise ValueError("matmul: the 'gpu' variant is for float32, float16 and bfloat16, not %s" % name)
     a_row, a_col = _matrix_strides((M, K), ea[-2:], "a")
     b_row, b_col = _matrix_strides((K, N), eb[-2:], "b")
-    nbatch = int(np.prod(batch, dtype=np.int64))
-    if M == 0 or N == 0 or nbatch == 0:
-        return out
-
-    # C's batch stride is M*N; dims beyond MAX_BATCH are looped over here.
+    result = Plan(dev)
+    if M == 0 or N == 0 or 0 in batch:
+        return result
     if max(M, N, K) >= 1 << 31:
         raise ValueError("matmul: matrices of 2**31 rows or columns or more are not supported")
+
+    # C's batch stride is M*N; dims beyond MAX_BATCH are launched one by one.
     dims = _collapse(batch, ea[:-2], eb[:-2], eo[:-2])
     outer, inner = dims[:-MAX_BATCH] if len(dims) > MAX_BATCH else [], dims[-MAX_BATCH:]
     p = np.zeros((), PARAMS)
@@ -106,26 +116,24 @@ def matmul(a, b, out, *, variant=None):
     p["batch_ndim"] = len(inner)
     for d, (n, sa_, sb_, _) in enumerate(inner):
         p["batch_shape"][d], p["a_batch"][d], p["b_batch"][d] = n, sa_, sb_
-    count = int(np.prod([d[0] for d in inner], dtype=np.int64))
-    launch = _launch_cpu if variant == "cpu" else _launch_gpu
+    count = math.prod(d[0] for d in inner)
     for index in itertools.product(*(range(d[0]) for d in outer)):
         p["a_off"] = sum(i * d[1] for i, d in zip(index, outer))
         p["b_off"] = sum(i * d[2] for i, d in zip(index, outer))
         p["c_off"] = sum(i * d[3] for i, d in zip(index, outer))
-        launch(name, a, b, out, p, inner, count)
-    return out
+        if variant == "cpu":
+            _plan_cpu(result, name, dt.itemsize, p, inner, count)
+        else:
+            result.launch(kernel("matmul", "gpu", name, dev), ("a", "b", "out"), p.tobytes(),
+                          groups=(-(-N // BN), -(-M // BM), count), threadgroup=(128, 1, 1))
+    return result
 
 
-def _launch_gpu(name, a, b, out, p, inner, count):
-    M, N = int(p["M"]), int(p["N"])
-    fn = kernel("matmul", "gpu", name, out._buf.device)
-    fn(a, b, out, p.tobytes(), groups=(-(-N // BN), -(-M // BM), count), threadgroup=(128, 1, 1))
-
-
-def _pack(name, x, p, inner, which):
+def _plan_pack(result, name, itemsize, p, inner, which):
     """Packs B (which "b") or A, as B = A^T (which "a"), into panels for
-    matmul_cpu, once per batch element x really has (its broadcast dims are left
-    out). Returns the packed array; sets p["pa_batch"] / p["pb_batch"]."""
+    matmul_cpu, once per batch element the operand really has (its broadcast
+    dims are left out), into the scratch role "pack_<which>". Sets
+    p["pa_batch"] / p["pb_batch"]."""
     M, N, K = int(p["M"]), int(p["N"]), int(p["K"])
     q = p.copy()
     if which == "a":
@@ -145,22 +153,22 @@ def _pack(name, x, p, inner, which):
         strides.append(step if d[pos] != 0 else 0)
         step *= d[0] if d[pos] != 0 else 1
     p["p%s_batch" % which][:len(inner)] = strides[::-1]
-    count = int(np.prod([n for n, _ in kept], dtype=np.int64))
-    acc_size = 4 if name in _FLOATS or x._dtype.itemsize < 8 else 8  # MatmulAcc<T>
-    dev = x._buf.device
-    packed = scratch(dev, "matmul_" + which, count * panels * K * width * acc_size)
+    count = math.prod(n for n, _ in kept)
+    acc_size = 4 if name in _FLOATS or itemsize < 8 else 8  # MatmulAcc<T>
+    role = "pack_" + which
+    result.temp(role, count * panels * K * width * acc_size)
     if K:
         # Threads go along the unit stride (see matmul_pack); a group is one
         # stretch of them, so that it reads one stretch of memory.
         grid = (panels, K, count) if q["b_col"] == 1 else (K, panels, count)
-        kernel("matmul", "pack" + which, name, dev)(x, packed, q.tobytes(), grid=grid,
-                                                    threadgroup=(min(grid[0], 256), 1, 1))
-    return packed
+        result.launch(kernel("matmul", "pack" + which, name, result.device), (which, role), q.tobytes(),
+                      grid=grid, threadgroup=(min(grid[0], 256), 1, 1))
 
 
-def _launch_cpu(name, a, b, out, p, inner, count):
+def _plan_cpu(result, name, itemsize, p, inner, count):
     M, N = int(p["M"]), int(p["N"])
-    pa, pb = _pack(name, a, p, inner, "a"), _pack(name, b, p, inner, "b")
+    _plan_pack(result, name, itemsize, p, inner, "a")
+    _plan_pack(result, name, itemsize, p, inner, "b")
     tiles = -(-M // TM)
-    kernel("matmul", "cpu", name, out._buf.device)(pa, pb, out, p.tobytes(), grid=(-(-N // TN), tiles, count),
-                                                   threadgroup=(1, min(tiles, CPU_GROUP), 1))
+    result.launch(kernel("matmul", "cpu", name, result.device), ("pack_a", "pack_b", "out"), p.tobytes(),
+                  grid=(-(-N // TN), tiles, count), threadgroup=(1, min(tiles, CPU_GROUP), 1))

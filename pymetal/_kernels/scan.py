@@ -8,9 +8,11 @@ in float32 and round each output once (NumPy's float16 cumsum rounds every
 partial sum, so it differs in the last bits, and is less accurate).
 """
 
+import math
+
 import numpy as np
 
-from . import dtype_name, element_strides, is_contiguous, kernel, scratch
+from . import Plan, dtype_name, element_strides, is_contiguous, kernel, plan, signature
 
 __all__ = ["cumulative"]
 
@@ -33,6 +35,9 @@ def _acc(out_name):
     return "uint32", 4
 
 
+_plans = {}
+
+
 def cumulative(x, out, op="sum", exclusive=False):
     """out[..., i] = op(x[..., 0], ..., x[..., i]) along the last axis (exclusive:
     of x[..., :i], so out[..., 0] is 0 for sums, 1 for products).
@@ -40,6 +45,13 @@ def cumulative(x, out, op="sum", exclusive=False):
     x and out: C-contiguous pymetal arrays of one shape; out's dtype is x's or
     (for small integers and bool) int64 / uint64. Returns out; asynchronous.
     """
+    dev = x._buf.device
+    key = (signature(x, out), op, bool(exclusive), CHUNK.get(dev.backend), dev)
+    plan(_plans, key, lambda: _plan(x, out, op, bool(exclusive), dev)).run(x=x, out=out)
+    return out
+
+
+def _plan(x, out, op, exclusive, dev):
     if op not in ("sum", "prod"):
         raise ValueError("cumulative: op must be 'sum' or 'prod', not %r" % (op,))
     shape = tuple(x._shape)
@@ -56,22 +68,23 @@ def cumulative(x, out, op="sum", exclusive=False):
         if not is_contiguous(a._shape, element_strides(a)):
             raise ValueError("cumulative: %s must be C-contiguous" % what)
     n = shape[-1]
-    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    rows = math.prod(shape[:-1])
+    result = Plan(dev)
     if n == 0 or rows == 0:
-        return out
+        return result
     if n >= 1 << 31 or rows >= 1 << 32:  # 32-bit positions in the kernels
         raise ValueError("cumulative: %d rows of %d elements are too many" % (rows, n))
-    dev = x._buf.device
     chunk = CHUNK.get(dev.backend, 256)
     chunks = -(-n // chunk)
     pair = "%s_%s" % (in_name, out_name)
     acc_name, acc_size = _acc(out_name)
     p = np.zeros((), PARAMS)
     p["n"], p["rows"], p["chunk"], p["chunks"] = n, rows, chunk, chunks
-    p["exclusive"], p["prefix"], p["product"] = bool(exclusive), chunks > 1, op == "prod"
-    totals = scratch(dev, "scan_totals", rows * chunks * acc_size if chunks > 1 else 1)
+    p["exclusive"], p["prefix"], p["product"] = exclusive, chunks > 1, op == "prod"
+    params = p.tobytes()
+    result.temp("scan_totals", rows * chunks * acc_size if chunks > 1 else 1)
     if chunks > 1:
-        kernel("scan", "reduce", pair, dev)(x, totals, p.tobytes(), grid=(chunks, rows))
-        kernel("scan", "totals", acc_name, dev)(totals, p.tobytes(), grid=rows)
-    kernel("scan", "apply", pair, dev)(x, totals, out, p.tobytes(), grid=(chunks, rows))
-    return out
+        result.launch(kernel("scan", "reduce", pair, dev), ("x", "scan_totals"), params, grid=(chunks, rows))
+        result.launch(kernel("scan", "totals", acc_name, dev), ("scan_totals",), params, grid=rows)
+    result.launch(kernel("scan", "apply", pair, dev), ("x", "scan_totals", "out"), params, grid=(chunks, rows))
+    return result

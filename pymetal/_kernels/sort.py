@@ -10,10 +10,12 @@ helpers built on np.flip (numpy.array_api, array-api-strict) and torch.sort.
 Indices are int64.
 """
 
+import math
+
 import numpy as np
 
 from ..array import empty
-from . import dtype_name, element_strides, is_contiguous, kernel, scratch
+from . import Plan, dtype_name, element_strides, is_contiguous, kernel, plan, signature
 
 __all__ = ["sort", "searchsorted"]
 
@@ -41,6 +43,9 @@ def _check_contiguous(x, what):
         raise ValueError("%s: %s must be C-contiguous" % (what, "the input" if what == "sort" else what))
 
 
+_plans = {}
+
+
 def sort(x, out_values=None, out_indices=None, *, descending=False):
     """Sorts each row (last axis) of the C-contiguous pymetal array x.
 
@@ -48,14 +53,25 @@ def sort(x, out_values=None, out_indices=None, *, descending=False):
     int64 indices that sort x to out_indices (x's shape); with neither given,
     allocates out_values. Returns (out_values, out_indices). Asynchronous.
     """
+    dev = x._buf.device
+    if out_values is None and out_indices is None:
+        if not x._shape:
+            raise ValueError("sort: x must have at least one dimension")
+        out_values = empty(x._shape, x._dtype, device=dev)
+    outs = [o for o in (out_values, out_indices) if o is not None]
+    key = (signature(x, *outs), out_values is None, out_indices is None, bool(descending),
+           PER_THREAD.get(dev.backend), dev)
+    plan(_plans, key, lambda: _plan(x, out_values, out_indices, bool(descending), dev)).run(
+        x=x, values=out_values, indices=out_indices)
+    return out_values, out_indices
+
+
+def _plan(x, out_values, out_indices, descending, dev):
     shape = tuple(x._shape)
     if not shape:
         raise ValueError("sort: x must have at least one dimension")
     name = dtype_name(x._dtype, "sort")
     _check_contiguous(x, "sort")
-    dev = x._buf.device
-    if out_values is None and out_indices is None:
-        out_values = empty(shape, x._dtype, device=dev)
     for out, dt, what in ((out_values, x._dtype, "out_values"), (out_indices, np.dtype(np.int64), "out_indices")):
         if out is None:
             continue
@@ -65,35 +81,38 @@ def sort(x, out_values=None, out_indices=None, *, descending=False):
         if not is_contiguous(out._shape, element_strides(out)):
             raise ValueError("sort: %s must be C-contiguous" % what)
     n = shape[-1]
-    rows = int(np.prod(shape[:-1], dtype=np.int64))
+    rows = math.prod(shape[:-1])
     if n >= MAX_N:
         raise ValueError("sort: rows of %d elements are too long (at most %d)" % (n, MAX_N - 1))
+    result = Plan(dev)
     if n == 0 or rows == 0:
-        return out_values, out_indices
+        return result
     if rows >= 1 << 32:
         raise ValueError("sort: too many rows (%d)" % rows)
 
     size = x._dtype.itemsize
     key = _KEY[size]
-    kbytes = rows * n * (8 if key == "uint64" else 4)
-    keys = [scratch(dev, "sort_keys0", kbytes), scratch(dev, "sort_keys1", kbytes)]
-    index = [scratch(dev, "sort_index0", rows * n * 4), scratch(dev, "sort_index1", rows * n * 4)]
-    kernel("sort", "init", name, dev)(x, keys[0], index[0], _params(n=n, rows=rows, descending=bool(descending)),
-                                      grid=(-(-n // CHUNK), rows))
+    for i in (0, 1):  # (key, index) pairs, ping-ponged by the merge passes
+        result.temp("sort_keys%d" % i, rows * n * (8 if key == "uint64" else 4))
+        result.temp("sort_index%d" % i, rows * n * 4)
+    result.launch(kernel("sort", "init", name, dev), ("x", "sort_keys0", "sort_index0"),
+                  _params(n=n, rows=rows, descending=descending), grid=(-(-n // CHUNK), rows))
     width, cur = CHUNK, 0
     per_thread_max = PER_THREAD.get(dev.backend, 64)
     merge = kernel("sort", "merge", key, dev)
     while width < n:
         per_thread = min(per_thread_max, 2 * width)
-        merge(keys[cur], index[cur], keys[1 - cur], index[1 - cur],
-              _params(n=n, rows=rows, width=width, per_thread=per_thread), grid=(-(-n // per_thread), rows))
+        result.launch(merge, ("sort_keys%d" % cur, "sort_index%d" % cur, "sort_keys%d" % (1 - cur),
+                              "sort_index%d" % (1 - cur)),
+                      _params(n=n, rows=rows, width=width, per_thread=per_thread), grid=(-(-n // per_thread), rows))
         cur, width = 1 - cur, 2 * width
     flags = (1 if out_values is not None else 0) | (2 if out_indices is not None else 0)
-    kernel("sort", "finish", _BITS[size], dev)(
-        x, index[cur], out_values if out_values is not None else keys[cur],
-        out_indices if out_indices is not None else keys[cur],
-        _params(n=n, rows=rows, flags=flags), grid=(n, rows))
-    return out_values, out_indices
+    unused = "sort_keys%d" % cur  # bound where an output is not wanted (never written)
+    result.launch(kernel("sort", "finish", _BITS[size], dev),
+                  ("x", "sort_index%d" % cur, "values" if out_values is not None else unused,
+                   "indices" if out_indices is not None else unused),
+                  _params(n=n, rows=rows, flags=flags), grid=(n, rows))
+    return result
 
 
 def searchsorted(sorted_1d, values, out=None, *, side="left"):
@@ -115,7 +134,7 @@ def searchsorted(sorted_1d, values, out=None, *, side="left"):
         out = empty(values._shape, np.int64, device=dev)
     elif tuple(out._shape) != tuple(values._shape) or out._dtype != np.int64:
         raise ValueError("searchsorted: out must have shape %r and dtype int64" % (tuple(values._shape),))
-    m = int(np.prod(values._shape, dtype=np.int64))
+    m = math.prod(values._shape)
     n = sorted_1d._shape[0]
     if n >= 1 << 32 or m >= 1 << 32:
         raise ValueError("searchsorted: arrays of 2**32 elements or more are not supported")
