@@ -15,6 +15,7 @@
 //   of 4 simdgroups, each accumulating 2 x 2 simdgroup_float8x8 fragments over
 //   K in steps of 16, with A and B tiles staged in threadgroup memory (as
 //   float, zero-filled at the edges).
+// - matmul_row_<dtype>: matrix-vector products in the CPU variant (below).
 // Integer and bool types use the CPU variant on every device.
 #include "matmul.h"
 
@@ -76,6 +77,57 @@ template <typename T>
     int rows_left = min(TM, M - i0), cols_left = min(TN, N - panel * TN);
     for (int i = 0; i < rows_left; i++)
         for (int j = 0; j < cols_left; j++) out[long(i) * N + j] = T(acc[i][j]);
+}
+
+#define PM_MATMUL_ROW_TN 64 // columns of C per thread (matmul_row)
+
+// A row times a matrix, for matrix-vector products (M == 1; the glue turns
+// N == 1 into that by transposing), where packing would copy a whole matrix to
+// use it once. One thread: C[i, j0 .. j0+ROW_TN) of one row i, reading A and B
+// where they are, along B's unit stride: rows of B as axpys into ROW_TN
+// accumulators, or columns of B as dot products (a few far-apart rows at once
+// would fall into the same cache sets).
+template <typename T>
+[[kernel]] void matmul_row(device const T* a [[buffer(0)]],
+                           device const T* b [[buffer(1)]],
+                           device T* c [[buffer(2)]],
+                           constant MatmulParams& p [[buffer(3)]],
+                           uint3 gid [[thread_position_in_grid]]) {
+    typedef typename MatmulAcc<T>::type Acc;
+    const int TN = PM_MATMUL_ROW_TN;
+    const int M = p.M, N = p.N, K = p.K;
+    const long a_col = p.a_col, b_row = p.b_row, b_col = p.b_col;
+    int j0 = gid.x * TN, i = gid.y, cols = min(TN, N - j0);
+    a += p.a_off + pm_batch_offset(gid.z, p.batch_shape, p.a_batch, p.batch_ndim) + i * p.a_row;
+    b += p.b_off + pm_batch_offset(gid.z, p.batch_shape, p.b_batch, p.batch_ndim) + j0 * b_col;
+    device T* out = c + p.c_off + long(gid.z) * M * N + long(i) * N + j0;
+    if (b_col == 1) {
+        Acc acc[TN];
+        for (int j = 0; j < TN; j++) acc[j] = Acc(0);
+        for (int k = 0; k < K; k++) {
+            Acc ak = Acc(a[k * a_col]);
+            device const T* brow = b + k * b_row;
+            if (cols == TN) { // a whole row segment: vector code
+                for (int j = 0; j < TN; j++) acc[j] += ak * Acc(brow[j]);
+            } else {
+                for (int j = 0; j < cols; j++) acc[j] += ak * Acc(brow[j]);
+            }
+        }
+        for (int j = 0; j < cols; j++) out[j] = T(acc[j]);
+        return;
+    }
+    for (int j = 0; j < cols; j++) { // b_row == 1
+        device const T* col = b + j * b_col;
+        Acc part[8]; // independent partial sums: no single dependency chain
+        for (int u = 0; u < 8; u++) part[u] = Acc(0);
+        int k = 0;
+        for (; k + 8 <= K; k += 8)
+            for (int u = 0; u < 8; u++) part[u] += Acc(a[(k + u) * a_col]) * Acc(col[k + u]);
+        for (; k < K; k++) part[0] += Acc(a[k * a_col]) * Acc(col[k]);
+        Acc sum = Acc(0);
+        for (int u = 0; u < 8; u++) sum += part[u];
+        out[j] = T(sum);
+    }
 }
 
 #define PM_MATMUL_BM 32
@@ -151,7 +203,8 @@ template <typename T>
     decltype(matmul_pack<T, PM_MATMUL_TM>) matmul_pack<T, PM_MATMUL_TM>;                       \
     template [[host_name("matmul_packb_" #name)]] [[kernel]]                                   \
     decltype(matmul_pack<T, PM_MATMUL_TN>) matmul_pack<T, PM_MATMUL_TN>;                       \
-    template [[host_name("matmul_cpu_" #name)]] [[kernel]] decltype(matmul_cpu<T>) matmul_cpu<T>;
+    template [[host_name("matmul_cpu_" #name)]] [[kernel]] decltype(matmul_cpu<T>) matmul_cpu<T>;     \
+    template [[host_name("matmul_row_" #name)]] [[kernel]] decltype(matmul_row<T>) matmul_row<T>;
 #define PM_MATMUL_GPU(name, T) \
     template [[host_name("matmul_gpu_" #name)]] [[kernel]] decltype(matmul_gpu<T>) matmul_gpu<T>;
 

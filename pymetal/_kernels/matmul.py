@@ -1,10 +1,11 @@
 """Batched matmul with Shaders/matmul.metal: out[b] = a[b] @ b[b].
 
-Two kernel variants: "cpu" (pack B into column panels, then a register-blocked
-tile per thread; no barriers) and "gpu" (simdgroup_matrix 8x8 tiles through
-threadgroup memory; float32, float16, bfloat16). By default the CPU backend
-uses "cpu" and Metal uses "gpu"; integer and bool matmuls always use "cpu"
-(wrapping around like NumPy; bool is logical or of ands).
+Two kernel variants: "cpu" (pack A and B into panels, then a register-blocked
+tile per thread; no barriers; matrix-vector products read the operands in
+place instead) and "gpu" (simdgroup_matrix 8x8 tiles through threadgroup
+memory; float32, float16, bfloat16). By default the CPU backend uses "cpu" and
+Metal uses "gpu"; integer and bool matmuls always use "cpu" (wrapping around
+like NumPy; bool is logical or of ands).
 """
 
 import itertools
@@ -18,6 +19,7 @@ __all__ = ["matmul"]
 
 MAX_BATCH = 4  # PM_MATMUL_MAX_BATCH in Shaders/matmul.h
 TM, TN = 6, 16  # PM_MATMUL_TM / PM_MATMUL_TN in Shaders/matmul.metal
+ROW_TN = 64  # PM_MATMUL_ROW_TN
 BM, BN = 32, 32  # PM_MATMUL_BM / PM_MATMUL_BN: C tile of one "gpu" threadgroup
 CPU_GROUP = 16  # row tiles per threadgroup of the "cpu" variant (they share a B panel)
 
@@ -121,7 +123,9 @@ def _plan(a, b, out, variant, dev):
         p["a_off"] = sum(i * d[1] for i, d in zip(index, outer))
         p["b_off"] = sum(i * d[2] for i, d in zip(index, outer))
         p["c_off"] = sum(i * d[3] for i, d in zip(index, outer))
-        if variant == "cpu":
+        if variant == "cpu" and min(M, N) == 1:
+            _plan_row(result, name, p, count)
+        elif variant == "cpu":
             _plan_cpu(result, name, dt.itemsize, p, inner, count)
         else:
             result.launch(kernel("matmul", "gpu", name, dev), ("a", "b", "out"), p.tobytes(),
@@ -172,3 +176,20 @@ def _plan_cpu(result, name, itemsize, p, inner, count):
     tiles = -(-M // TM)
     result.launch(kernel("matmul", "cpu", name, result.device), ("pack_a", "pack_b", "out"), p.tobytes(),
                   grid=(-(-N // TN), tiles, count), threadgroup=(1, min(tiles, CPU_GROUP), 1))
+
+
+def _plan_row(result, name, p, count):
+    """Matrix-vector products: matmul_row over a row of A (M == 1), or over
+    out^T = b^T @ a^T when N == 1 (out's memory is the same)."""
+    M, N = int(p["M"]), int(p["N"])
+    roles = ("a", "b", "out")
+    if M != 1:
+        q = p.copy()
+        q["M"], q["N"] = N, M
+        for x, y in (("a", "b"), ("b", "a")):
+            q[x + "_off"], q[x + "_batch"] = p[y + "_off"], p[y + "_batch"]
+            q[x + "_row"], q[x + "_col"] = p[y + "_col"], p[y + "_row"]
+        p, M, N, roles = q, N, M, ("b", "a", "out")
+    groups = -(-N // ROW_TN)
+    result.launch(kernel("matmul", "row", name, result.device), roles, p.tobytes(),
+                  grid=(groups, M, count), threadgroup=(min(groups, 16), 1, 1))

@@ -9,7 +9,8 @@ from kernels_util import DTYPES, FLOATS, IDS, bfloat16, device_copy, empty, host
 
 # Shapes (M, K, N): empty, size 1, K = 0, not multiples of the tiles (6 x 16 on
 # the CPU variant, 32 x 32 x 16 on the GPU variant), exact multiples.
-SHAPES = [(0, 3, 5), (4, 3, 0), (3, 0, 4), (1, 1, 1), (7, 13, 19), (6, 16, 16), (33, 17, 65), (64, 48, 32)]
+SHAPES = [(0, 3, 5), (4, 3, 0), (3, 0, 4), (1, 1, 1), (7, 13, 19), (6, 16, 16), (33, 17, 65), (64, 48, 32),
+          (1, 37, 150), (130, 29, 1)]  # matrix-vector products (64 columns per thread)
 
 
 def reference(a, b):
@@ -164,3 +165,17 @@ def test_matmul_vectors_and_empty_batch(dev, rng, variant):
     # No batch elements at all.
     got, A, B = run(random(rng, (0, 3, 4), np.float32), random(rng, (0, 4, 5), np.float32), variant)
     assert got.shape == (0, 3, 5)
+
+
+@pytest.mark.parametrize("a_t", [False, True], ids=["a", "aT"])
+@pytest.mark.parametrize("b_t", [False, True], ids=["b", "bT"])
+def test_matmul_vector_layouts(dev, rng, a_t, b_t):
+    # Matrix-vector products read the operands in place, along either unit
+    # stride; batched, with a broadcast operand.
+    for M, K, N in ((1, 70, 200), (200, 70, 1), (1, 5, 64), (64, 9, 1)):
+        for dtype in (np.float32, np.int16):
+            a = random(rng, (2, K, M) if a_t else (2, M, K), dtype)
+            b = random(rng, (N, K) if b_t else (K, N), dtype)
+            got, A, B = run(a, b, "cpu", a_view=(lambda x: x.transpose(0, 2, 1)) if a_t else None,
+                            b_view=lambda x: np.broadcast_to(x.T if b_t else x, (2, K, N)))
+            check(got, A, B)
