@@ -13,25 +13,34 @@ SHAPES = [(0, 3, 5), (4, 3, 0), (3, 0, 4), (1, 1, 1), (7, 13, 19), (6, 16, 16), 
           (1, 37, 150), (130, 29, 1)]  # matrix-vector products (64 columns per thread)
 
 
-def reference(a, b):
-    """NumPy's matmul; float16 / bfloat16 through float32 (what the kernels accumulate in)."""
-    if a.dtype in (np.float16, bfloat16):
-        return np.matmul(a.astype(np.float32), b.astype(np.float32))
-    return np.matmul(a, b)
+def data(rng, shape, dtype):
+    """Floats: small integers, whose float32 sums are exact (see check);
+    integers: their whole range (products and sums wrap around)."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f" or dtype == bfloat16:
+        return rng.integers(-4, 5, size=shape).astype(dtype)
+    return random(rng, shape, dtype)
 
 
 def check(got, a, b):
-    want = reference(a, b)
-    if got.dtype.kind == "f" or got.dtype == bfloat16:
-        # Error bound: K float32 roundings of the sum plus one rounding of the result.
-        K = a.shape[-1]
-        bound = np.matmul(np.abs(a.astype(np.float32)), np.abs(b.astype(np.float32)))
-        out_eps = {np.dtype(np.float32): 2.0 ** -24, np.dtype(np.float16): 2.0 ** -11, bfloat16: 2.0 ** -8}[got.dtype]
-        tol = bound * (K * 2.0 ** -23 + out_eps) + 1e-30
-        err = np.abs(got.astype(np.float32) - want.astype(np.float32))
-        assert np.all(err <= tol), "max error %g (tolerance %g)" % (err.max(), tol.max())
-    else:
-        np.testing.assert_array_equal(got, want.astype(got.dtype))
+    """got == a @ b: exactly for integers (NumPy's wrap-around) and for floats
+    whose sums of products float32 holds exactly (the result must then be the
+    exact one rounded once to the output type); else within the float32 error
+    bound of K roundings plus one rounding of the result."""
+    if got.dtype.kind in "iub":
+        np.testing.assert_array_equal(got, np.matmul(a, b))
+        return
+    a64, b64 = a.astype(np.float64), b.astype(np.float64)
+    want = np.matmul(a64, b64)
+    bound = np.matmul(np.abs(a64), np.abs(b64))
+    if np.all(a64 == np.round(a64)) and np.all(b64 == np.round(b64)) and np.all(bound < 2 ** 24):
+        with np.errstate(over="ignore"):  # float16 overflows to inf, in the kernels too
+            np.testing.assert_array_equal(got, want.astype(got.dtype))
+        return
+    out_eps = {np.dtype(np.float32): 2.0 ** -24, np.dtype(np.float16): 2.0 ** -11, bfloat16: 2.0 ** -8}[got.dtype]
+    tol = bound * (a.shape[-1] * 2.0 ** -23 + out_eps) + 1e-30
+    err = np.abs(got.astype(np.float64) - want)
+    assert np.all(err <= tol), "max error %g (tolerance %g)" % (err.max(), tol.max())
 
 
 def run(a_np, b_np, variant=None, a_view=None, b_view=None):
@@ -56,7 +65,7 @@ def variants(dtype):
 @pytest.mark.parametrize("shape", SHAPES, ids=lambda s: "x".join(map(str, s)))
 def test_matmul_shapes(dev, rng, dtype, shape):
     M, K, N = shape
-    a, b = random(rng, (M, K), dtype), random(rng, (K, N), dtype)
+    a, b = data(rng, (M, K), dtype), data(rng, (K, N), dtype)
     for variant in variants(dtype):
         got, A, B = run(a, b, variant)
         assert got.shape == (M, N)
@@ -67,7 +76,7 @@ def test_matmul_shapes(dev, rng, dtype, shape):
 def test_matmul_transposed_and_broadcast(dev, rng, dtype):
     # a.T @ b.T with batches: a stored (3, K, M), b stored (N, K) broadcast over the batch.
     M, K, N = 21, 35, 18
-    at, bt = random(rng, (3, K, M), dtype), random(rng, (N, K), dtype)
+    at, bt = data(rng, (3, K, M), dtype), data(rng, (N, K), dtype)
     for variant in variants(dtype):
         got, A, B = run(at, bt, variant, a_view=lambda x: x.transpose(0, 2, 1),
                         b_view=lambda x: np.broadcast_to(x.T, (3, K, N)))
@@ -79,8 +88,8 @@ def test_matmul_transposed_and_broadcast(dev, rng, dtype):
 def test_matmul_batches(dev, rng, variant):
     # Five batch dims (more than the kernel's four: the glue loops over the
     # leading ones), broadcast in a and in b, a sliced (non-contiguous) batch dim.
-    a = random(rng, (2, 1, 3, 2, 5, 9, 7), np.float32)
-    b = random(rng, (1, 2, 3, 3, 1, 7, 10), np.float32)
+    a = data(rng, (2, 1, 3, 2, 5, 9, 7), np.float32)
+    b = data(rng, (1, 2, 3, 3, 1, 7, 10), np.float32)
     got, A, B = run(a, b, variant,
                     a_view=lambda x: np.broadcast_to(x, (2, 2, 3, 2, 5, 9, 7))[:, :, :, :, ::2],
                     b_view=lambda x: np.broadcast_to(x, (2, 2, 3, 3, 2, 7, 10)).transpose(0, 1, 2, 4, 3, 5, 6))
@@ -174,8 +183,8 @@ def test_matmul_vector_layouts(dev, rng, a_t, b_t):
     # stride; batched, with a broadcast operand.
     for M, K, N in ((1, 70, 200), (200, 70, 1), (1, 5, 64), (64, 9, 1)):
         for dtype in (np.float32, np.int16):
-            a = random(rng, (2, K, M) if a_t else (2, M, K), dtype)
-            b = random(rng, (N, K) if b_t else (K, N), dtype)
+            a = data(rng, (2, K, M) if a_t else (2, M, K), dtype)
+            b = data(rng, (N, K) if b_t else (K, N), dtype)
             got, A, B = run(a, b, "cpu", a_view=(lambda x: x.transpose(0, 2, 1)) if a_t else None,
                             b_view=lambda x: np.broadcast_to(x.T if b_t else x, (2, K, N)))
             check(got, A, B)
