@@ -43,6 +43,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
             if len(inputs) == 1:
                 return _ew.unary(name, inputs[0], target)
             return _ew.binary(name, inputs[0], inputs[1], target)
+    if method == "__call__" and ufunc in _GUFUNCS and simple and out is None:
+        from . import _linalg
+        return getattr(_linalg, _GUFUNCS[ufunc])(*inputs)
     if method == "reduce" and ufunc in _REDUCING and simple and out is None:
         from . import _reduce
         return getattr(_reduce, _REDUCING[ufunc])(inputs[0], axis=kwargs.get("axis", 0))
@@ -52,6 +55,9 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return getattr(ufunc, method)(*_host(inputs), **_host(kwargs))
 
 
+_GUFUNCS = {np.matmul: "matmul"}
+if isinstance(getattr(np, "vecdot", None), np.ufunc):
+    _GUFUNCS[np.vecdot] = "vecdot"
 _REDUCING = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
              np.logical_and: "all", np.logical_or: "any"}
 
