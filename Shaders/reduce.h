@@ -71,23 +71,25 @@ template <typename T, typename A, typename Op>
     out[ulong(pos.y) * p.nchunks + pos.x] = acc[0];
 }
 
-template <typename T, typename A, typename Op>
+// COLS columns per thread: 64 on the CPU (a thread reads 256 contiguous bytes
+// of each row), 1 on a GPU (threads side by side read a row coalesced).
+template <typename T, typename A, typename Op, int COLS>
 [[kernel]] void reduce_col(device const T* x [[buffer(0)]], device A* out [[buffer(1)]],
                            constant ReduceParams& p [[buffer(2)]], uint3 pos [[thread_position_in_grid]]) {
-    ulong j0 = ulong(pos.x) * PM_RED_COLS;
+    ulong j0 = ulong(pos.x) * COLS;
     if (j0 >= p.inner) return;
     ulong start = ulong(pos.y) * p.chunk;
     ulong end = min(start + p.chunk, p.n);
     device const T* base = x + ulong(pos.z) * p.n * p.inner;
     device A* dst = out + (ulong(pos.z) * p.nchunks + pos.y) * p.inner;
-    if (j0 + PM_RED_COLS <= p.inner) {
-        A acc[PM_RED_COLS];
-        for (int k = 0; k < PM_RED_COLS; k++) acc[k] = Op::template init<A>();
+    if (j0 + COLS <= p.inner) {
+        A acc[COLS];
+        for (int k = 0; k < COLS; k++) acc[k] = Op::template init<A>();
         for (ulong r = start; r < end; r++) {
             device const T* src = base + r * p.inner + j0;
-            for (int k = 0; k < PM_RED_COLS; k++) acc[k] = Op::f(acc[k], static_cast<A>(src[k]));
+            for (int k = 0; k < COLS; k++) acc[k] = Op::f(acc[k], static_cast<A>(src[k]));
         }
-        for (int k = 0; k < PM_RED_COLS; k++) dst[j0 + k] = acc[k];
+        for (int k = 0; k < COLS; k++) dst[j0 + k] = acc[k];
     } else {  // the last, partial block of columns
         for (ulong j = j0; j < p.inner; j++) {
             A acc = Op::template init<A>();
@@ -100,8 +102,16 @@ template <typename T, typename A, typename Op>
 // argmax / argmin: values and int64 indices of the first extreme element
 // (NaN counts as the extreme, as in NumPy). Later passes take the previous
 // pass's values and indices (HasIdx).
-struct ArgMax { template <typename T> static bool better(T a, T b) { return (is_nan(a) && !is_nan(b)) || a > b; } };
-struct ArgMin { template <typename T> static bool better(T a, T b) { return (is_nan(a) && !is_nan(b)) || a < b; } };
+struct ArgMax {
+    template <typename T> static T init() { return Lowest<T>::value(); }
+    template <typename T> static T pick(T m, T v) { return v > m ? v : m; }  // NaN never picked
+    template <typename T> static bool better(T a, T b) { return (is_nan(a) && !is_nan(b)) || a > b; }
+};
+struct ArgMin {
+    template <typename T> static T init() { return Highest<T>::value(); }
+    template <typename T> static T pick(T m, T v) { return v < m ? v : m; }
+    template <typename T> static bool better(T a, T b) { return (is_nan(a) && !is_nan(b)) || a < b; }
+};
 
 template <typename T, typename Cmp, bool HasIdx>
 [[kernel]] void argreduce_row(device const T* x [[buffer(0)]], device const long* xi [[buffer(1)]],
@@ -110,12 +120,38 @@ template <typename T, typename Cmp, bool HasIdx>
     ulong start = ulong(pos.x) * p.chunk;
     ulong end = min(start + p.chunk, p.n);
     device const T* row = x + ulong(pos.y) * p.n;
-    // Pass 1: the extreme value (vectorisable); pass 2: its first position.
-    T best = row[start];
-    for (ulong i = start + 1; i < end; i++) best = Cmp::better(row[i], best) ? row[i] : best;
+    // Pass 1: the extreme value and whether a NaN occurs, in 16 independent
+    // lanes (vectorised on a CPU); pass 2: the first position of the NaN or of
+    // the extreme, block by block.
+    T m[PM_RED_LANES];
+    for (int k = 0; k < PM_RED_LANES; k++) m[k] = Cmp::template init<T>();
+    bool nan_seen = false;
+    ulong i = start;
+    for (; i + PM_RED_LANES <= end; i += PM_RED_LANES)
+        for (int k = 0; k < PM_RED_LANES; k++) {
+            T v = row[i + k];
+            nan_seen |= is_nan(v);
+            m[k] = Cmp::pick(m[k], v);
+        }
+    for (; i < end; i++) {
+        T v = row[i];
+        nan_seen |= is_nan(v);
+        m[0] = Cmp::pick(m[0], v);
+    }
+    T best = m[0];
+    for (int k = 1; k < PM_RED_LANES; k++) best = Cmp::pick(best, m[k]);
     ulong at = start;
-    if (is_nan(best)) { while (!is_nan(row[at])) at++; }
-    else { while (row[at] != best) at++; }
+    if (nan_seen) {
+        while (!is_nan(row[at])) at++;
+        best = row[at];
+    } else {
+        for (; at + PM_RED_LANES <= end; at += PM_RED_LANES) {
+            bool hit = false;
+            for (int k = 0; k < PM_RED_LANES; k++) hit |= row[at + k] == best;
+            if (hit) break;
+        }
+        while (row[at] != best) at++;
+    }
     ulong o = ulong(pos.y) * p.nchunks + pos.x;
     vals[o] = best;
     idx[o] = HasIdx ? xi[ulong(pos.y) * p.n + at] : long(at);

@@ -221,8 +221,9 @@ def family_lines(family, dt):
     elif family == "reduce":
         for name, (functor, rule) in REDUCE.items():
             acc = _msl(accumulator(rule, dt))
-            for shape in ("row", "col", "row_simd"):
-                out[reduce_name(shape, name, dt)] = _line(reduce_name(shape, name, dt), "reduce_" + shape, [t, acc, functor])
+            for shape, template, extra in (("row", "reduce_row", []), ("row_simd", "reduce_row_simd", []),
+                                           ("col", "reduce_col", ["64"]), ("col1", "reduce_col", ["1"])):
+                out[reduce_name(shape, name, dt)] = _line(reduce_name(shape, name, dt), template, [t, acc, functor] + extra)
         if dt != _dt.bool_:
             for name, functor in ARGREDUCE.items():
                 for shape in ("row", "col"):

@@ -49,8 +49,11 @@ def _plan(x, axes):
     return src, prod(src._shape[:lo]), prod(src._shape[lo:hi]), prod(src._shape[hi:])
 
 
-def _chunking(outer, n, inner):
-    blocks = outer * (builtins.max(1, -(-inner // 16)) if inner > 1 else 1)
+_CPU_COLS = 64  # columns per thread of the CPU column kernel (Shaders/reduce.h)
+
+
+def _chunking(outer, n, inner, cols=16):
+    blocks = outer * (builtins.max(1, -(-inner // cols)) if inner > 1 else 1)
     if blocks >= _MIN_THREADS or n <= _MIN_CHUNK:
         return n, 1
     want = -(-_MIN_THREADS // blocks)
@@ -91,15 +94,17 @@ def _run(name, src, outer, n, inner, acc):
                 return out
             x, dt, n = out, acc, nchunks
             continue
-        chunk, nchunks = _chunking(outer, n, inner)
-        shape = "row" if inner == 1 else "col"
+        cols = 1 if _gpu_shapes(dev) else _CPU_COLS
+        chunk, nchunks = _chunking(outer, n, inner, cols)
+        shape = "row" if inner == 1 else "col1" if cols == 1 else "col"
         out = _new((outer, nchunks, inner), acc, dev)
         fn = _jit.kernel(_ops.reduce_name(shape, name, dt), "reduce", dt)
         params = _PARAMS.pack(n, inner, chunk, nchunks)
         if inner == 1:
             grid, tg = (nchunks, outer), (builtins.min(nchunks, 64), 1)
         else:
-            grid, tg = (-(-inner // 16), nchunks, outer), (builtins.min(-(-inner // 16), 64), 1, 1)
+            blocks = -(-inner // cols)
+            grid, tg = (blocks, nchunks, outer), (builtins.min(blocks, 256 if cols == 1 else 64), 1, 1)
         fn(x, out, params, grid=grid, threadgroup=tg)
         if nchunks == 1:
             return out
