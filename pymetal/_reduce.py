@@ -20,8 +20,10 @@ from .array import Array, _new, normalize_axis
 from . import _elementwise as _ew
 
 _PARAMS = struct.Struct("<QQQI4x")
-_MIN_THREADS = 64      # enough independent chunks to keep every core (and a GPU's SIMD groups) busy
-_MIN_CHUNK = 2048      # elements per thread below which another pass costs more than it saves
+# Enough threads that the CPU backend splits the dispatch over its cores (it
+# does from 16,384 threads), each with enough elements to amortise a thread.
+_MIN_THREADS = 16384
+_MIN_CHUNK = 512
 
 
 def _axes(axis, ndim):
@@ -53,11 +55,13 @@ _CPU_COLS = 64  # columns per thread of the CPU column kernel (Shaders/reduce.h)
 
 
 def _chunking(outer, n, inner, cols=16):
+    """(reduced elements per thread, chunks per reduction) for the CPU kernels."""
     blocks = outer * (builtins.max(1, -(-inner // cols)) if inner > 1 else 1)
-    if blocks >= _MIN_THREADS or n <= _MIN_CHUNK:
+    least = _MIN_CHUNK if inner == 1 else builtins.max(1, _MIN_CHUNK // cols)  # a column thread reads `cols` per row
+    if blocks >= _MIN_THREADS or n <= least:
         return n, 1
     want = -(-_MIN_THREADS // blocks)
-    chunk = builtins.max(_MIN_CHUNK, -(-n // want))
+    chunk = builtins.max(least, -(-n // want))
     return chunk, -(-n // chunk)
 
 
@@ -100,11 +104,13 @@ def _run(name, src, outer, n, inner, acc):
         out = _new((outer, nchunks, inner), acc, dev)
         fn = _jit.kernel(_ops.reduce_name(shape, name, dt), "reduce", dt)
         params = _PARAMS.pack(n, inner, chunk, nchunks)
+        # On the CPU each thread is a long contiguous stream and a threadgroup runs on
+        # one core: one thread per group spreads them over the cores.
         if inner == 1:
-            grid, tg = (nchunks, outer), (builtins.min(nchunks, 64), 1)
+            grid, tg = (nchunks, outer), (1, 1)
         else:
             blocks = -(-inner // cols)
-            grid, tg = (blocks, nchunks, outer), (builtins.min(blocks, 256 if cols == 1 else 64), 1, 1)
+            grid, tg = (blocks, nchunks, outer), ((builtins.min(blocks, 256), 1, 1) if cols == 1 else (1, 1, 1))
         fn(x, out, params, grid=grid, threadgroup=tg)
         if nchunks == 1:
             return out
@@ -163,9 +169,9 @@ def _arg(name, x, axis=None, keepdims=False):
         fn = _jit.kernel(_ops.argreduce_name(kind, name, dt, has_idx), "reduce", dt)
         params = _PARAMS.pack(n, inner, chunk, nchunks)
         if inner == 1:
-            grid, tg = (nchunks, outer), (builtins.min(nchunks, 64), 1)
+            grid, tg = (nchunks, outer), (1, 1)
         else:
-            grid, tg = (-(-inner // 16), nchunks, outer), (builtins.min(-(-inner // 16), 64), 1, 1)
+            grid, tg = (-(-inner // 16), nchunks, outer), (1, 1, 1)
         fn(vals, idx, ov, oi, params, grid=grid, threadgroup=tg)
         if nchunks == 1:
             return oi.reshape(shape)
