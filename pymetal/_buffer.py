@@ -34,37 +34,40 @@ class _Pool:
         self.lock = threading.Lock()
         self.hits = self.misses = 0
 
-    @staticmethod
-    def size_class(nbytes, page):
-        if nbytes <= page:
-            return page
-        if nbytes <= 1 << 20:
-            return 1 << (nbytes - 1).bit_length()
-        return (nbytes + (1 << 20) - 1) >> 20 << 20
-
     def take(self, size):
+        # list.pop and list.append are atomic under the GIL: no lock on the hot path.
         lst = self.free.get(size)
         if lst:
-            with self.lock:
-                if lst:
-                    self.cached -= size
-                    self.hits += 1
-                    return lst.pop()
+            try:
+                got = lst.pop()
+            except IndexError:
+                pass
+            else:
+                self.cached -= size
+                self.hits += 1
+                return got
         self.misses += 1
         return None
 
     def give(self, size, handle, ptr, epoch, release):
-        with self.lock:
-            if self.cached + size <= self.limit:
-                self.free.setdefault(size, []).append((handle, ptr, epoch))
-                self.cached += size
-                return
+        if self.cached + size <= self.limit:
+            lst = self.free.get(size)
+            if lst is None:
+                lst = self.free.setdefault(size, [])
+            lst.append((handle, ptr, epoch))
+            self.cached += size
+            return
         release(handle)
 
     def clear(self, release):
         with self.lock:
-            items = [h for lst in self.free.values() for (h, _, _) in lst]
-            self.free.clear()
+            items = []
+            for lst in self.free.values():
+                while lst:
+                    try:
+                        items.append(lst.pop()[0])
+                    except IndexError:
+                        break
             self.cached = 0
         for h in items:
             release(h)
@@ -81,6 +84,10 @@ def clear_cache():
 def cache_info():
     """{'bytes': cached bytes, 'limit': ..., 'hits': ..., 'misses': ...}."""
     return {"bytes": _pool.cached, "limit": _pool.limit, "hits": _pool.hits, "misses": _pool.misses}
+
+
+def _release_fn():
+    return _native._lib.pm_buffer_release
 
 
 def _release(release_fn, handle, keep):
@@ -122,17 +129,23 @@ class Buffer:
     def __del__(self):
         if self.pooled and _pool is not None:
             try:
-                _pool.give(self.pooled, self.handle, self.ptr, self.epoch, _native.lib().pm_buffer_release)
+                _pool.give(self.pooled, self.handle, self.ptr, self.epoch, _release_fn())
             except Exception:  # interpreter shutdown
                 pass
 
     @classmethod
     def new(cls, device, nbytes):
         """Memory for nbytes from the caching allocator (contents undefined)."""
-        size = _Pool.size_class(nbytes, device.page_size)
+        # Size classes: one page; powers of two up to 1 MiB; then whole MiBs.
+        page = device.page_size
+        size = page if nbytes <= page else (1 << (nbytes - 1).bit_length()) if nbytes <= 1 << 20 \
+            else (nbytes + (1 << 20) - 1) >> 20 << 20
         got = _pool.take(size)
         if got is not None:
-            return cls(device, got[0], ptr=got[1], length=nbytes, pooled=size, epoch=got[2])
+            b = _new_buffer(cls)
+            b.handle, b.ptr, b.epoch = got
+            b.device, b.length, b.pooled = device, nbytes, size
+            return b
         lib = _native.lib()
         handle = _native.out_u64(lib.pm_buffer_new, device.handle, size)
         try:
@@ -155,6 +168,9 @@ class Buffer:
         """Waits for pending device work on this memory before the host writes it."""
         if self.epoch > self.device.synced:
             self.device.synchronize()
+
+
+_new_buffer = object.__new__
 
 
 class View:

@@ -65,7 +65,21 @@ def _extent(shape, strides, itemsize):
     return lo, hi + itemsize
 
 
+_C_STRIDES = {}
+
+
 def c_strides(shape, itemsize):
+    key = (shape, itemsize)
+    got = _C_STRIDES.get(key)
+    if got is not None:
+        return got
+    if len(_C_STRIDES) > 4096:
+        _C_STRIDES.clear()
+    got = _C_STRIDES[key] = _c_strides(shape, itemsize)
+    return got
+
+
+def _c_strides(shape, itemsize):
     strides = []
     s = itemsize
     for n in reversed(shape):
