@@ -84,6 +84,7 @@ final class FrontEnd {
     private var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
     private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int)] = [:]
     private var sites: [(token: Int, id: Int)] = []
+    private var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private var namespaces: [String] = []
 
     private init(_ src: LexedSource) { self.src = src }
@@ -610,14 +611,137 @@ final class FrontEnd {
             }
             kernels[index].usesFibers = fibers
             kernels[index].sites = sites.filter { site in bodies.contains { $0.contains(site.token) } }.map(\.id)
+            if fibers { fiberBodies.formUnion(bodies) }
         }
+        addYieldPoints()
+    }
+
+    // MARK: - Loop yield points
+
+    /// Gives every loop of code reachable from a FIBERS kernel a yield point
+    /// (pm::rt::tick in runtime.h explains why): a counter of its own, declared
+    /// by a one-pass wrapper loop so that the rewrite is a statement wherever
+    /// the loop was one, and a tick at each back edge:
+    ///   for (A; B; C) S     ->  for (unsigned k = N, o = 1; o; o = 0) for (A; B; tick(k), C) S
+    ///   while (B) S         ->  for (unsigned k = N; B; tick(k)) S
+    ///   do S while (B);     ->  for (unsigned k = N, o = 1; o; o = 0) do S while ((tick(k)), (B));
+    /// Left alone: loops that meet at a barrier / SIMD function (directly or
+    /// through a function they call: they keep the lanes together already),
+    /// loops with a literal bound (`j < 8`: bounded work, and unrolling or
+    /// vectorising them matters more), loops under a #pragma (unroll hints
+    /// apply to the next loop), range-based for.
+    private func addYieldPoints() {
+        var memo: [String: Bool] = [:]
+        var loop = 0
+        for body in fiberBodies.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            var doTails: Set<Int> = []
+            var unsureWhile = false // an unbraced do-while body: its `while` is not found reliably
+            for i in body where tokens[i].kind == .identifier {
+                let word = text(i)
+                guard word == "for" || word == "while" || word == "do" else { continue }
+                let pragma = i > 0 && tokens[i - 1].kind == .punctuation && src.bytes[tokens[i - 1].start] == 35
+                if word == "do" {
+                    guard isPunct(i + 1, 123) else { unsureWhile = true; continue }
+                    let close = matching(i + 1)
+                    guard close + 1 < body.upperBound, text(close + 1) == "while", isPunct(close + 2, 40) else { continue }
+                    doTails.insert(close + 1)
+                    let paren = matching(close + 2)
+                    if pragma || meetsOthers((i + 1)..<paren, &memo) { continue }
+                    loop += 1
+                    insert(before: i, "for (::pm::rt::loop_yield __pm_y\(loop); __pm_y\(loop).once; __pm_y\(loop).once = false) ")
+                    insert(before: close + 3, "(::pm::rt::tick(__pm_y\(loop))), (")
+                    insert(before: paren, ")")
+                    continue
+                }
+                guard isPunct(i + 1, 40) else { continue }
+                let close = matching(i + 1)
+                if word == "while" {
+                    if doTails.contains(i) || unsureWhile || pragma { continue }
+                    let condition = (i + 2)..<close
+                    if literalBound(condition) || meetsOthers(condition.lowerBound..<statementEnd(close + 1), &memo) { continue }
+                    loop += 1
+                    remove(i, through: i + 1, replacement: "for (::pm::rt::loop_yield __pm_y\(loop); ")
+                    insert(before: close, "; ::pm::rt::tick(__pm_y\(loop))")
+                    continue
+                }
+                // for: the two top-level semicolons of the header (none: range-based)
+                var semicolons: [Int] = []
+                var j = i + 2
+                while j < close {
+                    if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
+                    if isPunct(j, 59) { semicolons.append(j) }
+                    j += 1
+                }
+                guard semicolons.count == 2, !pragma else { continue }
+                if literalBound((semicolons[0] + 1)..<semicolons[1]) || meetsOthers((i + 2)..<statementEnd(close + 1), &memo) {
+                    continue
+                }
+                loop += 1
+                insert(before: i, "for (::pm::rt::loop_yield __pm_y\(loop); __pm_y\(loop).once; __pm_y\(loop).once = false) ")
+                if semicolons[1] + 1 == close {
+                    insert(before: close, "::pm::rt::tick(__pm_y\(loop))")
+                } else {
+                    insert(before: semicolons[1] + 1, "::pm::rt::tick(__pm_y\(loop)), ")
+                }
+            }
+        }
+    }
+
+    private func insert(before token: Int, _ text: String) {
+        let at = tokens[token].start
+        edits.append((at..<at, text))
+    }
+
+    /// The last token (exclusive) of the statement starting at `start`: a braced
+    /// block, or up to the next top-level `;` (an approximation for nested
+    /// unbraced statements that errs on the long side).
+    private func statementEnd(_ start: Int) -> Int {
+        if isPunct(start, 123) { return matching(start) + 1 }
+        var j = start
+        while j < tokens.count, !isPunct(j, 59) {
+            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) }
+            j += 1
+        }
+        return min(j + 1, tokens.count)
+    }
+
+    /// `i < 8`, `j <= 16`, `k != 4` ...: a condition comparing a name with a number literal.
+    private func literalBound(_ condition: Range<Int>) -> Bool {
+        guard condition.count >= 3, condition.count <= 4,
+              tokens[condition.lowerBound].kind == .identifier, tokens[condition.upperBound - 1].kind == .number else {
+            return false
+        }
+        return ((condition.lowerBound + 1)..<(condition.upperBound - 1)).allSatisfy {
+            tokens[$0].kind == .punctuation && [60, 61, 62, 33].contains(src.bytes[tokens[$0].start])
+        }
+    }
+
+    /// Whether tokens in `range` name a barrier / SIMD-group function, or a user
+    /// function or type that (transitively) does.
+    private func meetsOthers(_ range: Range<Int>, _ memo: inout [String: Bool]) -> Bool {
+        range.contains { tokens[$0].kind == .identifier && reachesRendezvous(text($0), &memo) }
+    }
+
+    private func reachesRendezvous(_ name: String, _ memo: inout [String: Bool]) -> Bool {
+        if MSLAttributes.rendezvous.contains(name) { return true }
+        if let known = memo[name] { return known }
+        guard let bodies = definitions[name] else { return false }
+        memo[name] = false // a recursive name meets nothing through itself
+        let result = bodies.contains { meetsOthers($0, &memo) }
+        memo[name] = result
+        return result
     }
 
     private func applyEdits() -> String {
         var out: [UInt8] = []
         out.reserveCapacity(src.bytes.count + 1024)
         var position = 0
-        for edit in edits.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) {
+        // By position; at one position insertions first, each kind in the order made.
+        let ordered = edits.enumerated().sorted {
+            ($0.element.range.lowerBound, $0.element.range.isEmpty ? 0 : 1, $0.offset)
+                < ($1.element.range.lowerBound, $1.element.range.isEmpty ? 0 : 1, $1.offset)
+        }.map(\.element)
+        for edit in ordered {
             guard edit.range.lowerBound >= position else { continue } // overlapping edit: first one wins
             out.append(contentsOf: src.bytes[position..<edit.range.lowerBound])
             out.append(contentsOf: Array(edit.replacement.utf8))

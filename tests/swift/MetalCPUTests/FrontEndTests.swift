@@ -99,6 +99,47 @@ final class FrontEndTests: XCTestCase {
         XCTAssertEqual(output.kernels[0].bindings.map(\.index), [0, 1, 2, 0, 5, 6])
     }
 
+    /// Loops of code that FIBERS kernels reach get a yield point (pm::rt::tick): for, while, do-while,
+    /// with a counter of their own; loops that meet at SIMD functions, literal-bound loops,
+    /// loops under a #pragma and range-based for stay as they are; LOOP kernels are untouched.
+    func testYieldPointsInLoopsOfFiberKernels() throws {
+        let source = """
+        float walk(device const float* x, uint i, uint n, uint s) { float a = 0; while (i < n) { a += x[i]; i += s; } return a; }
+        float meet(float v, uint n) { for (uint r = 0; r < n; r++) v = simd_sum(v); return v; }
+        kernel void k(device float* x [[buffer(0)]], constant uint& n [[buffer(1)]], uint i [[thread_position_in_grid]],
+                      uint g [[threads_per_grid]]) {
+            float acc = 0;
+            for (uint j = i; j < n; j += g) acc += x[j];
+            for (;;) { if (acc > 0) break; acc += 1; }
+            uint m = i; do { m >>= 1; } while (m > 1);
+            for (int u = 0; u < 8; u++) acc += u;
+        #pragma unroll
+            for (uint v = 0; v < n; v++) acc += v;
+            for (uint r = 0; r < n; r++) acc = meet(acc, 2);
+            int arr[2] = {1, 2};
+            for (int e : arr) acc += e;
+            x[i] = simd_sum(acc + walk(x, i, n, g) + m);
+        }
+        kernel void plain(device float* x [[buffer(0)]], constant uint& n [[buffer(1)]]) { for (uint j = 0; j < n; j++) x[j] = 0; }
+        """
+        let output = try run(source)
+        XCTAssertEqual(output.kernels.map(\.usesFibers), [true, false])
+        let text = output.text
+        func has(_ piece: String) -> Bool { text.contains(piece) }
+        let wrapper = "for (unsigned __pm_yk%d = ::pm::rt::yield_every, __pm_yo%d = 1; __pm_yo%d; __pm_yo%d = 0) "
+        let wrap = { (n: Int) in String(format: wrapper, n, n, n, n) }
+        XCTAssertTrue(has("{ float a = 0; for (unsigned __pm_yk1 = ::pm::rt::yield_every; i < n; ::pm::rt::tick(__pm_yk1)) { a += x[i];"), text)
+        XCTAssertTrue(has(wrap(2) + "for (uint j = i; j < n; ::pm::rt::tick(__pm_yk2), j += g) acc += x[j];"), text)
+        XCTAssertTrue(has(wrap(3) + "for (;;::pm::rt::tick(__pm_yk3)) { if (acc > 0) break;"), text)
+        XCTAssertTrue(has(wrap(4) + "do { m >>= 1; } while ((::pm::rt::tick(__pm_yk4)), (m > 1));"), text)
+        XCTAssertEqual(text.components(separatedBy: "::pm::rt::tick(").count - 1, 4, text)
+        XCTAssertTrue(has("for (int u = 0; u < 8; u++) acc += u;") && has("for (uint v = 0; v < n; v++) acc += v;"), text)
+        XCTAssertTrue(has("for (uint r = 0; r < n; r++) v = simd_sum(v);") && has("for (uint r = 0; r < n; r++) acc = meet(acc, 2);"), text)
+        XCTAssertTrue(has("{ for (uint j = 0; j < n; j++) x[j] = 0; }"), "LOOP kernels are left alone: \(text)")
+        XCTAssertEqual(text.split(separator: "\n", omittingEmptySubsequences: false).count,
+                       source.split(separator: "\n", omittingEmptySubsequences: false).count + 1, "newlines are kept")
+    }
+
     func testUnknownAttributes() throws {
         XCTAssertThrowsError(try run("kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grd]]) {}")) { error in
             XCTAssertTrue((error as! CompileDiagnostics).messages.joined().contains("unknown attribute 'thread_position_in_grd'"))

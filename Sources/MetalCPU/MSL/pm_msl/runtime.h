@@ -145,6 +145,8 @@ struct simd_slot {
     uint32_t arrived_mask; // lanes waiting at the pending rendezvous
     uint32_t bar_waiting;  // lanes waiting at a threadgroup_barrier
     uint32_t nlanes;       // lanes that exist in this simdgroup
+    uint32_t queued;       // lanes in the run queue
+    uint32_t parked;       // lanes that yielded in a loop and wait for their siblings (see yield_point)
     simd_key key;
     uint32_t param[PM_SIMD_WIDTH];
     alignas(32) unsigned char in[PM_SIMD_WIDTH][64];
@@ -174,6 +176,9 @@ struct worker {
     void *main_sp;
     void *dead_sp;
     char msg[PM_ERROR_CAPACITY];
+    uint32_t group_serial; // counts the groups run (state keyed to a group checks it)
+    void *ext;             // simdgroup-matrix state (simdgroup_matrix.h), mmap'ed on first use
+    size_t ext_bytes;
     uint32_t nfree;    // free execution contexts (LIFO in free_ctx)
     uint32_t nctx;     // contexts ever prepared (stacks made usable)
     uint32_t queue[PM_FIBER_MAX];
@@ -193,6 +198,7 @@ struct worker_owner {
     ~worker_owner() {
         if (w) {
             w->stacks.release();
+            if (w->ext) sys::munmap(w->ext, w->ext_bytes);
             sys::munmap(w, sizeof(worker));
             if (tls_w == w) tls_w = nullptr;
         }
@@ -510,7 +516,27 @@ __attribute__((noinline)) inline void loop_mode_call(worker *w, const char *what
 // ---------------------------------------------------------------------------
 // FIBERS mode: scheduling
 // ---------------------------------------------------------------------------
-PM_AI void push(worker *w, uint32_t i) { w->queue[w->q_tail++ & (PM_FIBER_MAX - 1)] = i; }
+// The run queue (FIFO; yield_point also puts threads at the front). Each
+// simdgroup counts its lanes in it.
+PM_AI void push(worker *w, uint32_t i) {
+    w->queue[w->q_tail++ & (PM_FIBER_MAX - 1)] = i;
+    w->sg[i / PM_SIMD_WIDTH].queued++;
+}
+PM_AI void push_front(worker *w, uint32_t i) {
+    w->queue[--w->q_head & (PM_FIBER_MAX - 1)] = i;
+    w->sg[i / PM_SIMD_WIDTH].queued++;
+}
+PM_AI uint32_t pop(worker *w) {
+    uint32_t i = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
+    w->sg[i / PM_SIMD_WIDTH].queued--;
+    return i;
+}
+// The parked lanes of simdgroup `sgi` run next, in lane order.
+PM_AI void unpark(worker *w, simd_slot &s, uint32_t sgi) {
+    for (uint32_t m = s.parked; m; m &= ~(0x80000000u >> __builtin_clz(m)))
+        push_front(w, sgi * PM_SIMD_WIDTH + 31u - (uint32_t)__builtin_clz(m));
+    s.parked = 0;
+}
 
 // Execution contexts: a stack and a saved stack pointer. MSL threads get one
 // when they start and give it back when they return, so a group whose threads
@@ -527,10 +553,29 @@ PM_AI uint32_t take_ctx(worker *w) {
     return c;
 }
 
+// The calling MSL thread when it runs as a fiber (w null otherwise): from its
+// stack (fiber::here), else from the thread-local worker.
+struct fiber_self {
+    worker *w;
+    uint32_t index; // of the MSL thread in its group
+};
+PM_AI fiber_self self() {
+    if (const fiber::slot_header *h = fiber::here()) return {(worker *)h->owner, h->index};
+    worker *w = tls_w;
+    if (w && w->mode == _PmModeFibers) return {w, w->cur};
+    return {nullptr, 0};
+}
+
+// Thread `i` starts on context `c` (see fiber::here).
+PM_AI void start_on(worker *w, fiber_state &f, uint32_t c, uint32_t i) {
+    f.ctx = (uint16_t)c;
+    w->stacks.header(c) = fiber::slot_header{w, i};
+}
+
 // Switches from context `from` (saving into *save) to thread `next`.
 PM_AI void switch_to(worker *w, void **save, uint32_t next) {
     fiber_state &n = w->fibers[next];
-    if (n.state == _PmFiberNew) n.ctx = (uint16_t)take_ctx(w);
+    if (n.state == _PmFiberNew) start_on(w, n, take_ctx(w), next);
     n.state = _PmFiberReady;
     w->cur = next;
     fiber::pm_swap(save, w->ctx_sp[n.ctx]);
@@ -538,14 +583,17 @@ PM_AI void switch_to(worker *w, void **save, uint32_t next) {
 
 // Gives up the OS thread: runs the next runnable thread, or returns to run()
 // when none is left. Returns when this thread is resumed.
+// Lanes parked in a loop wait only while a sibling runs: they go first now.
 inline void block(worker *w) {
     uint32_t self = w->cur;
+    simd_slot &s = w->sg[self / PM_SIMD_WIDTH];
+    if (s.parked) unpark(w, s, self / PM_SIMD_WIDTH);
     void **save = &w->ctx_sp[w->fibers[self].ctx];
     if (w->q_head == w->q_tail) {
         fiber::pm_swap(save, w->main_sp); // nothing runnable: run() diagnoses
         __builtin_trap();
     }
-    switch_to(w, save, w->queue[w->q_head++ & (PM_FIBER_MAX - 1)]);
+    switch_to(w, save, pop(w));
 }
 
 // Leaves the group's contexts for good (error): back to run().
@@ -611,15 +659,17 @@ inline void ctx_entry(void *arg) {
         uint32_t c = w->fibers[i].ctx;
         w->body(w, i);
         thread_done(w, i);
+        simd_slot &s = w->sg[i / PM_SIMD_WIDTH];
+        if (s.parked) unpark(w, s, i / PM_SIMD_WIDTH);
         if (w->q_head == w->q_tail) {
             w->free_ctx[w->nfree++] = (uint16_t)c;
             fiber::pm_swap(&w->dead_sp, w->main_sp);
             __builtin_trap();
         }
-        uint32_t next = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
+        uint32_t next = pop(w);
         fiber_state &n = w->fibers[next];
         if (n.state == _PmFiberNew) { // start it on this context
-            n.ctx = (uint16_t)c;
+            start_on(w, n, c, next);
             n.state = _PmFiberReady;
             w->cur = next;
             continue;
@@ -716,6 +766,7 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
             return finish_error(w, st);
         }
         start_group_memory(w, g);
+        w->group_serial++;
         w->nthreads = n;
         w->done = 0;
         w->bar_arrived = 0;
@@ -736,6 +787,8 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
             sl.active_mask = lanes == 32 ? 0xFFFFFFFFu : ((1u << lanes) - 1u);
             sl.arrived_mask = 0;
             sl.bar_waiting = 0;
+            sl.queued = lanes - (s == 0); // thread 0 runs first
+            sl.parked = 0;
         }
         w->q_head = 1;
         w->q_tail = n;
@@ -780,9 +833,10 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
 // ---------------------------------------------------------------------------
 namespace pm::rt {
 __attribute__((noinline)) inline void tg_barrier(site s) {
-    worker *w = tls_w;
-    if (!w || w->mode != _PmModeFibers) return loop_mode_call(w, "threadgroup_barrier", s);
-    const uint32_t i = w->cur;
+    const fiber_self me = self();
+    worker *w = me.w;
+    if (!w) return loop_mode_call(tls_w, "threadgroup_barrier", s);
+    const uint32_t i = me.index;
     const uint32_t sgi = i / PM_SIMD_WIDTH;
     simd_slot &sl = w->sg[sgi];
     fiber_state &f = w->fibers[i];
@@ -815,9 +869,11 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
 __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t asize, const void *b,
                                                          uint32_t param, simd_compute_fn op, const char *name,
                                                          site s, bool any_site = false) {
-    worker *w = tls_w;
-    if (!w || w->mode != _PmModeFibers) {
+    const fiber_self me = self();
+    worker *w = me.w;
+    if (!w) {
         // Not running as fibers: a lone lane 0 (an error if the group has more threads).
+        w = tls_w;
         loop_mode_call(w, name, s);
         static thread_local simd_slot lone;
         simd_slot &sl = w ? w->sg[0] : lone;
@@ -829,7 +885,7 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
         op(sl);
         return sl.out[0];
     }
-    const uint32_t i = w->cur, sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
+    const uint32_t i = me.index, sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
     simd_slot &sl = w->sg[sgi];
     char where[48];
     if (sl.arrived_mask == 0) {
@@ -860,11 +916,74 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
     return sl.out[lane];
 }
 
-// The calling thread's lane in its simdgroup (0 outside fibers).
-inline uint32_t current_lane() {
-    worker *w = tls_w;
-    return (w && w->mode == _PmModeFibers) ? w->cur % PM_SIMD_WIDTH : 0u;
+// Loop yield points. On a GPU the threads of a group step through a
+// grid-stride loop together, so neighbouring threads read neighbouring
+// addresses at the same time; fibers that each ran a whole loop alone would
+// turn that into one strided scan per thread. The front end therefore gives
+// every loop of code reachable from a FIBERS kernel (except loops that meet at
+// barriers / SIMD functions anyway) a counter of its own and calls tick() at
+// each back edge: every PM_YIELD_EVERY iterations the thread goes to the back
+// of the run queue, so the group's threads advance through their loops
+// together and memory is read (nearly) in order. Yielding only changes which
+// runnable thread runs next: any interleaving is valid for concurrent threads.
+#ifndef PM_YIELD_EVERY
+#define PM_YIELD_EVERY 16u
+#endif
+inline constexpr unsigned yield_every = PM_YIELD_EVERY; // what the front end's counters start at
+// Lets the other runnable lanes of thread `self`'s simdgroup run first (see
+// yield_point). Returns false at once when none can.
+inline bool yield_to_siblings(worker *w, uint32_t self) {
+    const uint32_t sgi = self / PM_SIMD_WIDTH;
+    simd_slot &s = w->sg[sgi];
+    if (!s.queued && !s.parked) return false;
+    s.parked |= 1u << (self % PM_SIMD_WIDTH);
+    if (!s.queued) unpark(w, s, sgi);
+    const uint32_t next = pop(w);
+    if (next != self) switch_to(w, &w->ctx_sp[w->fibers[self].ctx], next);
+    return true;
 }
+
+// One loop's yield state; `once` drives the one-pass wrapper loop that
+// declares it (see FrontEnd.swift). The worker is looked up (thread-local,
+// a call in a shared object) at the first yield of the loop only.
+struct yield_result {
+    unsigned count; // iterations until the next yield_point call
+    worker *w;
+};
+struct loop_yield {
+    unsigned count = yield_every;
+    bool once = true;
+    worker *w = nullptr;
+};
+// Lanes yield to the other lanes of their simdgroup, which then run in lane
+// order, each for a turn of `yield_every` iterations; the simdgroup's lanes
+// cycle like this until they leave the loop. Cycling within a simdgroup keeps
+// the hot stack tops of 32 fibers in the L1 cache (cycling through 1024
+// threads costs twice as much per switch), and the 32 lanes are the threads
+// that read neighbouring addresses together on a GPU.
+// A yielding lane parks (not in the run queue) while siblings are queued;
+// the last one of a turn puts all parked lanes back at the front. block()
+// and a returning thread do the same, so parked lanes never wait on a lane
+// that waits elsewhere. Returns a huge count when yielding is pointless: not
+// running as fibers, or no sibling can run before this lane reaches a barrier.
+__attribute__((noinline)) inline yield_result yield_point(worker *w) {
+    if (!w) {
+        w = self().w;
+        if (!w) return {0xFFFFFFFFu, nullptr};
+    }
+    return {yield_to_siblings(w, w->cur) ? yield_every : 0xFFFFFFFFu, w};
+}
+constexpr PM_AI void tick(loop_yield &y) {
+    if (__builtin_is_constant_evaluated()) return;
+    if (__builtin_expect(--y.count == 0, 0)) {
+        yield_result r = yield_point(y.w);
+        y.count = r.count;
+        y.w = r.w;
+    }
+}
+
+// The calling thread's lane in its simdgroup (0 outside fibers).
+PM_AI uint32_t current_lane() { return self().index % PM_SIMD_WIDTH; }
 } // namespace pm::rt
 
 namespace metal {
