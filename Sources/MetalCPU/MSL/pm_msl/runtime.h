@@ -176,9 +176,6 @@ struct worker {
     void *main_sp;
     void *dead_sp;
     char msg[PM_ERROR_CAPACITY];
-    uint32_t group_serial; // counts the groups run (state keyed to a group checks it)
-    void *ext;             // simdgroup-matrix state (simdgroup_matrix.h), mmap'ed on first use
-    size_t ext_bytes;
     uint32_t nfree;    // free execution contexts (LIFO in free_ctx)
     uint32_t nctx;     // contexts ever prepared (stacks made usable)
     uint32_t queue[PM_FIBER_MAX];
@@ -198,7 +195,6 @@ struct worker_owner {
     ~worker_owner() {
         if (w) {
             w->stacks.release();
-            if (w->ext) sys::munmap(w->ext, w->ext_bytes);
             sys::munmap(w, sizeof(worker));
             if (tls_w == w) tls_w = nullptr;
         }
@@ -766,7 +762,6 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
             return finish_error(w, st);
         }
         start_group_memory(w, g);
-        w->group_serial++;
         w->nthreads = n;
         w->done = 0;
         w->bar_arrived = 0;
@@ -862,13 +857,14 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
     block(w);
 }
 
-// Arrival at a SIMD-group rendezvous. `a`/`b` are the operands (copied into
-// the slot), `param` the lane / delta / mask argument. Returns the lane's
-// result slot (valid until this lane's next SIMD-group call).
+// Arrival at a SIMD-group rendezvous. `a`/`b` are the operands, 32 bytes
+// each (copied into the slot; fixed sizes keep the copies inline), `param`
+// the lane / delta / mask argument. Returns the lane's result slot (valid
+// until this lane's next SIMD-group call).
 // any_site: every call site matches (simdgroup_barrier, like threadgroup_barrier).
-__attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t asize, const void *b,
-                                                         uint32_t param, simd_compute_fn op, const char *name,
-                                                         site s, bool any_site = false) {
+__attribute__((noinline)) inline const void *simd_arrive(const void *a, const void *b, uint32_t param,
+                                                         simd_compute_fn op, const char *name, site s,
+                                                         bool any_site = false) {
     const fiber_self me = self();
     worker *w = me.w;
     if (!w) {
@@ -879,8 +875,8 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
         simd_slot &sl = w ? w->sg[0] : lone;
         sl.active_mask = sl.arrived_mask = 1u;
         sl.nlanes = 1;
-        __builtin_memcpy(sl.in[0], a, asize);
-        if (b) __builtin_memcpy(sl.in[0] + 32, b, asize);
+        __builtin_memcpy(sl.in[0], a, 32);
+        if (b) __builtin_memcpy(sl.in[0] + 32, b, 32);
         sl.param[0] = param;
         op(sl);
         return sl.out[0];
@@ -903,8 +899,8 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
                   sgi * PM_SIMD_WIDTH + __builtin_ctz(sl.arrived_mask), simd_name(sl.key), sl.key.line, sl.key.col);
         abort_group(w);
     }
-    __builtin_memcpy(sl.in[lane], a, asize);
-    if (b) __builtin_memcpy(sl.in[lane] + 32, b, asize);
+    __builtin_memcpy(sl.in[lane], a, 32);
+    if (b) __builtin_memcpy(sl.in[lane] + 32, b, 32);
     sl.param[lane] = param;
     sl.arrived_mask |= 1u << lane;
     if (sl.arrived_mask == sl.active_mask) {
