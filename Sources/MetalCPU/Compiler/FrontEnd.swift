@@ -170,8 +170,12 @@ final class FrontEnd {
 
     private func integerArgument(_ attribute: Attribute, _ at: Int) -> Int? {
         guard let range = attribute.arguments else { return nil }
-        let digits = range.map { text($0) }.joined().filter { $0 != "(" && $0 != ")" }
-        let trimmed = digits.lowercased().replacingOccurrences(of: "u", with: "").replacingOccurrences(of: "l", with: "")
+        return Self.integerValue(range.map { text($0) }.joined().filter { $0 != "(" && $0 != ")" })
+    }
+
+    /// The value of an integer literal such as `16`, `0x20u`, `32ul`; nil for anything else.
+    static func integerValue(_ literal: String) -> Int? {
+        let trimmed = literal.lowercased().replacingOccurrences(of: "u", with: "").replacingOccurrences(of: "l", with: "")
         if trimmed.hasPrefix("0x") { return Int(trimmed.dropFirst(2), radix: 16) }
         return Int(trimmed)
     }
@@ -618,53 +622,27 @@ final class FrontEnd {
 
     // MARK: - Loop yield points
 
-    /// Gives every loop of code reachable from a FIBERS kernel a yield point
-    /// (pm::rt::tick in runtime.h explains why): a counter of its own, declared
-    /// by a one-pass wrapper loop so that the rewrite is a statement wherever
-    /// the loop was one, and a tick at each back edge:
-    ///   for (A; B; C) S     ->  for (unsigned k = N, o = 1; o; o = 0) for (A; B; tick(k), C) S
-    ///   while (B) S         ->  for (unsigned k = N; B; tick(k)) S
-    ///   do S while (B);     ->  for (unsigned k = N, o = 1; o; o = 0) do S while ((tick(k)), (B));
-    /// Left alone: loops that meet at a barrier / SIMD function (directly or
-    /// through a function they call: they keep the lanes together already),
-    /// loops with a literal bound (`j < 8`: bounded work, and unrolling or
-    /// vectorising them matters more), loops under a #pragma (unroll hints
-    /// apply to the next loop), range-based for.
+    /// Gives the strided loops of code reachable from a FIBERS kernel a yield
+    /// point (pm::rt::tick in runtime.h explains why): a counter of its own,
+    /// declared by a one-pass wrapper loop so that the rewrite is a statement
+    /// wherever the loop was one, and a tick at each back edge:
+    ///   for (A; B; C) S  ->  for (loop_yield y; y.once; y.once = false) for (A; B; tick(y), C) S
+    /// Strided: C steps by a variable or by 32 or more (`i += grid`, `i += tpg * 4`,
+    /// `i += 256`), the loops in which neighbouring threads read neighbouring
+    /// addresses at the same time on a GPU. Loops stepping by a small constant
+    /// (`i++`: a thread walking its own data) only pay for yields, and
+    /// `while` / `do` loops cannot be told apart. Left alone too: loops that meet
+    /// at a barrier / SIMD function (directly or through a function they call:
+    /// they keep the lanes together already), loops with a literal bound
+    /// (`j < 8`: bounded work, and unrolling or vectorising them matters more),
+    /// loops under a #pragma (unroll hints apply to the next loop).
     private func addYieldPoints() {
         var memo: [String: Bool] = [:]
         var loop = 0
         for body in fiberBodies.sorted(by: { $0.lowerBound < $1.lowerBound }) {
-            var doTails: Set<Int> = []
-            var unsureWhile = false // an unbraced do-while body: its `while` is not found reliably
-            for i in body where tokens[i].kind == .identifier {
-                let word = text(i)
-                guard word == "for" || word == "while" || word == "do" else { continue }
-                let pragma = i > 0 && tokens[i - 1].kind == .punctuation && src.bytes[tokens[i - 1].start] == 35
-                if word == "do" {
-                    guard isPunct(i + 1, 123) else { unsureWhile = true; continue }
-                    let close = matching(i + 1)
-                    guard close + 1 < body.upperBound, text(close + 1) == "while", isPunct(close + 2, 40) else { continue }
-                    doTails.insert(close + 1)
-                    let paren = matching(close + 2)
-                    if pragma || meetsOthers((i + 1)..<paren, &memo) { continue }
-                    loop += 1
-                    insert(before: i, "for (::pm::rt::loop_yield __pm_y\(loop); __pm_y\(loop).once; __pm_y\(loop).once = false) ")
-                    insert(before: close + 3, "(::pm::rt::tick(__pm_y\(loop))), (")
-                    insert(before: paren, ")")
-                    continue
-                }
-                guard isPunct(i + 1, 40) else { continue }
+            for i in body where tokens[i].kind == .identifier && text(i) == "for" && isPunct(i + 1, 40) {
                 let close = matching(i + 1)
-                if word == "while" {
-                    if doTails.contains(i) || unsureWhile || pragma { continue }
-                    let condition = (i + 2)..<close
-                    if literalBound(condition) || meetsOthers(condition.lowerBound..<statementEnd(close + 1), &memo) { continue }
-                    loop += 1
-                    remove(i, through: i + 1, replacement: "for (::pm::rt::loop_yield __pm_y\(loop); ")
-                    insert(before: close, "; ::pm::rt::tick(__pm_y\(loop))")
-                    continue
-                }
-                // for: the two top-level semicolons of the header (none: range-based)
+                // the two top-level semicolons of the header (none: range-based)
                 var semicolons: [Int] = []
                 var j = i + 2
                 while j < close {
@@ -672,17 +650,26 @@ final class FrontEnd {
                     if isPunct(j, 59) { semicolons.append(j) }
                     j += 1
                 }
-                guard semicolons.count == 2, !pragma else { continue }
-                if literalBound((semicolons[0] + 1)..<semicolons[1]) || meetsOthers((i + 2)..<statementEnd(close + 1), &memo) {
-                    continue
-                }
+                let pragma = i > 0 && tokens[i - 1].kind == .punctuation && src.bytes[tokens[i - 1].start] == 35
+                guard semicolons.count == 2, !pragma, strided((semicolons[1] + 1)..<close),
+                      !literalBound((semicolons[0] + 1)..<semicolons[1]),
+                      !meetsOthers((i + 2)..<statementEnd(close + 1), &memo) else { continue }
                 loop += 1
                 insert(before: i, "for (::pm::rt::loop_yield __pm_y\(loop); __pm_y\(loop).once; __pm_y\(loop).once = false) ")
-                if semicolons[1] + 1 == close {
-                    insert(before: close, "::pm::rt::tick(__pm_y\(loop))")
-                } else {
-                    insert(before: semicolons[1] + 1, "::pm::rt::tick(__pm_y\(loop)), ")
-                }
+                insert(before: semicolons[1] + 1, "::pm::rt::tick(__pm_y\(loop)), ")
+            }
+        }
+    }
+
+    /// A for loop's increment that steps by a variable or by a number of 32 or more.
+    private func strided(_ increment: Range<Int>) -> Bool {
+        guard let first = increment.first(where: { tokens[$0].kind == .identifier }) else { return false }
+        let variable = text(first)
+        return increment.contains { t in
+            switch tokens[t].kind {
+            case .identifier: return text(t) != variable
+            case .number: return Self.integerValue(text(t)).map { $0 >= 32 } ?? true
+            default: return false
             }
         }
     }

@@ -923,7 +923,7 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, const vo
 // together and memory is read (nearly) in order. Yielding only changes which
 // runnable thread runs next: any interleaving is valid for concurrent threads.
 #ifndef PM_YIELD_EVERY
-#define PM_YIELD_EVERY 16u
+#define PM_YIELD_EVERY 8u
 #endif
 inline constexpr unsigned yield_every = PM_YIELD_EVERY; // what the front end's counters start at
 // Lets the other runnable lanes of thread `self`'s simdgroup run first (see
