@@ -131,6 +131,37 @@ kernel void gs_meet(device const float* x [[buffer(0)]], device float* out [[buf
     out[2 * gid + 1] = shared;
 }
 
+// Strided loops where a rewrite could go wrong: evaluated at compile time,
+// in a lambda, as the bodies of if / else without braces, under a case label,
+// with break and continue.
+constexpr uint strided_sum(uint n, uint step) {
+    uint a = 0;
+    for (uint i = 0; i < n; i += step) a += i;
+    return a;
+}
+static_assert(strided_sum(100, 7) == 735, "evaluated by the compiler");
+kernel void gs_forms(device const uint* x [[buffer(0)]], device uint* out [[buffer(1)]],
+                     constant uint& n [[buffer(2)]], uint gid [[thread_position_in_grid]],
+                     uint grid [[threads_per_grid]]) {
+    constexpr uint folded = strided_sum(50, 3);
+    auto walk = [&](uint from) { uint a = 0; for (uint i = from; i < n; i += grid) a += x[i]; return a; };
+    uint a = walk(gid), b = 0, c = 0;
+    if (gid % 2) for (uint i = gid; i < n; i += grid) b += x[i];
+    else for (uint i = gid; i < n; i += grid) b += 2 * x[i];
+    switch (gid % 3) {
+    case 0:
+        for (uint i = gid; i < n; i += grid) {
+            if (x[i] % 5 == 0) continue;
+            if (x[i] % 7 == 0) break;
+            c += x[i];
+        }
+        break;
+    default:
+        c = strided_sum(n, grid);
+    }
+    out[gid] = simd_sum(1u) * 0 + a + 3 * b + 5 * c + folded;
+}
+
 // Logs which thread runs each iteration (the CPU backend's schedule).
 kernel void gs_order(device atomic_uint* counter [[buffer(0)]], device uint* log [[buffer(1)]],
                      constant uint& iters [[buffer(2)]],
@@ -257,6 +288,32 @@ def test_nested_strided_loops(ylib, grid, tg):
     again = np.full(rows, np.nan, np.float32)
     ylib.loop_rows(m, again, np.uint32(cols), grid=rows, threadgroup=32)
     np.testing.assert_array_equal(again, expected_rows)
+
+
+@pytest.mark.parametrize("grid,tg", SHAPES)
+def test_rewritten_loop_forms(ylib, grid, tg):
+    n = 5000
+    x = np.random.default_rng(grid).integers(0, 100, size=n).astype(np.uint32)
+    out = np.zeros(grid, np.uint32)
+    ylib.gs_forms(x, out, np.uint32(n), grid=grid, threadgroup=tg)
+    folded = sum(range(0, 50, 3))
+    expected = []
+    for t in range(grid):
+        seq = [int(v) for v in x[t::grid]]
+        a = sum(seq)
+        b = sum(seq) if t % 2 else 2 * sum(seq)
+        if t % 3 == 0:
+            c = 0
+            for v in seq:
+                if v % 5 == 0:
+                    continue
+                if v % 7 == 0:
+                    break
+                c += v
+        else:
+            c = sum(range(0, n, grid))
+        expected.append((a + 3 * b + 5 * c + folded) & 0xFFFFFFFF)
+    np.testing.assert_array_equal(out, np.array(expected, np.uint32))
 
 
 @pytest.mark.parametrize("tg", [64, 40, 1])
