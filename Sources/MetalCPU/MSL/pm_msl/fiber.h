@@ -53,9 +53,8 @@ static inline bool map_failed(void *p) { return p == MAP_FAILED; }
 #endif
 
 #define PM_FIBER_MAX 1024u                 // threads per threadgroup, at most
-#define PM_FIBER_SLOT (128u * 1024u)       // guard page + stack + header, a power of two
+#define PM_FIBER_SLOT (128u * 1024u)       // guard page + stack + 64-byte header, a power of two
 #define PM_FIBER_GUARD 4096u               // PROT_NONE page below each stack
-#define PM_FIBER_STACK (PM_FIBER_SLOT - PM_FIBER_GUARD - 64u) // usable bytes per fiber stack
 #define PM_FIBER_REGIONS 16u               // reservations a library tells apart quickly
 
 #pragma GCC visibility push(hidden)
@@ -156,7 +155,7 @@ static inline void *prepare(void *top, void (*entry)(void *), void *arg) {
 
 // Who runs on a slot: written when an MSL thread starts on it.
 struct slot_header {
-    void *owner;     // the worker (runtime.h)
+    void *owner;    // the worker (runtime.h)
     uint32_t index; // of the MSL thread in its group (not `thread`: an MSL macro)
 };
 
@@ -183,9 +182,11 @@ __attribute__((always_inline)) static inline const slot_header *here() {
     const uintptr_t sp = stack_pointer();
     uint32_t n = __atomic_load_n(&g_regions.n, __ATOMIC_RELAXED);
     if (n > PM_FIBER_REGIONS) n = PM_FIBER_REGIONS;
-    for (uint32_t i = 0; i < n; i++)
-        if (sp - __atomic_load_n(&g_regions.lo[i], __ATOMIC_RELAXED) < (uintptr_t)PM_FIBER_SLOT * PM_FIBER_MAX)
+    for (uint32_t i = 0; i < n; i++) {
+        uintptr_t lo = __atomic_load_n(&g_regions.lo[i], __ATOMIC_RELAXED);
+        if (lo && sp - lo < (uintptr_t)PM_FIBER_SLOT * PM_FIBER_MAX)
             return (const slot_header *)((sp | (PM_FIBER_SLOT - 1)) + 1 - 64);
+    }
     return nullptr;
 }
 
