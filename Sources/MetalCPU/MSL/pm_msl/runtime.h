@@ -146,7 +146,6 @@ struct simd_slot {
     uint32_t arrived_mask; // lanes waiting at the pending rendezvous
     uint32_t bar_waiting;  // lanes waiting at a threadgroup_barrier
     uint32_t nlanes;       // lanes that exist in this simdgroup
-    uint32_t queued;       // lanes in the run queue
     uint32_t parked;       // lanes that yielded in a loop and wait for their siblings (see yield_point)
     simd_key key;
     uint32_t param[PM_SIMD_WIDTH];
@@ -513,23 +512,13 @@ __attribute__((noinline)) inline void loop_mode_call(worker *w, const char *what
 // ---------------------------------------------------------------------------
 // FIBERS mode: scheduling
 // ---------------------------------------------------------------------------
-// The run queue (FIFO; yield_point also puts threads at the front). Each
-// simdgroup counts its lanes in it.
-PM_AI void push(worker *w, uint32_t i) {
-    w->queue[w->q_tail++ & (PM_FIBER_MAX - 1)] = i;
-    w->sg[i / PM_SIMD_WIDTH].queued++;
-}
-PM_AI void push_front(worker *w, uint32_t i) {
-    w->queue[--w->q_head & (PM_FIBER_MAX - 1)] = i;
-    w->sg[i / PM_SIMD_WIDTH].queued++;
-}
-PM_AI uint32_t pop(worker *w) {
-    uint32_t i = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
-    w->sg[i / PM_SIMD_WIDTH].queued--;
-    return i;
-}
-// The parked lanes of simdgroup `sgi` run next, in lane order.
-PM_AI void unpark(worker *w, simd_slot &s, uint32_t sgi) {
+// The run queue (FIFO; yield_to_siblings also puts threads at the front).
+PM_AI void push(worker *w, uint32_t i) { w->queue[w->q_tail++ & (PM_FIBER_MAX - 1)] = i; }
+PM_AI void push_front(worker *w, uint32_t i) { w->queue[--w->q_head & (PM_FIBER_MAX - 1)] = i; }
+PM_AI uint32_t pop(worker *w) { return w->queue[w->q_head++ & (PM_FIBER_MAX - 1)]; }
+// The parked lanes of simdgroup `sgi` run next, in lane order. (Out of line:
+// it is rare outside yield_point, and block() stays small enough to inline.)
+__attribute__((noinline)) inline void unpark(worker *w, simd_slot &s, uint32_t sgi) {
     for (uint32_t m = s.parked; m; m &= ~(0x80000000u >> __builtin_clz(m)))
         push_front(w, sgi * PM_SIMD_WIDTH + 31u - (uint32_t)__builtin_clz(m));
     s.parked = 0;
@@ -581,10 +570,10 @@ PM_AI void switch_to(worker *w, void **save, uint32_t next) {
 // Gives up the OS thread: runs the next runnable thread, or returns to run()
 // when none is left. Returns when this thread is resumed.
 // Lanes parked in a loop wait only while a sibling runs: they go first now.
-inline void block(worker *w) {
+PM_AI void block(worker *w) {
     uint32_t self = w->cur;
     simd_slot &s = w->sg[self / PM_SIMD_WIDTH];
-    if (s.parked) unpark(w, s, self / PM_SIMD_WIDTH);
+    if (__builtin_expect(s.parked != 0, 0)) unpark(w, s, self / PM_SIMD_WIDTH);
     void **save = &w->ctx_sp[w->fibers[self].ctx];
     if (w->q_head == w->q_tail) {
         fiber::pm_swap(save, w->main_sp); // nothing runnable: run() diagnoses
@@ -783,7 +772,6 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
             sl.active_mask = lanes == 32 ? 0xFFFFFFFFu : ((1u << lanes) - 1u);
             sl.arrived_mask = 0;
             sl.bar_waiting = 0;
-            sl.queued = lanes - (s == 0); // thread 0 runs first
             sl.parked = 0;
         }
         w->q_head = 1;
@@ -937,17 +925,21 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, const vo
 inline constexpr unsigned yield_every = PM_YIELD_EVERY; // what the front end's counters start at
 
 // Lets the other runnable lanes of thread `self`'s simdgroup run first.
-// A yielding lane parks (leaves the run queue) while siblings are queued; the
-// last one of a turn puts all parked lanes back at the front of the queue, in
-// lane order. block() and a returning thread do the same, so parked lanes
+// While the next thread in the run queue is a sibling, a yielding lane parks
+// (leaves the queue) and that sibling runs; otherwise the turn is over and the
+// parked lanes go back to the front of the queue in lane order, the yielding
+// one among them. block() and a returning thread unpark too, so parked lanes
 // never wait on a lane that waits elsewhere. Returns false at once when no
-// sibling can run.
+// sibling is next or parked (then no sibling can run before this lane
+// reaches a barrier or returns, in the order threads are queued).
 inline bool yield_to_siblings(worker *w, uint32_t self) {
     const uint32_t sgi = self / PM_SIMD_WIDTH;
     simd_slot &s = w->sg[sgi];
-    if (!s.queued && !s.parked) return false;
+    const bool sibling_next = w->q_head != w->q_tail &&
+                              w->queue[w->q_head & (PM_FIBER_MAX - 1)] / PM_SIMD_WIDTH == sgi;
+    if (!sibling_next && !s.parked) return false;
     s.parked |= 1u << (self % PM_SIMD_WIDTH);
-    if (!s.queued) unpark(w, s, sgi);
+    if (!sibling_next) unpark(w, s, sgi);
     const uint32_t next = pop(w);
     if (next != self) switch_to(w, &w->ctx_sp[w->fibers[self].ctx], next);
     return true;
