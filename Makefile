@@ -47,6 +47,7 @@ bench: build
 	$(PY) scripts/bench_cpu_backend.py
 	$(PY) scripts/bench_numpy_args.py
 	$(PY) scripts/bench_math.py
+	$(PY) scripts/bench_gpu_patterns.py
 	$(PY) scripts/bench_kernels.py
 	$(PY) scripts/bench_array.py
 

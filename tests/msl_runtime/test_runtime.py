@@ -362,6 +362,20 @@ def test_gemm(lib):
             check(f"{kname} {M}x{N}x{K} threads={nth}", rc == (0, "") and err < 1e-3, f"rc={rc} max err {err}")
 
 
+def test_many_os_threads(lib):
+    # More OS threads with fibers than a library's table of fiber stacks
+    # (PM_FIBER_REGIONS, fiber.h): the rest find their state thread-locally.
+    rng = np.random.default_rng(5)
+    M = N = K = 128
+    dims = np.array([M, N, K], dtype=np.uint32)
+    A = rng.integers(-3, 4, size=(M, K)).astype(np.float32)
+    B = rng.integers(-3, 4, size=(K, N)).astype(np.float32)
+    C = np.full((M, N), np.nan, dtype=np.float32)
+    L = pmrt.make_launch([A, B, C, dims], groups=(N // 16, M // 16), tpg=(128,))
+    rc = pmrt.run(lib["gemm_sg_float"], L, nthreads=24)
+    check("gemm_sg_float on 24 OS threads", rc == (0, "") and (C == A @ B).all(), f"rc={rc}")
+
+
 def main():
     lib = pmrt.Library(sys.argv[1])
     test_positions(lib)
@@ -371,6 +385,7 @@ def main():
     test_errors(lib)
     test_poison(lib)
     test_gemm(lib)
+    test_many_os_threads(lib)
     print()
     if failures:
         print(f"{len(failures)} FAILED: " + ", ".join(failures))

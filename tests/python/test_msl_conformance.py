@@ -951,6 +951,65 @@ kernel void sgm_half(device const half* A [[buffer(0)]],
     simdgroup_multiply(fc, fa, fb);
     simdgroup_store(fc, F);
 }
+
+// C = op(A) @ op(B) (+ C), one 8x8 tile per simdgroup of 32 threads.
+// dims: M, N, K, flags (1: A stored K x M, loaded transposed; 2: B stored
+// N x K, loaded transposed; 4: accumulate onto C).
+template <typename T, typename TAcc>
+kernel void sgm_gemm_t(device const T* A [[buffer(0)]], device const T* B [[buffer(1)]],
+                       device TAcc* C [[buffer(2)]], constant uint4& dims [[buffer(3)]],
+                       uint2 tgp [[threadgroup_position_in_grid]]) {
+    uint M = dims.x, N = dims.y, K = dims.z;
+    bool ta = dims.w & 1, tb = dims.w & 2;
+    uint row0 = tgp.y * 8, col0 = tgp.x * 8;
+    simdgroup_matrix<TAcc, 8, 8> acc = make_filled_simdgroup_matrix<TAcc, 8, 8>(TAcc(0));
+    if (dims.w & 4) simdgroup_load(acc, C, N, ulong2(col0, row0));
+    for (uint k = 0; k < K; k += 8) {
+        simdgroup_matrix<T, 8, 8> a, b;
+        if (ta) simdgroup_load(a, A, M, ulong2(row0, k), true);
+        else simdgroup_load(a, A, K, ulong2(k, row0));
+        if (tb) simdgroup_load(b, B, K, ulong2(k, col0), true);
+        else simdgroup_load(b, B, N, ulong2(col0, k));
+        simdgroup_multiply_accumulate(acc, a, b, acc);
+    }
+    simdgroup_store(acc, C, N, ulong2(col0, row0));
+}
+template [[host_name("sgm_gemm_f32")]] [[kernel]] decltype(sgm_gemm_t<float, float>) sgm_gemm_t<float, float>;
+template [[host_name("sgm_gemm_f16")]] [[kernel]] decltype(sgm_gemm_t<half, half>) sgm_gemm_t<half, half>;
+template [[host_name("sgm_gemm_f16_f32")]] [[kernel]] decltype(sgm_gemm_t<half, float>) sgm_gemm_t<half, float>;
+template [[host_name("sgm_gemm_bf16")]] [[kernel]] decltype(sgm_gemm_t<bfloat, bfloat>) sgm_gemm_t<bfloat, bfloat>;
+template [[host_name("sgm_gemm_bf16_f32")]] [[kernel]] decltype(sgm_gemm_t<bfloat, float>) sgm_gemm_t<bfloat, float>;
+
+// thread_elements() mixed with multiplies: each lane changes its own elements
+// (also through a reference it keeps) between loads and multiplies.
+kernel void sgm_elements_mix(device const float* A [[buffer(0)]], device const float* B [[buffer(1)]],
+                             device float* out [[buffer(2)]], ushort lane [[thread_index_in_simdgroup]]) {
+    simdgroup_float8x8 a, b, d;
+    simdgroup_load(a, A);
+    simdgroup_load(b, B);
+    a.thread_elements() *= float(lane % 3 + 1);
+    thread auto& be = b.thread_elements();
+    simdgroup_multiply(d, a, b);                // b as loaded
+    be[1] = -be[1];
+    d.thread_elements()[0] += 100.0f;
+    simdgroup_multiply_accumulate(d, d, b, a);  // d = d @ b + a, b with its odd columns negated
+    simdgroup_store(d, out);
+    out[64 + 2 * lane] = d.thread_elements()[0];
+    out[64 + 2 * lane + 1] = d.thread_elements()[1];
+}
+
+// The lanes that take part: the threadgroup's size (a partial simdgroup at
+// the end) and lanes that return before the multiply.
+kernel void sgm_partial(device const float* A [[buffer(0)]], device const float* B [[buffer(1)]],
+                        device float* out [[buffer(2)]], constant uint& keep [[buffer(3)]],
+                        ushort sg [[simdgroup_index_in_threadgroup]], ushort lane [[thread_index_in_simdgroup]]) {
+    if (lane >= keep) return;
+    simdgroup_float8x8 a, b, d;
+    simdgroup_load(a, A);
+    simdgroup_load(b, B);
+    simdgroup_multiply(d, a, b);
+    simdgroup_store(d, out + 64 * sg);
+}
 """
 
 
@@ -1011,6 +1070,92 @@ def test_simdgroup_matrix_gemm_transposed_thread_elements(mlib, M, N, K):
     C = np.full((M, N), np.nan, np.float32)
     mlib.sgm_gemm_nt_elements(A, Bt, C, np.uint32(N), np.uint32(K), groups=(N // 8, M // 8), threadgroup=32)
     np.testing.assert_allclose(C, A.astype(np.float64) @ Bt.T.astype(np.float64), rtol=1e-4, atol=1e-4 * np.sqrt(K))
+
+
+def _lane_pos(lane):
+    q = lane // 4
+    return (q & 4) + (lane // 2) % 4, (q & 2) * 2 + (lane % 2) * 2
+
+
+SGM_TYPES = {  # kernel: (input dtype, result dtype); bfloat as its bits in uint16 (_bf16_round below)
+    "sgm_gemm_f32": (np.float32, np.float32),
+    "sgm_gemm_f16": (np.float16, np.float16),
+    "sgm_gemm_f16_f32": (np.float16, np.float32),
+    "sgm_gemm_bf16": ("bfloat", "bfloat"),
+    "sgm_gemm_bf16_f32": ("bfloat", np.float32),
+}
+
+
+@pytest.mark.parametrize("kernel", list(SGM_TYPES))
+@pytest.mark.parametrize("M,N,K", [(8, 8, 8), (16, 24, 32), (40, 8, 16)])
+@pytest.mark.parametrize("flags", range(8))
+def test_simdgroup_matrix_types_and_transposed_loads(mlib, kernel, M, N, K, flags):
+    tin, tout = SGM_TYPES[kernel]
+    rng = _rng(M * N + K + flags)
+    exact = tin != np.float32  # small integers: every product and sum exact in half and bfloat
+    if exact:
+        a, b, c = (rng.integers(-2, 3, size=shape).astype(np.float32) for shape in [(M, K), (K, N), (M, N)])
+    else:
+        a, b, c = (rng.standard_normal(shape).astype(np.float32) for shape in [(M, K), (K, N), (M, N)])
+
+    def as_type(x, t):
+        return _bf16_round(x) if t == "bfloat" else x.astype(t)
+
+    A = as_type(a.T.copy() if flags & 1 else a, tin)
+    B = as_type(b.T.copy() if flags & 2 else b, tin)
+    C = as_type(c, tout)
+    mlib.function(kernel)(A, B, C, np.array([M, N, K, flags], np.uint32).tobytes(),
+                          groups=(N // 8, M // 8), threadgroup=32)
+    ref = a.astype(np.float64) @ b.astype(np.float64) + (c if flags & 4 else 0)
+    got = _bf16_value(C) if tout == "bfloat" else C.astype(np.float64)
+    if exact:
+        np.testing.assert_array_equal(got, ref)
+    else:
+        np.testing.assert_allclose(got, ref, rtol=1e-4, atol=1e-4 * np.sqrt(K))
+
+
+def test_simdgroup_matrix_thread_elements_mixed_with_multiplies(mlib):
+    rng = _rng(5)
+    A = rng.integers(-4, 5, size=(8, 8)).astype(np.float32)
+    B = rng.integers(-4, 5, size=(8, 8)).astype(np.float32)
+    out = np.full(128, np.nan, np.float32)
+    mlib.sgm_elements_mix(A, B, out, groups=1, threadgroup=32)
+    a = A.copy()
+    for lane in range(32):
+        r, c = _lane_pos(lane)
+        a[r, c:c + 2] *= lane % 3 + 1
+    d = a @ B
+    d[:, 0::2] += 100  # every lane's element 0: the even columns
+    b2 = B.copy()
+    b2[:, 1::2] *= -1
+    expected = d @ b2 + a
+    np.testing.assert_array_equal(out[:64].reshape(8, 8), expected)
+    for lane in range(32):
+        r, c = _lane_pos(lane)
+        assert out[64 + 2 * lane:66 + 2 * lane].tolist() == expected[r, c:c + 2].tolist(), lane
+
+
+@pytest.mark.parametrize("tg,keep", [(40, 32), (32, 16), (64, 5)])
+def test_cpu_simdgroup_matrix_missing_lanes_read_as_zero(mlib, tg, keep):
+    # Undefined on a GPU; the CPU backend documents that elements of lanes that
+    # do not exist or returned read as 0 (pm_msl/simdgroup_matrix.h).
+    if pm.device().backend != "cpu":
+        pytest.skip("the CPU backend's choice")
+    rng = _rng(tg + keep)
+    A = rng.integers(-4, 5, size=(8, 8)).astype(np.float32)
+    B = rng.integers(-4, 5, size=(8, 8)).astype(np.float32)
+    nsg = -(-tg // 32)
+    out = np.full((nsg, 8, 8), np.nan, np.float32)
+    mlib.sgm_partial(A, B, out, np.uint32(keep), groups=1, threadgroup=tg)
+    for sg in range(nsg):
+        lanes = range(min(32, tg - 32 * sg, keep))
+        mask = np.zeros((8, 8), bool)
+        for lane in lanes:
+            r, c = _lane_pos(lane)
+            mask[r, c:c + 2] = True
+        expected = np.where(mask, A, 0) @ np.where(mask, B, 0)
+        np.testing.assert_array_equal(out[sg][mask], expected[mask])
+        assert np.isnan(out[sg][~mask]).all()
 
 
 def test_simdgroup_matrix_half(mlib):

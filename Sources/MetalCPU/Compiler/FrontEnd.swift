@@ -84,6 +84,7 @@ final class FrontEnd {
     private var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
     private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int)] = [:]
     private var sites: [(token: Int, id: Int)] = []
+    private var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private var namespaces: [String] = []
 
     private init(_ src: LexedSource) { self.src = src }
@@ -169,8 +170,12 @@ final class FrontEnd {
 
     private func integerArgument(_ attribute: Attribute, _ at: Int) -> Int? {
         guard let range = attribute.arguments else { return nil }
-        let digits = range.map { text($0) }.joined().filter { $0 != "(" && $0 != ")" }
-        let trimmed = digits.lowercased().replacingOccurrences(of: "u", with: "").replacingOccurrences(of: "l", with: "")
+        return Self.integerValue(range.map { text($0) }.joined().filter { $0 != "(" && $0 != ")" })
+    }
+
+    /// The value of an integer literal such as `16`, `0x20u`, `32ul`; nil for anything else.
+    static func integerValue(_ literal: String) -> Int? {
+        let trimmed = literal.lowercased().replacingOccurrences(of: "u", with: "").replacingOccurrences(of: "l", with: "")
         if trimmed.hasPrefix("0x") { return Int(trimmed.dropFirst(2), radix: 16) }
         return Int(trimmed)
     }
@@ -610,14 +615,120 @@ final class FrontEnd {
             }
             kernels[index].usesFibers = fibers
             kernels[index].sites = sites.filter { site in bodies.contains { $0.contains(site.token) } }.map(\.id)
+            if fibers { fiberBodies.formUnion(bodies) }
         }
+        addYieldPoints()
+    }
+
+    // MARK: - Loop yield points
+
+    /// Gives the strided loops of code reachable from a FIBERS kernel a yield
+    /// point (pm::rt::tick in runtime.h explains why): a counter of its own,
+    /// declared by a one-pass wrapper loop so that the rewrite is a statement
+    /// wherever the loop was one, and a tick at each back edge:
+    ///   for (A; B; C) S  ->  for (loop_yield y; y.once; y.once = false) for (A; B; tick(y), C) S
+    /// Strided: C steps by a variable or by 32 or more (`i += grid`, `i += tpg * 4`,
+    /// `i += 256`), the loops in which neighbouring threads read neighbouring
+    /// addresses at the same time on a GPU. Loops stepping by a small constant
+    /// (`i++`: a thread walking its own data) only pay for yields, and
+    /// `while` / `do` loops cannot be told apart. Left alone too: loops that meet
+    /// at a barrier / SIMD function (directly or through a function they call:
+    /// they keep the lanes together already), loops with a literal bound
+    /// (`j < 8`: bounded work, and unrolling or vectorising them matters more),
+    /// loops under a #pragma (unroll hints apply to the next loop).
+    private func addYieldPoints() {
+        var memo: [String: Bool] = [:]
+        var loop = 0
+        for body in fiberBodies.sorted(by: { $0.lowerBound < $1.lowerBound }) {
+            for i in body where tokens[i].kind == .identifier && text(i) == "for" && isPunct(i + 1, 40) {
+                let close = matching(i + 1)
+                // the two top-level semicolons of the header (none: range-based)
+                var semicolons: [Int] = []
+                var j = i + 2
+                while j < close {
+                    if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
+                    if isPunct(j, 59) { semicolons.append(j) }
+                    j += 1
+                }
+                let pragma = i > 0 && tokens[i - 1].kind == .punctuation && src.bytes[tokens[i - 1].start] == 35
+                guard semicolons.count == 2, !pragma, strided((semicolons[1] + 1)..<close),
+                      !literalBound((semicolons[0] + 1)..<semicolons[1]),
+                      !meetsOthers((i + 2)..<statementEnd(close + 1), &memo) else { continue }
+                loop += 1
+                insert(before: i, "for (::pm::rt::loop_yield __pm_y\(loop); __pm_y\(loop).once; __pm_y\(loop).once = false) ")
+                insert(before: semicolons[1] + 1, "::pm::rt::tick(__pm_y\(loop)), ")
+            }
+        }
+    }
+
+    /// A for loop's increment that steps by a variable or by a number of 32 or more.
+    private func strided(_ increment: Range<Int>) -> Bool {
+        guard let first = increment.first(where: { tokens[$0].kind == .identifier }) else { return false }
+        let variable = text(first)
+        return increment.contains { t in
+            switch tokens[t].kind {
+            case .identifier: return text(t) != variable
+            case .number: return Self.integerValue(text(t)).map { $0 >= 32 } ?? true
+            default: return false
+            }
+        }
+    }
+
+    private func insert(before token: Int, _ text: String) {
+        let at = tokens[token].start
+        edits.append((at..<at, text))
+    }
+
+    /// The last token (exclusive) of the statement starting at `start`: a braced
+    /// block, or up to the next top-level `;` (an approximation for nested
+    /// unbraced statements that errs on the long side).
+    private func statementEnd(_ start: Int) -> Int {
+        if isPunct(start, 123) { return matching(start) + 1 }
+        var j = start
+        while j < tokens.count, !isPunct(j, 59) {
+            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) }
+            j += 1
+        }
+        return min(j + 1, tokens.count)
+    }
+
+    /// `i < 8`, `j <= 16`, `k != 4` ...: a condition comparing a name with a number literal.
+    private func literalBound(_ condition: Range<Int>) -> Bool {
+        guard condition.count >= 3, condition.count <= 4,
+              tokens[condition.lowerBound].kind == .identifier, tokens[condition.upperBound - 1].kind == .number else {
+            return false
+        }
+        return ((condition.lowerBound + 1)..<(condition.upperBound - 1)).allSatisfy {
+            tokens[$0].kind == .punctuation && [60, 61, 62, 33].contains(src.bytes[tokens[$0].start])
+        }
+    }
+
+    /// Whether tokens in `range` name a barrier / SIMD-group function, or a user
+    /// function or type that (transitively) does.
+    private func meetsOthers(_ range: Range<Int>, _ memo: inout [String: Bool]) -> Bool {
+        range.contains { tokens[$0].kind == .identifier && reachesRendezvous(text($0), &memo) }
+    }
+
+    private func reachesRendezvous(_ name: String, _ memo: inout [String: Bool]) -> Bool {
+        if MSLAttributes.rendezvous.contains(name) { return true }
+        if let known = memo[name] { return known }
+        guard let bodies = definitions[name] else { return false }
+        memo[name] = false // a recursive name meets nothing through itself
+        let result = bodies.contains { meetsOthers($0, &memo) }
+        memo[name] = result
+        return result
     }
 
     private func applyEdits() -> String {
         var out: [UInt8] = []
         out.reserveCapacity(src.bytes.count + 1024)
         var position = 0
-        for edit in edits.sorted(by: { $0.range.lowerBound < $1.range.lowerBound }) {
+        // By position; at one position insertions first, each kind in the order made.
+        let ordered = edits.enumerated().sorted {
+            ($0.element.range.lowerBound, $0.element.range.isEmpty ? 0 : 1, $0.offset)
+                < ($1.element.range.lowerBound, $1.element.range.isEmpty ? 0 : 1, $1.offset)
+        }.map(\.element)
+        for edit in ordered {
             guard edit.range.lowerBound >= position else { continue } // overlapping edit: first one wins
             out.append(contentsOf: src.bytes[position..<edit.range.lowerBound])
             out.append(contentsOf: Array(edit.replacement.utf8))

@@ -99,6 +99,56 @@ final class FrontEndTests: XCTestCase {
         XCTAssertEqual(output.kernels[0].bindings.map(\.index), [0, 1, 2, 0, 5, 6])
     }
 
+    /// Strided for loops of code that FIBERS kernels reach get a yield point (pm::rt::tick), with a
+    /// counter of their own; loops stepping by a small constant, while / do loops, loops that meet at
+    /// SIMD functions, literal-bound loops, loops under a #pragma and range-based for stay as they
+    /// are; LOOP kernels are untouched.
+    func testYieldPointsInStridedLoopsOfFiberKernels() throws {
+        let source = """
+        float walk(device const float* x, uint i, uint n, uint s) { float a = 0; for (; i < n; i += s) a += x[i]; return a; }
+        float meet(float v, uint n, uint s) { for (uint r = 0; r < n; r += s) v = simd_sum(v); return v; }
+        kernel void k(device float* x [[buffer(0)]], constant uint& n [[buffer(1)]], uint i [[thread_position_in_grid]],
+                      uint g [[threads_per_grid]]) {
+            float acc = 0;
+            for (uint j = i; j < n; j += g) acc += x[j];
+            for (uint j = i * 4, q = 0; j < n; j = j + 4 * g, q++) { acc += x[j]; }
+            for (uint j = i; j < n; j += 0x40u) acc += x[j];
+            for (uint j = i; j < n; j += 4) acc += x[j];
+            for (uint j = 0; j < n; ++j) acc += x[j];
+            for (;;) { if (acc > 0) break; acc += 1; }
+            uint m = i; while (m > 1) m >>= 1; do { m += g; } while (m < n);
+            for (uint u = 0; u < 8; u += g) acc += u;
+        #pragma unroll
+            for (uint v = 0; v < n; v += g) acc += v;
+            for (uint r = 0; r < n; r += g) acc = meet(acc, 2, g);
+            int arr[2] = {1, 2};
+            for (int e : arr) acc += e;
+            x[i] = simd_sum(acc + walk(x, i, n, g) + m);
+        }
+        kernel void plain(device float* x [[buffer(0)]], constant uint& n [[buffer(1)]], uint i [[thread_position_in_grid]],
+                          uint g [[threads_per_grid]]) { for (uint j = i; j < n; j += g) x[j] = 0; }
+        """
+        let output = try run(source)
+        XCTAssertEqual(output.kernels.map(\.usesFibers), [true, false])
+        let text = output.text
+        func has(_ piece: String) -> Bool { text.contains(piece) }
+        let wrap = { (n: Int) in "for (::pm::rt::loop_yield __pm_y\(n); __pm_y\(n).once; __pm_y\(n).once = false) " }
+        XCTAssertTrue(has(wrap(1) + "for (; i < n; ::pm::rt::tick(__pm_y1), i += s) a += x[i];"), text)
+        XCTAssertTrue(has(wrap(2) + "for (uint j = i; j < n; ::pm::rt::tick(__pm_y2), j += g) acc += x[j];"), text)
+        XCTAssertTrue(has(wrap(3) + "for (uint j = i * 4, q = 0; j < n; ::pm::rt::tick(__pm_y3), j = j + 4 * g, q++)"), text)
+        XCTAssertTrue(has(wrap(4) + "for (uint j = i; j < n; ::pm::rt::tick(__pm_y4), j += 0x40u)"), text)
+        XCTAssertEqual(text.components(separatedBy: "::pm::rt::tick(").count - 1, 4, text)
+        for unchanged in ["\n    for (uint j = i; j < n; j += 4) acc", "\n    for (uint j = 0; j < n; ++j) acc",
+                          "\n    for (;;) {", "while (m > 1) m >>= 1; do { m += g; } while (m < n);",
+                          "for (uint u = 0; u < 8; u += g)", "for (uint v = 0; v < n; v += g)",
+                          "for (uint r = 0; r < n; r += s) v = simd_sum(v);", "for (uint r = 0; r < n; r += g) acc = meet(",
+                          "for (int e : arr)", "{ for (uint j = i; j < n; j += g) x[j] = 0; }"] {
+            XCTAssertTrue(has(unchanged), "\(unchanged) is left alone: \(text)")
+        }
+        XCTAssertEqual(text.split(separator: "\n", omittingEmptySubsequences: false).count,
+                       source.split(separator: "\n", omittingEmptySubsequences: false).count + 1, "newlines are kept")
+    }
+
     func testUnknownAttributes() throws {
         XCTAssertThrowsError(try run("kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grd]]) {}")) { error in
             XCTAssertTrue((error as! CompileDiagnostics).messages.joined().contains("unknown attribute 'thread_position_in_grd'"))

@@ -7,10 +7,17 @@
 // swapcontext makes one per switch). MXCSR / FPCR are not switched: kernels
 // never change them.
 //
-// Stacks: one reservation per OS thread of PM_FIBER_MAX stacks of
-// PM_FIBER_STACK bytes, each below a PROT_NONE guard page; made read-write
-// lazily as groups need more fibers, reused across groups and dispatches,
-// released when the OS thread exits.
+// Stacks: one reservation per OS thread of PM_FIBER_MAX slots of
+// PM_FIBER_SLOT bytes (a PROT_NONE guard page, then the stack); made
+// read-write lazily as groups need more fibers, reused across groups and
+// dispatches, released when the OS thread exits.
+//
+// Fiber-local storage without thread-local variables: slots are aligned to
+// their (power-of-two) size, and the top 64 bytes of each slot, above the
+// stack, say which MSL thread of which worker runs there. here() finds them
+// from the stack pointer: a few instructions, where a thread_local in a
+// shared object costs a __tls_get_addr call. Each library keeps a small table
+// of its reservations to tell fiber stacks from other stacks.
 #pragma once
 #include <stdint.h>
 #include <stddef.h>
@@ -46,8 +53,9 @@ static inline bool map_failed(void *p) { return p == MAP_FAILED; }
 #endif
 
 #define PM_FIBER_MAX 1024u                 // threads per threadgroup, at most
-#define PM_FIBER_STACK (128u * 1024u)      // usable bytes per fiber stack
+#define PM_FIBER_SLOT (128u * 1024u)       // guard page + stack + 64-byte header, a power of two
 #define PM_FIBER_GUARD 4096u               // PROT_NONE page below each stack
+#define PM_FIBER_REGIONS 16u               // reservations a library tells apart quickly
 
 #pragma GCC visibility push(hidden)
 namespace pm::rt::fiber {
@@ -145,21 +153,66 @@ static inline void *prepare(void *top, void (*entry)(void *), void *arg) {
 #error "pymetal MSL runtime: fibers need x86-64 or arm64"
 #endif
 
+// Who runs on a slot: written when an MSL thread starts on it.
+struct slot_header {
+    void *owner;    // the worker (runtime.h)
+    uint32_t index; // of the MSL thread in its group (not `thread`: an MSL macro)
+};
+
+// The reservations of this library's workers (0: free entry).
+struct region_table {
+    uintptr_t lo[PM_FIBER_REGIONS];
+    uint32_t n; // entries ever used (a high-water mark)
+};
+inline region_table g_regions;
+
+static inline uintptr_t stack_pointer() {
+    uintptr_t sp;
+#if defined(__x86_64__)
+    __asm__("movq %%rsp, %0" : "=r"(sp));
+#else
+    __asm__("mov %0, sp" : "=r"(sp));
+#endif
+    return sp;
+}
+
+// The slot the caller runs on, or null when it does not run on a fiber
+// stack of this library (LOOP mode, or a reservation beyond the table).
+__attribute__((always_inline)) static inline const slot_header *here() {
+    const uintptr_t sp = stack_pointer();
+    uint32_t n = __atomic_load_n(&g_regions.n, __ATOMIC_RELAXED);
+    if (n > PM_FIBER_REGIONS) n = PM_FIBER_REGIONS;
+    for (uint32_t i = 0; i < n; i++) {
+        uintptr_t lo = __atomic_load_n(&g_regions.lo[i], __ATOMIC_RELAXED);
+        if (lo && sp - lo < (uintptr_t)PM_FIBER_SLOT * PM_FIBER_MAX)
+            return (const slot_header *)((sp | (PM_FIBER_SLOT - 1)) + 1 - 64);
+    }
+    return nullptr;
+}
+
 // The stacks of one OS thread.
 struct stacks {
-    unsigned char *base = nullptr; // reservation: PM_FIBER_MAX slots of guard + stack
+    unsigned char *base = nullptr; // reservation: PM_FIBER_MAX slots of guard + stack + header
     uint32_t ready = 0;            // slots made read-write so far
+    uint32_t region = 0;           // entry in g_regions + 1 (0: none); all zero is the initial state
 
-    static constexpr size_t slot = (size_t)PM_FIBER_GUARD + PM_FIBER_STACK;
+    static constexpr size_t slot = PM_FIBER_SLOT;
 
     // Makes sure `n` stacks are usable. Returns false if the system refuses.
     bool reserve(uint32_t n) {
         if (n > PM_FIBER_MAX) return false;
         if (!base) {
-            void *p = sys::mmap(nullptr, slot * PM_FIBER_MAX, sys::prot_none,
+            // One slot more than needed, to align the start to a slot.
+            size_t bytes = slot * (PM_FIBER_MAX + 1);
+            void *p = sys::mmap(nullptr, bytes, sys::prot_none,
                                 sys::map_private | sys::map_anonymous | sys::map_noreserve, -1, 0);
             if (sys::map_failed(p)) return false;
-            base = (unsigned char *)p;
+            uintptr_t lo = ((uintptr_t)p + slot - 1) & ~(uintptr_t)(slot - 1);
+            if (lo != (uintptr_t)p) sys::munmap(p, lo - (uintptr_t)p);
+            uintptr_t end = (uintptr_t)p + bytes, hi = lo + slot * PM_FIBER_MAX;
+            if (end != hi) sys::munmap((void *)hi, end - hi);
+            base = (unsigned char *)lo;
+            claim_region(lo);
         }
         if (n > ready) {
             // One mprotect for the whole new range keeps it cheap; the guard
@@ -178,7 +231,24 @@ struct stacks {
         unsigned char *end = base + slot * (i + 1);
         return end - 64 - (size_t)(i & 63) * 64;
     }
+    slot_header &header(uint32_t i) const { return *(slot_header *)(base + slot * (i + 1) - 64); }
+    void claim_region(uintptr_t lo) {
+        for (uint32_t i = 0; i < PM_FIBER_REGIONS; i++) {
+            uintptr_t expect = 0;
+            if (__atomic_compare_exchange_n(&g_regions.lo[i], &expect, lo, false, __ATOMIC_ACQ_REL,
+                                            __ATOMIC_RELAXED)) {
+                region = i + 1;
+                uint32_t n = __atomic_load_n(&g_regions.n, __ATOMIC_RELAXED);
+                while (n < i + 1 && !__atomic_compare_exchange_n(&g_regions.n, &n, i + 1, true, __ATOMIC_ACQ_REL,
+                                                                  __ATOMIC_RELAXED)) {
+                }
+                return;
+            }
+        }
+    }
     void release() {
+        if (region) __atomic_store_n(&g_regions.lo[region - 1], (uintptr_t)0, __ATOMIC_RELEASE);
+        region = 0;
         if (base) sys::munmap(base, slot * PM_FIBER_MAX);
         base = nullptr;
         ready = 0;

@@ -12,8 +12,9 @@
 // - PM_KERNEL_LOOP: the threads of a group are a plain loop (x innermost) that
 //   calls the kernel inlined; nothing per thread but the position values.
 // - PM_KERNEL_FIBERS: each thread of the group is a fiber (pm_msl/fiber.h) on
-//   the calling OS thread. A fiber runs until it returns or blocks at a
-//   barrier / SIMD-group function; the next runnable fiber (FIFO) then runs.
+//   the calling OS thread. A fiber runs until it returns, blocks at a
+//   barrier / SIMD-group function, or yields in a strided loop (see
+//   yield_point); the next runnable fiber (FIFO) then runs.
 //   A threadgroup_barrier releases when all threads of the group arrived. A
 //   SIMD-group function is a rendezvous of the simdgroup's *active* lanes
 //   (lanes that exist and have not returned); the last lane to arrive computes
@@ -145,6 +146,7 @@ struct simd_slot {
     uint32_t arrived_mask; // lanes waiting at the pending rendezvous
     uint32_t bar_waiting;  // lanes waiting at a threadgroup_barrier
     uint32_t nlanes;       // lanes that exist in this simdgroup
+    uint32_t parked;       // lanes that yielded in a loop and wait for their siblings (see yield_point)
     simd_key key;
     uint32_t param[PM_SIMD_WIDTH];
     alignas(32) unsigned char in[PM_SIMD_WIDTH][64];
@@ -510,7 +512,17 @@ __attribute__((noinline)) inline void loop_mode_call(worker *w, const char *what
 // ---------------------------------------------------------------------------
 // FIBERS mode: scheduling
 // ---------------------------------------------------------------------------
+// The run queue (FIFO; yield_to_siblings also puts threads at the front).
 PM_AI void push(worker *w, uint32_t i) { w->queue[w->q_tail++ & (PM_FIBER_MAX - 1)] = i; }
+PM_AI void push_front(worker *w, uint32_t i) { w->queue[--w->q_head & (PM_FIBER_MAX - 1)] = i; }
+PM_AI uint32_t pop(worker *w) { return w->queue[w->q_head++ & (PM_FIBER_MAX - 1)]; }
+// The parked lanes of simdgroup `sgi` run next, in lane order. (Out of line:
+// it is rare outside yield_point, and block() stays small enough to inline.)
+__attribute__((noinline)) inline void unpark(worker *w, simd_slot &s, uint32_t sgi) {
+    for (uint32_t m = s.parked; m; m &= ~(0x80000000u >> __builtin_clz(m)))
+        push_front(w, sgi * PM_SIMD_WIDTH + 31u - (uint32_t)__builtin_clz(m));
+    s.parked = 0;
+}
 
 // Execution contexts: a stack and a saved stack pointer. MSL threads get one
 // when they start and give it back when they return, so a group whose threads
@@ -527,10 +539,29 @@ PM_AI uint32_t take_ctx(worker *w) {
     return c;
 }
 
+// The calling MSL thread when it runs as a fiber (w null otherwise): from its
+// stack (fiber::here), else from the thread-local worker.
+struct fiber_self {
+    worker *w;
+    uint32_t index; // of the MSL thread in its group
+};
+PM_AI fiber_self self() {
+    if (const fiber::slot_header *h = fiber::here()) return {(worker *)h->owner, h->index};
+    worker *w = tls_w;
+    if (w && w->mode == _PmModeFibers) return {w, w->cur};
+    return {nullptr, 0};
+}
+
+// Thread `i` starts on context `c` (see fiber::here).
+PM_AI void start_on(worker *w, fiber_state &f, uint32_t c, uint32_t i) {
+    f.ctx = (uint16_t)c;
+    w->stacks.header(c) = fiber::slot_header{w, i};
+}
+
 // Switches from context `from` (saving into *save) to thread `next`.
 PM_AI void switch_to(worker *w, void **save, uint32_t next) {
     fiber_state &n = w->fibers[next];
-    if (n.state == _PmFiberNew) n.ctx = (uint16_t)take_ctx(w);
+    if (n.state == _PmFiberNew) start_on(w, n, take_ctx(w), next);
     n.state = _PmFiberReady;
     w->cur = next;
     fiber::pm_swap(save, w->ctx_sp[n.ctx]);
@@ -538,14 +569,17 @@ PM_AI void switch_to(worker *w, void **save, uint32_t next) {
 
 // Gives up the OS thread: runs the next runnable thread, or returns to run()
 // when none is left. Returns when this thread is resumed.
-inline void block(worker *w) {
+// Lanes parked in a loop wait only while a sibling runs: they go first now.
+PM_AI void block(worker *w) {
     uint32_t self = w->cur;
+    simd_slot &s = w->sg[self / PM_SIMD_WIDTH];
+    if (__builtin_expect(s.parked != 0, 0)) unpark(w, s, self / PM_SIMD_WIDTH);
     void **save = &w->ctx_sp[w->fibers[self].ctx];
     if (w->q_head == w->q_tail) {
         fiber::pm_swap(save, w->main_sp); // nothing runnable: run() diagnoses
         __builtin_trap();
     }
-    switch_to(w, save, w->queue[w->q_head++ & (PM_FIBER_MAX - 1)]);
+    switch_to(w, save, pop(w));
 }
 
 // Leaves the group's contexts for good (error): back to run().
@@ -611,15 +645,17 @@ inline void ctx_entry(void *arg) {
         uint32_t c = w->fibers[i].ctx;
         w->body(w, i);
         thread_done(w, i);
+        simd_slot &s = w->sg[i / PM_SIMD_WIDTH];
+        if (s.parked) unpark(w, s, i / PM_SIMD_WIDTH);
         if (w->q_head == w->q_tail) {
             w->free_ctx[w->nfree++] = (uint16_t)c;
             fiber::pm_swap(&w->dead_sp, w->main_sp);
             __builtin_trap();
         }
-        uint32_t next = w->queue[w->q_head++ & (PM_FIBER_MAX - 1)];
+        uint32_t next = pop(w);
         fiber_state &n = w->fibers[next];
         if (n.state == _PmFiberNew) { // start it on this context
-            n.ctx = (uint16_t)c;
+            start_on(w, n, c, next);
             n.state = _PmFiberReady;
             w->cur = next;
             continue;
@@ -736,6 +772,7 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
             sl.active_mask = lanes == 32 ? 0xFFFFFFFFu : ((1u << lanes) - 1u);
             sl.arrived_mask = 0;
             sl.bar_waiting = 0;
+            sl.parked = 0;
         }
         w->q_head = 1;
         w->q_tail = n;
@@ -780,9 +817,10 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
 // ---------------------------------------------------------------------------
 namespace pm::rt {
 __attribute__((noinline)) inline void tg_barrier(site s) {
-    worker *w = tls_w;
-    if (!w || w->mode != _PmModeFibers) return loop_mode_call(w, "threadgroup_barrier", s);
-    const uint32_t i = w->cur;
+    const fiber_self me = self();
+    worker *w = me.w;
+    if (!w) return loop_mode_call(tls_w, "threadgroup_barrier", s);
+    const uint32_t i = me.index;
     const uint32_t sgi = i / PM_SIMD_WIDTH;
     simd_slot &sl = w->sg[sgi];
     fiber_state &f = w->fibers[i];
@@ -808,28 +846,31 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
     block(w);
 }
 
-// Arrival at a SIMD-group rendezvous. `a`/`b` are the operands (copied into
-// the slot), `param` the lane / delta / mask argument. Returns the lane's
-// result slot (valid until this lane's next SIMD-group call).
+// Arrival at a SIMD-group rendezvous. `a`/`b` are the operands, 32 bytes
+// each (copied into the slot; fixed sizes keep the copies inline), `param`
+// the lane / delta / mask argument. Returns the lane's result slot (valid
+// until this lane's next SIMD-group call).
 // any_site: every call site matches (simdgroup_barrier, like threadgroup_barrier).
-__attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t asize, const void *b,
-                                                         uint32_t param, simd_compute_fn op, const char *name,
-                                                         site s, bool any_site = false) {
-    worker *w = tls_w;
-    if (!w || w->mode != _PmModeFibers) {
+__attribute__((noinline)) inline const void *simd_arrive(const void *a, const void *b, uint32_t param,
+                                                         simd_compute_fn op, const char *name, site s,
+                                                         bool any_site = false) {
+    const fiber_self me = self();
+    worker *w = me.w;
+    if (!w) {
         // Not running as fibers: a lone lane 0 (an error if the group has more threads).
+        w = tls_w;
         loop_mode_call(w, name, s);
         static thread_local simd_slot lone;
         simd_slot &sl = w ? w->sg[0] : lone;
         sl.active_mask = sl.arrived_mask = 1u;
         sl.nlanes = 1;
-        __builtin_memcpy(sl.in[0], a, asize);
-        if (b) __builtin_memcpy(sl.in[0] + 32, b, asize);
+        __builtin_memcpy(sl.in[0], a, 32);
+        if (b) __builtin_memcpy(sl.in[0] + 32, b, 32);
         sl.param[0] = param;
         op(sl);
         return sl.out[0];
     }
-    const uint32_t i = w->cur, sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
+    const uint32_t i = me.index, sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
     simd_slot &sl = w->sg[sgi];
     char where[48];
     if (sl.arrived_mask == 0) {
@@ -847,8 +888,8 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
                   sgi * PM_SIMD_WIDTH + __builtin_ctz(sl.arrived_mask), simd_name(sl.key), sl.key.line, sl.key.col);
         abort_group(w);
     }
-    __builtin_memcpy(sl.in[lane], a, asize);
-    if (b) __builtin_memcpy(sl.in[lane] + 32, b, asize);
+    __builtin_memcpy(sl.in[lane], a, 32);
+    if (b) __builtin_memcpy(sl.in[lane] + 32, b, 32);
     sl.param[lane] = param;
     sl.arrived_mask |= 1u << lane;
     if (sl.arrived_mask == sl.active_mask) {
@@ -860,11 +901,83 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, uint32_t
     return sl.out[lane];
 }
 
-// The calling thread's lane in its simdgroup (0 outside fibers).
-inline uint32_t current_lane() {
-    worker *w = tls_w;
-    return (w && w->mode == _PmModeFibers) ? w->cur % PM_SIMD_WIDTH : 0u;
+// Loop yield points. On a GPU the lanes of a simdgroup step through a
+// grid-stride loop together, so neighbouring threads read neighbouring
+// addresses at the same time; fibers that each ran a whole loop alone would
+// turn that into one strided scan per thread (each cache line fetched again
+// by every lane that reads part of it). The front end therefore gives the
+// strided loops of code reachable from a FIBERS kernel a counter of their
+// own and calls tick() at each back edge (FrontEnd.swift, addYieldPoints):
+// every PM_YIELD_EVERY iterations the lane lets the other lanes of its
+// simdgroup run, which then run in lane order, each for a turn of as many
+// iterations; the lanes cycle like this until they leave the loop, and lane
+// i + 1 finds in the cache the lines lane i just fetched. Cycling within a
+// simdgroup (not through the whole group) keeps the stack tops of 32 fibers
+// in the L1 cache: a switch costs half as much as one through 1024 threads.
+// Yielding only changes which runnable thread runs next, and any interleaving
+// is valid for concurrent threads.
+// PM_YIELD_EVERY (a macro a kernel library can be compiled with): 8 measured
+// best for one-float-per-step loops over power-of-two grids (more lines per
+// turn than the L1 cache's 8 ways), larger only repays for heavy iterations.
+#ifndef PM_YIELD_EVERY
+#define PM_YIELD_EVERY 8u
+#endif
+inline constexpr unsigned yield_every = PM_YIELD_EVERY; // what the front end's counters start at
+
+// Lets the other runnable lanes of thread `self`'s simdgroup run first.
+// While the next thread in the run queue is a sibling, a yielding lane parks
+// (leaves the queue) and that sibling runs; otherwise the turn is over and the
+// parked lanes go back to the front of the queue in lane order, the yielding
+// one among them. block() and a returning thread unpark too, so parked lanes
+// never wait on a lane that waits elsewhere. Returns false at once when no
+// sibling is next or parked (then no sibling can run before this lane
+// reaches a barrier or returns, in the order threads are queued).
+inline bool yield_to_siblings(worker *w, uint32_t self) {
+    const uint32_t sgi = self / PM_SIMD_WIDTH;
+    simd_slot &s = w->sg[sgi];
+    const bool sibling_next = w->q_head != w->q_tail &&
+                              w->queue[w->q_head & (PM_FIBER_MAX - 1)] / PM_SIMD_WIDTH == sgi;
+    if (!sibling_next && !s.parked) return false;
+    s.parked |= 1u << (self % PM_SIMD_WIDTH);
+    if (!sibling_next) unpark(w, s, sgi);
+    const uint32_t next = pop(w);
+    if (next != self) switch_to(w, &w->ctx_sp[w->fibers[self].ctx], next);
+    return true;
 }
+
+// One loop's yield state; `once` drives the one-pass wrapper loop that
+// declares it (see FrontEnd.swift). The worker is looked up at the first
+// yield of the loop only.
+struct yield_result {
+    unsigned count; // iterations until the next yield_point call
+    worker *w;
+};
+struct loop_yield {
+    unsigned count = yield_every;
+    bool once = true;
+    worker *w = nullptr;
+};
+// Returns a huge count when yielding is pointless: not running as fibers
+// (a function a LOOP kernel shares), or no sibling can run before this lane
+// reaches a barrier.
+__attribute__((noinline)) inline yield_result yield_point(worker *w) {
+    if (!w) {
+        w = self().w;
+        if (!w) return {0xFFFFFFFFu, nullptr};
+    }
+    return {yield_to_siblings(w, w->cur) ? yield_every : 0xFFFFFFFFu, w};
+}
+constexpr PM_AI void tick(loop_yield &y) {
+    if (__builtin_is_constant_evaluated()) return;
+    if (__builtin_expect(--y.count == 0, 0)) {
+        yield_result r = yield_point(y.w);
+        y.count = r.count;
+        y.w = r.w;
+    }
+}
+
+// The calling thread's lane in its simdgroup (0 outside fibers).
+PM_AI uint32_t current_lane() { return self().index % PM_SIMD_WIDTH; }
 } // namespace pm::rt
 
 namespace metal {

@@ -190,7 +190,10 @@ template <class _PmR, class _PmT>
 PM_AI _PmR call(const _PmT &x, uint32_t param, simd_compute_fn op, const char *name, site s, const _PmT *fill = nullptr,
              bool any_site = false) {
     static_assert(sizeof(_PmT) <= 32 && sizeof(_PmR) <= 32, "SIMD-group functions take scalars and vectors");
-    const void *r = simd_arrive(&x, sizeof(_PmT), fill, param, op, name, s, any_site);
+    alignas(32) unsigned char a[32], b[32];
+    __builtin_memcpy(a, &x, sizeof(_PmT));
+    if (fill) __builtin_memcpy(b, fill, sizeof(_PmT));
+    const void *r = simd_arrive(a, fill ? b : nullptr, param, op, name, s, any_site);
     _PmR v;
     __builtin_memcpy(&v, r, sizeof(_PmR));
     return v;

@@ -8,10 +8,18 @@
 //   col = (q & 2) * 2 + (lane % 2) * 2        -> elements (row, col), (row, col + 1)
 // simdgroup_load / simdgroup_store / make_filled / the diagonal constructor
 // touch only the calling lane's own elements (no rendezvous). Multiplies are
-// a rendezvous of the simdgroup (see simd.h): the last lane to arrive gathers
-// the fragments of all lanes, computes the product once (k in order,
-// accumulating in float for half / bfloat) and scatters the result. Elements
-// of lanes that do not exist (partial edge simdgroup) read as 0.
+// a rendezvous of the simdgroup (see simd.h): each lane hands in its elements
+// of the operands, the last lane to arrive assembles the three 8x8 matrices,
+// computes the product once as whole-matrix vector code (8-wide rows, k in
+// order with fused multiply-adds, half / bfloat accumulated in float) and
+// hands every lane its two elements of the result. Elements of lanes that do
+// not exist (partial edge simdgroup) or returned read as 0.
+//
+// Why not let one lane do each operation for the whole simdgroup instead of
+// meeting: the lanes run one after another, so the others would still have to
+// replay the kernel up to each operation and check that they did the same;
+// measured, that costs more per lane than arriving at the rendezvous does
+// (README.md, "The CPU backend").
 #pragma once
 #include "pm_msl/types.h"
 #include "pm_msl/runtime.h"
@@ -25,10 +33,10 @@ template <class _PmT, int _PmCols, int _PmRows> struct simdgroup_matrix {
 };
 
 namespace pm_sgm {
-PM_AI void coord(uint32_t lane, uint32_t &row, uint32_t &col) {
+// Element index (row * 8 + col) of the lane's first element.
+PM_AI uint32_t pos(uint32_t lane) {
     uint32_t q = lane / 4;
-    row = (q & 4) + (lane / 2) % 4;
-    col = (q & 2) * 2 + (lane % 2) * 2;
+    return ((q & 4) + (lane / 2) % 4) * 8 + (q & 2) * 2 + (lane % 2) * 2;
 }
 } // namespace pm_sgm
 
@@ -40,8 +48,7 @@ template <class _PmT> struct simdgroup_matrix<_PmT, 8, 8> {
     simdgroup_matrix() = default;
     // A diagonal matrix with `dval` on the diagonal (0 elsewhere).
     simdgroup_matrix(_PmT dval) {
-        uint32_t r, c;
-        pm_sgm::coord(::pm::rt::current_lane(), r, c);
+        uint32_t p = pm_sgm::pos(::pm::rt::current_lane()), r = p / 8, c = p % 8;
         pm_e[0] = r == c ? dval : (_PmT)0;
         pm_e[1] = r == c + 1 ? dval : (_PmT)0;
     }
@@ -65,8 +72,7 @@ inline simdgroup_matrix<_PmT, _PmCols, _PmRows> make_filled_simdgroup_matrix(_Pm
 template <class _PmT, class _PmU>
 inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const _PmU *src, ulong elements_per_row = 8,
                            ulong2 matrix_origin = 0, bool transpose_matrix = false) {
-    uint32_t r, c;
-    pm_sgm::coord(::pm::rt::current_lane(), r, c);
+    uint32_t p = pm_sgm::pos(::pm::rt::current_lane()), r = p / 8, c = p % 8;
     for (uint32_t k = 0; k < 2; k++) {
         ulong row = transpose_matrix ? c + k : r, col = transpose_matrix ? r : c + k;
         d.pm_e[k] = (_PmT)src[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col];
@@ -75,8 +81,7 @@ inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const _PmU *src, ulo
 template <class _PmT, class _PmU>
 inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, _PmU *dst, ulong elements_per_row = 8,
                             ulong2 matrix_origin = 0, bool transpose_matrix = false) {
-    uint32_t r, c;
-    pm_sgm::coord(::pm::rt::current_lane(), r, c);
+    uint32_t p = pm_sgm::pos(::pm::rt::current_lane()), r = p / 8, c = p % 8;
     for (uint32_t k = 0; k < 2; k++) {
         ulong row = transpose_matrix ? c + k : r, col = transpose_matrix ? r : c + k;
         dst[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col] = (_PmU)a.pm_e[k];
@@ -84,60 +89,67 @@ inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, _PmU *dst, ul
 }
 
 namespace pm_sgm {
-template <class _PmTD, class _PmTA, class _PmTB, class _PmTC> struct mma_args {
-    simdgroup_matrix<_PmTD, 8, 8> *d;
-    const simdgroup_matrix<_PmTA, 8, 8> *a;
-    const simdgroup_matrix<_PmTB, 8, 8> *b;
-    const simdgroup_matrix<_PmTC, 8, 8> *c; // null: no accumulate
-};
-template <class _PmT> using acc_t = decltype((_PmT)0 * (float)0);
+typedef float f8 __attribute__((ext_vector_type(8)));
 
-template <class _PmTD, class _PmTA, class _PmTB, class _PmTC> void c_mma(::pm::rt::simd_slot &s) {
-    typedef mma_args<_PmTD, _PmTA, _PmTB, _PmTC> args;
-    typedef acc_t<_PmTD> _PmAcc;
-    _PmAcc ma[8][8] = {}, mb[8][8] = {}, mc[8][8] = {};
+// What a lane hands in: its elements of a, b, c, in float (exact for half and bfloat).
+struct operands {
+    float a[2], b[2], c[2];
+};
+
+// The rendezvous' computation (param: 1 when there is a c): d = a @ b (+ c)
+// for the whole simdgroup, each lane's elements of d rounded to _PmTD.
+template <class _PmTD> void c_mma(::pm::rt::simd_slot &s) {
+    alignas(32) float a[64], b[64], c[64];
     const uint32_t act = s.arrived_mask;
-    for (uint32_t m = act; m; m &= m - 1) {
-        uint32_t l = __builtin_ctz(m), r, c;
-        coord(l, r, c);
-        args p = ::pm::rt::simd::in0<args>(s, l);
-        for (int k = 0; k < 2; k++) {
-            ma[r][c + k] = (_PmAcc)p.a->pm_e[k];
-            mb[r][c + k] = (_PmAcc)p.b->pm_e[k];
-            if (p.c) mc[r][c + k] = (_PmAcc)p.c->pm_e[k];
-        }
+    if (act != 0xFFFFFFFFu) { // elements of lanes not taking part are 0
+        __builtin_memset(a, 0, sizeof a);
+        __builtin_memset(b, 0, sizeof b);
+        __builtin_memset(c, 0, sizeof c);
     }
-    _PmAcc md[8][8];
-    for (int i = 0; i < 8; i++)
-        for (int j = 0; j < 8; j++) {
-            _PmAcc acc = mc[i][j];
-            for (int k = 0; k < 8; k++) acc += ma[i][k] * mb[k][j];
-            md[i][j] = acc;
-        }
     for (uint32_t m = act; m; m &= m - 1) {
-        uint32_t l = __builtin_ctz(m), r, c;
-        coord(l, r, c);
-        args p = ::pm::rt::simd::in0<args>(s, l);
-        p.d->pm_e[0] = (_PmTD)md[r][c];
-        p.d->pm_e[1] = (_PmTD)md[r][c + 1];
+        uint32_t l = __builtin_ctz(m), p = pos(l);
+        operands o = ::pm::rt::simd::in0<operands>(s, l);
+        a[p] = o.a[0], a[p + 1] = o.a[1];
+        b[p] = o.b[0], b[p + 1] = o.b[1];
+        c[p] = o.c[0], c[p + 1] = o.c[1];
     }
+    const bool with_c = s.param[__builtin_ctz(act)] != 0;
+    f8 rb[8];
+    for (int k = 0; k < 8; k++) __builtin_memcpy(&rb[k], b + 8 * k, sizeof(f8));
+    for (int i = 0; i < 8; i++) {
+        f8 acc = 0.0f;
+        if (with_c) __builtin_memcpy(&acc, c + 8 * i, sizeof(f8));
+        for (int k = 0; k < 8; k++) acc = __builtin_elementwise_fma((f8)a[8 * i + k], rb[k], acc);
+        __builtin_memcpy(c + 8 * i, &acc, sizeof(f8)); // c becomes d
+    }
+    for (uint32_t m = act; m; m &= m - 1) {
+        uint32_t l = __builtin_ctz(m), p = pos(l);
+        ::pm::rt::simd::put(s, l, vec<_PmTD, 2>{(_PmTD)c[p], (_PmTD)c[p + 1]});
+    }
+}
+
+template <class _PmTD, class _PmTA, class _PmTB, class _PmTC>
+inline void mma(simdgroup_matrix<_PmTD, 8, 8> &d, const simdgroup_matrix<_PmTA, 8, 8> &a,
+                const simdgroup_matrix<_PmTB, 8, 8> &b, const simdgroup_matrix<_PmTC, 8, 8> *c, const char *name,
+                ::pm::rt::site pm_site) {
+    operands o{{(float)a.pm_e[0], (float)a.pm_e[1]},
+               {(float)b.pm_e[0], (float)b.pm_e[1]},
+               {c ? (float)c->pm_e[0] : 0.0f, c ? (float)c->pm_e[1] : 0.0f}};
+    d.pm_e = ::pm::rt::simd::call<vec<_PmTD, 2>>(o, c != nullptr, &c_mma<_PmTD>, name, pm_site);
 }
 } // namespace pm_sgm
 
 template <class _PmTD, class _PmTA, class _PmTB>
 inline void simdgroup_multiply(simdgroup_matrix<_PmTD, 8, 8> &d, const simdgroup_matrix<_PmTA, 8, 8> &a,
                                const simdgroup_matrix<_PmTB, 8, 8> &b, ::pm::rt::site pm_site = ::pm::rt::site()) {
-    pm_sgm::mma_args<_PmTD, _PmTA, _PmTB, _PmTD> p{&d, &a, &b, nullptr};
-    (void)::pm::rt::simd::call<char>(p, 0, &pm_sgm::c_mma<_PmTD, _PmTA, _PmTB, _PmTD>, "simdgroup_multiply", pm_site);
+    pm_sgm::mma<_PmTD, _PmTA, _PmTB, _PmTD>(d, a, b, nullptr, "simdgroup_multiply", pm_site);
 }
 template <class _PmTD, class _PmTA, class _PmTB, class _PmTC>
 inline void simdgroup_multiply_accumulate(simdgroup_matrix<_PmTD, 8, 8> &d, const simdgroup_matrix<_PmTA, 8, 8> &a,
                                           const simdgroup_matrix<_PmTB, 8, 8> &b,
                                           const simdgroup_matrix<_PmTC, 8, 8> &c,
                                           ::pm::rt::site pm_site = ::pm::rt::site()) {
-    pm_sgm::mma_args<_PmTD, _PmTA, _PmTB, _PmTC> p{&d, &a, &b, &c};
-    (void)::pm::rt::simd::call<char>(p, 0, &pm_sgm::c_mma<_PmTD, _PmTA, _PmTB, _PmTC>,
-                                     "simdgroup_multiply_accumulate", pm_site);
+    pm_sgm::mma<_PmTD, _PmTA, _PmTB, _PmTC>(d, a, b, &c, "simdgroup_multiply_accumulate", pm_site);
 }
 } // namespace metal
 
