@@ -88,7 +88,7 @@ class _Scratch:
 
     STAGING_KEEP = 16 << 20
 
-    __slots__ = ("args", "args_addr", "data", "data_addr", "datamv", "staging", "temporary")
+    __slots__ = ("args", "data", "data_addr", "datamv", "staging", "temporary")
 
     def stage(self, device, i, nbytes):
         page = device.page_size
@@ -105,7 +105,6 @@ class _Scratch:
         self.staging = [None] * MAX_BUFFER_ARGS
         self.temporary = []
         self.args = ctypes.create_string_buffer(_ARG_SIZE * 2 * (MAX_BUFFER_ARGS + 1))
-        self.args_addr = _addressof(self.args)
         self.data = ctypes.create_string_buffer(MAX_BYTES * MAX_BUFFER_ARGS)
         self.data_addr = _addressof(self.data)
         self.datamv = memoryview(self.data).cast("B")
@@ -168,10 +167,15 @@ class Function:
         except BaseException:
             f()
             raise
-        self._dispatch = lib.pm_dispatch
+        # pm_dispatch without ctypes argtypes, called with ready-made ctypes
+        # values (converting seven arguments by argtypes costs about a microsecond).
+        self._dispatch = lib["pm_dispatch"]
+        self._dispatch.restype = ctypes.c_int32
+        self._c_handle = ctypes.c_uint64(self._handle)
+        self._c_stream = ctypes.c_uint64(self._device.stream)
         if _wrap is None:
             _bind_native()
-        self._launch = {}  # (grid, groups, threadgroup) -> (size addr, tg addr, by_groups, keep-alive)
+        self._launch = {}  # (grid, groups, threadgroup) -> (size uint32[3], threadgroup uint32[3], by_groups)
 
     # ---- metadata -----------------------------------------------------------------
     @property
@@ -234,7 +238,7 @@ class Function:
                     % (threadgroup, n, self._max_threads, self._name))
         size_arr = (ctypes.c_uint32 * 3)(*size)
         tg_arr = (ctypes.c_uint32 * 3)(*tg)
-        cfg = (_addressof(size_arr), _addressof(tg_arr), int(by_groups), (size_arr, tg_arr))
+        cfg = (size_arr, tg_arr, int(by_groups))
         try:
             if len(self._launch) >= 512:
                 self._launch.clear()
@@ -353,7 +357,7 @@ class Function:
                 cfg = self._launch[(type(grid), grid, groups, type(threadgroup), threadgroup)]
             except (KeyError, TypeError):
                 cfg = self._launch_config(grid, groups, threadgroup)
-            st = self._dispatch(dev.stream, self._handle, s.args_addr, count, cfg[0], cfg[1], cfg[2])
+            st = self._dispatch(self._c_stream, self._c_handle, s.args, count, cfg[0], cfg[1], cfg[2])
             if st:
                 raise _native.error(st)
             if sync:

@@ -1,34 +1,59 @@
-// Records dispatches. Each dispatch snapshots the encoder's bindings and
-// retains the buffers and pipeline it uses until its command buffer completes.
+// Records dispatches. The encoder keeps its bindings in the form a kernel
+// reads them (a pm_launch); each dispatch copies that record once, into an
+// arena the command buffer owns, and the command buffer keeps what the
+// dispatches use alive until it completes. Nothing is allocated per dispatch
+// but amortised growth. The mutable state sits behind a pointer: the hot path
+// then has no dynamic exclusivity checks.
 import CMetalCPU
 import Foundation
 
 public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecked Sendable {
+    private struct State {
+        var launch = pm_launch()
+        var bound: UInt32 = 0 // bit i: [[buffer(i)]] is set
+        var fresh: UInt32 = 0 // bit i: the buffer at i is not yet in `retained`
+        var objects = [(any MTLBuffer)?](repeating: nil, count: Int(PM_MAX_BUFFERS))
+        var pipeline: CPUPipelineState?
+        var encoded: [CPUDispatch] = []
+        var retained: [any MTLBuffer] = []
+        var ended = false
+    }
+
     private let commandBuffer: CPUCommandBuffer
-    private var pipeline: CPUPipelineState?
-    private var bindings = Bindings()
-    private var encoded: [CPUDispatch] = []
-    private var ended = false
+    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
+    private let arena = Arena()
 
-    init(commandBuffer: CPUCommandBuffer) { self.commandBuffer = commandBuffer }
+    init(commandBuffer: CPUCommandBuffer) {
+        self.commandBuffer = commandBuffer
+        state.initialize(to: State())
+        state.pointee.launch.poison_threadgroup_memory = CPUDispatch.poison
+    }
 
-    public func setComputePipelineState(_ state: any MTLComputePipelineState) {
-        pipeline = state as? CPUPipelineState
+    deinit { state.deinitialize(count: 1).deallocate() }
+
+    public func setComputePipelineState(_ pipeline: any MTLComputePipelineState) {
+        state.pointee.pipeline = pipeline as? CPUPipelineState
     }
 
     public func setBuffer(_ buffer: (any MTLBuffer)?, offset: Int, index: Int) {
         guard (0..<Int(PM_MAX_BUFFERS)).contains(index) else { return fail("buffer index \(index) is out of range 0...30") }
-        guard let buffer else { bindings.resources[index] = nil; return }
+        guard let buffer else {
+            bind(index, nil, address: nil, length: 0)
+            return
+        }
         guard offset >= 0, offset <= buffer.length else {
             return fail("offset \(offset) is outside buffer \(index) of length \(buffer.length)")
         }
-        bindings.resources[index] = .buffer(buffer, offset: offset)
+        bind(index, buffer, address: buffer.contents() + offset, length: buffer.length - offset)
     }
 
     public func setBytes(_ bytes: UnsafeRawPointer, length: Int, index: Int) {
         guard (0..<Int(PM_MAX_BUFFERS)).contains(index) else { return fail("buffer index \(index) is out of range 0...30") }
         guard length > 0, length <= 4096 else { return fail("setBytes length \(length) must be 1...4096 bytes") }
-        bindings.resources[index] = .bytes(Bytes(copying: bytes, length: length))
+        let copy = arena.allocate(length) // 16-byte aligned, like every binding a kernel may read as a vector
+        copy.copyMemory(from: bytes, byteCount: length)
+        bind(index, nil, address: copy, length: length)
+        state.pointee.bound |= 1 << UInt32(index)
     }
 
     public func setThreadgroupMemoryLength(_ length: Int, index: Int) {
@@ -38,7 +63,9 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
         guard length >= 0, length <= Int(PM_MAX_THREADGROUP_MEMORY) else {
             return fail("threadgroup memory length \(length) is over the \(PM_MAX_THREADGROUP_MEMORY)-byte limit")
         }
-        bindings.threadgroupLengths[index] = length
+        withUnsafeMutableBytes(of: &state.pointee.launch.threadgroup_lengths) {
+            $0.storeBytes(of: UInt32(length), toByteOffset: index * 4, as: UInt32.self)
+        }
     }
 
     public func dispatchThreads(_ threadsPerGrid: MTLSize, threadsPerThreadgroup: MTLSize) {
@@ -54,61 +81,83 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
     }
 
     public func endEncoding() {
-        guard !ended else { return }
-        ended = true
-        commandBuffer.finishEncoding(encoded)
-        encoded = []
+        guard !state.pointee.ended else { return }
+        state.pointee.ended = true
+        commandBuffer.finishEncoding(state.pointee.encoded, retaining: state.pointee.retained, arena: arena)
+        state.pointee.encoded = []
+        state.pointee.retained = []
+    }
+
+    private func bind(_ index: Int, _ buffer: (any MTLBuffer)?, address: UnsafeMutableRawPointer?, length: Int) {
+        let bit: UInt32 = 1 << UInt32(index)
+        if buffer == nil || state.pointee.objects[index] !== buffer {
+            state.pointee.objects[index] = buffer
+            state.pointee.fresh = buffer == nil ? state.pointee.fresh & ~bit : state.pointee.fresh | bit
+        }
+        state.pointee.bound = buffer == nil ? state.pointee.bound & ~bit : state.pointee.bound | bit
+        withUnsafeMutableBytes(of: &state.pointee.launch.buffers) {
+            $0.storeBytes(of: address, toByteOffset: index * 8, as: UnsafeMutableRawPointer?.self)
+        }
+        withUnsafeMutableBytes(of: &state.pointee.launch.buffer_lengths) {
+            $0.storeBytes(of: UInt64(length), toByteOffset: index * 8, as: UInt64.self)
+        }
     }
 
     private func encode(grid: MTLSize, threadgroup: MTLSize, uniform: Bool) {
-        guard let pipeline else { return fail("dispatch without a compute pipeline state") }
-        do {
-            encoded.append(try CPUDispatch(pipeline: pipeline, bindings: bindings,
-                                           size: grid, threadgroup: threadgroup, uniform: uniform))
-        } catch {
-            encoded.append(CPUDispatch(failure: error))
+        guard let pipeline = state.pointee.pipeline else { return fail("dispatch without a compute pipeline state") }
+        // Keep what this dispatch reads alive until the command buffer completes.
+        let bound = state.pointee.bound
+        var newly = state.pointee.fresh & bound
+        while newly != 0 {
+            state.pointee.retained.append(state.pointee.objects[newly.trailingZeroBitCount]!)
+            newly &= newly - 1
         }
+        state.pointee.fresh &= ~bound
+        let launch = arena.allocate(MemoryLayout<pm_launch>.size).bindMemory(to: pm_launch.self, capacity: 1)
+        launch.initialize(from: Self.launch(of: state), count: 1)
+        do {
+            state.pointee.encoded.append(try CPUDispatch(pipeline: pipeline, launch: launch, bound: bound,
+                                                         size: grid, threadgroup: threadgroup, uniform: uniform))
+        } catch {
+            state.pointee.encoded.append(CPUDispatch(failure: error))
+        }
+    }
+
+    private static let launchOffset = MemoryLayout<State>.offset(of: \State.launch)!
+    private static func launch(of state: UnsafeMutablePointer<State>) -> UnsafePointer<pm_launch> {
+        UnsafePointer((UnsafeRawPointer(state) + launchOffset).assumingMemoryBound(to: pm_launch.self))
     }
 
     /// Metal's validation layer would stop here; MetalCPU fails the command buffer.
     private func fail(_ message: String) {
-        encoded.append(CPUDispatch(failure: MTLCommandBufferError(message: message)))
+        state.pointee.encoded.append(CPUDispatch(failure: MTLCommandBufferError(message: message)))
     }
 }
 
-/// setBytes data, owned by the dispatches that use it.
-final class Bytes: @unchecked Sendable {
-    let pointer: UnsafeMutableRawPointer
-    let length: Int
-    init(copying bytes: UnsafeRawPointer, length: Int) {
-        // 16-byte aligned, like every buffer binding a kernel may read as a vector.
-        pointer = UnsafeMutableRawPointer.allocate(byteCount: length, alignment: 16)
-        pointer.copyMemory(from: bytes, byteCount: length)
-        self.length = length
-    }
-    deinit { pointer.deallocate() }
-}
+/// Memory that lives as long as its command buffer (launch records, setBytes
+/// data): 16-byte aligned pieces of blocks that never move, the first one
+/// small, as most command buffers hold a few dispatches.
+final class Arena: @unchecked Sendable {
+    private var blocks: [UnsafeMutableRawPointer] = []
+    private var next: UnsafeMutableRawPointer?
+    private var left = 0
+    private var blockSize = 4096
 
-enum Resource {
-    case buffer(any MTLBuffer, offset: Int)
-    case bytes(Bytes)
-
-    var address: UnsafeMutableRawPointer {
-        switch self {
-        case let .buffer(buffer, offset): return buffer.contents() + offset
-        case let .bytes(bytes): return bytes.pointer
+    func allocate(_ length: Int) -> UnsafeMutableRawPointer {
+        let rounded = (length + 15) & ~15
+        if rounded > left {
+            let size = max(blockSize, rounded)
+            let block = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
+            blocks.append(block)
+            next = block
+            left = size
+            blockSize = min(blockSize * 2, 1 << 16)
         }
+        let piece = next!
+        next = piece + rounded
+        left -= rounded
+        return piece
     }
 
-    var length: Int {
-        switch self {
-        case let .buffer(buffer, offset): return buffer.length - offset
-        case let .bytes(bytes): return bytes.length
-        }
-    }
-}
-
-struct Bindings {
-    var resources = [Resource?](repeating: nil, count: Int(PM_MAX_BUFFERS))
-    var threadgroupLengths = [Int](repeating: 0, count: Int(PM_MAX_THREADGROUP_ARGS))
+    deinit { for block in blocks { block.deallocate() } }
 }
