@@ -108,6 +108,7 @@ static void work(uint32_t job) {
 
 static void *worker_main(void *arg) {
     (void)arg;
+    pm_host_name_thread("MetalCPU pool");
     uint32_t seen = atomic_load(&pool.job);
     for (;;) {
         uint64_t deadline = now_ns() + PM_POOL_SPIN_NS;

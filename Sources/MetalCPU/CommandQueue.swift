@@ -4,6 +4,7 @@
 // synchronous small dispatch in the microseconds, with no other thread woken.
 // Work that nobody waits for is run by the background runner (below) once it
 // has been pending for a tick.
+import CMetalCPU
 import Foundation
 
 public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
@@ -13,7 +14,7 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     private var running = false    // a thread is executing pending work
     private var committed: UInt64 = 0 // command buffers committed so far: their sequence numbers
     private var seenHead: UInt64 = 0  // the head's sequence number at the background runner's last tick
-    fileprivate var watched = false   // in the background runner's list (guarded by its lock)
+    private var watched = false       // in the background runner's list
 
     init(device: CPUDevice) { self.device = device }
 
@@ -24,8 +25,10 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
         committed += 1
         buffer.sequence = committed
         pending.append(buffer)
+        let watch = !watched
+        watched = true
         lock.unlock()
-        BackgroundRunner.shared.watch(self)
+        if watch { BackgroundRunner.shared.watch(self) }
     }
 
     /// Runs pending command buffers in order on this thread (which owns
@@ -80,18 +83,22 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
         return true
     }
 
-    /// Whether the runner may stop watching (called under the runner's lock).
-    fileprivate var isIdle: Bool {
+    /// Stops the runner's watch if the queue has nothing pending (called under the
+    /// runner's lock, so that a commit that finds the queue unwatched re-adds it after this).
+    fileprivate func unwatchIfIdle() -> Bool {
         lock.lock()
         defer { lock.unlock() }
-        return pending.isEmpty && !running
+        guard pending.isEmpty && !running else { return false }
+        watched = false
+        return true
     }
 }
 
 /// One thread for the whole process that runs committed work nobody waits
 /// for. It ticks every `interval` while some queue has work, and sleeps
 /// without a timeout when none has: no thread wakes up when nothing is queued.
-/// A commit touches a mutex and, only when the runner was asleep, signals it.
+/// A commit of a watched queue costs nothing here; a queue is added (and the
+/// runner, if asleep, signalled) when it gets work after being idle.
 final class BackgroundRunner: @unchecked Sendable {
     static let shared = BackgroundRunner()
     /// Committed work waits one to two ticks before the runner takes it, unless a waiter runs it first.
@@ -105,17 +112,16 @@ final class BackgroundRunner: @unchecked Sendable {
     func watch(_ queue: CPUCommandQueue) {
         condition.lock()
         defer { condition.unlock() }
-        guard !queue.watched else { return }
-        queue.watched = true
         queues.append(queue)
         if asleep {
             asleep = false
             condition.signal()
         } else if !started {
             started = true
-            let thread = Thread { [unowned self] in self.loop() }
-            thread.name = "MetalCPU queue runner"
-            thread.start()
+            Thread { [unowned self] in
+                pm_host_name_thread("MetalCPU runner")
+                self.loop()
+            }.start()
         }
     }
 
@@ -134,10 +140,7 @@ final class BackgroundRunner: @unchecked Sendable {
             for queue in watched where !queue.tick() { idle.append(queue) }
             condition.lock()
             // Drop queues that are still idle now: a commit since the tick keeps its queue watched.
-            for queue in idle where queue.isIdle {
-                queue.watched = false
-                queues.removeAll { $0 === queue }
-            }
+            for queue in idle where queue.unwatchIfIdle() { queues.removeAll { $0 === queue } }
         }
     }
 }
@@ -147,7 +150,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
     private let lock = Lock()
     private var commands: [CPUDispatch] = []
     private var retained: [any MTLBuffer] = []
-    private var arenas: [Arena] = [] // the dispatches' launch records and setBytes data
+    let arena = Arena() // its dispatches' launch records and setBytes data, for all its encoders
     private var handlers: [MTLCommandBufferHandler] = []
     private var state: MTLCommandBufferStatus = .notEnqueued
     private var failure: (any Error)?
@@ -176,11 +179,10 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
         }
     }
 
-    func finishEncoding(_ encoded: [CPUDispatch], retaining buffers: [any MTLBuffer], arena: Arena) {
+    func finishEncoding(_ encoded: [CPUDispatch], retaining buffers: [any MTLBuffer]) {
         lock {
-            commands.append(contentsOf: encoded)
-            retained.append(contentsOf: buffers)
-            arenas.append(arena)
+            if commands.isEmpty { commands = encoded } else { commands.append(contentsOf: encoded) }
+            if retained.isEmpty { retained = buffers } else { retained.append(contentsOf: buffers) }
             encoderOpen = false
         }
     }
@@ -219,7 +221,6 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
             ended = Platform.now()
             commands = []
             retained = []
-            arenas = []
             failure = failed
             state = failed == nil ? .completed : .error
             let list = handlers

@@ -1,7 +1,7 @@
 // Records dispatches. The encoder keeps its bindings in the form a kernel
-// reads them (a pm_launch); each dispatch copies that record once, into an
-// arena the command buffer owns, and the command buffer keeps what the
-// dispatches use alive until it completes. Nothing is allocated per dispatch
+// reads them (a pm_launch); each dispatch copies that record once, into the
+// command buffer's arena, and the command buffer keeps every buffer
+// bound alive until it completes. Nothing is allocated per dispatch
 // but amortised growth. The mutable state sits behind a pointer: the hot path
 // then has no dynamic exclusivity checks.
 import CMetalCPU
@@ -11,20 +11,19 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
     private struct State {
         var launch = pm_launch()
         var bound: UInt32 = 0 // bit i: [[buffer(i)]] is set
-        var fresh: UInt32 = 0 // bit i: the buffer at i is not yet in `retained`
-        var objects = [(any MTLBuffer)?](repeating: nil, count: Int(PM_MAX_BUFFERS))
         var pipeline: CPUPipelineState?
         var encoded: [CPUDispatch] = []
-        var retained: [any MTLBuffer] = []
+        var retained: [any MTLBuffer] = [] // every buffer bound: kept alive until the command buffer completes
         var ended = false
     }
 
     private let commandBuffer: CPUCommandBuffer
     private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
-    private let arena = Arena()
+    private let arena: Arena
 
     init(commandBuffer: CPUCommandBuffer) {
         self.commandBuffer = commandBuffer
+        arena = commandBuffer.arena
         state.initialize(to: State())
         state.pointee.launch.poison_threadgroup_memory = CPUDispatch.poison
     }
@@ -38,13 +37,15 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
     public func setBuffer(_ buffer: (any MTLBuffer)?, offset: Int, index: Int) {
         guard (0..<Int(PM_MAX_BUFFERS)).contains(index) else { return fail("buffer index \(index) is out of range 0...30") }
         guard let buffer else {
-            bind(index, nil, address: nil, length: 0)
+            bind(index, address: nil, length: 0)
+            state.pointee.bound &= ~(1 << UInt32(index))
             return
         }
         guard offset >= 0, offset <= buffer.length else {
             return fail("offset \(offset) is outside buffer \(index) of length \(buffer.length)")
         }
-        bind(index, buffer, address: buffer.contents() + offset, length: buffer.length - offset)
+        state.pointee.retained.append(buffer)
+        bind(index, address: buffer.contents() + offset, length: buffer.length - offset)
     }
 
     public func setBytes(_ bytes: UnsafeRawPointer, length: Int, index: Int) {
@@ -52,8 +53,7 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
         guard length > 0, length <= 4096 else { return fail("setBytes length \(length) must be 1...4096 bytes") }
         let copy = arena.allocate(length) // 16-byte aligned, like every binding a kernel may read as a vector
         copy.copyMemory(from: bytes, byteCount: length)
-        bind(index, nil, address: copy, length: length)
-        state.pointee.bound |= 1 << UInt32(index)
+        bind(index, address: copy, length: length)
     }
 
     public func setThreadgroupMemoryLength(_ length: Int, index: Int) {
@@ -83,18 +83,13 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
     public func endEncoding() {
         guard !state.pointee.ended else { return }
         state.pointee.ended = true
-        commandBuffer.finishEncoding(state.pointee.encoded, retaining: state.pointee.retained, arena: arena)
+        commandBuffer.finishEncoding(state.pointee.encoded, retaining: state.pointee.retained)
         state.pointee.encoded = []
         state.pointee.retained = []
     }
 
-    private func bind(_ index: Int, _ buffer: (any MTLBuffer)?, address: UnsafeMutableRawPointer?, length: Int) {
-        let bit: UInt32 = 1 << UInt32(index)
-        if buffer == nil || state.pointee.objects[index] !== buffer {
-            state.pointee.objects[index] = buffer
-            state.pointee.fresh = buffer == nil ? state.pointee.fresh & ~bit : state.pointee.fresh | bit
-        }
-        state.pointee.bound = buffer == nil ? state.pointee.bound & ~bit : state.pointee.bound | bit
+    private func bind(_ index: Int, address: UnsafeMutableRawPointer?, length: Int) {
+        state.pointee.bound |= 1 << UInt32(index)
         withUnsafeMutableBytes(of: &state.pointee.launch.buffers) {
             $0.storeBytes(of: address, toByteOffset: index * 8, as: UnsafeMutableRawPointer?.self)
         }
@@ -105,18 +100,10 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
 
     private func encode(grid: MTLSize, threadgroup: MTLSize, uniform: Bool) {
         guard let pipeline = state.pointee.pipeline else { return fail("dispatch without a compute pipeline state") }
-        // Keep what this dispatch reads alive until the command buffer completes.
-        let bound = state.pointee.bound
-        var newly = state.pointee.fresh & bound
-        while newly != 0 {
-            state.pointee.retained.append(state.pointee.objects[newly.trailingZeroBitCount]!)
-            newly &= newly - 1
-        }
-        state.pointee.fresh &= ~bound
         let launch = arena.allocate(MemoryLayout<pm_launch>.size).bindMemory(to: pm_launch.self, capacity: 1)
         launch.initialize(from: Self.launch(of: state), count: 1)
         do {
-            state.pointee.encoded.append(try CPUDispatch(pipeline: pipeline, launch: launch, bound: bound,
+            state.pointee.encoded.append(try CPUDispatch(pipeline: pipeline, launch: launch, bound: state.pointee.bound,
                                                          size: grid, threadgroup: threadgroup, uniform: uniform))
         } catch {
             state.pointee.encoded.append(CPUDispatch(failure: error))

@@ -11,6 +11,8 @@ const char *pm_host_object_path(const char *symbol_name);
 // The file of the binary MetalCPU is linked into (libPyMetal, a test, a tool):
 // its identity goes into compile-cache keys, so a rebuilt front end recompiles.
 const char *pm_host_self_path(void);
+// Names the calling thread (Linux: shown in /proc and debuggers; elsewhere a no-op).
+void pm_host_name_thread(const char *name);
 
 // The worker pool (pool.c): runs threadgroups [0, groups) of `launch` as
 // `chunks` equal chunks, on the calling thread and the pool's workers; returns
