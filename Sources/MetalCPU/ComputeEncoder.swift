@@ -25,6 +25,8 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
         self.commandBuffer = commandBuffer
         arena = commandBuffer.arena
         state.initialize(to: State())
+        state.pointee.encoded.reserveCapacity(4)
+        state.pointee.retained.reserveCapacity(8)
         state.pointee.launch.poison_threadgroup_memory = CPUDispatch.poison
     }
 
@@ -123,21 +125,23 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
 
 /// Memory that lives as long as its command buffer (launch records, setBytes
 /// data): 16-byte aligned pieces of blocks that never move, the first one
-/// small, as most command buffers hold a few dispatches.
+/// small (malloc's fastest size class), as most command buffers hold a few
+/// dispatches; later ones larger.
 final class Arena: @unchecked Sendable {
-    private var blocks: [UnsafeMutableRawPointer] = []
+    private var last: UnsafeMutableRawPointer? // each block starts with a pointer to the one before
     private var next: UnsafeMutableRawPointer?
     private var left = 0
-    private var blockSize = 4096
+    private var blockSize = 1024
 
     func allocate(_ length: Int) -> UnsafeMutableRawPointer {
         let rounded = (length + 15) & ~15
         if rounded > left {
-            let size = max(blockSize, rounded)
+            let size = max(blockSize, rounded + 16)
             let block = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 16)
-            blocks.append(block)
-            next = block
-            left = size
+            block.storeBytes(of: last, as: UnsafeMutableRawPointer?.self)
+            last = block
+            next = block + 16
+            left = size - 16
             blockSize = min(blockSize * 2, 1 << 16)
         }
         let piece = next!
@@ -146,5 +150,10 @@ final class Arena: @unchecked Sendable {
         return piece
     }
 
-    deinit { for block in blocks { block.deallocate() } }
+    deinit {
+        while let block = last {
+            last = block.load(as: UnsafeMutableRawPointer?.self)
+            block.deallocate()
+        }
+    }
 }

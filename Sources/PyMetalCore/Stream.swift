@@ -145,10 +145,10 @@ public final class Stream: @unchecked Sendable {
         last.waitUntilCompleted() // a queue runs in order: all before it are done too
         let failed: (any MTLCommandBuffer)? = lock {
             lastGPUTime = last.gpuEndTime - last.gpuStartTime
-            guard let end = inFlight.firstIndex(where: { $0 === last }) else { return nil } // another waiter took them
-            let finished = inFlight[...end]
-            inFlight.removeFirst(end + 1)
-            return finished.first { $0.status == .error }
+            guard let end = inFlight.lastIndex(where: { $0 === last }) else { return nil } // another waiter took them
+            let failed = inFlight[...end].first { $0.status == .error }
+            if end + 1 == inFlight.count { inFlight.removeAll(keepingCapacity: true) } else { inFlight.removeFirst(end + 1) }
+            return failed
         }
         if let failed {
             throw EngineError(.execution, failed.error.map(describe) ?? "a command buffer failed")
@@ -172,8 +172,8 @@ public final class Stream: @unchecked Sendable {
         commandBuffer.commit()
         open = nil
         encodedCount = 0
-        // Keep failed or running ones for synchronize(); forget finished ones.
-        inFlight.removeAll { $0.status == .completed }
+        // Keep failed or running ones for synchronize(); forget finished ones now and then.
+        if inFlight.count >= 16 { inFlight.removeAll { $0.status == .completed } }
         inFlight.append(commandBuffer)
     }
 
