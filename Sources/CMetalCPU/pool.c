@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -138,8 +139,14 @@ static uint32_t core_count(void) {
     return n > 0 ? (uint32_t)n : 1;
 }
 
+// PYMETAL_CPU_THREADS (threads per dispatch, the caller's included; 1 = no split), else every core.
 static void start_pool(void) {
     uint32_t cores = core_count();
+    const char *limit = getenv("PYMETAL_CPU_THREADS");
+    if (limit && *limit) {
+        long n = strtol(limit, NULL, 10);
+        if (n >= 1 && n <= 1024) cores = (uint32_t)n;
+    }
     for (uint32_t i = 1; i < cores; i++) {
         pthread_t thread;
         pthread_attr_t attr;

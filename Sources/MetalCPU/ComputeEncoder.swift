@@ -1,52 +1,45 @@
 // Records dispatches. The encoder keeps its bindings in the form a kernel
 // reads them (a pm_launch); each dispatch copies that record once, into the
-// command buffer's arena, and the command buffer keeps every buffer
-// bound alive until it completes. Nothing is allocated per dispatch
-// but amortised growth. The mutable state sits behind a pointer: the hot path
-// then has no dynamic exclusivity checks.
+// command buffer's arena, and the command buffer keeps every buffer bound
+// alive until it completes. Nothing is allocated per dispatch but amortised
+// growth.
 import CMetalCPU
 import Foundation
 
 public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecked Sendable {
-    private struct State {
-        var launch = pm_launch()
-        var bound: UInt32 = 0 // bit i: [[buffer(i)]] is set
-        var pipeline: CPUPipelineState?
-        var encoded: [CPUDispatch] = []
-        var retained: [any MTLBuffer] = [] // every buffer bound: kept alive until the command buffer completes
-        var ended = false
-    }
-
     private let commandBuffer: CPUCommandBuffer
-    private let state = UnsafeMutablePointer<State>.allocate(capacity: 1)
     private let arena: Arena
+    private var launch = pm_launch()
+    private var bound: UInt32 = 0           // bit i: [[buffer(i)]] is set
+    private var threadgroupMemory = 0       // the sum of the threadgroup lengths set, rounded as they are used
+    private var pipeline: CPUPipelineState?
+    private var encoded: [CPUDispatch] = []
+    private var retained: [any MTLBuffer] = [] // every buffer bound
+    private var ended = false
 
     init(commandBuffer: CPUCommandBuffer) {
         self.commandBuffer = commandBuffer
         arena = commandBuffer.arena
-        state.initialize(to: State())
-        state.pointee.encoded.reserveCapacity(4)
-        state.pointee.retained.reserveCapacity(8)
-        state.pointee.launch.poison_threadgroup_memory = CPUDispatch.poison
+        encoded.reserveCapacity(4)
+        retained.reserveCapacity(8)
+        launch.poison_threadgroup_memory = CPUDispatch.poison
     }
 
-    deinit { state.deinitialize(count: 1).deallocate() }
-
     public func setComputePipelineState(_ pipeline: any MTLComputePipelineState) {
-        state.pointee.pipeline = pipeline as? CPUPipelineState
+        self.pipeline = pipeline as? CPUPipelineState
     }
 
     public func setBuffer(_ buffer: (any MTLBuffer)?, offset: Int, index: Int) {
         guard (0..<Int(PM_MAX_BUFFERS)).contains(index) else { return fail("buffer index \(index) is out of range 0...30") }
         guard let buffer else {
             bind(index, address: nil, length: 0)
-            state.pointee.bound &= ~(1 << UInt32(index))
+            bound &= ~(1 << UInt32(index))
             return
         }
         guard offset >= 0, offset <= buffer.length else {
             return fail("offset \(offset) is outside buffer \(index) of length \(buffer.length)")
         }
-        state.pointee.retained.append(buffer)
+        retained.append(buffer)
         bind(index, address: buffer.contents() + offset, length: buffer.length - offset)
     }
 
@@ -65,8 +58,10 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
         guard length >= 0, length <= Int(PM_MAX_THREADGROUP_MEMORY) else {
             return fail("threadgroup memory length \(length) is over the \(PM_MAX_THREADGROUP_MEMORY)-byte limit")
         }
-        withUnsafeMutableBytes(of: &state.pointee.launch.threadgroup_lengths) {
-            $0.storeBytes(of: UInt32(length), toByteOffset: index * 4, as: UInt32.self)
+        withUnsafeMutableBytes(of: &launch.threadgroup_lengths) { lengths in
+            let previous = Int(lengths.load(fromByteOffset: index * 4, as: UInt32.self))
+            threadgroupMemory += (length + 15) / 16 * 16 - (previous + 15) / 16 * 16
+            lengths.storeBytes(of: UInt32(length), toByteOffset: index * 4, as: UInt32.self)
         }
     }
 
@@ -83,43 +78,38 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
     }
 
     public func endEncoding() {
-        guard !state.pointee.ended else { return }
-        state.pointee.ended = true
-        commandBuffer.finishEncoding(state.pointee.encoded, retaining: state.pointee.retained)
-        state.pointee.encoded = []
-        state.pointee.retained = []
+        guard !ended else { return }
+        ended = true
+        commandBuffer.finishEncoding(encoded, retaining: retained)
+        encoded = []
+        retained = []
     }
 
     private func bind(_ index: Int, address: UnsafeMutableRawPointer?, length: Int) {
-        state.pointee.bound |= 1 << UInt32(index)
-        withUnsafeMutableBytes(of: &state.pointee.launch.buffers) {
+        bound |= 1 << UInt32(index)
+        withUnsafeMutableBytes(of: &launch.buffers) {
             $0.storeBytes(of: address, toByteOffset: index * 8, as: UnsafeMutableRawPointer?.self)
         }
-        withUnsafeMutableBytes(of: &state.pointee.launch.buffer_lengths) {
+        withUnsafeMutableBytes(of: &launch.buffer_lengths) {
             $0.storeBytes(of: UInt64(length), toByteOffset: index * 8, as: UInt64.self)
         }
     }
 
     private func encode(grid: MTLSize, threadgroup: MTLSize, uniform: Bool) {
-        guard let pipeline = state.pointee.pipeline else { return fail("dispatch without a compute pipeline state") }
-        let launch = arena.allocate(MemoryLayout<pm_launch>.size).bindMemory(to: pm_launch.self, capacity: 1)
-        launch.initialize(from: Self.launch(of: state), count: 1)
+        guard let pipeline else { return fail("dispatch without a compute pipeline state") }
+        let record = arena.allocate(MemoryLayout<pm_launch>.size).bindMemory(to: pm_launch.self, capacity: 1)
+        record.initialize(to: launch)
         do {
-            state.pointee.encoded.append(try CPUDispatch(pipeline: pipeline, launch: launch, bound: state.pointee.bound,
-                                                         size: grid, threadgroup: threadgroup, uniform: uniform))
+            encoded.append(try CPUDispatch(pipeline: pipeline, launch: record, bound: bound, threadgroupMemory: threadgroupMemory,
+                                           size: grid, threadgroup: threadgroup, uniform: uniform))
         } catch {
-            state.pointee.encoded.append(CPUDispatch(failure: error))
+            encoded.append(CPUDispatch(failure: error))
         }
-    }
-
-    private static let launchOffset = MemoryLayout<State>.offset(of: \State.launch)!
-    private static func launch(of state: UnsafeMutablePointer<State>) -> UnsafePointer<pm_launch> {
-        UnsafePointer((UnsafeRawPointer(state) + launchOffset).assumingMemoryBound(to: pm_launch.self))
     }
 
     /// Metal's validation layer would stop here; MetalCPU fails the command buffer.
     private func fail(_ message: String) {
-        state.pointee.encoded.append(CPUDispatch(failure: MTLCommandBufferError(message: message)))
+        encoded.append(CPUDispatch(failure: MTLCommandBufferError(message: message)))
     }
 }
 

@@ -23,8 +23,9 @@ struct CPUDispatch {
     }
 
     /// `launch` holds the encoder's bindings, and gets this dispatch's geometry;
-    /// `bound` has bit i set when [[buffer(i)]] is.
-    init(pipeline: CPUPipelineState, launch: UnsafeMutablePointer<pm_launch>, bound: UInt32, size: MTLSize, threadgroup: MTLSize, uniform: Bool) throws {
+    /// `bound` has bit i set when [[buffer(i)]] is; `threadgroupMemory` is the
+    /// sum of the threadgroup memory lengths set, each rounded up to 16 bytes.
+    init(pipeline: CPUPipelineState, launch: UnsafeMutablePointer<pm_launch>, bound: UInt32, threadgroupMemory: Int, size: MTLSize, threadgroup: MTLSize, uniform: Bool) throws {
         self.pipeline = pipeline
         failure = nil
         let tg = (threadgroup.width, threadgroup.height, threadgroup.depth)
@@ -55,10 +56,7 @@ struct CPUDispatch {
             throw MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': dispatch of \(describe(extent)) "
                 + "with threadgroup \(describe(tg)) is too large")
         }
-        var memory = pipeline.staticThreadgroupMemoryLength
-        withUnsafeBytes(of: &launch.pointee.threadgroup_lengths) { lengths in
-            for length in lengths.bindMemory(to: UInt32.self) { memory += (Int(length) + 15) / 16 * 16 }
-        }
+        let memory = pipeline.staticThreadgroupMemoryLength + threadgroupMemory
         guard memory <= Int(PM_MAX_THREADGROUP_MEMORY) else {
             throw MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': \(memory) bytes of threadgroup memory "
                 + "are over the \(PM_MAX_THREADGROUP_MEMORY)-byte limit per threadgroup")
