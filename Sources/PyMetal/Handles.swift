@@ -40,6 +40,8 @@ final class Handles: @unchecked Sendable {
         guard let object = lookup(handle) else {
             throw EngineError.invalid(handle == 0 ? "\(what) handle is 0 (null)" : "\(what) handle \(handle) is not valid (never made, or released)")
         }
+        // Handle objects are of final classes: an exact type match is the common, cheap case.
+        if ObjectIdentifier(Swift.type(of: object)) == ObjectIdentifier(T.self) { return unsafeDowncast(object, to: T.self) }
         guard let typed = object as? T else {
             throw EngineError.invalid("handle \(handle) is a \(Self.kind(of: object)), not a \(what)")
         }
