@@ -12,7 +12,7 @@ struct CPUDispatch {
     private let threadsPerGroup: UInt64
     private let failure: (any Error)?
 
-    static let poison: UInt32 = ProcessInfo.processInfo.environment["PYMETAL_POISON_THREADGROUP"] == "0" ? 0 : 1
+    static let poison: UInt32 = Toolchain.environment("PYMETAL_POISON_THREADGROUP") == "0" ? 0 : 1
 
     init(failure: any Error) {
         self.failure = failure

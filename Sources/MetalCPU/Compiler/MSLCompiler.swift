@@ -139,12 +139,11 @@ public final class MSLCompiler: @unchecked Sendable {
     }
 
     static func cacheDirectory() -> URL {
-        let environment = ProcessInfo.processInfo.environment
         let base: URL
-        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+        if let xdg = Toolchain.environment("XDG_CACHE_HOME"), !xdg.isEmpty {
             base = URL(fileURLWithPath: xdg)
         } else {
-            base = URL(fileURLWithPath: environment["HOME"] ?? NSTemporaryDirectory()).appendingPathComponent(".cache")
+            base = URL(fileURLWithPath: Toolchain.environment("HOME") ?? NSTemporaryDirectory()).appendingPathComponent(".cache")
         }
         let directory = base.appendingPathComponent("pymetal/msl")
         if (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil {
