@@ -84,21 +84,23 @@ public final class MSLCompiler: @unchecked Sendable {
     private func compileWithPCH(_ unit: String, input: URL, codegen: [String], tools: Toolchain,
                                 cache: URL, output: URL) throws -> Bool {
         // The preprocessor returns from the force-included headers to the source with this line marker.
-        guard let end = unit.range(of: "\n# 1 \"\(input.path)\" 2\n"),
-              let start = unit.firstIndex(of: "\n"), start < end.lowerBound else { return false }
-        let headers = unit[unit.index(after: start)..<end.lowerBound] // without the line naming the work folder
+        let bytes = Array(unit.utf8)
+        let marker = Array("\n# 1 \"\(input.path)\" 2\n".utf8)
+        guard let start = bytes.firstIndex(of: 10), let end = Self.lastOffset(of: marker, in: bytes), start < end else {
+            return false
+        }
+        let headers = bytes[(start + 1)..<end] // without the line naming the work folder
         var digest = SHA256()
         digest.update(tools.identity)
         digest.update(codegen.joined(separator: "\u{1}"))
-        digest.update("\u{0}")
-        digest.update(String(headers))
+        digest.update(String(headers.withUnsafeBytes { Toolchain.contentHash($0) }, radix: 16))
         let base = cache.appendingPathComponent("pch-\(digest.hexDigest())")
         let pch = base.path + ".pch"
         let work = input.deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: pch) {
             // The PCH refers to its source file, so that lives next to it. Same key, same bytes: racing writers agree.
             let source = base.path + ".ii"
-            try String(headers).write(toFile: source, atomically: true, encoding: .utf8)
+            try Data(headers).write(to: URL(fileURLWithPath: source), options: .atomic)
             let built = work.appendingPathComponent("headers.pch").path
             guard (try? run(tools.clang, ["-x", "c++-header"] + codegen + ["-Xclang", "-fno-pch-timestamp", source, "-o", built],
                             work: work)) != nil else { return false } // the whole unit's compile reports the error
@@ -108,7 +110,7 @@ public final class MSLCompiler: @unchecked Sendable {
         // The rest is preprocessed text: compiled as C++ (a precompiled header needs that), it preprocesses to
         // itself, since the PCH, made from preprocessed text too, defines no macros.
         let file = work.appendingPathComponent("unit.cpp")
-        try String(unit[end.upperBound...]).write(to: file, atomically: false, encoding: .utf8)
+        try Data(bytes[(end + marker.count)...]).write(to: file)
         do {
             try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-o", output.path], work: work)
         } catch let error as MTLLibraryError where error.message.contains(pch) {
@@ -116,6 +118,18 @@ public final class MSLCompiler: @unchecked Sendable {
             return false
         }
         return true
+    }
+
+    /// Where `pattern` last occurs in `bytes` (searched from the end: the user's source is short).
+    private static func lastOffset(of pattern: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= pattern.count else { return nil }
+        return bytes.withUnsafeBytes { all in
+            pattern.withUnsafeBytes { wanted in
+                stride(from: all.count - wanted.count, through: 0, by: -1).first { offset in
+                    all[offset] == wanted[0] && memcmp(all.baseAddress! + offset, wanted.baseAddress!, wanted.count) == 0
+                }
+            }
+        }
     }
 
     private static let cpuFlag: String = {
