@@ -95,7 +95,10 @@ static void work(uint32_t job) {
         if (chunk >= chunks) return;
         if (!atomic_compare_exchange_weak(&pool.ticket, &ticket, ticket + 1)) continue;
         // Claimed: the job cannot finish (nor its parameters change) before this chunk is counted done.
-        uint64_t first = groups * chunk / chunks, end = groups * (chunk + 1) / chunks;
+        // Equal chunks, the first groups % chunks of them one group longer (no overflow for any sizes).
+        uint64_t size = groups / chunks, extra = groups % chunks;
+        uint64_t first = chunk * size + (chunk < extra ? chunk : extra);
+        uint64_t end = first + size + (chunk < extra ? 1 : 0);
         pm_status local;
         local.code = 0;
         local.message[0] = 0;
@@ -166,6 +169,7 @@ int32_t pm_pool_run(pm_run_fn run, const pm_launch *launch, uint64_t groups, uin
     status->code = 0;
     status->message[0] = 0;
     // Another thread's job is running (two queues at once): this one runs here, whole.
+    if (chunks > groups) chunks = (uint32_t)groups;
     if (chunks <= 1 || pm_pool_workers() == 0 || pthread_mutex_trylock(&pool.busy) != 0)
         return run(launch, 0, groups, status);
     atomic_store(&pool.run, run);

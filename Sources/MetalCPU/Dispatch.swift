@@ -109,8 +109,8 @@ struct CPUDispatch {
     /// Threads below which a dispatch runs on one core: splitting costs a few
     /// microseconds (publishing the job, the last chunk's wait), which a plain
     /// loop kernel repays from about this many threads; fiber kernels cost
-    /// 10-20x more per thread. The same number caps the chunk count, so that each
-    /// chunk has enough work to repay its own start.
+    /// 10-20x more per thread. Each chunk also gets at least half this many
+    /// threads, to repay its own start.
     static let splitThreads: (loop: UInt64, fibers: UInt64) = (16384, 1024)
 
     /// How many chunks to split `groups` threadgroups of `threadsPerGroup` into.
