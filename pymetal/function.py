@@ -42,6 +42,7 @@ _ARG_SIZE = 40            # sizeof(pm_arg)
 _U32_MAX = 0xFFFFFFFF
 
 _pack_arg = struct.Struct("<iiQQQQ").pack_into
+_LAUNCH_CONFIG = struct.Struct("<QQ3I3Iii")  # pm_launch_config: stream, kernel, size, threadgroup, by_groups
 _F32 = struct.Struct("<f")
 _I32 = struct.Struct("<i")
 _U32 = struct.Struct("<I")
@@ -167,15 +168,13 @@ class Function:
         except BaseException:
             f()
             raise
-        # pm_dispatch without ctypes argtypes, called with ready-made ctypes
-        # values (converting seven arguments by argtypes costs about a microsecond).
-        self._dispatch = lib["pm_dispatch"]
+        # pm_dispatch_launch (a launch configuration record, the pm_arg records,
+        # their count) without ctypes argtypes: ctypes costs per argument converted.
+        self._dispatch = lib["pm_dispatch_launch"]
         self._dispatch.restype = ctypes.c_int32
-        self._c_handle = ctypes.c_uint64(self._handle)
-        self._c_stream = ctypes.c_uint64(self._device.stream)
         if _wrap is None:
             _bind_native()
-        self._launch = {}  # (grid, groups, threadgroup) -> (size uint32[3], threadgroup uint32[3], by_groups)
+        self._launch = {}  # (grid, groups, threadgroup) -> its pm_launch_config record
 
     # ---- metadata -----------------------------------------------------------------
     @property
@@ -236,9 +235,8 @@ class Function:
                     "threadgroup=%r has %d threads, more than the %d threads per "
                     "threadgroup kernel %r allows (see Function.max_threads_per_threadgroup)"
                     % (threadgroup, n, self._max_threads, self._name))
-        size_arr = (ctypes.c_uint32 * 3)(*size)
-        tg_arr = (ctypes.c_uint32 * 3)(*tg)
-        cfg = (size_arr, tg_arr, int(by_groups))
+        cfg = ctypes.create_string_buffer(_LAUNCH_CONFIG.size)
+        _LAUNCH_CONFIG.pack_into(cfg, 0, self._device.stream, self._handle, *size, *tg, int(by_groups), 0)
         try:
             if len(self._launch) >= 512:
                 self._launch.clear()
@@ -357,7 +355,7 @@ class Function:
                 cfg = self._launch[(type(grid), grid, groups, type(threadgroup), threadgroup)]
             except (KeyError, TypeError):
                 cfg = self._launch_config(grid, groups, threadgroup)
-            st = self._dispatch(self._c_stream, self._c_handle, s.args, count, cfg[0], cfg[1], cfg[2])
+            st = self._dispatch(cfg, s.args, count)
             if st:
                 raise _native.error(st)
             if sync:

@@ -8,7 +8,7 @@ import Metal
 import MetalCPU
 #endif
 
-public let PM_ABI_VERSION: Int32 = 1
+public let PM_ABI_VERSION: Int32 = 2
 
 /// A device handle's object: the engine device and the strings the ABI hands out.
 final class DeviceObject {
@@ -323,6 +323,15 @@ public func pm_dispatch(_ handle: UInt64, _ kernelHandle: UInt64, _ args: Unsafe
                                 threadgroup: group, byGroups: byGroups != 0)
         }
     }
+}
+
+/// `pm_launch_config` of pymetal.h: stream, kernel, size[3], threadgroup[3], by_groups (offsets 0, 8, 16, 28, 40).
+@_cdecl("pm_dispatch_launch")
+public func pm_dispatch_launch(_ config: UnsafeRawPointer?, _ args: UnsafeRawPointer?, _ count: Int32) -> Int32 {
+    guard let config else { return status { throw EngineError.invalid("launch configuration pointer is NULL") } }
+    let dimensions = (config + 16).assumingMemoryBound(to: UInt32.self)
+    return pm_dispatch(config.load(as: UInt64.self), config.load(fromByteOffset: 8, as: UInt64.self), args, count,
+                       dimensions, dimensions + 3, config.load(fromByteOffset: 40, as: Int32.self))
 }
 
 /// Three dimensions from C, each at least 1 (a zero would make an empty grid).
