@@ -74,13 +74,15 @@ public final class MSLCompiler: @unchecked Sendable {
         return target
     }
 
-    /// Parsing the MSL headers is most of clang's front-end time: the part of the
-    /// preprocessed unit that comes from them (everything before the user's
-    /// source) is compiled once into a precompiled header, cached under a hash
-    /// of its exact text, clang and the flags, and the rest of the unit is
-    /// compiled against it. Any change of the headers changes that text, hence
-    /// the key. Returns false when the unit cannot take this path (the caller
-    /// then compiles it whole).
+    /// Parsing the MSL headers is most of clang's front-end time, and compiling
+    /// the runtime's functions much of its back end's: the part of the
+    /// preprocessed unit that comes from the headers (everything before the
+    /// user's source) is compiled once into a precompiled header with code
+    /// generation (its inline functions compiled once into an object file that
+    /// every library links), cached under a hash of its exact text, clang and
+    /// the flags; the rest of the unit is compiled against it. Any change of the
+    /// headers changes that text, hence the key. Returns false when the unit
+    /// cannot take this path (the caller then compiles it whole).
     private func compileWithPCH(_ unit: String, input: URL, codegen: [String], tools: Toolchain,
                                 cache: URL, output: URL) throws -> Bool {
         // The preprocessor returns from the force-included headers to the source with this line marker.
@@ -94,27 +96,36 @@ public final class MSLCompiler: @unchecked Sendable {
         digest.update(tools.identity)
         digest.update(codegen.joined(separator: "\u{1}"))
         digest.update(String(headers.withUnsafeBytes { Toolchain.contentHash($0) }, radix: 16))
-        let base = cache.appendingPathComponent("pch-\(digest.hexDigest())")
-        let pch = base.path + ".pch"
+        let base = cache.appendingPathComponent("pch-\(digest.hexDigest())").path
+        let (pch, object) = (base + ".pch", base + ".o")
         let work = input.deletingLastPathComponent()
         if !FileManager.default.fileExists(atPath: pch) {
             // The PCH refers to its source file, so that lives next to it. Same key, same bytes: racing writers agree.
-            let source = base.path + ".ii"
-            try Data(headers).write(to: URL(fileURLWithPath: source), options: .atomic)
-            let built = work.appendingPathComponent("headers.pch").path
-            guard (try? run(tools.clang, ["-x", "c++-header"] + codegen + ["-Xclang", "-fno-pch-timestamp", source, "-o", built],
-                            work: work)) != nil else { return false } // the whole unit's compile reports the error
+            try Data(headers).write(to: URL(fileURLWithPath: base + ".ii"), options: .atomic)
+            let (builtPCH, builtObject) = (work.appendingPathComponent("headers.pch").path, work.appendingPathComponent("headers.o").path)
+            do {
+                try run(tools.clang, ["-x", "c++-header"] + codegen + ["-fpch-codegen", "-fpch-instantiate-templates",
+                                                                       "-Xclang", "-fno-pch-timestamp", base + ".ii", "-o", builtPCH],
+                        work: work)
+                try run(tools.clang, codegen + ["-c", builtPCH, "-o", builtObject], work: work)
+            } catch {
+                return false // the whole unit's compile reports the error
+            }
             lock { pchBuilds += 1 }
-            if rename(built, pch) != 0 { return false }
+            // The object first: a PCH in the cache always has its object.
+            guard rename(builtObject, object) == 0, rename(builtPCH, pch) == 0 else { return false }
         }
         // The rest is preprocessed text: compiled as C++ (a precompiled header needs that), it preprocesses to
         // itself, since the PCH, made from preprocessed text too, defines no macros.
         let file = work.appendingPathComponent("unit.cpp")
         try Data(bytes[(end + marker.count)...]).write(to: file)
         do {
-            try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-o", output.path], work: work)
-        } catch let error as MTLLibraryError where error.message.contains(pch) {
-            unlink(pch) // unreadable or stale (clang says so naming it): rebuilt by the next compile
+            try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
+                                                                     "-o", output.path], work: work)
+        } catch let error as MTLLibraryError where error.message.contains(base) {
+            // Unreadable, stale or missing (clang says so, naming it): built again by the next compile.
+            unlink(pch)
+            unlink(object)
             return false
         }
         return true

@@ -63,7 +63,7 @@ final class PrecompiledHeaderTests: XCTestCase {
         let first = MSLCompiler()
         XCTAssertEqual(try run(first, tag: 1), 1)
         XCTAssertEqual(first.pchBuilds, 1)
-        XCTAssertEqual(first.clangInvocations, 3, "preprocess, PCH, compile")
+        XCTAssertEqual(first.clangInvocations, 4, "preprocess, PCH, its object, compile")
 
         let second = MSLCompiler() // as a new process: the PCH comes from the disk cache
         XCTAssertEqual(try run(second, tag: 2), 1)
