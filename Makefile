@@ -44,6 +44,7 @@ test: build swift-test runtime-test python-test
 
 bench: build
 	$(PY) scripts/bench_overhead.py
+	$(PY) scripts/bench_split.py
 	$(PY) scripts/bench_cpu_backend.py
 	$(PY) scripts/bench_numpy_args.py
 	$(PY) scripts/bench_math.py

@@ -7,6 +7,11 @@ import PackageDescription
 
 let linuxOnly = TargetDependencyCondition.when(platforms: [.linux])
 
+// Release builds skip Swift's run-time exclusivity checks in the per-dispatch
+// path (dozens of class-property accesses per dispatch, ~80 instructions each);
+// debug builds, which `swift test` runs, keep them.
+let fastAccess: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"], .when(configuration: .release))]
+
 let package = Package(
     name: "pymetal",
     platforms: [.macOS(.v13)],
@@ -22,19 +27,22 @@ let package = Package(
             name: "PyMetal",
             dependencies: ["PyMetalCore"],
             exclude: ["include"],
+            swiftSettings: fastAccess,
             // Find the Swift runtime next to the toolchain's libraries without env vars.
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN"], .when(platforms: [.linux]))]
         ),
         // The engine: written only against Metal's Swift API.
         .target(
             name: "PyMetalCore",
-            dependencies: [.target(name: "MetalCPU", condition: linuxOnly)]
+            dependencies: [.target(name: "MetalCPU", condition: linuxOnly)],
+            swiftSettings: fastAccess
         ),
         // Linux only: Metal's API running MSL on the CPU.
         .target(
             name: "MetalCPU",
             dependencies: ["CMetalCPU"],
-            exclude: ["MSL"]
+            exclude: ["MSL"],
+            swiftSettings: fastAccess
         ),
         // The C layout shared by MetalCPU and the kernel libraries it compiles.
         .target(name: "CMetalCPU"),

@@ -17,7 +17,7 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int32, c_int64, c_uint3
 
 from .errors import LibraryError, error_for_status
 
-ABI_VERSION = 1  # must equal PM_ABI_VERSION in Sources/PyMetal/include/pymetal.h
+ABI_VERSION = 2  # must equal PM_ABI_VERSION in Sources/PyMetal/include/pymetal.h
 
 PM_ARG_BUFFER = 0
 PM_ARG_BYTES = 1
@@ -88,6 +88,7 @@ _PROTOTYPES = {
     "pm_stream_release": (c_int32, [c_uint64]),
     # args, size and threadgroup are passed as integer addresses (fast path).
     "pm_dispatch": (c_int32, [c_uint64, c_uint64, c_void_p, c_int32, c_void_p, c_void_p, c_int32]),
+    "pm_dispatch_launch": (c_int32, [c_void_p, c_void_p, c_int32]),
 }
 
 _BUILD_HINT = (

@@ -14,6 +14,7 @@ so reading it needs no call into the engine.
 """
 
 import atexit
+import ctypes
 import itertools
 import threading
 
@@ -37,7 +38,11 @@ class Device:
         self._working_set = _native.out_i64(lib.pm_device_recommended_working_set, handle)
         self.page_size = _native.out_i64(lib.pm_device_page_size, handle)
         self.stream = _native.out_u64(lib.pm_stream_new, handle)
-        self._sync_fn = lib.pm_stream_synchronize
+        # Called on every synchronisation: without argtypes, with a ready-made
+        # ctypes handle (argtypes conversion costs more than the call).
+        self._sync_fn = lib["pm_stream_synchronize"]
+        self._sync_fn.restype = ctypes.c_int32
+        self._c_stream = ctypes.c_uint64(self.stream)
         self._counter = itertools.count(1)
         self.next_epoch = self._counter.__next__
         self.synced = 0
@@ -79,7 +84,7 @@ class Device:
         """Waits for all submitted work; raises KernelError if a kernel failed."""
         epoch = self.next_epoch()
         try:
-            st = self._sync_fn(self.stream)
+            st = self._sync_fn(self._c_stream)
             if st:
                 raise _native.error(st)
         finally:
@@ -115,7 +120,7 @@ def _finish_pending_work():
     d = _default
     if d is not None:
         try:
-            d._sync_fn(d.stream)
+            d._sync_fn(d._c_stream)
         except Exception:
             pass
 

@@ -44,6 +44,7 @@ _ARG_SIZE = 40            # sizeof(pm_arg)
 _U32_MAX = 0xFFFFFFFF
 
 _pack_arg = struct.Struct("<iiQQQQ").pack_into
+_LAUNCH_CONFIG = struct.Struct("<QQ3I3Iii")  # pm_launch_config: stream, kernel, size, threadgroup, by_groups
 _F32 = struct.Struct("<f")
 _I32 = struct.Struct("<i")
 _U32 = struct.Struct("<I")
@@ -91,8 +92,8 @@ class _Scratch:
 
     STAGING_KEEP = 256 << 20
 
-    __slots__ = ("args", "args_addr", "data", "data_addr", "datamv", "staging", "staging_bytes",
-                 "temporary", "handle", "handle_ref")
+    __slots__ = ("args", "data", "data_addr", "datamv", "staging", "staging_bytes", "temporary", "handle",
+                 "handle_ref")
 
     def stage(self, device, i, nbytes):
         """A new staging buffer of at least nbytes for argument i."""
@@ -102,10 +103,11 @@ class _Scratch:
         if kept + size > self.STAGING_KEEP:
             b = Buffer.new(device, nbytes)
             self.temporary.append(b)
-            return b
-        self.staging[i] = None  # freed before its replacement is allocated
-        self.staging[i] = b = Buffer.new(device, size)
-        self.staging_bytes = kept + size
+        else:
+            self.staging[i] = None  # freed before its replacement is allocated
+            self.staging[i] = b = Buffer.new(device, size)
+            self.staging_bytes = kept + size
+        b.host_ready()  # memory from the array allocator may still be read by queued kernels
         return b
 
     def __init__(self):
@@ -113,7 +115,6 @@ class _Scratch:
         self.staging_bytes = 0
         self.temporary = []
         self.args = ctypes.create_string_buffer(_ARG_SIZE * 2 * (MAX_BUFFER_ARGS + 1))
-        self.args_addr = _addressof(self.args)
         self.data = ctypes.create_string_buffer(MAX_BYTES * MAX_BUFFER_ARGS)
         self.data_addr = _addressof(self.data)
         self.datamv = memoryview(self.data).cast("B")
@@ -317,12 +318,15 @@ class Function:
         except BaseException:
             f()
             raise
-        self._dispatch = lib.pm_dispatch
+        # pm_dispatch_launch (a launch configuration record, the pm_arg records,
+        # their count) without ctypes argtypes: ctypes costs per argument converted.
+        self._dispatch = lib["pm_dispatch_launch"]
+        self._dispatch.restype = ctypes.c_int32
         if _wrap is None:
             _bind_native()
         # pymetal's own array kernels take strided views (their strides travel in a parameter).
         self._strided_ok = False
-        self._launch = {}  # (grid, groups, threadgroup) -> (size addr, tg addr, by_groups, keep-alive)
+        self._launch = {}  # (grid, groups, threadgroup) -> its pm_launch_config record
         self._access = None  # pm_access per buffer index, read when first needed
 
     # ---- metadata -----------------------------------------------------------------
@@ -393,9 +397,8 @@ class Function:
                     "threadgroup=%r has %d threads, more than the %d threads per "
                     "threadgroup kernel %r allows (see Function.max_threads_per_threadgroup)"
                     % (threadgroup, n, self._max_threads, self._name))
-        size_arr = (ctypes.c_uint32 * 3)(*size)
-        tg_arr = (ctypes.c_uint32 * 3)(*tg)
-        cfg = (_addressof(size_arr), _addressof(tg_arr), int(by_groups), (size_arr, tg_arr))
+        cfg = ctypes.create_string_buffer(_LAUNCH_CONFIG.size)
+        _LAUNCH_CONFIG.pack_into(cfg, 0, self._device.stream, self._handle, *size, *tg, int(by_groups), 0)
         try:
             if len(self._launch) >= 512:
                 self._launch.clear()
@@ -461,7 +464,7 @@ class Function:
                 cfg = self._launch[(type(grid), grid, groups, type(threadgroup), threadgroup)]
             except (KeyError, TypeError):
                 cfg = self._launch_config(grid, groups, threadgroup)
-            st = self._dispatch(dev.stream, self._handle, s.args_addr, count, cfg[0], cfg[1], cfg[2])
+            st = self._dispatch(cfg, s.args, count)
             if st:
                 raise _native.error(st)
             if host is not None:

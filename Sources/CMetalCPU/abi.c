@@ -1,6 +1,7 @@
 // Host helpers for MetalCPU (pm_host.h). pm_kernel_abi.h is header-only.
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stddef.h>
 #include "pm_host.h"
 
@@ -15,4 +16,12 @@ const char *pm_host_self_path(void) {
     Dl_info info;
     if (!dladdr((void *)&pm_host_self_path, &info)) return NULL;
     return info.dli_fname;
+}
+
+void pm_host_name_thread(const char *name) {
+#ifdef __linux__
+    pthread_setname_np(pthread_self(), name);
+#else
+    (void)name;
+#endif
 }

@@ -1,15 +1,20 @@
 // Command queues run committed command buffers in order, asynchronously.
 // A thread that waits for a command buffer runs the queue's work itself
 // instead of sleeping while a background thread does it: that keeps a
-// synchronous small dispatch in the microseconds.
+// synchronous small dispatch in the microseconds, with no other thread woken.
+// Work that nobody waits for is run by the background runner (below) once it
+// has been pending for a tick.
+import CMetalCPU
 import Foundation
 
 public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     let device: CPUDevice
     private let lock = NSCondition()
     private var pending: [CPUCommandBuffer] = []
-    private var running = false   // a thread is executing pending work
-    private var scheduled = false // a background run is on its way
+    private var running = false    // a thread is executing pending work
+    private var committed: UInt64 = 0 // command buffers committed so far: their sequence numbers
+    private var seenHead: UInt64 = 0  // the head's sequence number at the background runner's last tick
+    private var watched = false       // in the background runner's list
 
     init(device: CPUDevice) { self.device = device }
 
@@ -17,48 +22,29 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
 
     func enqueue(_ buffer: CPUCommandBuffer) {
         lock.lock()
+        committed += 1
+        buffer.sequence = committed
         pending.append(buffer)
-        let kick = !running && !scheduled
-        if kick { scheduled = true }
+        let watch = !watched
+        watched = true
         lock.unlock()
-        if kick { scheduleBackgroundRun() }
-    }
-
-    /// Work runs in the background a moment after it is committed; a caller
-    /// that commits and then waits (the common synchronous case) usually gets
-    /// there first and runs it on its own thread, without a thread handoff.
-    private func scheduleBackgroundRun() {
-        DispatchQueue.global().asyncAfter(deadline: .now() + .microseconds(50)) {
-            self.lock.lock()
-            self.scheduled = false
-            guard !self.running, !self.pending.isEmpty else { self.lock.unlock(); return }
-            self.running = true
-            self.lock.unlock()
-            self.drain(until: nil)
-        }
+        if watch { BackgroundRunner.shared.watch(self) }
     }
 
     /// Runs pending command buffers in order on this thread (which owns
     /// `running`) until the queue is empty or `target` has finished.
     private func drain(until target: CPUCommandBuffer?) {
-        while true {
-            lock.lock()
-            if pending.isEmpty || (target?.isFinished ?? false) {
-                running = false
-                let kick = !pending.isEmpty && !scheduled
-                if kick { scheduled = true }
-                lock.broadcast()
-                lock.unlock()
-                if kick { scheduleBackgroundRun() }
-                return
-            }
+        lock.lock()
+        while !pending.isEmpty && !(target?.isFinished ?? false) {
             let next = pending.removeFirst()
             lock.unlock()
             next.execute()
             lock.lock()
             lock.broadcast()
-            lock.unlock()
         }
+        running = false
+        lock.broadcast()
+        lock.unlock()
     }
 
     func wait(for buffer: CPUCommandBuffer) {
@@ -75,18 +61,103 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
         }
         lock.unlock()
     }
+
+    /// The background runner's tick: runs the pending work if its head was
+    /// already pending at the previous tick and nobody has started it since.
+    /// Returns false when the queue has nothing left for the runner to watch.
+    fileprivate func tick() -> Bool {
+        lock.lock()
+        guard !running, let head = pending.first?.sequence else {
+            let busy = running
+            lock.unlock()
+            return busy
+        }
+        guard head == seenHead else {
+            seenHead = head
+            lock.unlock()
+            return true
+        }
+        running = true
+        lock.unlock()
+        drain(until: nil)
+        return true
+    }
+
+    /// Stops the runner's watch if the queue has nothing pending (called under the
+    /// runner's lock, so that a commit that finds the queue unwatched re-adds it after this).
+    fileprivate func unwatchIfIdle() -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        guard pending.isEmpty && !running else { return false }
+        watched = false
+        return true
+    }
+}
+
+/// One thread for the whole process that runs committed work nobody waits
+/// for. It ticks every `interval` while some queue has work, and sleeps
+/// without a timeout when none has: no thread wakes up when nothing is queued.
+/// A commit of a watched queue costs nothing here; a queue is added (and the
+/// runner, if asleep, signalled) when it gets work after being idle.
+final class BackgroundRunner: @unchecked Sendable {
+    static let shared = BackgroundRunner()
+    /// Committed work waits one to two ticks before the runner takes it, unless a waiter runs it first.
+    static let interval = 0.0005
+
+    private let condition = NSCondition()
+    private var queues: [CPUCommandQueue] = [] // strong: committed work runs even if its queue is dropped
+    private var asleep = false
+    private var started = false
+
+    func watch(_ queue: CPUCommandQueue) {
+        condition.lock()
+        defer { condition.unlock() }
+        queues.append(queue)
+        if asleep {
+            asleep = false
+            condition.signal()
+        } else if !started {
+            started = true
+            Thread { [unowned self] in
+                pm_host_name_thread("MetalCPU runner")
+                self.loop()
+            }.start()
+        }
+    }
+
+    private func loop() {
+        condition.lock()
+        while true {
+            if queues.isEmpty {
+                asleep = true
+                while asleep { condition.wait() }
+                continue
+            }
+            _ = condition.wait(until: Date(timeIntervalSinceNow: Self.interval))
+            let watched = queues
+            condition.unlock()
+            var idle: [CPUCommandQueue] = []
+            for queue in watched where !queue.tick() { idle.append(queue) }
+            condition.lock()
+            // Drop queues that are still idle now: a commit since the tick keeps its queue watched.
+            for queue in idle where queue.unwatchIfIdle() { queues.removeAll { $0 === queue } }
+        }
+    }
 }
 
 public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
     private let queue: CPUCommandQueue
     private let lock = Lock()
     private var commands: [CPUDispatch] = []
+    private var retained: [any MTLBuffer] = []
+    let arena = Arena() // its dispatches' launch records and setBytes data, for all its encoders
     private var handlers: [MTLCommandBufferHandler] = []
     private var state: MTLCommandBufferStatus = .notEnqueued
     private var failure: (any Error)?
     private var started: Double = 0
     private var ended: Double = 0
     private var encoderOpen = false
+    var sequence: UInt64 = 0 // set by the queue when committed
 
     init(queue: CPUCommandQueue) { self.queue = queue }
 
@@ -108,9 +179,10 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
         }
     }
 
-    func finishEncoding(_ encoded: [CPUDispatch]) {
+    func finishEncoding(_ encoded: [CPUDispatch], retaining buffers: [any MTLBuffer]) {
         lock {
-            commands.append(contentsOf: encoded)
+            if commands.isEmpty { commands = encoded } else { commands.append(contentsOf: encoded) }
+            if retained.isEmpty { retained = buffers } else { retained.append(contentsOf: buffers) }
             encoderOpen = false
         }
     }
@@ -134,7 +206,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
     }
 
     /// Runs every dispatch in order (dispatches in a serial encoder see each
-    /// other's writes), then releases what the commands retained.
+    /// other's writes), then releases what the commands used.
     func execute() {
         let work: [CPUDispatch] = lock {
             state = .scheduled
@@ -148,6 +220,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
         let done: [MTLCommandBufferHandler] = lock {
             ended = Platform.now()
             commands = []
+            retained = []
             failure = failed
             state = failed == nil ? .completed : .error
             let list = handlers

@@ -1,105 +1,104 @@
-// One encoded dispatch and how it runs: threadgroups are split into chunks
-// that run in parallel on every core; within a chunk the kernel library's
-// launcher runs each group's threads (as a loop, or as fibers).
+// One encoded dispatch and how it runs: the kernel library's launcher runs a
+// range of threadgroups (each group's threads as a loop, or as fibers); a
+// dispatch with enough work is split into chunks of groups that run on every
+// core through the worker pool (pool.c).
 import CMetalCPU
 import Foundation
 
-final class CPUDispatch: @unchecked Sendable {
+struct CPUDispatch {
     private let pipeline: CPUPipelineState?
-    private let retained: [Resource] // kept alive until the command buffer completes
-    private var launch = pm_launch()
+    private let launch: UnsafeMutablePointer<pm_launch>? // in the command buffer's arena
     private let groupCount: UInt64
     private let threadsPerGroup: UInt64
     private let failure: (any Error)?
 
-    static let poison: UInt32 = ProcessInfo.processInfo.environment["PYMETAL_POISON_THREADGROUP"] == "0" ? 0 : 1
+    static let poison: UInt32 = Toolchain.environment("PYMETAL_POISON_THREADGROUP") == "0" ? 0 : 1
 
     init(failure: any Error) {
         self.failure = failure
         pipeline = nil
-        retained = []
+        launch = nil
         groupCount = 0
         threadsPerGroup = 0
     }
 
-    init(pipeline: CPUPipelineState, bindings: Bindings, size: MTLSize, threadgroup: MTLSize, uniform: Bool) throws {
+    /// `launch` holds the encoder's bindings, and gets this dispatch's geometry;
+    /// `bound` has bit i set when [[buffer(i)]] is; `threadgroupMemory` is the
+    /// sum of the threadgroup memory lengths set, each rounded up to 16 bytes.
+    init(pipeline: CPUPipelineState, launch: UnsafeMutablePointer<pm_launch>, bound: UInt32, threadgroupMemory: Int, size: MTLSize, threadgroup: MTLSize, uniform: Bool) throws {
         self.pipeline = pipeline
         failure = nil
-        let name = pipeline.function.name
-        let tg = [threadgroup.width, threadgroup.height, threadgroup.depth]
-        let extent = [size.width, size.height, size.depth]
-        guard tg.allSatisfy({ $0 >= 1 }), extent.allSatisfy({ $0 >= 0 }) else {
-            throw MTLCommandBufferError(message: "kernel '\(name)': invalid dispatch size \(extent) with threadgroup \(tg)")
+        let tg = (threadgroup.width, threadgroup.height, threadgroup.depth)
+        let extent = (size.width, size.height, size.depth)
+        func describe(_ v: (Int, Int, Int)) -> String { "[\(v.0), \(v.1), \(v.2)]" }
+        guard tg.0 >= 1, tg.1 >= 1, tg.2 >= 1, extent.0 >= 0, extent.1 >= 0, extent.2 >= 0 else {
+            throw MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': invalid dispatch size \(describe(extent)) "
+                + "with threadgroup \(describe(tg))")
         }
-        let threads = tg.reduce(1, *)
+        let limit = Int(UInt32.max)
+        guard tg.0 <= limit, tg.1 <= limit, tg.2 <= limit, extent.0 <= limit, extent.1 <= limit, extent.2 <= limit else {
+            throw MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': dispatch of \(describe(extent)) "
+                + "with threadgroup \(describe(tg)) is too large")
+        }
+        let threads = Self.product(tg.0, tg.1, tg.2)
         guard threads <= pipeline.maxTotalThreadsPerThreadgroup else {
-            throw MTLCommandBufferError(message: "kernel '\(name)': threadgroup \(tg) has \(threads) threads; "
-                + "the pipeline allows at most \(pipeline.maxTotalThreadsPerThreadgroup)")
+            throw MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': threadgroup \(describe(tg)) has "
+                + "\(threads) threads; the pipeline allows at most \(pipeline.maxTotalThreadsPerThreadgroup)")
         }
-        let groups = uniform ? extent : zip(extent, tg).map { ($0 + $1 - 1) / $1 }
-        let grid = zip(groups, tg).map { $0.multipliedReportingOverflow(by: $1) }
-        let groupTotal = groups.reduce(UInt64(1)) { total, next in
-            let product = total.multipliedReportingOverflow(by: UInt64(next))
-            return product.overflow ? UInt64.max : product.partialValue
+        // Per axis: groups, and threads in the grid (groups * threadgroup when uniform), each < 2^32.
+        func axis(_ n: Int, _ t: Int) -> (groups: Int, grid: Int)? {
+            let groups = uniform ? n : (n + t - 1) / t
+            let grid = uniform ? n * t : n
+            return groups <= 1 << 32 && grid <= limit ? (groups, grid) : nil
         }
-        guard extent.allSatisfy({ $0 <= Int(UInt32.max) }), grid.allSatisfy({ !$0.overflow && $0.partialValue <= Int(UInt32.max) }),
-              groups.allSatisfy({ $0 <= 1 << 32 }), groupTotal < 1 << 48 else {
-            throw MTLCommandBufferError(message: "kernel '\(name)': dispatch of \(extent) with threadgroup \(tg) is too large")
+        guard let x = axis(extent.0, tg.0), let y = axis(extent.1, tg.1), let z = axis(extent.2, tg.2),
+              Self.product(x.groups, y.groups, z.groups) < 1 << 48 else {
+            throw MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': dispatch of \(describe(extent)) "
+                + "with threadgroup \(describe(tg)) is too large")
         }
-        let gridSize = uniform ? grid.map(\.partialValue) : extent
-        var memory = pipeline.staticThreadgroupMemoryLength
-        for length in bindings.threadgroupLengths { memory += (length + 15) / 16 * 16 }
+        let memory = pipeline.staticThreadgroupMemoryLength + threadgroupMemory
         guard memory <= Int(PM_MAX_THREADGROUP_MEMORY) else {
-            throw MTLCommandBufferError(message: "kernel '\(name)': \(memory) bytes of threadgroup memory "
+            throw MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': \(memory) bytes of threadgroup memory "
                 + "are over the \(PM_MAX_THREADGROUP_MEMORY)-byte limit per threadgroup")
         }
-        try Self.check(bindings: bindings, against: pipeline.function.bindings, kernel: name)
+        try Self.check(launch: launch, bound: bound, against: pipeline.function.bindings, kernel: pipeline.function.name)
 
-        var retained: [Resource] = []
-        withUnsafeMutableBytes(of: &launch.buffers) { raw in
-            let slots = raw.bindMemory(to: UnsafeMutableRawPointer?.self)
-            for (index, resource) in bindings.resources.enumerated() {
-                guard let resource else { continue }
-                slots[index] = resource.address
-                retained.append(resource)
-            }
-        }
-        withUnsafeMutableBytes(of: &launch.buffer_lengths) { raw in
-            let slots = raw.bindMemory(to: UInt64.self)
-            for (index, resource) in bindings.resources.enumerated() { slots[index] = UInt64(resource?.length ?? 0) }
-        }
-        withUnsafeMutableBytes(of: &launch.threadgroup_lengths) { raw in
-            let slots = raw.bindMemory(to: UInt32.self)
-            for (index, length) in bindings.threadgroupLengths.enumerated() { slots[index] = UInt32(length) }
-        }
-        launch.threads_per_grid = (UInt32(gridSize[0]), UInt32(gridSize[1]), UInt32(gridSize[2]))
-        launch.threads_per_threadgroup = (UInt32(tg[0]), UInt32(tg[1]), UInt32(tg[2]))
-        launch.threadgroups_per_grid = (UInt32(groups[0]), UInt32(groups[1]), UInt32(groups[2]))
-        launch.uniform = uniform ? 1 : 0
-        launch.poison_threadgroup_memory = Self.poison
-        self.retained = retained
-        groupCount = groupTotal
+        self.launch = launch
+        launch.pointee.threads_per_grid = (UInt32(x.grid), UInt32(y.grid), UInt32(z.grid))
+        launch.pointee.threads_per_threadgroup = (UInt32(tg.0), UInt32(tg.1), UInt32(tg.2))
+        launch.pointee.threadgroups_per_grid = (UInt32(x.groups), UInt32(y.groups), UInt32(z.groups))
+        launch.pointee.uniform = uniform ? 1 : 0
+        groupCount = UInt64(x.groups * y.groups * z.groups)
         threadsPerGroup = UInt64(threads)
     }
 
+    /// a * b * c, or Int.max when that overflows (for non-negative factors).
+    private static func product(_ a: Int, _ b: Int, _ c: Int) -> Int {
+        let ab = a.multipliedReportingOverflow(by: b)
+        let abc = ab.partialValue.multipliedReportingOverflow(by: c)
+        return ab.overflow || abc.overflow ? Int.max : abc.partialValue
+    }
+
     /// Refuses what would make the kernel read an unbound or too-small binding.
-    private static func check(bindings: Bindings, against expected: [pm_binding], kernel: String) throws {
+    private static func check(launch: UnsafeMutablePointer<pm_launch>, bound: UInt32, against expected: [pm_binding], kernel: String) throws {
         for binding in expected {
             let index = Int(binding.index)
             let needed = Int(binding.min_bytes)
             switch Int(binding.kind) {
             case Int(PM_BIND_BUFFER):
-                guard let resource = bindings.resources[index] else {
+                guard bound & (1 << UInt32(index)) != 0 else {
                     throw MTLCommandBufferError(message: "kernel '\(kernel)' reads [[buffer(\(index))]] but nothing is bound at index \(index)")
                 }
-                guard resource.length >= needed else {
+                let length = withUnsafeBytes(of: &launch.pointee.buffer_lengths) { Int($0.load(fromByteOffset: index * 8, as: UInt64.self)) }
+                guard length >= needed else {
                     throw MTLCommandBufferError(message: "kernel '\(kernel)' reads \(needed) bytes from [[buffer(\(index))]] "
-                        + "but only \(resource.length) bytes are bound there")
+                        + "but only \(length) bytes are bound there")
                 }
             case Int(PM_BIND_THREADGROUP):
-                guard bindings.threadgroupLengths[index] >= max(needed, 1) else {
+                let length = withUnsafeBytes(of: &launch.pointee.threadgroup_lengths) { Int($0.load(fromByteOffset: index * 4, as: UInt32.self)) }
+                guard length >= max(needed, 1) else {
                     throw MTLCommandBufferError(message: "kernel '\(kernel)' uses [[threadgroup(\(index))]] but its threadgroup "
-                        + "memory length at index \(index) is \(bindings.threadgroupLengths[index]) bytes; set it "
+                        + "memory length at index \(index) is \(length) bytes; set it "
                         + "(setThreadgroupMemoryLength / threadgroup_memory=) to at least \(max(needed, 1))")
                 }
             default: break
@@ -107,30 +106,37 @@ final class CPUDispatch: @unchecked Sendable {
         }
     }
 
+    /// Threads below which a dispatch runs on one core: splitting costs a few
+    /// microseconds (publishing the job, the last chunk's wait), which a plain
+    /// loop kernel repays from about this many threads; fiber kernels cost
+    /// 10-20x more per thread. Each chunk also gets at least half this many
+    /// threads, to repay its own start.
+    static let splitThreads: (loop: UInt64, fibers: UInt64) = (16384, 1024)
+
+    /// How many chunks to split `groups` threadgroups of `threadsPerGroup` into.
+    static func chunks(groups: UInt64, threadsPerGroup: UInt64, fibers: Bool) -> UInt32 {
+        let unit = fibers ? splitThreads.fibers : splitThreads.loop
+        let work = groups * threadsPerGroup // < 2^48 * 1024
+        guard groups > 1, work >= unit, workers > 0 else { return 1 }
+        // Several chunks per core balance uneven groups and a core taken by another process.
+        let cores = UInt64(workers + 1)
+        return UInt32(min(groups, cores * 4, max(cores, work / (unit / 2))))
+    }
+
+    /// The pool's threads, started by the first dispatch large enough to split.
+    private static let workers = Int(pm_pool_workers())
+
     /// Runs the dispatch to completion; returns the kernel's error, if any.
     func run() -> (any Error)? {
         if let failure { return failure }
-        guard let pipeline, groupCount > 0 else { return nil }
-        let run = pipeline.function.desc.run!
-        let name = pipeline.function.name
-        let total = groupCount
-        let work = total * threadsPerGroup
-        let chunks = (total == 1 || work < 8192) ? 1 : Int(min(total, UInt64(Platform.cpuCount * 8)))
-        let errors = Lock()
-        var firstError: String?
-        withUnsafePointer(to: &launch) { launch in
-            let body = { (chunk: Int) in
-                let first = total * UInt64(chunk) / UInt64(chunks)
-                let end = total * UInt64(chunk + 1) / UInt64(chunks)
-                var status = pm_status()
-                if run(launch, first, end, &status) != 0 {
-                    let message = withUnsafeBytes(of: &status.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
-                    errors { if firstError == nil { firstError = message } }
-                }
-            }
-            if chunks == 1 { body(0) } else { DispatchQueue.concurrentPerform(iterations: chunks, execute: body) }
-        }
-        if let firstError { return MTLCommandBufferError(message: "kernel '\(name)': \(firstError)") }
-        return nil
+        guard let pipeline, let launch, groupCount > 0 else { return nil }
+        let desc = pipeline.function.desc
+        let chunks = Self.chunks(groups: groupCount, threadsPerGroup: threadsPerGroup, fibers: desc.mode == PM_KERNEL_FIBERS)
+        let run = desc.run!
+        var status = pm_status()
+        let failed = chunks == 1 ? run(launch, 0, groupCount, &status) : pm_pool_run(run, launch, groupCount, chunks, &status)
+        guard failed != 0 else { return nil }
+        let message = withUnsafeBytes(of: &status.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
+        return MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': \(message)")
     }
 }

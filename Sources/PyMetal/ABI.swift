@@ -2,8 +2,13 @@
 // check their arguments, call the engine and turn errors into status codes.
 import Foundation
 import PyMetalCore
+#if canImport(Metal)
+import Metal
+#else
+import MetalCPU
+#endif
 
-public let PM_ABI_VERSION: Int32 = 1
+public let PM_ABI_VERSION: Int32 = 2
 
 /// A device handle's object: the engine device and the strings the ABI hands out.
 final class DeviceObject {
@@ -296,31 +301,55 @@ public func pm_dispatch(_ handle: UInt64, _ kernelHandle: UInt64, _ args: Unsafe
         guard let size else { throw EngineError.invalid("size pointer is NULL") }
         guard count >= 0, count <= 64 else { throw EngineError.invalid("argument count \(count) is outside 0...64") }
         guard count == 0 || args != nil else { throw EngineError.invalid("arguments pointer is NULL") }
-        var arguments: [Argument] = []
-        arguments.reserveCapacity(Int(count))
-        for i in 0..<Int(count) {
-            let arg = PMArg(args! + i * PMArg.stride)
-            let index = Int(arg.index)
-            switch arg.kind {
-            case 0:
-                guard arg.offset <= UInt64(Int.max) else { throw EngineError.invalid("offset \(arg.offset) is too large") }
-                arguments.append(Argument(index: index, .buffer(try buffer(arg.buffer), offset: Int(arg.offset))))
-            case 1:
-                guard let bytes = arg.bytes else { throw EngineError.invalid("argument \(i): bytes pointer is NULL") }
-                guard arg.length <= 4096 else { throw EngineError.invalid("argument \(i): \(arg.length) bytes is over the 4096-byte limit for values") }
-                arguments.append(Argument(index: index, .bytes(bytes, length: Int(arg.length))))
-            case 2:
-                guard arg.length <= 1 << 20 else { throw EngineError.invalid("argument \(i): threadgroup memory length \(arg.length) is too large") }
-                arguments.append(Argument(index: index, .threadgroupMemory(length: Int(arg.length))))
-            default:
-                throw EngineError.invalid("argument \(i): unknown kind \(arg.kind)")
-            }
-        }
-        let extent = [Int(size[0]), Int(size[1]), Int(size[2])]
-        var group: [Int]? = nil
+        let extent = try dimensions(size, "size")
+        var group: MTLSize? = nil
         if let threadgroup, threadgroup[0] != 0 || threadgroup[1] != 0 || threadgroup[2] != 0 {
-            group = [Int(threadgroup[0]), Int(threadgroup[1]), Int(threadgroup[2])]
+            group = try dimensions(threadgroup, "threadgroup")
         }
-        try target.dispatch(function, arguments: arguments, size: extent, threadgroup: group, byGroups: byGroups != 0)
+        // The arguments live on the stack for the call: nothing is allocated per dispatch here.
+        try withUnsafeTemporaryAllocation(of: Argument.self, capacity: Int(count)) { storage in
+            var filled = 0
+            defer { storage.baseAddress.map { _ = $0.deinitialize(count: filled) } }
+            for i in 0..<Int(count) {
+                let arg = PMArg(args! + i * PMArg.stride)
+                let index = Int(arg.index)
+                let argument: Argument
+                switch arg.kind {
+                case 0:
+                    guard arg.offset <= UInt64(Int.max) else { throw EngineError.invalid("offset \(arg.offset) is too large") }
+                    argument = Argument(index: index, .buffer(try buffer(arg.buffer), offset: Int(arg.offset)))
+                case 1:
+                    guard let bytes = arg.bytes else { throw EngineError.invalid("argument \(i): bytes pointer is NULL") }
+                    guard arg.length <= 4096 else { throw EngineError.invalid("argument \(i): \(arg.length) bytes is over the 4096-byte limit for values") }
+                    argument = Argument(index: index, .bytes(bytes, length: Int(arg.length)))
+                case 2:
+                    guard arg.length <= 1 << 20 else { throw EngineError.invalid("argument \(i): threadgroup memory length \(arg.length) is too large") }
+                    argument = Argument(index: index, .threadgroupMemory(length: Int(arg.length)))
+                default:
+                    throw EngineError.invalid("argument \(i): unknown kind \(arg.kind)")
+                }
+                (storage.baseAddress! + i).initialize(to: argument)
+                filled += 1
+            }
+            try target.dispatch(function, arguments: UnsafeBufferPointer(rebasing: storage[..<filled]), size: extent,
+                                threadgroup: group, byGroups: byGroups != 0)
+        }
     }
+}
+
+/// `pm_launch_config` of pymetal.h: stream, kernel, size[3], threadgroup[3], by_groups (offsets 0, 8, 16, 28, 40).
+@_cdecl("pm_dispatch_launch")
+public func pm_dispatch_launch(_ config: UnsafeRawPointer?, _ args: UnsafeRawPointer?, _ count: Int32) -> Int32 {
+    guard let config else { return status { throw EngineError.invalid("launch configuration pointer is NULL") } }
+    let dimensions = (config + 16).assumingMemoryBound(to: UInt32.self)
+    return pm_dispatch(config.load(as: UInt64.self), config.load(fromByteOffset: 8, as: UInt64.self), args, count,
+                       dimensions, dimensions + 3, config.load(fromByteOffset: 40, as: Int32.self))
+}
+
+/// Three dimensions from C, each at least 1 (a zero would make an empty grid).
+private func dimensions(_ values: UnsafePointer<UInt32>, _ what: String) throws -> MTLSize {
+    guard values[0] >= 1, values[1] >= 1, values[2] >= 1 else {
+        throw EngineError.invalid("\(what) [\(values[0]), \(values[1]), \(values[2])] must have 1 to 3 dimensions, each at least 1")
+    }
+    return MTLSize(width: Int(values[0]), height: Int(values[1]), depth: Int(values[2]))
 }

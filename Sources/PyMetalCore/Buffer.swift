@@ -24,7 +24,7 @@ public final class Buffer: @unchecked Sendable {
     public var contents: UnsafeMutableRawPointer { buffer.contents() }
 
     func markUsed(by stream: Stream, in commandBuffer: any MTLCommandBuffer) {
-        lock { lastUse = (stream, commandBuffer) }
+        lock { if lastUse?.commandBuffer !== commandBuffer || lastUse?.stream !== stream { lastUse = (stream, commandBuffer) } }
     }
 
     /// Waits until no encoded or running work uses this buffer.

@@ -32,7 +32,7 @@ public final class Stream: @unchecked Sendable {
     private let lock = Lock()
     private var open: (commandBuffer: any MTLCommandBuffer, encoder: any MTLComputeCommandEncoder)?
     private var encodedCount = 0
-    private var boundIndices: Set<Int> = []
+    private var boundIndices: UInt32 = 0 // bit i: [[buffer(i)]] was set by the last dispatch
     private var inFlight: [any MTLCommandBuffer] = []
     private var lastGPUTime: Double = 0
 
@@ -46,18 +46,28 @@ public final class Stream: @unchecked Sendable {
     /// Encodes one dispatch: `size` counts threads (like dispatchThreads) or,
     /// with `byGroups`, threadgroups (like dispatchThreadgroups).
     public func dispatch(_ kernel: Kernel, arguments: [Argument], size: [Int], threadgroup: [Int]?, byGroups: Bool) throws {
-        let size = try Self.dimensions(size, "size")
+        let extent = try Self.dimensions(size, "size")
         let group = try threadgroup.map { try Self.dimensions($0, "threadgroup") }
-            ?? Self.defaultThreadgroup(for: kernel, size: size, byGroups: byGroups)
-        let threads = group.reduce(1, *)
-        // Thread counts beyond 2^48 are no real dispatch, and would overflow 64-bit arithmetic below.
-        let perGroup = byGroups ? threads : 1
-        let total = size.reduce(perGroup) { partial, next in partial > (1 << 48) / next ? Int.max : partial * next }
-        guard total <= 1 << 48 else {
-            throw EngineError.invalid("a dispatch of \(size) \(byGroups ? "threadgroups" : "threads") is too large (over 2^48 threads)")
+        try arguments.withUnsafeBufferPointer { arguments in
+            try dispatch(kernel, arguments: arguments, size: Self.mtlSize(extent), threadgroup: group.map(Self.mtlSize), byGroups: byGroups)
+        }
+    }
+
+    /// The same, for callers that have their arguments in memory already (the C ABI):
+    /// each dimension of `size` and `threadgroup` is at least 1 and below 2^32.
+    public func dispatch(_ kernel: Kernel, arguments: UnsafeBufferPointer<Argument>, size: MTLSize, threadgroup: MTLSize?,
+                         byGroups: Bool) throws {
+        let group = threadgroup ?? Self.mtlSize(Self.defaultThreadgroup(for: kernel, size: [size.width, size.height, size.depth],
+                                                                        byGroups: byGroups))
+        let threads = Self.product(group)
+        // Thread counts beyond 2^48 are no real dispatch (and would overflow 64-bit arithmetic).
+        guard Self.product(size) <= (1 << 48) / (byGroups ? min(threads, 1 << 48) : 1) else {
+            throw EngineError.invalid("a dispatch of \([size.width, size.height, size.depth]) \(byGroups ? "threadgroups" : "threads") "
+                + "is too large (over 2^48 threads)")
         }
         guard threads <= kernel.maxThreads else {
-            throw EngineError.invalid("threadgroup \(group) has \(threads) threads; kernel '\(kernel.name)' allows at most \(kernel.maxThreads)")
+            throw EngineError.invalid("threadgroup \([group.width, group.height, group.depth]) has \(threads) threads; "
+                + "kernel '\(kernel.name)' allows at most \(kernel.maxThreads)")
         }
         var memory = kernel.staticThreadgroupMemory
         for argument in arguments {
@@ -85,30 +95,32 @@ public final class Stream: @unchecked Sendable {
         try lock {
             let (commandBuffer, encoder) = try openEncoder()
             encoder.setComputePipelineState(kernel.pipeline)
-            var bound: Set<Int> = []
+            var bound: UInt32 = 0
             for argument in arguments {
                 switch argument.value {
                 case let .buffer(buffer, offset):
                     encoder.setBuffer(buffer.buffer, offset: offset, index: argument.index)
                     buffer.markUsed(by: self, in: commandBuffer)
-                    bound.insert(argument.index)
+                    bound |= 1 << UInt32(argument.index)
                 case let .bytes(pointer, length):
                     encoder.setBytes(pointer, length: length, index: argument.index)
-                    bound.insert(argument.index)
+                    bound |= 1 << UInt32(argument.index)
                 case let .threadgroupMemory(length):
                     encoder.setThreadgroupMemoryLength((length + 15) / 16 * 16, index: argument.index)
                 }
             }
             // Encoder bindings persist between dispatches: unbind what this
             // dispatch did not set, so a missing argument is caught, not stale.
-            for index in boundIndices.subtracting(bound) { encoder.setBuffer(nil, offset: 0, index: index) }
+            var stale = boundIndices & ~bound
+            while stale != 0 {
+                encoder.setBuffer(nil, offset: 0, index: stale.trailingZeroBitCount)
+                stale &= stale - 1
+            }
             boundIndices = bound
-            let extent = MTLSize(width: size[0], height: size[1], depth: size[2])
-            let perGroup = MTLSize(width: group[0], height: group[1], depth: group[2])
             if byGroups {
-                encoder.dispatchThreadgroups(extent, threadsPerThreadgroup: perGroup)
+                encoder.dispatchThreadgroups(size, threadsPerThreadgroup: group)
             } else {
-                encoder.dispatchThreads(extent, threadsPerThreadgroup: perGroup)
+                encoder.dispatchThreads(size, threadsPerThreadgroup: group)
             }
             encodedCount += 1
             if encodedCount >= Self.batchSize { commitLocked() }
@@ -133,10 +145,10 @@ public final class Stream: @unchecked Sendable {
         last.waitUntilCompleted() // a queue runs in order: all before it are done too
         let failed: (any MTLCommandBuffer)? = lock {
             lastGPUTime = last.gpuEndTime - last.gpuStartTime
-            guard let end = inFlight.firstIndex(where: { $0 === last }) else { return nil } // another waiter took them
-            let finished = inFlight[...end]
-            inFlight.removeFirst(end + 1)
-            return finished.first { $0.status == .error }
+            guard let end = inFlight.lastIndex(where: { $0 === last }) else { return nil } // another waiter took them
+            let failed = inFlight[...end].first { $0.status == .error }
+            if end + 1 == inFlight.count { inFlight.removeAll(keepingCapacity: true) } else { inFlight.removeFirst(end + 1) }
+            return failed
         }
         if let failed {
             throw EngineError(.execution, failed.error.map(describe) ?? "a command buffer failed")
@@ -150,7 +162,7 @@ public final class Stream: @unchecked Sendable {
             throw EngineError(.outOfMemory, "cannot make a command buffer")
         }
         open = (commandBuffer, encoder)
-        boundIndices = []
+        boundIndices = 0
         return (commandBuffer, encoder)
     }
 
@@ -160,10 +172,19 @@ public final class Stream: @unchecked Sendable {
         commandBuffer.commit()
         open = nil
         encodedCount = 0
-        // Keep failed or running ones for synchronize(); forget finished ones.
-        inFlight.removeAll { $0.status == .completed }
+        // Keep failed or running ones for synchronize(); forget finished ones now and then.
+        if inFlight.count >= 16 { inFlight.removeAll { $0.status == .completed } }
         inFlight.append(commandBuffer)
     }
+
+    /// width * height * depth, or Int.max when that overflows (every dimension is at least 1).
+    static func product(_ size: MTLSize) -> Int {
+        let xy = size.width.multipliedReportingOverflow(by: size.height)
+        let xyz = xy.partialValue.multipliedReportingOverflow(by: size.depth)
+        return xy.overflow || xyz.overflow ? Int.max : xyz.partialValue
+    }
+
+    static func mtlSize(_ values: [Int]) -> MTLSize { MTLSize(width: values[0], height: values[1], depth: values[2]) }
 
     public static func dimensions(_ values: [Int], _ what: String) throws -> [Int] {
         guard (1...3).contains(values.count), values.allSatisfy({ $0 >= 1 && $0 <= Int(UInt32.max) }) else {

@@ -7,6 +7,7 @@
 #include "pymetal.h"
 
 _Static_assert(sizeof(pm_arg) == 40, "pm_arg layout is part of the ABI");
+_Static_assert(sizeof(pm_launch_config) == 48, "pm_launch_config layout is part of the ABI");
 
 #define CHECK(call) do { if ((call) != PM_OK) { fprintf(stderr, "%s: %s\n", #call, pm_last_error()); return 1; } } while (0)
 #define EXPECT_ERROR(call, code) do { int32_t s = (call); if (s != (code)) { \
@@ -72,6 +73,15 @@ int main(void) {
     CHECK(pm_dispatch(stream, kernel, args, 2, size, NULL, 0));
     CHECK(pm_stream_synchronize(stream));
     for (int i = 0; i < 100; i++) if (x[i] != 3.0f * (float)i) { fprintf(stderr, "x[%d] = %g\n", i, x[i]); return 1; }
+    // The same through a launch configuration record.
+    pm_launch_config config = {stream, kernel, {100, 1, 1}, {0, 0, 0}, 0, 0};
+    EXPECT_ERROR(pm_dispatch_launch(NULL, args, 2), PM_ERROR_INVALID_ARGUMENT);
+    config.threadgroup[0] = 4096;
+    EXPECT_ERROR(pm_dispatch_launch(&config, args, 2), PM_ERROR_INVALID_ARGUMENT);
+    config.threadgroup[0] = 32; config.threadgroup[1] = 1; config.threadgroup[2] = 1;
+    CHECK(pm_dispatch_launch(&config, args, 2));
+    CHECK(pm_stream_synchronize(stream));
+    for (int i = 0; i < 100; i++) if (x[i] != 9.0f * (float)i) { fprintf(stderr, "x[%d] = %g\n", i, x[i]); return 1; }
 
     CHECK(pm_buffer_release(buffer));
     EXPECT_ERROR(pm_buffer_release(buffer), PM_ERROR_INVALID_ARGUMENT);

@@ -1,5 +1,6 @@
 """Compiling MSL, loading libraries, looking up functions."""
 
+import os
 import re
 
 import numpy as np
@@ -222,3 +223,42 @@ def test_shader_library(dev):
     assert len(lib.functions) > 0
     name = lib.functions[0]
     assert lib.function(name).max_threads_per_threadgroup >= 1
+
+
+CACHE_PROBE = """
+import sys, numpy as np, pymetal as pm
+lib = pm.compile(sys.stdin.read())
+out = np.zeros(5, np.int32)
+lib.fill_n(out, grid=5)
+print(out.tolist())
+"""
+
+
+def test_compile_cache_hits_in_a_fresh_process(dev, tmp_path):
+    """A second process compiling the same source loads it from the disk cache: clang does not run."""
+    import shutil
+    import subprocess
+    import sys
+    import uuid
+
+    if dev.backend != "cpu":
+        pytest.skip("the CPU backend's compile cache")
+    clang = shutil.which("clang++")
+    if clang is None:
+        pytest.skip("no clang++ on PATH to wrap")
+    log = tmp_path / "clang.log"
+    wrapper = tmp_path / "clang++"
+    wrapper.write_text('#!/bin/sh\necho "$@" >> "%s"\nexec "%s" "$@"\n' % (log, clang))
+    wrapper.chmod(0o755)
+    env = dict(os.environ, PYMETAL_CLANG=str(wrapper), XDG_CACHE_HOME=str(tmp_path / "cache"))
+    source = MACRO_SRC.replace("FILL_VALUE", "41 + 1") + "// %s\n" % uuid.uuid4()
+
+    def run():
+        done = subprocess.run([sys.executable, "-c", CACHE_PROBE], input=source, env=env,
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.strip() == "[42, 42, 42, 42, 42]"
+        return log.read_text().count("\n") if log.exists() else 0
+
+    assert run() == 4, log.read_text()  # preprocess, the headers' PCH and its object, compile
+    assert run() == 4, "clang ran again for a cached library"

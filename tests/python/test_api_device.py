@@ -38,7 +38,7 @@ def test_library_path(dev):
     path = pm.library_path()
     assert os.path.isfile(path)
     assert os.path.basename(path).startswith("libPyMetal")
-    assert pm.ABI_VERSION == 1
+    assert pm.ABI_VERSION == 2
 
 
 def test_errors_hierarchy():
@@ -128,4 +128,4 @@ def test_abi_mismatch_is_refused(tmp_path):
     )
     assert r.returncode == 0, r.stderr
     assert "ABI version 999" in r.stdout
-    assert "expects version 1" in r.stdout
+    assert "expects version %d" % pm.ABI_VERSION in r.stdout

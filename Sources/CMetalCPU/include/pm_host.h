@@ -1,6 +1,7 @@
 // Host-side helpers for MetalCPU that Swift's Glibc module does not expose.
 #ifndef PM_HOST_H
 #define PM_HOST_H
+#include "pm_kernel_abi.h"
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -10,6 +11,16 @@ const char *pm_host_object_path(const char *symbol_name);
 // The file of the binary MetalCPU is linked into (libPyMetal, a test, a tool):
 // its identity goes into compile-cache keys, so a rebuilt front end recompiles.
 const char *pm_host_self_path(void);
+// Names the calling thread (Linux: shown in /proc and debuggers; elsewhere a no-op).
+void pm_host_name_thread(const char *name);
+
+// The worker pool (pool.c): runs threadgroups [0, groups) of `launch` as
+// `chunks` equal chunks, on the calling thread and the pool's workers; returns
+// 0, or non-zero with `status` holding the first failed chunk's error. The pool
+// runs one job at a time: a call made while it is busy runs here, whole.
+int32_t pm_pool_run(pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks, pm_status *status);
+// How many worker threads the pool has (starting them on first use): cores - 1.
+uint32_t pm_pool_workers(void);
 #ifdef __cplusplus
 }
 #endif

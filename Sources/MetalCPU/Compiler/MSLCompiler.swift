@@ -11,6 +11,8 @@ public final class MSLCompiler: @unchecked Sendable {
     private var memo: [String: URL] = [:]
     /// How many times clang was run (tests check that cache hits don't).
     public private(set) var clangInvocations = 0
+    /// How many precompiled headers it built (tests check when they are rebuilt).
+    public private(set) var pchBuilds = 0
 
     /// Compiles `source` (or returns the cached library) and returns the library file.
     public func compile(source: String, options: MTLCompileOptions, includeDirectories: [String] = []) throws -> URL {
@@ -46,7 +48,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let headerFlags = tools.headerDirectories.flatMap { ["-isystem", $0] }
         try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-fsigned-char"] + headerFlags
                 + ["-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
-                workDirectory: work)
+                work: work)
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
         let output: FrontEndOutput
         do {
@@ -54,22 +56,93 @@ public final class MSLCompiler: @unchecked Sendable {
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure, message: diagnostics.messages.joined(separator: "\n"))
         }
-        let unit = work.appendingPathComponent("unit.ii")
-        try (output.text + LauncherGenerator.generate(output.kernels)).write(to: unit, atomically: false, encoding: .utf8)
+        let unit = output.text + LauncherGenerator.generate(output.kernels)
+        // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
+        // libm call that may set errno is never vectorised (nor is a loop around it).
+        let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
+                       "-fsigned-char", // MSL char is signed, also on arm64
+                       "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
         let library = work.appendingPathComponent("library.so")
-        try run(tools.clang, ["-x", "c++-cpp-output", "-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-shared",
-                              "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
-                              "-fsigned-char", // MSL char is signed, also on arm64
-                              "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") }
-                // After the math mode: -fno-fast-math turns math-errno back on, and a
-                // libm call that may set errno is never vectorised (nor is a loop around it).
-                + ["-fno-math-errno", unit.path, "-o", library.path], workDirectory: work)
+        if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache, output: library)) {
+            let file = work.appendingPathComponent("unit.ii")
+            try unit.write(to: file, atomically: false, encoding: .utf8)
+            try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path], work: work)
+        }
         // Publish atomically: concurrent compilers of the same source race harmlessly.
         if rename(library.path, target.path) != 0 && !FileManager.default.fileExists(atPath: target.path) {
             throw MTLLibraryError(code: .internalError, message: "cannot write \(target.path)")
         }
         lock { memo[key] = target }
         return target
+    }
+
+    /// Parsing the MSL headers is most of clang's front-end time, and compiling
+    /// the runtime's functions much of its back end's: the part of the
+    /// preprocessed unit that comes from the headers (everything before the
+    /// user's source) is compiled once into a precompiled header with code
+    /// generation (its inline functions compiled once into an object file that
+    /// every library links), cached under a hash of its exact text, clang and
+    /// the flags; the rest of the unit is compiled against it. Any change of the
+    /// headers changes that text, hence the key. Returns false when the unit
+    /// cannot take this path (the caller then compiles it whole).
+    private func compileWithPCH(_ unit: String, input: URL, codegen: [String], tools: Toolchain,
+                                cache: URL, output: URL) throws -> Bool {
+        // The preprocessor returns from the force-included headers to the source with this line marker.
+        let bytes = Array(unit.utf8)
+        let marker = Array("\n# 1 \"\(input.path)\" 2\n".utf8)
+        guard let start = bytes.firstIndex(of: 10), let end = Self.lastOffset(of: marker, in: bytes), start < end else {
+            return false
+        }
+        let headers = bytes[(start + 1)..<end] // without the line naming the work folder
+        var digest = SHA256()
+        digest.update(tools.identity)
+        digest.update(codegen.joined(separator: "\u{1}"))
+        digest.update(String(headers.withUnsafeBytes { Toolchain.contentHash($0) }, radix: 16))
+        let base = cache.appendingPathComponent("pch-\(digest.hexDigest())").path
+        let (pch, object) = (base + ".pch", base + ".o")
+        let work = input.deletingLastPathComponent()
+        if !FileManager.default.fileExists(atPath: pch) {
+            // The PCH refers to its source file, so that lives next to it. Same key, same bytes: racing writers agree.
+            try Data(headers).write(to: URL(fileURLWithPath: base + ".ii"), options: .atomic)
+            let (builtPCH, builtObject) = (work.appendingPathComponent("headers.pch").path, work.appendingPathComponent("headers.o").path)
+            do {
+                try run(tools.clang, ["-x", "c++-header"] + codegen + ["-fpch-codegen", "-fpch-instantiate-templates",
+                                                                       "-Xclang", "-fno-pch-timestamp", base + ".ii", "-o", builtPCH],
+                        work: work)
+                try run(tools.clang, codegen + ["-c", builtPCH, "-o", builtObject], work: work)
+            } catch {
+                return false // the whole unit's compile reports the error
+            }
+            lock { pchBuilds += 1 }
+            // The object first: a PCH in the cache always has its object.
+            guard rename(builtObject, object) == 0, rename(builtPCH, pch) == 0 else { return false }
+        }
+        // The rest is preprocessed text: compiled as C++ (a precompiled header needs that), it preprocesses to
+        // itself, since the PCH, made from preprocessed text too, defines no macros.
+        let file = work.appendingPathComponent("unit.cpp")
+        try Data(bytes[(end + marker.count)...]).write(to: file)
+        do {
+            try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
+                                                                     "-o", output.path], work: work)
+        } catch let error as MTLLibraryError where error.message.contains(base) {
+            // Unreadable, stale or missing (clang says so, naming it): built again by the next compile.
+            unlink(pch)
+            unlink(object)
+            return false
+        }
+        return true
+    }
+
+    /// Where `pattern` last occurs in `bytes` (searched from the end: the user's source is short).
+    private static func lastOffset(of pattern: [UInt8], in bytes: [UInt8]) -> Int? {
+        guard bytes.count >= pattern.count else { return nil }
+        return bytes.withUnsafeBytes { all in
+            pattern.withUnsafeBytes { wanted in
+                stride(from: all.count - wanted.count, through: 0, by: -1).first { offset in
+                    all[offset] == wanted[0] && memcmp(all.baseAddress! + offset, wanted.baseAddress!, wanted.count) == 0
+                }
+            }
+        }
     }
 
     private static let cpuFlag: String = {
@@ -114,12 +187,11 @@ public final class MSLCompiler: @unchecked Sendable {
     }
 
     static func cacheDirectory() -> URL {
-        let environment = ProcessInfo.processInfo.environment
         let base: URL
-        if let xdg = environment["XDG_CACHE_HOME"], !xdg.isEmpty {
+        if let xdg = Toolchain.environment("XDG_CACHE_HOME"), !xdg.isEmpty {
             base = URL(fileURLWithPath: xdg)
         } else {
-            base = URL(fileURLWithPath: environment["HOME"] ?? NSTemporaryDirectory()).appendingPathComponent(".cache")
+            base = URL(fileURLWithPath: Toolchain.environment("HOME") ?? NSTemporaryDirectory()).appendingPathComponent(".cache")
         }
         let directory = base.appendingPathComponent("pymetal/msl")
         if (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil {
@@ -130,24 +202,38 @@ public final class MSLCompiler: @unchecked Sendable {
         return fallback
     }
 
-    private func run(_ tool: String, _ arguments: [String], workDirectory: URL) throws {
+    /// Runs `tool` to completion (posix_spawn + a blocking waitpid: no polling),
+    /// its output going to a log file in `work` that becomes the error message.
+    private func run(_ tool: String, _ arguments: [String], work: URL) throws {
         lock { clangInvocations += 1 }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        process.standardInput = FileHandle.nullDevice
-        do { try process.run() } catch {
-            throw MTLLibraryError(code: .compileFailure, message: "cannot run \(tool): \(error)")
+        let log = work.appendingPathComponent("clang.log").path
+        #if os(Linux)
+        var actions = posix_spawn_file_actions_t()
+        #else
+        var actions: posix_spawn_file_actions_t?
+        #endif
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+        posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid = pid_t()
+        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
+        guard spawned == 0 else {
+            throw MTLLibraryError(code: .compileFailure, message: "cannot run \(tool): \(String(cString: strerror(spawned)))")
         }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            let log = String(decoding: data, as: UTF8.self)
-                .replacingOccurrences(of: workDirectory.path + "/", with: "")
-            throw MTLLibraryError(code: .compileFailure, message: log.isEmpty ? "clang++ failed" : log)
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else {
+                throw MTLLibraryError(code: .internalError, message: "cannot wait for \(tool): \(String(cString: strerror(errno)))")
+            }
+        }
+        guard status == 0 else { // exited with 0 (a signal or another code is not 0 either)
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            let message = text.replacingOccurrences(of: work.path + "/", with: "")
+            throw MTLLibraryError(code: .compileFailure, message: message.isEmpty ? "clang++ failed (status \(status))" : message)
         }
     }
 }

@@ -14,17 +14,30 @@ struct SHA256 {
         0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2,
     ]
 
-    mutating func update(_ string: String) { update(Array(string.utf8)) }
+    mutating func update(_ string: String) {
+        var string = string
+        string.withUTF8 { update(UnsafeRawBufferPointer($0)) }
+    }
 
-    mutating func update(_ bytes: [UInt8]) {
+    mutating func update(_ bytes: [UInt8]) { bytes.withUnsafeBytes { update($0) } }
+
+    /// Whole blocks are hashed straight from `bytes`; only a partial block is copied.
+    mutating func update(_ bytes: UnsafeRawBufferPointer) {
         total += UInt64(bytes.count)
-        pending.append(contentsOf: bytes)
         var offset = 0
-        while pending.count - offset >= 64 {
-            block(pending[offset..<(offset + 64)])
+        if !pending.isEmpty {
+            let take = min(64 - pending.count, bytes.count)
+            pending.append(contentsOf: bytes[0..<take])
+            offset = take
+            guard pending.count == 64 else { return }
+            pending.withUnsafeBytes { block($0.baseAddress!) }
+            pending.removeAll(keepingCapacity: true)
+        }
+        while bytes.count - offset >= 64 {
+            block(bytes.baseAddress! + offset)
             offset += 64
         }
-        pending.removeFirst(offset)
+        pending.append(contentsOf: bytes[offset...])
     }
 
     mutating func hexDigest() -> String {
@@ -33,8 +46,9 @@ struct SHA256 {
         while tail.count % 64 != 56 { tail.append(0) }
         let bits = total &* 8
         for shift in stride(from: 56, through: 0, by: -8) { tail.append(UInt8(truncatingIfNeeded: bits >> UInt64(shift))) }
-        var offset = 0
-        while offset < tail.count { block(tail[offset..<(offset + 64)]); offset += 64 }
+        tail.withUnsafeBytes { tail in
+            for offset in stride(from: 0, to: tail.count, by: 64) { block(tail.baseAddress! + offset) }
+        }
         pending = []
         return state.map { word in
             let hex = String(word, radix: 16)
@@ -42,28 +56,27 @@ struct SHA256 {
         }.joined()
     }
 
-    private mutating func block(_ chunk: ArraySlice<UInt8>) {
-        var w = [UInt32](repeating: 0, count: 64)
-        let base = chunk.startIndex
-        for t in 0..<16 {
-            w[t] = UInt32(chunk[base + 4 * t]) << 24 | UInt32(chunk[base + 4 * t + 1]) << 16
-                | UInt32(chunk[base + 4 * t + 2]) << 8 | UInt32(chunk[base + 4 * t + 3])
-        }
-        func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
-        for t in 16..<64 {
-            let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
-            let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
-            w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
-        }
+    private mutating func block(_ chunk: UnsafeRawPointer) {
         var a = state[0], b = state[1], c = state[2], d = state[3], e = state[4], f = state[5], g = state[6], h = state[7]
-        for t in 0..<64 {
-            let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
-            let ch = (e & f) ^ (~e & g)
-            let t1 = h &+ s1 &+ ch &+ SHA256.k[t] &+ w[t]
-            let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
-            let maj = (a & b) ^ (a & c) ^ (b & c)
-            let t2 = s0 &+ maj
-            h = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
+        withUnsafeTemporaryAllocation(of: UInt32.self, capacity: 64) { w in
+            SHA256.k.withUnsafeBufferPointer { k in
+                for t in 0..<16 { w[t] = UInt32(bigEndian: chunk.loadUnaligned(fromByteOffset: 4 * t, as: UInt32.self)) }
+                func rotr(_ x: UInt32, _ n: UInt32) -> UInt32 { (x >> n) | (x << (32 - n)) }
+                for t in 16..<64 {
+                    let s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3)
+                    let s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10)
+                    w[t] = w[t - 16] &+ s0 &+ w[t - 7] &+ s1
+                }
+                for t in 0..<64 {
+                    let s1 = rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)
+                    let ch = (e & f) ^ (~e & g)
+                    let t1 = h &+ s1 &+ ch &+ k[t] &+ w[t]
+                    let s0 = rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)
+                    let maj = (a & b) ^ (a & c) ^ (b & c)
+                    let t2 = s0 &+ maj
+                    h = g; g = f; f = e; e = d &+ t1; d = c; c = b; b = a; a = t1 &+ t2
+                }
+            }
         }
         state[0] &+= a; state[1] &+= b; state[2] &+= c; state[3] &+= d
         state[4] &+= e; state[5] &+= f; state[6] &+= g; state[7] &+= h

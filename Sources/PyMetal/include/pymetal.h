@@ -21,7 +21,7 @@
 extern "C" {
 #endif
 
-#define PM_ABI_VERSION 1
+#define PM_ABI_VERSION 2
 
 typedef uint64_t pm_device;
 typedef uint64_t pm_buffer;
@@ -132,6 +132,22 @@ typedef struct pm_arg {
 // choose. Every dimension must be >= 1.
 int32_t pm_dispatch(pm_stream stream, pm_kernel kernel, const pm_arg *args, int32_t arg_count,
                     const uint32_t size[3], const uint32_t threadgroup[3], int32_t by_groups);
+
+// What pm_dispatch takes besides the arguments, in one record that a caller
+// makes once per launch configuration and reuses (from Python's ctypes, a
+// call costs per argument passed).
+typedef struct pm_launch_config {
+    pm_stream stream;
+    pm_kernel kernel;
+    uint32_t size[3];
+    uint32_t threadgroup[3]; // {0,0,0}: pymetal chooses
+    int32_t by_groups;
+    int32_t reserved;        // 0
+} pm_launch_config;
+
+// pm_dispatch(config->stream, config->kernel, args, arg_count, config->size,
+// config->threadgroup, config->by_groups).
+int32_t pm_dispatch_launch(const pm_launch_config *config, const pm_arg *args, int32_t arg_count);
 
 #ifdef __cplusplus
 }

@@ -172,5 +172,16 @@ final class LiteralAndDigestTests: XCTestCase {
         var long = SHA256()
         long.update(String(repeating: "a", count: 1000))
         XCTAssertEqual(long.hexDigest(), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
+        // The same bytes in pieces that straddle block boundaries in every way.
+        var pieces = SHA256()
+        let sizes = [1, 63, 64, 65, 0, 127, 128, 129, 7, 200]
+        var left = 1000, turn = 0
+        while left > 0 {
+            let size = min(sizes[turn % sizes.count], left)
+            pieces.update(String(repeating: "a", count: size))
+            left -= size
+            turn += 1
+        }
+        XCTAssertEqual(pieces.hexDigest(), "41edece42d63e8d9bf515a9ba6932e1c20cbc9f5a5d134645adb5db1b9737ea3")
     }
 }

@@ -13,7 +13,7 @@ final class ABITests: XCTestCase {
     private func lastError() -> String { String(cString: pm_last_error()) }
 
     func testVersionAndDevice() {
-        XCTAssertEqual(pm_abi_version(), 1)
+        XCTAssertEqual(pm_abi_version(), 2)
         var again: UInt64 = 0
         XCTAssertEqual(pm_device_default(&again), 0)
         XCTAssertEqual(again, device)
