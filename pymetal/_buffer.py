@@ -133,13 +133,20 @@ class Buffer:
             except Exception:  # interpreter shutdown
                 pass
 
+    @staticmethod
+    def size_class(nbytes, page):
+        """One page; powers of two up to 1 MiB; then whole MiBs."""
+        if nbytes <= page:
+            return page
+        if nbytes <= 1 << 20:
+            return 1 << (nbytes - 1).bit_length()
+        return (nbytes + (1 << 20) - 1) >> 20 << 20
+
     @classmethod
-    def new(cls, device, nbytes):
-        """Memory for nbytes from the caching allocator (contents undefined)."""
-        # Size classes: one page; powers of two up to 1 MiB; then whole MiBs.
-        page = device.page_size
-        size = page if nbytes <= page else (1 << (nbytes - 1).bit_length()) if nbytes <= 1 << 20 \
-            else (nbytes + (1 << 20) - 1) >> 20 << 20
+    def new(cls, device, nbytes, size=0):
+        """Memory for nbytes from the caching allocator (contents undefined);
+        `size`: its size class, when the caller has it already."""
+        size = size or cls.size_class(nbytes, device.page_size)
         got = _pool.take(size)
         if got is not None:
             b = _new_buffer(cls)

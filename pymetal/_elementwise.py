@@ -244,7 +244,7 @@ def unary(name, x, out=None):
             n = x._size
             res = _new(x._shape, plan[1], x._buf.device)
             if n:
-                plan[0](x, res, grid=_grid1(n), threadgroup=n if n < _TG else _TG)
+                plan[0]._run_arrays((x, res), _grid1(n), n if n < _TG else _TG)
             return res
     op = _ops.UNARY[name]
     x = as_array(x)
@@ -340,7 +340,10 @@ def binary(name, a, b, out=None):
                 n = a._size
                 res = _new(a._shape, plan[1], a._buf.device)
                 if n:
-                    plan[0](a, b if tb is Array else plan[2](b), res, grid=_grid1(n), threadgroup=n if n < _TG else _TG)
+                    if tb is Array:
+                        plan[0]._run_arrays((a, b, res), n if n <= _U32_MAX else _grid1(n), n if n < _TG else _TG)
+                    else:
+                        plan[0](a, plan[2](b), res, grid=_grid1(n), threadgroup=n if n < _TG else _TG)
                 return res
     op = _ops.BINARY[name]
     sa, sb = is_scalar(a), is_scalar(b)
@@ -482,7 +485,7 @@ minimum = FUNCTIONS["minimum"]
 
 def _binop(name):
     def op(self, other):
-        if not _operand_ok(other):
+        if type(other) is not Array and not _operand_ok(other):
             return NotImplemented
         return binary(name, self, other)
 

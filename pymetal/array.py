@@ -455,11 +455,32 @@ def _nocopy_strides(old_shape, old_strides, new_shape, itemsize):
 
 # ---- constructors -------------------------------------------------------------------
 
+_LAYOUTS = {}  # (shape, dtype, page size) -> (size, nbytes, C strides, allocator size class)
+_make_array = object.__new__
+
+
 def _new(shape, dt, dev):
-    n = dt.itemsize
-    for d in shape:
-        n *= d
-    return Array(Buffer.new(dev, n), 0, shape, dt)
+    """A new C-contiguous array from the caching allocator (the hot path of every op)."""
+    key = (shape, dt, dev.page_size)
+    layout = _LAYOUTS.get(key)
+    if layout is None:
+        size = 1
+        for d in shape:
+            size *= d
+        if len(_LAYOUTS) > 4096:
+            _LAYOUTS.clear()
+        nbytes = size * dt.itemsize
+        layout = _LAYOUTS[key] = (size, nbytes, c_strides(shape, dt.itemsize), Buffer.size_class(nbytes, dev.page_size))
+    a = _make_array(Array)
+    a._buf = Buffer.new(dev, layout[1], layout[3])
+    a._offset = 0
+    a._shape = shape
+    a._dtype = dt
+    a._size = layout[0]
+    a._strides = layout[2]
+    a._cc = True
+    a._np = None
+    return a
 
 
 def _device(device):

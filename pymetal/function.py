@@ -44,6 +44,7 @@ _ARG_SIZE = 40            # sizeof(pm_arg)
 _U32_MAX = 0xFFFFFFFF
 
 _pack_arg = struct.Struct("<iiQQQQ").pack_into
+_pack_3args = struct.Struct("<" + "iiQQQQ" * 3).pack_into
 _LAUNCH_CONFIG = struct.Struct("<QQ3I3Iii")  # pm_launch_config: stream, kernel, size, threadgroup, by_groups
 _F32 = struct.Struct("<f")
 _I32 = struct.Struct("<i")
@@ -479,6 +480,32 @@ class Function:
             if host is not None:
                 host.release()
         return None
+
+    def _run_arrays(self, arrays, n, threadgroup):
+        """The array library's hot path: binds contiguous Arrays to [[buffer(0)]],
+        [[buffer(1)]], ... and dispatches n threads, with no other argument kinds
+        (one ctypes call; the launch configuration is cached per size)."""
+        cfg = self._launch.get((int, n, None, int, threadgroup))
+        if cfg is None:
+            cfg = self._launch_config(n, None, threadgroup)
+        try:
+            s = _tls.scratch
+        except AttributeError:
+            s = _scratch()
+        abuf = s.args
+        if len(arrays) == 3:  # binary ops: three records in one pack
+            a, b, c = arrays
+            _pack_3args(abuf, 0, 0, 0, a._buf.handle, a._offset, 0, 0, 0, 1, b._buf.handle, b._offset, 0, 0,
+                        0, 2, c._buf.handle, c._offset, 0, 0)
+        else:
+            for i, a in enumerate(arrays):
+                _pack_arg(abuf, i * 40, 0, i, a._buf.handle, a._offset, 0, 0)
+        st = self._dispatch(cfg, abuf, len(arrays))
+        if st:
+            raise _native.error(st)
+        epoch = self._device.next_epoch()
+        for a in arrays:
+            a._buf.epoch = epoch
 
     def _other_arg(self, a, i, s, doff):
         """Binds the less common argument kinds; returns the new data offset."""
