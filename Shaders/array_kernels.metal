@@ -489,6 +489,7 @@ template [[host_name("fill_g_float32")]] [[kernel]] decltype(fill_g<float>) fill
 template [[host_name("range_v_float32")]] [[kernel]] decltype(range_v<float, float>) range_v<float, float>;
 template [[host_name("gather_float32")]] [[kernel]] decltype(gather<float>) gather<float>;
 template [[host_name("scatter_float32")]] [[kernel]] decltype(scatter<float>) scatter<float>;
+template [[host_name("compact_float32")]] [[kernel]] decltype(compact<float>) compact<float>;
 template [[host_name("ternary_g_where_float32")]] [[kernel]] decltype(ternary_g<bool, float, Where>) ternary_g<bool, float, Where>;
 template [[host_name("ternary_g_clip_float32")]] [[kernel]] decltype(ternary_g<float, float, Clip>) ternary_g<float, float, Clip>;
 template [[host_name("copy_v_int32_bool")]] [[kernel]] decltype(copy_v<int, bool>) copy_v<int, bool>;
@@ -520,6 +521,7 @@ template [[host_name("fill_g_int32")]] [[kernel]] decltype(fill_g<int>) fill_g<i
 template [[host_name("range_v_int32")]] [[kernel]] decltype(range_v<int, int>) range_v<int, int>;
 template [[host_name("gather_int32")]] [[kernel]] decltype(gather<int>) gather<int>;
 template [[host_name("scatter_int32")]] [[kernel]] decltype(scatter<int>) scatter<int>;
+template [[host_name("compact_int32")]] [[kernel]] decltype(compact<int>) compact<int>;
 template [[host_name("ternary_g_where_int32")]] [[kernel]] decltype(ternary_g<bool, int, Where>) ternary_g<bool, int, Where>;
 template [[host_name("ternary_g_clip_int32")]] [[kernel]] decltype(ternary_g<int, int, Clip>) ternary_g<int, int, Clip>;
 template [[host_name("copy_v_int64_bool")]] [[kernel]] decltype(copy_v<long, bool>) copy_v<long, bool>;
@@ -551,6 +553,7 @@ template [[host_name("fill_g_int64")]] [[kernel]] decltype(fill_g<long>) fill_g<
 template [[host_name("range_v_int64")]] [[kernel]] decltype(range_v<long, long>) range_v<long, long>;
 template [[host_name("gather_int64")]] [[kernel]] decltype(gather<long>) gather<long>;
 template [[host_name("scatter_int64")]] [[kernel]] decltype(scatter<long>) scatter<long>;
+template [[host_name("compact_int64")]] [[kernel]] decltype(compact<long>) compact<long>;
 template [[host_name("ternary_g_where_int64")]] [[kernel]] decltype(ternary_g<bool, long, Where>) ternary_g<bool, long, Where>;
 template [[host_name("ternary_g_clip_int64")]] [[kernel]] decltype(ternary_g<long, long, Clip>) ternary_g<long, long, Clip>;
 template [[host_name("copy_v_bool_bool")]] [[kernel]] decltype(copy_v<bool, bool>) copy_v<bool, bool>;
@@ -581,6 +584,7 @@ template [[host_name("fill_v_bool")]] [[kernel]] decltype(fill_v<bool>) fill_v<b
 template [[host_name("fill_g_bool")]] [[kernel]] decltype(fill_g<bool>) fill_g<bool>;
 template [[host_name("gather_bool")]] [[kernel]] decltype(gather<bool>) gather<bool>;
 template [[host_name("scatter_bool")]] [[kernel]] decltype(scatter<bool>) scatter<bool>;
+template [[host_name("compact_bool")]] [[kernel]] decltype(compact<bool>) compact<bool>;
 template [[host_name("ternary_g_where_bool")]] [[kernel]] decltype(ternary_g<bool, bool, Where>) ternary_g<bool, bool, Where>;
 template [[host_name("reduce_row_sum_float32")]] [[kernel]] decltype(reduce_row<float, float, RSum>) reduce_row<float, float, RSum>;
 template [[host_name("reduce_row_simd_sum_float32")]] [[kernel]] decltype(reduce_row_simd<float, float, RSum>) reduce_row_simd<float, float, RSum>;

@@ -119,3 +119,12 @@ template <typename T>
     if (i < 0) i += long(p.n);
     x[(o * p.n + ulong(i)) * p.inner + k] = values[(o * p.m + j) * p.inner + k];
 }
+
+// Stream compaction (nonzero, unique_values, boolean masks): element i goes to
+// out[pos[i] - 1] where keep[i], pos being the inclusive running count of keep.
+template <typename T>
+[[kernel]] void compact(device const T* values [[buffer(0)]], device const bool* keep [[buffer(1)]],
+                        device const long* pos [[buffer(2)]], device T* out [[buffer(3)]],
+                        uint i [[thread_position_in_grid]]) {
+    if (keep[i]) out[pos[i] - 1] = values[i];
+}

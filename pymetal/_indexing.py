@@ -5,7 +5,8 @@ Integer arrays and boolean masks follow NumPy's rules: the indexed axes are
 moved together, the index arrays broadcast and combined into one linear index
 (elementwise kernels), and a gather kernel reads the elements; assignment uses
 the scatter kernel. Index ranges are checked (IndexError) before any kernel
-runs; boolean masks and pymetal index arrays are read for that (a host wait).
+runs: pymetal index arrays are read for that, and a boolean mask's count of
+true elements (a host wait).
 """
 
 import operator
@@ -102,8 +103,8 @@ def _basic(x, entries):
                 if tuple(k.shape) != tuple(x._shape[src:src + k.ndim]):
                     raise IndexError("boolean index of shape %r does not match the indexed dimensions %r"
                                      % (tuple(k.shape), x._shape[src:src + k.ndim]))
-                mask = k.numpy() if isinstance(k, Array) else k
-                for i, ix in enumerate(np.nonzero(mask)):
+                from ._sorting import nonzero  # a pymetal mask stays on the device (kernels)
+                for i, ix in enumerate(nonzero(k) if isinstance(k, Array) else np.nonzero(k)):
                     adv.append((len(shape), ix))
                     shape.append(x._shape[src + i])
                     strides.append(x._strides[src + i])

@@ -213,7 +213,7 @@ def family_lines(family, dt):
         if dt != _dt.bool_:
             acc = "float" if _dt.kind(dt) == "f" else t
             out[range_name(dt)] = _line(range_name(dt), "range_v", [t, acc])
-        for kind in ("gather", "scatter"):
+        for kind in ("gather", "scatter", "compact"):
             out["%s_%s" % (kind, _dt.NAMES[dt])] = _line("%s_%s" % (kind, _dt.NAMES[dt]), kind, [t])
         out[ternary_name("where", dt)] = _line(ternary_name("where", dt), "ternary_g", ["bool", t, "Where"])
         if dt != _dt.bool_:

@@ -2,11 +2,10 @@
 
 sort / argsort (stable), searchsorted and the cumulative sums and products run
 the kernels of Shaders/sort.h and scan.h along the last axis of a contiguous
-copy. nonzero and unique_values have data-dependent sizes: they read the data
-on the host (zero-copy, after waiting for pending work) and return pymetal arrays.
+copy. nonzero and unique_values have data-dependent sizes: a running count
+(scan kernel) and a compaction kernel produce them, and the host reads one
+number, the count, to size the result.
 """
-
-import numpy as np
 
 from . import dtypes as _dt
 from .array import Array, _new, asarray, normalize_axis
@@ -106,20 +105,48 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
     return _cumulative("prod", x, axis, dtype, include_initial)
 
 
+def _compact(values, keep):
+    """values[keep] for 1-D contiguous arrays: a running count (scan kernel), one
+    host read of the total (the result's size depends on the data), a compaction kernel."""
+    from . import _jit, _ops
+
+    n = values._size
+    if n == 0:
+        return _new((0,), values._dtype, values._buf.device)
+    pos = cumulative_sum(keep, axis=0, dtype=_dt.int64)
+    total = int(pos[n - 1])
+    out = _new((total,), values._dtype, values._buf.device)
+    if total:
+        fn = _jit.kernel("compact_" + _dt.NAMES[values._dtype], "copy", values._dtype)
+        fn(values, keep, pos, out, grid=n, threadgroup=min(n, 256))
+    return out
+
+
 def nonzero(x, /):
-    """Tuple of int64 index arrays of the non-zero elements (read on the host: the size depends on the data)."""
+    """Tuple of int64 index arrays of the non-zero elements (kernels; one host read of the count)."""
+    from ._creation import arange
+
     x = _ew.as_array(x)
     if x.ndim == 0:
         raise ValueError("nonzero is not defined for 0-d arrays; use x[None]")
-    return tuple(asarray(i.astype(np.int64), device=x._buf.device) for i in np.nonzero(x.numpy()))
+    keep = _ew.ascontiguous(_ew.binary("not_equal", x, False if x._dtype == _dt.bool_ else 0)).reshape(-1)
+    flat = _compact(arange(x._size, dtype=_dt.int64, device=x._buf.device), keep)
+    out = []
+    for d in reversed(x._shape):
+        out.append(_ew.binary("remainder", flat, d) if d else flat)
+        flat = _ew.binary("floor_divide", flat, d) if d else flat
+    return tuple(reversed(out))
 
 
 def unique_values(x, /):
-    """The sorted distinct values of x (NaNs are each distinct, as the Array API says)."""
+    """The sorted distinct values of x (each NaN is distinct, as the Array API says): sort, then compact."""
+    from ._manipulation import concat
+
     x = _ew.as_array(x)
-    h = x.numpy().reshape(-1)
-    u = np.unique(h)
-    if _dt.kind(x._dtype) == "f":
-        nans = int(np.isnan(h).sum())
-        u = np.concatenate([u[~np.isnan(u)], np.full(nans, np.nan, dtype=x._dtype)])
-    return asarray(u, device=x._buf.device, copy=True)
+    v = sort(x.reshape(-1))
+    n = v._size
+    if n <= 1:
+        return _ew.ascontiguous(v, force=True)
+    first = _ew.fill(_new((1,), _dt.bool_, x._buf.device), True)
+    keep = concat([first, _ew.binary("not_equal", v[1:], v[:-1])])
+    return _compact(v, keep)

@@ -104,3 +104,15 @@ def test_nonzero_unique(dev, rng):
     f = np.array([1.0, np.nan, 1.0, np.nan, 0.5], np.float32)
     u = pm.unique_values(pm.asarray(f)).numpy()
     assert u[:2].tolist() == [0.5, 1.0] and np.isnan(u[2:]).sum() == 2
+
+
+@pytest.mark.parametrize("dt", [np.dtype(np.float32), np.dtype(np.int16), np.dtype(np.bool_), BF16], ids=dtype_id)
+def test_nonzero_unique_on_the_device(dev, rng, dt):
+    for shape in [(0,), (1,), (1000,), (7, 9), (2, 3, 4)]:
+        a = random(rng, shape, dt, -2, 3)
+        x = pm.asarray(a)
+        for got, want in zip(pm.nonzero(x), np.nonzero(a)):
+            assert_same(got, want.astype(np.int64))
+        assert_same(pm.unique_values(x), np.unique(a.astype(np.float32)).astype(dt) if dt == BF16 else np.unique(a))
+        if a.ndim:
+            assert_same(x[x > 0], a[a > 0])
