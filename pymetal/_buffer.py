@@ -34,21 +34,6 @@ class _Pool:
         self.lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def take(self, size):
-        # list.pop and list.append are atomic under the GIL: no lock on the hot path.
-        lst = self.free.get(size)
-        if lst:
-            try:
-                got = lst.pop()
-            except IndexError:
-                pass
-            else:
-                self.cached -= size
-                self.hits += 1
-                return got
-        self.misses += 1
-        return None
-
     def give(self, size, handle, ptr, epoch, release):
         if self.cached + size <= self.limit:
             lst = self.free.get(size)
@@ -84,10 +69,6 @@ def clear_cache():
 def cache_info():
     """{'bytes': cached bytes, 'limit': ..., 'hits': ..., 'misses': ...}."""
     return {"bytes": _pool.cached, "limit": _pool.limit, "hits": _pool.hits, "misses": _pool.misses}
-
-
-def _release_fn():
-    return _native._lib.pm_buffer_release
 
 
 def _release(release_fn, handle, keep):
@@ -127,9 +108,11 @@ class Buffer:
         f.atexit = False  # the process is going away; nothing to release
 
     def __del__(self):
-        if self.pooled and _pool is not None:
+        # Back to the allocator's free list (its give(), inlined: this runs once per op).
+        size = self.pooled
+        if size and _pool is not None:
             try:
-                _pool.give(self.pooled, self.handle, self.ptr, self.epoch, _release_fn())
+                _pool.give(size, self.handle, self.ptr, self.epoch, _native._lib.pm_buffer_release)
             except Exception:  # interpreter shutdown
                 pass
 
@@ -147,7 +130,17 @@ class Buffer:
         """Memory for nbytes from the caching allocator (contents undefined);
         `size`: its size class, when the caller has it already."""
         size = size or cls.size_class(nbytes, device.page_size)
-        got = _pool.take(size)
+        lst = _pool.free.get(size)
+        got = None
+        if lst:  # the allocator's take(), inlined: this runs once per op
+            try:
+                got = lst.pop()
+                _pool.cached -= size
+                _pool.hits += 1
+            except IndexError:
+                pass
+        else:
+            _pool.misses += 1
         if got is not None:
             b = _new_buffer(cls)
             b.handle, b.ptr, b.epoch = got

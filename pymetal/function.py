@@ -328,6 +328,7 @@ class Function:
         # pymetal's own array kernels take strided views (their strides travel in a parameter).
         self._strided_ok = False
         self._launch = {}  # (grid, groups, threadgroup) -> its pm_launch_config record
+        self._sized = {}   # n -> the record of n threads in groups of up to 256 (_run_arrays)
         self._access = None  # pm_access per buffer index, read when first needed
 
     # ---- metadata -----------------------------------------------------------------
@@ -481,13 +482,16 @@ class Function:
                 host.release()
         return None
 
-    def _run_arrays(self, arrays, n, threadgroup):
+    def _run_arrays(self, arrays, n):
         """The array library's hot path: binds contiguous Arrays to [[buffer(0)]],
-        [[buffer(1)]], ... and dispatches n threads, with no other argument kinds
-        (one ctypes call; the launch configuration is cached per size)."""
-        cfg = self._launch.get((int, n, None, int, threadgroup))
+        [[buffer(1)]], ... and dispatches n threads in groups of up to 256, with no
+        other argument kinds (one ctypes call; the launch configuration is cached
+        per size)."""
+        cfg = self._sized.get(n)
         if cfg is None:
-            cfg = self._launch_config(n, None, threadgroup)
+            if len(self._sized) >= 512:
+                self._sized.clear()
+            cfg = self._sized[n] = self._launch_config(n, None, n if n < 256 else 256)
         try:
             s = _tls.scratch
         except AttributeError:
