@@ -15,7 +15,7 @@ import numpy as np
 from . import _jit
 from . import _ops
 from . import dtypes as _dt
-from .array import Array, _new, asarray, c_strides
+from .array import Array, _new, asarray
 
 _U32_MAX = 0xFFFFFFFF
 _TG = 256  # threads per threadgroup for elementwise kernels
@@ -29,8 +29,6 @@ def is_scalar(x):
 
 def as_array(x, dev=None):
     """An Array for an array-like operand (NumPy arrays shared when possible)."""
-    if type(x) is Array:
-        return x
     if isinstance(x, Array):
         return x
     if isinstance(x, np.generic):

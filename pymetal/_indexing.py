@@ -10,19 +10,16 @@ true elements (a host wait).
 """
 
 import operator
+import struct
 
 import numpy as np
 
 from . import _jit
 from . import dtypes as _dt
-from .array import Array, _new, asarray, normalize_axis
+from .array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
 
-_GATHER = __import__("struct").Struct("<QQQI4x")
-
-
-def _is_advanced(k):
-    return isinstance(k, (Array, np.ndarray, list)) or (isinstance(k, tuple) and False)
+_GATHER = struct.Struct("<QQQI4x")
 
 
 def _expand(x, key):
@@ -265,7 +262,7 @@ def take_along_axis(x, indices, /, *, axis=-1):
     xs[axis] = n
     ishape = list(shape)
     ishape[axis] = idx._shape[axis]
-    order = [i for i in range(x.ndim) if i != axis] + [axis]
+    order, inv = axis_last(x.ndim, axis)
     xm = _ew.ascontiguous(x.broadcast_to(tuple(xs)).permute_dims(order))
     im = _ew.ascontiguous(idx.broadcast_to(tuple(ishape)).permute_dims(order))
     m = ishape[axis]
@@ -274,7 +271,4 @@ def take_along_axis(x, indices, /, *, axis=-1):
     if out._size:
         fn = _jit.kernel("gather_" + _dt.NAMES[x._dtype], "copy", x._dtype)
         fn(xm, im, out, _gather_params(n, m, 1, 1), grid=(1, m, outer), threadgroup=(1, min(m, 256), 1))
-    inv = [0] * x.ndim
-    for i, a in enumerate(order):
-        inv[a] = i
     return out.permute_dims(inv)

@@ -5,6 +5,8 @@ CPU backend, simdgroup_matrix tiles on Apple GPUs); float16 and bfloat16
 accumulate in float32.
 """
 
+import numpy as np
+
 from . import dtypes as _dt
 from .array import Array, _new
 from . import _elementwise as _ew
@@ -59,13 +61,19 @@ def matmul(x1, x2, /):
     return out
 
 
-Array.__matmul__ = lambda self, other: matmul(self, other) if isinstance(other, (Array,) + _ew_types()) else NotImplemented
-Array.__rmatmul__ = lambda self, other: matmul(other, self) if isinstance(other, _ew_types()) else NotImplemented
+_MATMUL_OPERANDS = (Array, np.ndarray, list, tuple)  # scalars: NotImplemented, as NumPy's @
 
 
-def _ew_types():
-    import numpy as np
-    return (Array, np.ndarray, list, tuple)
+def _matmul(self, other):
+    return matmul(self, other) if isinstance(other, _MATMUL_OPERANDS) else NotImplemented
+
+
+def _rmatmul(self, other):
+    return matmul(other, self) if isinstance(other, _MATMUL_OPERANDS) else NotImplemented
+
+
+Array.__matmul__ = _matmul
+Array.__rmatmul__ = _rmatmul
 
 
 def _imatmul(self, other):

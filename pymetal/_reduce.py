@@ -52,9 +52,10 @@ def _plan(x, axes):
 
 
 _CPU_COLS = 64  # columns per thread of the CPU column kernel (Shaders/reduce.h)
+_ARG_COLS = 16  # columns per thread of argreduce_col (PM_RED_COLS)
 
 
-def _chunking(outer, n, inner, cols=16):
+def _chunking(outer, n, inner, cols):
     """(reduced elements per thread, chunks per reduction) for the CPU kernels."""
     blocks = outer * (builtins.max(1, -(-inner // cols)) if inner > 1 else 1)
     least = _MIN_CHUNK if inner == 1 else builtins.max(1, _MIN_CHUNK // cols)  # a column thread reads `cols` per row
@@ -63,6 +64,20 @@ def _chunking(outer, n, inner, cols=16):
     want = -(-_MIN_THREADS // blocks)
     chunk = builtins.max(least, -(-n // want))
     return chunk, -(-n // chunk)
+
+
+def _geometry(outer, n, inner, cols):
+    """One pass of a row (inner == 1) or column kernel with `cols` columns per
+    thread: (chunks per reduction, parameter bytes, grid, threadgroup)."""
+    chunk, nchunks = _chunking(outer, n, inner, cols)
+    params = _PARAMS.pack(n, inner, chunk, nchunks)
+    if inner == 1:
+        # On the CPU each thread is a long contiguous stream and a threadgroup runs
+        # on one core: one thread per group spreads them over the cores.
+        return nchunks, params, (nchunks, outer), (1, 1)
+    blocks = -(-inner // cols)
+    tg = (builtins.min(blocks, 256), 1, 1) if cols == 1 else (1, 1, 1)  # cols == 1: the GPU shape
+    return nchunks, params, (blocks, nchunks, outer), tg
 
 
 def _result_shape(shape, axes, keepdims):
@@ -99,18 +114,10 @@ def _run(name, src, outer, n, inner, acc):
             x, dt, n = out, acc, nchunks
             continue
         cols = 1 if _gpu_shapes(dev) else _CPU_COLS
-        chunk, nchunks = _chunking(outer, n, inner, cols)
+        nchunks, params, grid, tg = _geometry(outer, n, inner, cols)
         shape = "row" if inner == 1 else "col1" if cols == 1 else "col"
         out = _new((outer, nchunks, inner), acc, dev)
         fn = _jit.kernel(_ops.reduce_name(shape, name, dt), "reduce", dt)
-        params = _PARAMS.pack(n, inner, chunk, nchunks)
-        # On the CPU each thread is a long contiguous stream and a threadgroup runs on
-        # one core: one thread per group spreads them over the cores.
-        if inner == 1:
-            grid, tg = (nchunks, outer), (1, 1)
-        else:
-            blocks = -(-inner // cols)
-            grid, tg = (blocks, nchunks, outer), ((builtins.min(blocks, 256), 1, 1) if cols == 1 else (1, 1, 1))
         fn(x, out, params, grid=grid, threadgroup=tg)
         if nchunks == 1:
             return out
@@ -162,16 +169,11 @@ def _arg(name, x, axis=None, keepdims=False):
     dev = src._buf.device
     vals, idx, dt, has_idx = src, src, src._dtype, False
     while True:
-        chunk, nchunks = _chunking(outer, n, inner)
+        nchunks, params, grid, tg = _geometry(outer, n, inner, _ARG_COLS)
         kind = "row" if inner == 1 else "col"
         ov = _new((outer, nchunks, inner), dt, dev)
         oi = _new((outer, nchunks, inner), _dt.int64, dev)
         fn = _jit.kernel(_ops.argreduce_name(kind, name, dt, has_idx), "reduce", dt)
-        params = _PARAMS.pack(n, inner, chunk, nchunks)
-        if inner == 1:
-            grid, tg = (nchunks, outer), (1, 1)
-        else:
-            grid, tg = (-(-inner // 16), nchunks, outer), (1, 1, 1)
         fn(vals, idx, ov, oi, params, grid=grid, threadgroup=tg)
         if nchunks == 1:
             return oi.reshape(shape)

@@ -8,7 +8,7 @@ number, the count, to size the result.
 """
 
 from . import dtypes as _dt
-from .array import Array, _new, asarray, normalize_axis
+from .array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
 
 
@@ -18,11 +18,8 @@ def _last_axis(x, axis):
     if x.ndim == 0:
         raise ValueError("cannot sort a 0-d array")
     axis = normalize_axis(axis, x.ndim)
-    order = [i for i in range(x.ndim) if i != axis] + [axis]
+    order, inv = axis_last(x.ndim, axis)
     src = _ew.ascontiguous(x.permute_dims(order))
-    inv = [0] * x.ndim
-    for i, a in enumerate(order):
-        inv[a] = i
     n = x._shape[axis]
     return src, (src._size // n if n else 0), n, inv
 
@@ -108,7 +105,7 @@ def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
 def _compact(values, keep):
     """values[keep] for 1-D contiguous arrays: a running count (scan kernel), one
     host read of the total (the result's size depends on the data), a compaction kernel."""
-    from . import _jit, _ops
+    from . import _jit
 
     n = values._size
     if n == 0:

@@ -111,9 +111,6 @@ def normalize_shape(shape):
     return shape
 
 
-_shape = normalize_shape  # the name older modules use
-
-
 class Flags:
     """Contiguity of an array, like ndarray.flags (read-only)."""
 
@@ -400,6 +397,15 @@ def normalize_axis(axis, ndim):
     if not -ndim <= a < ndim:
         raise np.exceptions.AxisError("axis %d is out of bounds for an array of %d dimensions" % (a, ndim))
     return a % ndim if ndim else 0
+
+
+def axis_last(ndim, axis):
+    """(permutation moving `axis` last, its inverse): kernels that work along the last axis."""
+    order = [i for i in range(ndim) if i != axis] + [axis]
+    inverse = [0] * ndim
+    for i, a in enumerate(order):
+        inverse[a] = i
+    return order, inverse
 
 
 def _resolve_shape(shape, size):

@@ -19,7 +19,7 @@ import numpy as np
 from ..array import empty
 from ..library import shaders
 
-__all__ = ["Plan", "bfloat16", "dtype_name", "element_strides", "is_contiguous", "kernel", "plan", "scratch",
+__all__ = ["Plan", "bfloat16", "dtype_name", "kernel", "plan", "scratch",
            "signature"]
 
 from ..dtypes import NAMES as _NAMES, bfloat16
@@ -32,33 +32,6 @@ def dtype_name(dtype, what):
         raise TypeError("%s: dtype %s is not supported (supported: %s)"
                         % (what, np.dtype(dtype), ", ".join(sorted(_NAMES.values()))))
     return name
-
-
-def element_strides(x):
-    """x's strides in elements (C-contiguous if it has no _strides)."""
-    item = x._dtype.itemsize
-    strides = getattr(x, "_strides", None)
-    if strides is None:
-        out, step = [], 1
-        for n in reversed(x._shape):
-            out.append(step)
-            step *= n
-        return tuple(reversed(out))
-    if any(s % item for s in strides):
-        raise ValueError("strides %r are not a multiple of the item size %d" % (strides, item))
-    return tuple(s // item for s in strides)
-
-
-def is_contiguous(shape, strides):
-    """Whether element strides describe a C-contiguous layout (size-1 dims ignored)."""
-    if 0 in shape:
-        return True
-    step = 1
-    for n, s in zip(reversed(shape), reversed(strides)):
-        if n != 1 and s != step:
-            return False
-        step *= n
-    return True
 
 
 def kernel(family, variant, dtype_suffix, device):

@@ -13,7 +13,8 @@ import math
 
 import numpy as np
 
-from . import Plan, dtype_name, element_strides, is_contiguous, kernel, plan, signature
+from .._elementwise import elem_strides
+from . import Plan, dtype_name, kernel, plan, signature
 
 __all__ = ["matmul"]
 
@@ -92,8 +93,8 @@ def _plan(a, b, out, variant, dev):
         raise ValueError("matmul: shapes %r @ %r -> %r do not match (*batch, M, K) @ (*batch, K, N) -> "
                          "(*batch, M, N)" % (sa, sb, so))
     N = sb[-1]
-    ea, eb, eo = element_strides(a), element_strides(b), element_strides(out)
-    if not is_contiguous(so, eo):
+    ea, eb, eo = elem_strides(a), elem_strides(b), elem_strides(out)
+    if not out._cc:
         raise ValueError("matmul: out must be C-contiguous, has element strides %r" % (eo,))
     if variant is None:
         variant = "gpu" if dev.backend == "metal" and name in _FLOATS else "cpu"

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from . import Plan, dtype_name, element_strides, is_contiguous, kernel, plan, signature
+from . import Plan, dtype_name, kernel, plan, signature
 
 __all__ = ["cumulative"]
 
@@ -65,7 +65,7 @@ def _plan(x, out, op, exclusive, dev):
         raise TypeError("cumulative: %s cannot accumulate into %s (only into %s)"
                         % (in_name, out_name, " or ".join(allowed)))
     for a, what in ((x, "x"), (out, "out")):
-        if not is_contiguous(a._shape, element_strides(a)):
+        if not a._cc:
             raise ValueError("cumulative: %s must be C-contiguous" % what)
     n = shape[-1]
     rows = math.prod(shape[:-1])

@@ -15,7 +15,7 @@ import math
 import numpy as np
 
 from ..array import empty
-from . import Plan, dtype_name, element_strides, is_contiguous, kernel, plan, signature
+from . import Plan, dtype_name, kernel, plan, signature
 
 __all__ = ["sort", "searchsorted"]
 
@@ -39,7 +39,7 @@ def _params(**fields):
 
 
 def _check_contiguous(x, what):
-    if not is_contiguous(x._shape, element_strides(x)):
+    if not x._cc:
         raise ValueError("%s: %s must be C-contiguous" % (what, "the input" if what == "sort" else what))
 
 
@@ -78,7 +78,7 @@ def _plan(x, out_values, out_indices, descending, dev):
         if tuple(out._shape) != shape or out._dtype != dt:
             raise ValueError("sort: %s must have shape %r and dtype %s, not %r and %s"
                              % (what, shape, dt, tuple(out._shape), out._dtype))
-        if not is_contiguous(out._shape, element_strides(out)):
+        if not out._cc:
             raise ValueError("sort: %s must be C-contiguous" % what)
     n = shape[-1]
     rows = math.prod(shape[:-1])
