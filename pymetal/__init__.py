@@ -54,6 +54,8 @@ from ._manipulation import (
 from ._linalg import matmul, tensordot, vecdot, outer
 from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod
 from . import nn
+# linalg extension and DLPack (linalg branch)
+from . import linalg
 from . import _interop  # noqa: F401  (NumPy protocols on Array)
 
 globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",

@@ -115,7 +115,16 @@ def tensordot(x1, x2, /, *, axes=2):
 def vecdot(x1, x2, /, *, axis=-1):
     """Dot product of vectors along axis (broadcast)."""
     a, b = _ew.as_array(x1), _ew.as_array(x2)
-    return _red.sum(_ew.binary("multiply", a, b), axis=axis)
+    nd = min(a.ndim, b.ndim)
+    if nd == 0 or not -nd <= axis < nd:
+        raise ValueError("vecdot: axis %r is out of range for shapes %r and %r" % (axis, a._shape, b._shape))
+    # The standard counts the axis from the end, so it names the same dimension in both operands,
+    # and the contracted dimension does not broadcast.
+    ax = axis - nd if axis >= 0 else axis
+    if a._shape[ax] != b._shape[ax]:
+        raise ValueError("vecdot: the vectors along axis %d differ in length: shapes %r and %r"
+                         % (axis, a._shape, b._shape))
+    return _red.sum(_ew.binary("multiply", a, b), axis=ax)
 
 
 def outer(x1, x2, /):

@@ -1,0 +1,310 @@
+"""pymetal.linalg: the Python Array API's linear algebra extension (all 23 functions).
+
+Where the work runs:
+
+- **Metal kernels** (pymetal's own kernels, asynchronous like every array op):
+  ``matmul``, ``tensordot``, ``vecdot``, ``outer``, ``trace``, ``cross``,
+  ``vector_norm``, ``matrix_norm`` (``"fro"``, 1, -1, inf, -inf),
+  ``matrix_power`` (repeated squaring with matmul); ``matrix_transpose`` and
+  ``diagonal`` are views and copy nothing.
+- **Host, on the same memory**: the decompositions ``cholesky, det, eigh,
+  eigvalsh, inv, pinv, qr, slogdet, solve, svd, svdvals`` (and what needs
+  singular values: ``matrix_rank``, ``matrix_norm`` with ord 2, -2, "nuc";
+  ``matrix_power`` with n < 0 inverts first) run NumPy's LAPACK on a zero-copy
+  view of the shared memory. Factorisations are sequential, pivoting,
+  latency-bound algorithms where a GPU kernel wins only on large batches;
+  unified memory makes this copy-free on the way in, and the result is handed
+  back as pymetal memory (wrapped when NumPy's allocation is page-aligned,
+  else copied once).
+
+Dtypes: float32 in, float32 out (single-precision LAPACK; no float64 on the
+way). float16 and bfloat16 compute in float32 and return their own type;
+integer and bool input computes in float32 (the default float: a device
+without float64). Singular or non-positive-definite input raises
+``LinAlgError`` (NumPy's, a ValueError); a non-square matrix where one is
+needed raises ValueError.
+"""
+
+import math
+import operator
+from collections import namedtuple
+
+import numpy as np
+
+from . import dtypes as _dt
+from . import _elementwise as _ew
+from . import _reduce as _red
+from ._linalg import matmul, outer, tensordot, vecdot
+from ._manipulation import matrix_transpose, moveaxis, stack
+from .array import asarray, normalize_axis
+
+__all__ = [
+    "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
+    "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
+    "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError",
+]
+
+LinAlgError = np.linalg.LinAlgError
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+
+
+# ---- host decompositions: NumPy's LAPACK on the shared memory ----------------------------
+
+def _result_dtype(x):
+    """The floating dtype a function of x returns (float32 for integer and bool input)."""
+    return x._dtype if _dt.is_float(x._dtype) else _dt.default_float
+
+
+def _matrices(x, name, square=False):
+    """(x as an Array, its float32 host view, the result dtype) after checking the shape."""
+    x = _ew.as_array(x)
+    if x.ndim < 2:
+        raise ValueError("linalg.%s: needs an array of matrices (at least 2 dimensions), got shape %r"
+                         % (name, x._shape))
+    if square and x._shape[-1] != x._shape[-2]:
+        raise ValueError("linalg.%s: the last two dimensions must be square, got shape %r" % (name, x._shape))
+    a = x.numpy()  # waits for the work producing x; no copy
+    if a.dtype != np.float32:
+        a = a.astype(np.float32)
+    return x, a, _result_dtype(x)
+
+
+def _back(r, dt, dev):
+    """A NumPy result as a pymetal array of dtype dt (wraps page-aligned memory, else one copy)."""
+    r = np.asarray(r)
+    if r.dtype != dt:
+        r = r.astype(dt)
+    return asarray(r if r.flags.c_contiguous else r.copy(), device=dev)  # (ascontiguousarray makes 0-d 1-d)
+
+
+def cholesky(x, /, *, upper=False):
+    """Cholesky factor L (lower, x = L L^T) or U (upper=True, x = U^T U) of symmetric positive-definite matrices."""
+    x, a, dt = _matrices(x, "cholesky", square=True)
+    low = np.linalg.cholesky(a)
+    return _back(np.swapaxes(low, -1, -2) if upper else low, dt, x.device)
+
+
+def det(x, /):
+    """Determinants of square matrices."""
+    x, a, dt = _matrices(x, "det", square=True)
+    return _back(np.linalg.det(a), dt, x.device)
+
+
+def slogdet(x, /):
+    """(sign, log|det|) of square matrices: the determinant without overflow."""
+    x, a, dt = _matrices(x, "slogdet", square=True)
+    sign, logabs = np.linalg.slogdet(a)
+    return SlogdetResult(_back(sign, dt, x.device), _back(logabs, dt, x.device))
+
+
+def inv(x, /):
+    """Inverses of square matrices (LinAlgError if singular)."""
+    x, a, dt = _matrices(x, "inv", square=True)
+    return _back(np.linalg.inv(a), dt, x.device)
+
+
+def eigh(x, /):
+    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (lower triangle used)."""
+    x, a, dt = _matrices(x, "eigh", square=True)
+    w, v = np.linalg.eigh(a)
+    return EighResult(_back(w, dt, x.device), _back(v, dt, x.device))
+
+
+def eigvalsh(x, /):
+    """Eigenvalues (ascending) of symmetric matrices."""
+    x, a, dt = _matrices(x, "eigvalsh", square=True)
+    return _back(np.linalg.eigvalsh(a), dt, x.device)
+
+
+def qr(x, /, *, mode="reduced"):
+    """(Q, R) with x = Q R: mode "reduced" (Q is ...xMxK, K = min(M, N)) or "complete" (Q is ...xMxM)."""
+    if mode not in ("reduced", "complete"):
+        raise ValueError('linalg.qr: mode must be "reduced" or "complete", not %r' % (mode,))
+    x, a, dt = _matrices(x, "qr")
+    q, r = np.linalg.qr(a, mode=mode)
+    return QRResult(_back(q, dt, x.device), _back(r, dt, x.device))
+
+
+def svd(x, /, *, full_matrices=True):
+    """(U, S, Vh) with x = U diag(S) Vh, singular values descending."""
+    x, a, dt = _matrices(x, "svd")
+    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
+    return SVDResult(_back(u, dt, x.device), _back(s, dt, x.device), _back(vh, dt, x.device))
+
+
+def _svdvals_host(a):
+    return np.linalg.svd(a, compute_uv=False)
+
+
+def svdvals(x, /):
+    """Singular values, descending."""
+    x, a, dt = _matrices(x, "svdvals")
+    return _back(_svdvals_host(a), dt, x.device)
+
+
+def _rtol_host(rtol, a, dt):
+    """rtol as a host array broadcastable to the batch (the standard's default: max(M, N) * eps)."""
+    if rtol is None:
+        return np.float32(max(a.shape[-2:]) * float(_dt.finfo(dt).eps))
+    return np.asarray(rtol.numpy() if hasattr(rtol, "numpy") else rtol, dtype=np.float32)
+
+
+def pinv(x, /, *, rtol=None):
+    """Moore-Penrose pseudo-inverses; singular values <= rtol * largest are treated as zero."""
+    x, a, dt = _matrices(x, "pinv")
+    return _back(np.linalg.pinv(a, rcond=_rtol_host(rtol, a, dt)), dt, x.device)
+
+
+def matrix_rank(x, /, *, rtol=None):
+    """Number of singular values > rtol * the largest one (int64)."""
+    x, a, dt = _matrices(x, "matrix_rank")
+    s = _svdvals_host(a)
+    if s.shape[-1] == 0:
+        rank = np.zeros(s.shape[:-1], np.int64)
+    else:
+        tol = s.max(axis=-1, keepdims=True) * _rtol_host(rtol, a, dt)[..., None]
+        rank = np.count_nonzero(s > tol, axis=-1).astype(np.int64)
+    return _back(rank, _dt.int64, x.device)
+
+
+def solve(x1, x2, /):
+    """The solution of x1 @ result = x2. x2 is a vector only when 1-D (the standard's rule);
+    otherwise a stack of matrices; batch dimensions broadcast."""
+    x1, a, dt = _matrices(x1, "solve", square=True)
+    x2 = _ew.as_array(x2)
+    dt = _dt.promote_types(dt, _result_dtype(x2))
+    b = x2.numpy().astype(np.float32, copy=False)
+    m = a.shape[-1]
+    vector = b.ndim == 1
+    if vector:
+        b = b[:, None]
+    if b.ndim < 2 or b.shape[-2] != m:
+        raise ValueError("linalg.solve: x2 of shape %r does not match x1 of shape %r" % (x2._shape, x1._shape))
+    batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    r = np.linalg.solve(np.broadcast_to(a, batch + a.shape[-2:]), np.broadcast_to(b, batch + b.shape[-2:]))
+    return _back(r[..., 0] if vector else r, dt, x1.device)
+
+
+# ---- kernels and views ---------------------------------------------------------------
+
+def diagonal(x, /, *, offset=0):
+    """The offset-th diagonal of each matrix (a view: no copy)."""
+    x = _ew.as_array(x)
+    if x.ndim < 2:
+        raise ValueError("linalg.diagonal: needs at least 2 dimensions, got shape %r" % (x._shape,))
+    offset = operator.index(offset)
+    m, n = x._shape[-2:]
+    s0, s1 = x._strides[-2:]
+    length = max(0, min(m, n - offset) if offset >= 0 else min(m + offset, n))
+    start = x._offset
+    if length and x._size:  # (an empty result keeps the array's offset: no element to point at)
+        start += offset * s1 if offset >= 0 else -offset * s0
+    return x._view(start, x._shape[:-2] + (length,), x._strides[:-2] + (s0 + s1,))
+
+
+def trace(x, /, *, offset=0, dtype=None):
+    """Sums along the offset-th diagonal (integers accumulate in 64 bits)."""
+    return _red.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def cross(x1, x2, /, *, axis=-1):
+    """Cross products of 3-vectors along axis (other dimensions broadcast)."""
+    a, b = _ew.as_array(x1), _ew.as_array(x2)
+    if a.ndim == 0 or b.ndim == 0:
+        raise ValueError("linalg.cross: operands must have at least one dimension")
+    shape = _ew.broadcast_shapes(a._shape, b._shape)
+    ax = normalize_axis(axis, len(shape))
+    if a._shape[ax - len(shape)] != 3 or b._shape[ax - len(shape)] != 3:
+        raise ValueError("linalg.cross: axis %d must have size 3 in both operands, got shapes %r and %r"
+                         % (axis, a._shape, b._shape))
+    a = moveaxis(a.broadcast_to(shape), ax, -1)
+    b = moveaxis(b.broadcast_to(shape), ax, -1)
+    mul, sub = (lambda p, q: _ew.binary("multiply", p, q)), (lambda p, q: _ew.binary("subtract", p, q))
+    comp = [sub(mul(a[..., i], b[..., j]), mul(a[..., j], b[..., i])) for i, j in ((1, 2), (2, 0), (0, 1))]
+    return stack(comp, axis=ax)
+
+
+def _norm_input(x):
+    """x as float32 for accumulation when it is integer, bool, float16 or bfloat16; and the result dtype."""
+    x = _ew.as_array(x)
+    dt = _result_dtype(x)
+    return (x if x._dtype == _dt.float32 else _ew.astype(x, _dt.float32)), dt
+
+
+def _finish(r, dt):
+    return r if r._dtype == dt else _ew.astype(r, dt)
+
+
+def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
+    """p-norms over axis (all elements by default): ord = 2, 1, inf, -inf, 0 (count of non-zeros), any p."""
+    x, dt = _norm_input(x)
+    if isinstance(ord, str) or isinstance(ord, bool):
+        raise ValueError("linalg.vector_norm: ord must be a number, not %r" % (ord,))
+    ord = float(ord)
+    if ord == 2:
+        r = _ew.unary("sqrt", _red.sum(_ew.binary("multiply", x, x), axis=axis, keepdims=keepdims))
+    elif ord == 0:
+        r = _ew.astype(_red.count_nonzero(x, axis=axis, keepdims=keepdims), _dt.float32)
+    else:
+        ax = _ew.unary("abs", x)
+        if ord == math.inf:
+            r = _red.max(ax, axis=axis, keepdims=keepdims)
+        elif ord == -math.inf:
+            r = _red.min(ax, axis=axis, keepdims=keepdims)
+        elif ord == 1:
+            r = _red.sum(ax, axis=axis, keepdims=keepdims)
+        else:
+            s = _red.sum(_ew.binary("pow", ax, ord), axis=axis, keepdims=keepdims)
+            r = _ew.binary("pow", s, 1.0 / ord)
+    return _finish(r, dt)
+
+
+def matrix_norm(x, /, *, keepdims=False, ord="fro"):
+    """Norms of the matrices in the last two dimensions: "fro", "nuc", 1, -1, 2, -2, inf, -inf."""
+    xa = _ew.as_array(x)
+    if xa.ndim < 2:
+        raise ValueError("linalg.matrix_norm: needs at least 2 dimensions, got shape %r" % (xa._shape,))
+    if ord in ("nuc", 2, -2):
+        s = svdvals(xa)
+        s = _ew.astype(s, _dt.float32) if s._dtype != _dt.float32 else s
+        red = {"nuc": _red.sum, 2: _red.max, -2: _red.min}[ord]
+        r = _finish(red(s, axis=-1), _result_dtype(xa))
+    elif ord == "fro":
+        r = vector_norm(xa, axis=(-2, -1))
+    elif ord in (1, -1, math.inf, -math.inf):
+        xf, dt = _norm_input(xa)
+        # 1: largest column sum of |x|; inf: largest row sum; negative: the smallest.
+        sums = _red.sum(_ew.unary("abs", xf), axis=-2 if ord in (1, -1) else -1)
+        r = _finish((_red.max if ord > 0 else _red.min)(sums, axis=-1), dt)
+    else:
+        raise ValueError('linalg.matrix_norm: ord must be "fro", "nuc", 1, -1, 2, -2, inf or -inf, not %r' % (ord,))
+    return r.reshape(r._shape + (1, 1)) if keepdims else r
+
+
+def matrix_power(x, n, /):
+    """x raised to the integer power n by repeated squaring (n < 0: of the inverse; n = 0: identity)."""
+    x = _ew.as_array(x)
+    if x.ndim < 2 or x._shape[-1] != x._shape[-2]:
+        raise ValueError("linalg.matrix_power: needs square matrices, got shape %r" % (x._shape,))
+    try:
+        n = operator.index(n)
+    except TypeError:
+        raise TypeError("linalg.matrix_power: n must be an integer, not %r" % (n,)) from None
+    if n == 0:
+        from ._creation import eye
+        return _ew.ascontiguous(eye(x._shape[-1], dtype=x._dtype, device=x.device).broadcast_to(x._shape))
+    if n < 0:
+        x, n = inv(x), -n
+    result, base = None, x
+    while True:  # result = product of base^(2^k) over the set bits of n
+        if n & 1:
+            result = base if result is None else matmul(result, base)
+        n >>= 1
+        if not n:
+            break
+        base = matmul(base, base)
+    return result if result is not x else _ew.ascontiguous(x, force=True)
