@@ -56,6 +56,7 @@ from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumul
 from . import nn
 # linalg extension and DLPack (linalg branch)
 from . import linalg
+from ._dlpack import from_dlpack
 from . import _interop  # noqa: F401  (NumPy protocols on Array)
 
 globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",
