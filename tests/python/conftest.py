@@ -12,6 +12,10 @@ once, in module-scoped fixtures.
 import os
 import sys
 
+# scikit-learn on pymetal arrays (test_sklearn.py) needs SciPy's array API support, which
+# SciPy reads from the environment when it is first imported: set it before any test imports it.
+os.environ.setdefault("SCIPY_ARRAY_API", "1")
+
 import numpy as np
 import pytest
 
