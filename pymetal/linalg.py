@@ -81,59 +81,59 @@ def _back(r, dt, dev):
     return asarray(r if r.flags.c_contiguous else r.copy(), device=dev)  # (ascontiguousarray makes 0-d 1-d)
 
 
+def _lapack(fn, x, name, square=False, **kwargs):
+    """NumPy's fn on x's float32 host view; each array it returns as a pymetal array of x's float dtype."""
+    x, a, dt = _matrices(x, name, square)
+    r = fn(a, **kwargs)
+    if isinstance(r, tuple):
+        return tuple(_back(v, dt, x.device) for v in r)
+    return _back(r, dt, x.device)
+
+
+def _cholesky_upper(a):
+    return np.swapaxes(np.linalg.cholesky(a), -1, -2)
+
+
 def cholesky(x, /, *, upper=False):
     """Cholesky factor L (lower, x = L L^T) or U (upper=True, x = U^T U) of symmetric positive-definite matrices."""
-    x, a, dt = _matrices(x, "cholesky", square=True)
-    low = np.linalg.cholesky(a)
-    return _back(np.swapaxes(low, -1, -2) if upper else low, dt, x.device)
+    return _lapack(_cholesky_upper if upper else np.linalg.cholesky, x, "cholesky", square=True)
 
 
 def det(x, /):
     """Determinants of square matrices."""
-    x, a, dt = _matrices(x, "det", square=True)
-    return _back(np.linalg.det(a), dt, x.device)
+    return _lapack(np.linalg.det, x, "det", square=True)
 
 
 def slogdet(x, /):
     """(sign, log|det|) of square matrices: the determinant without overflow."""
-    x, a, dt = _matrices(x, "slogdet", square=True)
-    sign, logabs = np.linalg.slogdet(a)
-    return SlogdetResult(_back(sign, dt, x.device), _back(logabs, dt, x.device))
+    return SlogdetResult(*_lapack(np.linalg.slogdet, x, "slogdet", square=True))
 
 
 def inv(x, /):
     """Inverses of square matrices (LinAlgError if singular)."""
-    x, a, dt = _matrices(x, "inv", square=True)
-    return _back(np.linalg.inv(a), dt, x.device)
+    return _lapack(np.linalg.inv, x, "inv", square=True)
 
 
 def eigh(x, /):
     """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (lower triangle used)."""
-    x, a, dt = _matrices(x, "eigh", square=True)
-    w, v = np.linalg.eigh(a)
-    return EighResult(_back(w, dt, x.device), _back(v, dt, x.device))
+    return EighResult(*_lapack(np.linalg.eigh, x, "eigh", square=True))
 
 
 def eigvalsh(x, /):
     """Eigenvalues (ascending) of symmetric matrices."""
-    x, a, dt = _matrices(x, "eigvalsh", square=True)
-    return _back(np.linalg.eigvalsh(a), dt, x.device)
+    return _lapack(np.linalg.eigvalsh, x, "eigvalsh", square=True)
 
 
 def qr(x, /, *, mode="reduced"):
     """(Q, R) with x = Q R: mode "reduced" (Q is ...xMxK, K = min(M, N)) or "complete" (Q is ...xMxM)."""
     if mode not in ("reduced", "complete"):
         raise ValueError('linalg.qr: mode must be "reduced" or "complete", not %r' % (mode,))
-    x, a, dt = _matrices(x, "qr")
-    q, r = np.linalg.qr(a, mode=mode)
-    return QRResult(_back(q, dt, x.device), _back(r, dt, x.device))
+    return QRResult(*_lapack(np.linalg.qr, x, "qr", mode=mode))
 
 
 def svd(x, /, *, full_matrices=True):
     """(U, S, Vh) with x = U diag(S) Vh, singular values descending."""
-    x, a, dt = _matrices(x, "svd")
-    u, s, vh = np.linalg.svd(a, full_matrices=full_matrices)
-    return SVDResult(_back(u, dt, x.device), _back(s, dt, x.device), _back(vh, dt, x.device))
+    return SVDResult(*_lapack(np.linalg.svd, x, "svd", full_matrices=full_matrices))
 
 
 def _svdvals_host(a):
@@ -142,8 +142,7 @@ def _svdvals_host(a):
 
 def svdvals(x, /):
     """Singular values, descending."""
-    x, a, dt = _matrices(x, "svdvals")
-    return _back(_svdvals_host(a), dt, x.device)
+    return _lapack(_svdvals_host, x, "svdvals")
 
 
 def _rtol_host(rtol, a, dt):
