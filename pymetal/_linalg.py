@@ -8,7 +8,7 @@ accumulate in float32.
 import numpy as np
 
 from . import dtypes as _dt
-from .array import Array, _new
+from .array import Array, _new, normalize_axis
 from . import _elementwise as _ew
 from . import _reduce as _red
 
@@ -87,28 +87,39 @@ def _imatmul(self, other):
 Array.__imatmul__ = _imatmul
 
 
+def _prod(sizes):
+    p = 1
+    for n in sizes:
+        p *= n
+    return p
+
+
 def tensordot(x1, x2, /, *, axes=2):
     """Sum of products over the last `axes` axes of x1 and the first of x2 (or explicit axis lists)."""
     a, b = _ew.as_array(x1), _ew.as_array(x2)
     if isinstance(axes, int):
         if axes < 0:
             raise ValueError("tensordot: axes must be >= 0")
+        if axes > min(a.ndim, b.ndim):
+            raise ValueError("tensordot: axes=%d is more than the operands' dimensions %r and %r"
+                             % (axes, a._shape, b._shape))
         ax_a = list(range(a.ndim - axes, a.ndim))
         ax_b = list(range(axes))
     else:
         ax_a, ax_b = ([x] if isinstance(x, int) else list(x) for x in axes)
-    ax_a = [x % a.ndim for x in ax_a]
-    ax_b = [x % b.ndim for x in ax_b]
+    ax_a = [normalize_axis(x, a.ndim) for x in ax_a]
+    ax_b = [normalize_axis(x, b.ndim) for x in ax_b]
+    if len(set(ax_a)) != len(ax_a) or len(set(ax_b)) != len(ax_b) or len(ax_a) != len(ax_b):
+        raise ValueError("tensordot: axes %r must name distinct axes, as many in each operand" % (axes,))
     if [a._shape[i] for i in ax_a] != [b._shape[i] for i in ax_b]:
         raise ValueError("tensordot: contracted dimensions differ: %r vs %r"
                          % ([a._shape[i] for i in ax_a], [b._shape[i] for i in ax_b]))
     free_a = [i for i in range(a.ndim) if i not in ax_a]
     free_b = [i for i in range(b.ndim) if i not in ax_b]
-    kk = 1
-    for i in ax_a:
-        kk *= a._shape[i]
-    am = a.permute_dims(free_a + ax_a).reshape(-1, kk)
-    bm = b.permute_dims(ax_b + free_b).reshape(kk, -1)
+    kk = _prod(a._shape[i] for i in ax_a)
+    # Explicit sizes (not -1): any of them may be 0.
+    am = a.permute_dims(free_a + ax_a).reshape(_prod(a._shape[i] for i in free_a), kk)
+    bm = b.permute_dims(ax_b + free_b).reshape(kk, _prod(b._shape[i] for i in free_b))
     return matmul(am, bm).reshape(tuple(a._shape[i] for i in free_a) + tuple(b._shape[i] for i in free_b))
 
 
@@ -124,7 +135,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     if a._shape[ax] != b._shape[ax]:
         raise ValueError("vecdot: the vectors along axis %d differ in length: shapes %r and %r"
                          % (axis, a._shape, b._shape))
-    return _red.sum(_ew.binary("multiply", a, b), axis=ax)
+    prod = _ew.binary("multiply", a, b)
+    return _red.sum(prod, axis=ax, dtype=prod._dtype)  # the operands' type (sum would widen integers)
 
 
 def outer(x1, x2, /):

@@ -216,10 +216,12 @@ def cross(x1, x2, /, *, axis=-1):
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("linalg.cross: operands must have at least one dimension")
     shape = _ew.broadcast_shapes(a._shape, b._shape)
-    ax = normalize_axis(axis, len(shape))
-    if a._shape[ax - len(shape)] != 3 or b._shape[ax - len(shape)] != 3:
+    # The standard counts the axis from the end (a non-negative one is taken in the broadcast shape).
+    neg = normalize_axis(axis, len(shape)) - len(shape)
+    if neg < -min(a.ndim, b.ndim) or a._shape[neg] != 3 or b._shape[neg] != 3:
         raise ValueError("linalg.cross: axis %d must have size 3 in both operands, got shapes %r and %r"
                          % (axis, a._shape, b._shape))
+    ax = neg + len(shape)
     a = moveaxis(a.broadcast_to(shape), ax, -1)
     b = moveaxis(b.broadcast_to(shape), ax, -1)
     mul, sub = (lambda p, q: _ew.binary("multiply", p, q)), (lambda p, q: _ew.binary("subtract", p, q))

@@ -205,8 +205,10 @@ def test_cross(dev, rng):
                          ((2, 3, 5), (1, 3, 5), -2), ((0, 3), (3,), -1)]:
         a, b = random(rng, sa, F32), random(rng, sb, F32)
         close(L.cross(pm.asarray(a), pm.asarray(b), axis=axis), np.cross(a, b, axis=axis), 1e-4)
-    ai, bi = random(rng, (6, 3), np.int32), random(rng, (6, 3), np.int32)
+    ai, bi = random(rng, (6, 3), np.int32), random(rng, (6, 3), np.int8)
     assert_same(L.cross(pm.asarray(ai), pm.asarray(bi)), np.cross(ai, bi), dtype=np.int32)
+    with pytest.raises(ValueError, match="size 3"):  # axis -2 exists only in the broadcast shape
+        L.cross(pm.ones(3), pm.ones((3, 3)), axis=-2)
 
 
 @pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 3, 5), (0,), (2, 0), (1,), (1000,)], ids=str)
@@ -262,3 +264,15 @@ def test_products(dev, rng):
     close(L.vecdot(pm.asarray(a), pm.asarray(a), axis=1), np.sum(a * a, axis=1), 1e-5)
     close(L.vecdot(pm.asarray(a), pm.asarray(a[0]), axis=-2), np.sum(a * a[0], axis=-2), 1e-5)
     assert_same(L.matrix_transpose(x), np.swapaxes(a, -1, -2))
+    # Integer vecdot keeps the operands' type; tensordot with empty and contracted-away dimensions.
+    vi = random(rng, (4, 5), np.int32)
+    assert_same(L.vecdot(pm.asarray(vi), pm.asarray(vi)), np.sum(vi * vi, axis=-1), dtype=np.int32)
+    assert_same(L.vecdot(pm.asarray(vi.astype(np.float16)), pm.asarray(vi.astype(np.float16))).astype(pm.float32),
+                np.sum(vi * vi, axis=-1).astype(F32), rtol=2e-3)
+    for sa, sb, axes in [((0, 3), (3, 2), 1), ((2, 0), (0, 4), 1), ((2, 3), (4,), 0), ((2, 0, 3), (3, 0), ([2, 1], [0, 1])),
+                         ((2, 3, 4), (4, 3), ([-1, 1], [0, -1])), ((3,), (3,), 1)]:
+        p, q = random(rng, sa, F32), random(rng, sb, F32)
+        close(L.tensordot(pm.asarray(p), pm.asarray(q), axes=axes), np.tensordot(p, q, axes=axes), 1e-5)
+    for axes in (3, ([0, 0], [0, 1]), ([0], [0, 1]), ([5], [0])):
+        with pytest.raises((ValueError, IndexError)):
+            L.tensordot(x, y, axes=axes)
