@@ -212,7 +212,7 @@ def test_cross(dev, rng):
 
 
 @pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 3, 5), (0,), (2, 0), (1,), (1000,)], ids=str)
-def test_vector_norm(dev, rng, shape, ):
+def test_vector_norm(dev, rng, shape):
     a = random(rng, shape, F32)
     a[a < -5] = 0  # zeros for ord=0
     x = pm.asarray(a)
@@ -227,6 +227,17 @@ def test_vector_norm(dev, rng, shape, ):
                 with np.errstate(divide="ignore"):  # NumPy's 0 ** negative on the way to 0
                     want = np.linalg.vector_norm(a, axis=axis, keepdims=keepdims, ord=ord)
                 close(L.vector_norm(x, axis=axis, keepdims=keepdims, ord=ord), np.asarray(want, F32), 3e-5)
+
+
+def test_norms_large(dev, rng):
+    a = random(rng, (3, 513, 1031), F32, -1, 1)
+    x = pm.asarray(a)
+    close(L.vector_norm(x), np.linalg.vector_norm(a), 1e-5)
+    close(L.vector_norm(x, axis=(0, 2), ord=1), np.linalg.vector_norm(a, axis=(0, 2), ord=1), 1e-5)
+    for ord in ("fro", 1, -math.inf, math.inf):  # (2 and "nuc" are LAPACK SVDs: tested on small sizes)
+        close(L.matrix_norm(x, ord=ord), np.linalg.matrix_norm(a, ord=ord), 1e-5)
+    close(L.trace(x, offset=-3), np.trace(a, -3, -2, -1), 1e-4)
+    close(L.vecdot(x, x, axis=-2), np.sum(a * a, axis=-2), 1e-5)
 
 
 @pytest.mark.parametrize("shape", [(4, 4), (3, 5), (2, 6, 3), (1, 1), (2, 3, 33, 17)], ids=str)
