@@ -11,6 +11,21 @@ from arraytest import assert_same, random
 DTYPES = [np.bool_, np.int8, np.uint16, np.int32, np.int64, np.uint64, np.float16, np.float32]
 
 
+class Producer:
+    """A DLPack producer that is not a NumPy array or a pymetal Array (pm.from_dlpack reads its capsule)."""
+
+    def __init__(self, arr, legacy=False):
+        self.arr, self.legacy = arr, legacy
+
+    def __dlpack__(self, stream=None, max_version=None, **kw):
+        if self.legacy:
+            return self.arr.__dlpack__(stream=stream)
+        return self.arr.__dlpack__(stream=stream, max_version=max_version, **kw)
+
+    def __dlpack_device__(self):
+        return self.arr.__dlpack_device__()
+
+
 def _churn(dev, nbytes, value):
     """Allocates and fills memory of nbytes many times, so freed memory gets reused."""
     keep = []
@@ -67,7 +82,7 @@ def test_capsules_and_errors(dev):
         x.__dlpack__(dl_device=(8, 0))
     with pytest.raises(ValueError, match="stream"):
         x.__dlpack__(stream=1)
-    with pytest.raises(BufferError, match="bfloat16"):
+    with pytest.raises(RuntimeError):  # NumPy cannot hold bfloat16 from DLPack (pymetal can: below)
         np.from_dlpack(pm.ones(3, dtype=pm.bfloat16))
     with pytest.raises(TypeError, match="__dlpack__"):
         pm.from_dlpack([1, 2, 3])
@@ -103,6 +118,61 @@ def test_from_numpy_shares_or_copies(dev, rng, aligned_empty, unaligned_copy):
     assert pm.from_dlpack(z) is z and pm.from_dlpack(z, copy=True) is not z
     # A NumPy view of pymetal memory comes back as pymetal memory, not a copy.
     assert pm.from_dlpack(z.numpy(), copy=False)._buf is z._buf
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["versioned", "unversioned"])
+def test_import_capsules(dev, rng, aligned_empty, legacy):
+    """pm.from_dlpack reads DLPack capsules itself: every dtype, strides, sharing, read-only memory."""
+    for dt in DTYPES:
+        a = random(rng, (5, 7), dt)
+        got = pm.from_dlpack(Producer(a, legacy))
+        assert_same(got, a, dtype=dt)
+        assert_same(pm.from_dlpack(Producer(a[::2, ::-3], legacy)), a[::2, ::-3], dtype=dt)
+        assert_same(pm.from_dlpack(Producer(a[1:, None, 2], legacy)), a[1:, None, 2], dtype=dt)
+    assert_same(pm.from_dlpack(Producer(np.zeros((3, 0), np.int16), legacy)), np.zeros((3, 0), np.int16))
+    assert_same(pm.from_dlpack(Producer(np.array(2.5, np.float32), legacy)), np.float32(2.5))  # 0-d
+    al = aligned_empty((128, 64), np.float32)
+    al[...] = 1.5
+    shared = pm.from_dlpack(Producer(al, legacy), copy=False)
+    assert shared.numpy().ctypes.data == al.ctypes.data
+    ro = np.ones(4, np.float32)
+    ro.flags.writeable = False
+    if not legacy:  # read-only is a DLPack 1.x flag (NumPy refuses to export read-only arrays without it)
+        with pytest.raises(BufferError):
+            pm.from_dlpack(Producer(ro), copy=False)
+        assert_same(pm.from_dlpack(Producer(ro)), ro)
+
+
+def test_bfloat16(dev, rng):
+    """bfloat16 crosses DLPack as kDLBfloat (pymetal to pymetal; NumPy's DLPack has no bfloat16)."""
+    a = random(rng, (300, 50), pm.bfloat16)
+    x = pm.asarray(a) * 1
+    y = pm.from_dlpack(Producer(x))
+    assert y.dtype == pm.bfloat16
+    assert_same(y, a)
+    assert y.numpy().ctypes.data == x.numpy().ctypes.data  # page-aligned pymetal memory: shared
+    back = pm.from_dlpack(Producer(x[::-1]))  # negative strides: exported as a copy
+    assert_same(back, a[::-1])
+    with pytest.raises(BufferError, match="negative"):
+        x[::-1].__dlpack__(copy=False)
+
+
+def test_lifetime_import_deleter(dev, rng, aligned_empty):
+    """The producer's deleter runs when pymetal is done with the memory, and not before."""
+    import weakref
+    for share in (True, False):
+        a = aligned_empty((1 << 14,), np.float32) if share else random(rng, (1000,), np.float32)
+        a[...] = 3.0
+        alive = weakref.ref(a.base if a.base is not None else a)
+        x = pm.from_dlpack(Producer(a))
+        del a
+        gc.collect()
+        assert alive() is not None or not share  # a copy needs the producer no longer
+        _churn(dev, 1 << 16, -1)
+        assert float(pm.sum(x)) == 3.0 * x.size
+        del x
+        gc.collect()
+        assert alive() is None  # deleter called: nothing leaked
 
 
 def test_lifetime_export(dev, rng):
