@@ -189,6 +189,7 @@ template <typename A> METAL_FUNC A simd_down(A v, ushort d) { return simd_shuffl
 METAL_FUNC long simd_down(long v, ushort d) { return as_type<long>(simd_shuffle_down(as_type<uint2>(v), d)); }
 METAL_FUNC ulong simd_down(ulong v, ushort d) { return as_type<ulong>(simd_shuffle_down(as_type<uint2>(v), d)); }
 METAL_FUNC bool simd_down(bool v, ushort d) { return bool(simd_shuffle_down(ushort(v), d)); }
+METAL_FUNC cfloat simd_down(cfloat v, ushort d) { return cfloat(simd_shuffle_down(v.re, d), simd_shuffle_down(v.im, d)); }
 
 template <typename A, typename Op> METAL_FUNC A simd_reduce(A v, uint lane_count) {
     for (ushort d = 16; d > 0; d /= 2) {
