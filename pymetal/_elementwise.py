@@ -419,8 +419,8 @@ def clip(x, /, min=None, max=None):
     """x limited to [min, max] (either may be None); NaN stays NaN."""
     x = as_array(x)
     dt = x._dtype
-    if _dt.kind(dt) == "b":
-        raise TypeError("clip() does not support bool arrays")
+    if _dt.kind(dt) in "bc":
+        raise TypeError("clip() does not support %s arrays (no order)" % _dt.NAMES[dt])
     if min is None and max is None:
         return ascontiguous(x, force=True)
     if min is None:

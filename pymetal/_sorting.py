@@ -12,9 +12,16 @@ from .array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
 
 
+def _real_only(name, x):
+    if _dt.kind(x._dtype) == "c":
+        raise TypeError("%s() of complex arrays is not supported: the Array API leaves the order of "
+                        "complex numbers unspecified; sort pm.real(x) or pm.abs(x)" % name)
+
+
 def _last_axis(x, axis):
     """(contiguous copy with axis last, rows, n, permutation to undo)."""
     x = _ew.as_array(x)
+    _real_only("sort", x)
     if x.ndim == 0:
         raise ValueError("cannot sort a 0-d array")
     axis = normalize_axis(axis, x.ndim)
@@ -52,6 +59,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if side not in ("left", "right"):
         raise ValueError("searchsorted: side must be 'left' or 'right', not %r" % (side,))
     a = _ew.as_array(x1)
+    _real_only("searchsorted", a)
     if a.ndim != 1:
         raise ValueError("searchsorted: x1 must be 1-D")
     if sorter is not None:
@@ -68,6 +76,14 @@ def _cumulative(op, x, axis, dtype, include_initial):
     from ._kernels import scan as _scan
 
     x = _ew.as_array(x)
+    if _dt.kind(x._dtype) == "c":
+        if op == "prod":
+            raise TypeError("cumulative_prod() of complex arrays is not supported yet")
+        # a running sum of complex numbers is the running sums of the parts
+        from ._api import imag, real
+        parts = [_cumulative(op, p, axis, _dt.float32, include_initial) for p in (real(x), imag(x))]
+        res = _ew.binary("add", parts[0], _ew.binary("multiply", parts[1], 1j))
+        return res if dtype is None else _ew.astype(res, _dt.check_dtype(dtype))
     if axis is None:
         if x.ndim > 1:
             raise ValueError("cumulative_%s: axis is required for arrays of more than one dimension" % op)

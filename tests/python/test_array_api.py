@@ -273,6 +273,45 @@ def test_complex_reductions(dev, rng, shape, axis):
             getattr(pm, name)(x)
 
 
+@pytest.mark.parametrize("sa,sb", [((3, 4), (4, 5)), ((1, 1), (1, 1)), ((2, 3, 70), (70, 9)), ((5,), (5, 2)),
+                                   ((4, 0), (0, 3)), ((6,), (6,))])
+def test_complex_matmul_and_vecdot(dev, rng, sa, sb):
+    a, b = crandom(rng, sa, -1, 1), crandom(rng, sb, -1, 1)
+    got = pm.matmul(pm.asarray(a), pm.asarray(b))
+    assert got.dtype == C64
+    np.testing.assert_allclose(got.numpy(), np.matmul(a.astype(np.complex128), b.astype(np.complex128)),
+                               rtol=1e-5, atol=1e-5 * max(1, sa[-1]) ** 0.5)
+    r = random(rng, sb, F32, -1, 1)  # mixed: real operand promoted
+    np.testing.assert_allclose((pm.asarray(a) @ pm.asarray(r)).numpy(), a.astype(np.complex128) @ r,
+                               rtol=1e-5, atol=1e-5 * max(1, sa[-1]) ** 0.5)
+    v, w = crandom(rng, (3, 7)), crandom(rng, (7,))
+    np.testing.assert_allclose(pm.vecdot(pm.asarray(v), pm.asarray(w)).numpy(),
+                               np.vecdot(v.astype(np.complex128), w), rtol=1e-5, atol=1e-5)
+
+
+def test_complex_scans_creation_and_order_errors(dev, rng):
+    z = crandom(rng, (4, 33))
+    for axis in (0, 1):
+        for initial in (False, True):
+            want = np.cumsum(z.astype(np.complex128), axis=axis)
+            if initial:
+                pad = [(0, 0), (0, 0)]
+                pad[axis] = (1, 0)
+                want = np.pad(want, pad)
+            got = pm.cumulative_sum(pm.asarray(z), axis=axis, include_initial=initial)
+            assert got.dtype == C64
+            np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    for num, endpoint in ((5, True), (4, False), (1, True), (0, True)):
+        got = pm.linspace(1 - 2j, 3 + 4j, num, endpoint=endpoint)
+        assert got.dtype == C64
+        np.testing.assert_allclose(got.numpy(), np.linspace(1 - 2j, 3 + 4j, num, endpoint=endpoint), rtol=1e-6)
+    x = pm.asarray(z)
+    for f in (pm.sort, pm.argsort, pm.unique_values, lambda v: pm.clip(v, 0, 1),
+              lambda v: pm.cumulative_prod(v, axis=0), lambda v: pm.searchsorted(v[0], v[1])):
+        with pytest.raises(TypeError, match="complex"):
+            f(x)
+
+
 # ---- new functions against NumPy ---------------------------------------------------------------
 
 @pytest.mark.parametrize("dt", [F32, np.dtype(np.int32), np.dtype(np.uint8), np.dtype(np.float16), np.dtype(bool)],
