@@ -449,7 +449,24 @@ def test_fft_n_dimensional(dev, rng):
             _close(pm.fft.fftn(pm.asarray(z), **kw), np.fft.fftn(z.astype(np.complex128), **nkw), C64)
             _close(pm.fft.ifftn(pm.asarray(z), **kw), np.fft.ifftn(z.astype(np.complex128), **nkw), C64)
             _close(pm.fft.rfftn(pm.asarray(r), **kw), np.fft.rfftn(r.astype(np.float64), **nkw), C64)
+            if s is not None and s[-1] == -1:  # the whole last axis is used: n = 2 (m - 1) (NumPy takes n = m)
+                nkw["s"] = nps[:-1] + [2 * (shape[nax[-1]] - 1)]
             _close(pm.fft.irfftn(pm.asarray(z), **kw), np.fft.irfftn(z.astype(np.complex128), **nkw), F32)
+
+
+@pytest.mark.parametrize("n", [2, 64, 1 << 16, 97, 1000, 10007])
+def test_fft_long_and_prime_lengths(dev, rng, n):
+    # power-of-two lengths take the radix-2 passes, the others Bluestein's convolution
+    z = crandom(rng, (2, n), -1, 1)
+    want = np.fft.fft(z.astype(np.complex128), axis=-1)
+    got = pm.fft.fft(pm.asarray(z))
+    assert got.dtype == C64
+    err = np.abs(got.numpy() - want).max() / np.abs(want).max()
+    assert err < 2e-6 * max(1, np.log2(n)), err
+    back = pm.fft.ifft(got).numpy()
+    assert np.abs(back - z).max() < 2e-6 * max(1, np.log2(n))
+    zt = pm.asarray(np.ascontiguousarray(z.T))  # the same transform along axis 0 of a strided layout
+    np.testing.assert_allclose(pm.fft.fft(zt, axis=0).numpy().T, got.numpy(), rtol=0, atol=1e-6 * np.abs(want).max())
 
 
 def test_fft_round_trip_and_input_types(dev, rng):
@@ -466,6 +483,9 @@ def test_fft_round_trip_and_input_types(dev, rng):
         pm.fft.fft(x, norm="bad")
     with pytest.raises(ValueError):
         pm.fft.fft(x, n=0)
+    with pytest.raises(ValueError):
+        pm.fft.fft(pm.zeros((3, 0), dtype=pm.complex64))
+    assert pm.fft.fft(pm.zeros((0, 4), dtype=pm.complex64)).shape == (0, 4)
 
 
 def test_fft_frequencies_and_shifts(dev, rng):
