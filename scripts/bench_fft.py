@@ -3,27 +3,15 @@ measured in the same run: repetitions interleaved, medians compared. pymetal
 times include waiting for the result. On Linux the kernels run on the CPU
 backend; the figures there say what the MSL costs on 2 cores, not a GPU.
 """
-import statistics
-import time
-
 import numpy as np
 
 import pymetal as pm
-
-REPEATS = 7
+from bench_array import median_pair  # interleaved repetitions, medians
 
 
 def bench(what, ref, cand):
     cand()  # warm: kernels loaded, constants of the length on the device
-    rt, ct = [], []
-    for _ in range(REPEATS):
-        t = time.perf_counter()
-        ref()
-        rt.append(time.perf_counter() - t)
-        t = time.perf_counter()
-        cand()
-        ct.append(time.perf_counter() - t)
-    r, c = statistics.median(rt), statistics.median(ct)
+    r, c = median_pair(ref, cand)
     print(f"  {what:<36} NumPy {r * 1e3:8.2f} ms   pymetal {c * 1e3:8.2f} ms   NumPy/pymetal {r / c:5.2f}x")
 
 
