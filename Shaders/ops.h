@@ -307,15 +307,20 @@ struct Imag { float operator()(cfloat x) const { return x.im; } };
 PM_CUNARY(Exp, c_exp(z))
 PM_CUNARY(Log, c_log(z))
 PM_CUNARY(Sqrt, c_sqrt(z))
-PM_CUNARY(Sign, (z.re == 0.0f && z.im == 0.0f) ? z : (is_nan(z.re) || is_nan(z.im)) ? cfloat(NAN, NAN)
-                : (isinf(z.re) || isinf(z.im)) ? cfloat(isinf(z.re) ? copysign(1.0f, z.re) : 0.0f, isinf(z.im) ? copysign(1.0f, z.im) : 0.0f)
+// sign: z / |z|, 0 for 0, NaN + NaN i if a part is NaN (the standard); one infinite part
+// gives the unit in its direction, two give NaN (as NumPy).
+PM_CUNARY(Sign, (is_nan(z.re) || is_nan(z.im)) ? cfloat(NAN, NAN)
+                : (z.re == 0.0f && z.im == 0.0f) ? cfloat(0.0f, 0.0f)
+                : (isinf(z.re) != isinf(z.im)) ? cfloat(isinf(z.re) ? copysign(1.0f, z.re) : 0.0f,
+                                                       isinf(z.im) ? copysign(1.0f, z.im) : 0.0f)
                 : cfloat(z.re / c_abs(z), z.im / c_abs(z)))
 PM_CUNARY(Reciprocal, cfloat(1.0f, 0.0f) / z)
 PM_CUNARY(Log2, cfloat(c_log(z).re * M_LOG2E_F, c_log(z).im * M_LOG2E_F))
 PM_CUNARY(Log10, cfloat(c_log(z).re * M_LOG10E_F, c_log(z).im * M_LOG10E_F))
 // expm1 and log1p without cancellation near 0: exp(x) cos(y) - 1 = expm1(x) cos(y) - 2 sin^2(y/2).
 PM_CUNARY(Expm1, cfloat(Expm1()(z.re) * cos(z.im) - 2.0f * sin(0.5f * z.im) * sin(0.5f * z.im), exp(z.re) * sin(z.im)))
-PM_CUNARY(Log1p, cfloat(0.5f * Log1p()(z.re * (2.0f + z.re) + z.im * z.im), atan2(z.im, 1.0f + z.re)))
+PM_CUNARY(Log1p, cfloat((isinf(z.re) || isinf(z.im)) ? INFINITY : 0.5f * Log1p()(z.re * (2.0f + z.re) + z.im * z.im),
+                        atan2(z.im, 1.0f + z.re)))
 PM_CUNARY(Sinh, c_sinh(z))
 PM_CUNARY(Cosh, c_cosh(z))
 PM_CUNARY(Tanh, c_tanh(z))

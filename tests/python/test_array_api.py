@@ -200,6 +200,37 @@ def test_complex_special_values(dev):
     assert w.real == np.inf and w.imag == np.inf
 
 
+# Where C99 Annex G leaves the sign of an infinite part unspecified (sinh(+inf + i inf) = +-inf + i NaN, ...).
+_UNSPECIFIED_SIGN = {"sin", "sinh", "asin", "acos"}
+
+
+@pytest.mark.parametrize("name", [n for n in COMPLEX_UNARY if n not in ("conj", "real", "imag", "round")])
+def test_complex_special_values_grid(dev, name):
+    # every pair of 0, -0, 1, -1, 2.5, inf, -inf, NaN as (real, imaginary): NumPy follows C99 Annex G
+    vals = [0.0, -0.0, 1.0, -1.0, 2.5, np.inf, -np.inf, np.nan]
+    z = np.array([complex(a, b) for a in vals for b in vals], C64)
+    op = _ops.UNARY[name]
+    with np.errstate(all="ignore"):
+        want = (1 / z) if name == "reciprocal" else getattr(np, op.numpy or name)(z)
+    if name == "sign":  # the standard: NaN + NaN j if a part is NaN (NumPy keeps an infinite part's direction)
+        want = np.where(np.isnan(z.real) | np.isnan(z.imag), np.complex64(complex(np.nan, np.nan)), want)
+    got = getattr(pm, name)(pm.asarray(z)).numpy()
+    assert got.dtype == want.dtype
+    parts = [(got, want)] if want.dtype.kind != "c" else [(got.real, want.real), (got.imag, want.imag)]
+    for g, w in parts:
+        if name in _UNSPECIFIED_SIGN:
+            g, w = np.where(np.isinf(w), np.abs(g), g), np.where(np.isinf(w), np.abs(w), w)
+        same = (g == w) | (np.isnan(g) & np.isnan(w)) | np.isclose(g, w, rtol=1e-5, atol=1e-6)
+        assert same.all(), [(z[i], got[i], want[i]) for i in np.nonzero(~same)[0][:5]]
+    # signed zeros on the branch cuts pick the side
+    for f, v in (("asinh", complex(-0.0, 2.5)), ("atan", complex(-0.0, 2.5)), ("acosh", complex(-2.5, -0.0)),
+                 ("atanh", complex(2.5, -0.0)), ("sqrt", complex(-4, -0.0)), ("log", complex(-1, -0.0))):
+        g = getattr(pm, f)(pm.asarray(np.array([v], C64))).numpy()[0]
+        w = getattr(np, {"asinh": "arcsinh", "atan": "arctan", "acosh": "arccosh", "atanh": "arctanh"}.get(f, f))(
+            np.complex64(v))
+        assert np.isclose(g, w, rtol=1e-5), (f, v, g, w)
+
+
 @pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide", "pow", "equal", "not_equal"])
 def test_complex_binary(dev, rng, name):
     ref = getattr(np, _ops.BINARY[name].numpy or name)
