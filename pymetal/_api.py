@@ -123,7 +123,13 @@ def _unique(x):
     if n == 0:
         empty = _new((0,), _dt.int64, dev)
         return _new((0,), x._dtype, dev), empty, _new(x._shape, _dt.int64, dev), empty
-    order = argsort(flat, stable=True)
+    if _dt.kind(flat._dtype) == "c":
+        # complex numbers have no order; any order of the distinct values is allowed, so
+        # sort by (real, imaginary): a stable sort by the imaginary parts, then by the real parts
+        order = argsort(_ew.unary("imag", flat), stable=True)
+        order = take(order, argsort(take(_ew.unary("real", flat), order), stable=True))
+    else:
+        order = argsort(flat, stable=True)
     v = take(flat, order)
     first = _ew.fill(_new((1,), _dt.bool_, dev), True)
     starts = concat([first, _ew.binary("not_equal", v[1:], v[:-1])]) if n > 1 else first
@@ -139,7 +145,7 @@ def _unique(x):
 
 
 def unique_all(x, /):
-    """Distinct values (sorted), the index of each one's first occurrence, the
+    """Distinct values (sorted; complex: by real, then imaginary part), the index of each one's first occurrence, the
     inverse indices (x's shape) and the counts."""
     return UniqueAllResult(*_unique(x))
 

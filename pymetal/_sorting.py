@@ -77,12 +77,14 @@ def _cumulative(op, x, axis, dtype, include_initial):
 
     x = _ew.as_array(x)
     if _dt.kind(x._dtype) == "c":
-        if op == "prod":
-            raise TypeError("cumulative_prod() of complex arrays is not supported yet")
-        # a running sum of complex numbers is the running sums of the parts
         from ._api import imag, real
-        parts = [_cumulative(op, p, axis, _dt.float32, include_initial) for p in (real(x), imag(x))]
-        res = _ew.binary("add", parts[0], _ew.binary("multiply", parts[1], 1j))
+        if op == "sum":  # running sums of the parts
+            re, im = (_cumulative("sum", p, axis, _dt.float32, include_initial) for p in (real(x), imag(x)))
+        else:  # running products in polar form: moduli multiply, angles add
+            r = _cumulative("prod", _ew.unary("abs", x), axis, _dt.float32, include_initial)
+            phi = _cumulative("sum", _ew.binary("atan2", imag(x), real(x)), axis, _dt.float32, include_initial)
+            re, im = _ew.binary("multiply", r, _ew.unary("cos", phi)), _ew.binary("multiply", r, _ew.unary("sin", phi))
+        res = _ew.binary("add", re, _ew.binary("multiply", im, 1j))
         return res if dtype is None else _ew.astype(res, _dt.check_dtype(dtype))
     if axis is None:
         if x.ndim > 1:
@@ -156,6 +158,9 @@ def unique_values(x, /):
     from ._manipulation import concat
 
     x = _ew.as_array(x)
+    if _dt.kind(x._dtype) == "c":
+        from ._api import _unique
+        return _unique(x)[0]
     v = sort(x.reshape(-1))
     n = v._size
     if n <= 1:

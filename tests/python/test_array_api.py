@@ -336,11 +336,32 @@ def test_complex_scans_creation_and_order_errors(dev, rng):
         got = pm.linspace(1 - 2j, 3 + 4j, num, endpoint=endpoint)
         assert got.dtype == C64
         np.testing.assert_allclose(got.numpy(), np.linspace(1 - 2j, 3 + 4j, num, endpoint=endpoint), rtol=1e-6)
+    u = (z / np.abs(z)).astype(C64)  # unit moduli: long products neither under- nor overflow
+    for axis in (0, 1):
+        got = pm.cumulative_prod(pm.asarray(u), axis=axis)
+        np.testing.assert_allclose(got.numpy(), np.cumprod(u.astype(np.complex128), axis=axis), rtol=1e-5, atol=2e-5)
+    got = pm.cumulative_prod(pm.asarray(z[:, :5]), axis=1, include_initial=True)
+    np.testing.assert_allclose(got.numpy()[:, 1:], np.cumprod(z[:, :5].astype(np.complex128), axis=1), rtol=2e-5)
+    np.testing.assert_allclose(got.numpy()[:, 0], 1)
     x = pm.asarray(z)
-    for f in (pm.sort, pm.argsort, pm.unique_values, lambda v: pm.clip(v, 0, 1),
-              lambda v: pm.cumulative_prod(v, axis=0), lambda v: pm.searchsorted(v[0], v[1])):
+    for f in (pm.sort, pm.argsort, lambda v: pm.clip(v, 0, 1), lambda v: pm.searchsorted(v[0], v[1])):
         with pytest.raises(TypeError, match="complex"):
             f(x)
+
+
+def test_complex_unique(dev, rng):
+    z = crandom(rng, (300,), -2, 2)
+    z = np.round(z)  # repeats
+    z[[3, 7]] = complex(np.nan, 1)
+    for got_all in (pm.unique_all(pm.asarray(z.reshape(20, 15))),):
+        values, index, inverse, counts = np.unique(z, return_index=True, return_inverse=True,
+                                                   return_counts=True, equal_nan=False)
+        # NumPy orders complex values by real then imaginary part too; NaNs last, each its own value
+        assert_same(got_all.values, values, dtype=C64, rtol=0, atol=0)
+        assert_same(got_all.indices, index)
+        assert_same(got_all.counts, counts)
+        np.testing.assert_array_equal(got_all.values.numpy()[got_all.inverse_indices.numpy()], z.reshape(20, 15))
+    assert_same(pm.unique_values(pm.asarray(z)), values, rtol=0, atol=0)
 
 
 # ---- new functions against NumPy ---------------------------------------------------------------
