@@ -364,6 +364,42 @@ def test_complex_unique(dev, rng):
     assert_same(pm.unique_values(pm.asarray(z)), values, rtol=0, atol=0)
 
 
+# ---- special values of the real functions -------------------------------------------------------
+
+_SPECIAL = np.array([0.0, -0.0, 0.5, -0.5, 1.0, -1.0, 2.5, -2.5, 3.0, np.inf, -np.inf, np.nan, 1e-40, 3e38], F32)
+_NOT_STANDARD = {"relu", "sigmoid", "softplus", "silu", "gelu", "gelu_tanh", "erf", "rsqrt", "leaky_relu", "exp2"}
+
+
+def _same_special(g, w):
+    """Equal including the sign of zero (NaN equals NaN); finite non-zero results within float32 rounding."""
+    if g.dtype == bool:
+        return g == w
+    exact = (g == w) & (np.signbit(g) == np.signbit(w))
+    return exact | (np.isnan(g) & np.isnan(w)) | (np.isclose(g, w, rtol=3e-6, atol=0) & (g != 0))
+
+
+@pytest.mark.parametrize("name", [n for n, op in _ops.UNARY.items() if "f" in op.kinds and n not in _NOT_STANDARD])
+def test_real_special_values_unary(dev, name):
+    op = _ops.UNARY[name]
+    with np.errstate(all="ignore"):
+        want = (1 / _SPECIAL) if name == "reciprocal" else getattr(np, op.numpy or name)(_SPECIAL)
+    got = getattr(pm, name)(pm.asarray(_SPECIAL)).numpy()
+    ok = _same_special(got, want)
+    assert ok.all(), [(_SPECIAL[i], got[i], want[i]) for i in np.nonzero(~ok)[0][:5]]
+
+
+@pytest.mark.parametrize("name", [n for n, op in _ops.BINARY.items() if "f" in op.kinds and n not in _NOT_STANDARD])
+def test_real_special_values_binary(dev, name):
+    # every pair of special values (signed zeros, infinities, NaN, a subnormal, near-overflow)
+    op = _ops.BINARY[name]
+    a, b = np.repeat(_SPECIAL, _SPECIAL.size), np.tile(_SPECIAL, _SPECIAL.size)
+    with np.errstate(all="ignore"):
+        want = getattr(np, op.numpy or name)(a, b)
+    got = getattr(pm, name)(pm.asarray(a), pm.asarray(b)).numpy()
+    ok = _same_special(got, want)
+    assert ok.all(), [(a[i], b[i], got[i], want[i]) for i in np.nonzero(~ok)[0][:5]]
+
+
 # ---- new functions against NumPy ---------------------------------------------------------------
 
 @pytest.mark.parametrize("dt", [F32, np.dtype(np.int32), np.dtype(np.uint8), np.dtype(np.float16), np.dtype(bool)],
