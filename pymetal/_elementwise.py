@@ -220,8 +220,8 @@ def _compute_dtype(op, dt):
         return dt
     if op.float_only and _dt.kind(dt) != "c":
         return _dt.default_float
-    if _dt.kind(dt) in "iub" and op.result == "bool" and op.kinds == "f":
-        return None  # isnan & co. on integers: known answer, no kernel
+    if _dt.kind(dt) in "iub" and op.name in _ops.NO_KERNEL_ON_INTEGERS:
+        return None  # isnan & co. on integers: known answer; floor & co.: the values themselves
     raise TypeError("%s() does not support %s arrays (supported: %s)"
                     % (op.name, _dt.NAMES.get(dt, dt), ", ".join(_dt.NAMES[d] for d in _ops.dtypes_of(op.kinds))))
 
@@ -249,9 +249,11 @@ def unary(name, x, out=None):
     op = _ops.UNARY[name]
     x = as_array(x)
     ct = _compute_dtype(op, x._dtype)
-    if ct is None:  # isnan / isinf of integers: False; isfinite: True
-        r = _new(x._shape, _dt.bool_, x._buf.device)
-        return fill(r, name == "isfinite")
+    if ct is None:
+        if op.result != "bool":  # floor, ceil, trunc, round of integers: the same values
+            return _finish(out, ascontiguous(x, force=True), False)
+        r = _new(x._shape, _dt.bool_, x._buf.device)  # isnan / isinf of integers: False; isfinite: True
+        return _finish(out, fill(r, name == "isfinite"), False)
     if ct == x._dtype and op.functor == "Identity" and out is None:
         return ascontiguous(x, force=True)
     if x._dtype != ct:

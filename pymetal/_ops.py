@@ -105,6 +105,10 @@ _BINARY = [
 ]
 
 UNARY = {row[0]: Op(*row) for row in _UNARY}
+# Unary ops whose result for integers (and bool, for the predicates) needs no kernel: isnan,
+# isinf, isfinite are known; floor, ceil, trunc, round return the values (the Array API
+# defines them for every real dtype).
+NO_KERNEL_ON_INTEGERS = ("isnan", "isinf", "isfinite", "floor", "ceil", "trunc", "round")
 BINARY = {row[0]: Op(*row) for row in _BINARY}
 
 # Reductions: name -> (functor, accumulator rule). "sum": 64-bit integers

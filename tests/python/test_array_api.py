@@ -487,6 +487,17 @@ def test_real_imag_conj_of_real_arrays(dev, rng, dt):
     assert_same(pm.conj(pm.asarray(a)), a, dtype=dt, rtol=0, atol=0)
 
 
+@pytest.mark.parametrize("dt", INTS, ids=dtype_id)
+def test_rounding_functions_keep_integers(dev, rng, dt):
+    a = random(rng, (5, 7), dt, -100, 100)
+    a.flat[0] = np.iinfo(dt).max  # int64: 2**63 - 1 would not survive a trip through float32
+    for name in ("floor", "ceil", "trunc", "round"):
+        assert_same(getattr(pm, name)(pm.asarray(a)), a, dtype=dt)
+        assert_same(getattr(pm, name)(pm.asarray(a)[:, ::2]), a[:, ::2], dtype=dt)
+    for name, want in (("isnan", False), ("isinf", False), ("isfinite", True)):
+        assert_same(getattr(pm, name)(pm.asarray(a)), np.full(a.shape, want))
+
+
 def test_creation_signatures_accept_the_standard_keywords(dev):
     x = pm.ones((2, 3))
     assert pm.empty_like(x, dtype=pm.int32).dtype == np.int32
