@@ -78,6 +78,8 @@ template [[host_name("unary_v_signbit_float32")]] [[kernel]] decltype(unary_v<fl
 template [[host_name("unary_g_signbit_float32")]] [[kernel]] decltype(unary_g<float, bool, Signbit>) unary_g<float, bool, Signbit>;
 template [[host_name("unary_v_logical_not_float32")]] [[kernel]] decltype(unary_v<float, bool, LogicalNot>) unary_v<float, bool, LogicalNot>;
 template [[host_name("unary_g_logical_not_float32")]] [[kernel]] decltype(unary_g<float, bool, LogicalNot>) unary_g<float, bool, LogicalNot>;
+template [[host_name("unary_v_conj_float32")]] [[kernel]] decltype(unary_v<float, float, Conj>) unary_v<float, float, Conj>;
+template [[host_name("unary_g_conj_float32")]] [[kernel]] decltype(unary_g<float, float, Conj>) unary_g<float, float, Conj>;
 template [[host_name("unary_v_relu_float32")]] [[kernel]] decltype(unary_v<float, float, Relu>) unary_v<float, float, Relu>;
 template [[host_name("unary_g_relu_float32")]] [[kernel]] decltype(unary_g<float, float, Relu>) unary_g<float, float, Relu>;
 template [[host_name("unary_v_sigmoid_float32")]] [[kernel]] decltype(unary_v<float, float, Sigmoid>) unary_v<float, float, Sigmoid>;
@@ -104,6 +106,8 @@ template [[host_name("unary_v_logical_not_int32")]] [[kernel]] decltype(unary_v<
 template [[host_name("unary_g_logical_not_int32")]] [[kernel]] decltype(unary_g<int, bool, LogicalNot>) unary_g<int, bool, LogicalNot>;
 template [[host_name("unary_v_bitwise_invert_int32")]] [[kernel]] decltype(unary_v<int, int, BitwiseInvert>) unary_v<int, int, BitwiseInvert>;
 template [[host_name("unary_g_bitwise_invert_int32")]] [[kernel]] decltype(unary_g<int, int, BitwiseInvert>) unary_g<int, int, BitwiseInvert>;
+template [[host_name("unary_v_conj_int32")]] [[kernel]] decltype(unary_v<int, int, Conj>) unary_v<int, int, Conj>;
+template [[host_name("unary_g_conj_int32")]] [[kernel]] decltype(unary_g<int, int, Conj>) unary_g<int, int, Conj>;
 template [[host_name("unary_v_relu_int32")]] [[kernel]] decltype(unary_v<int, int, Relu>) unary_v<int, int, Relu>;
 template [[host_name("unary_g_relu_int32")]] [[kernel]] decltype(unary_g<int, int, Relu>) unary_g<int, int, Relu>;
 template [[host_name("unary_v_abs_int64")]] [[kernel]] decltype(unary_v<long, long, Abs>) unary_v<long, long, Abs>;
@@ -120,6 +124,8 @@ template [[host_name("unary_v_logical_not_int64")]] [[kernel]] decltype(unary_v<
 template [[host_name("unary_g_logical_not_int64")]] [[kernel]] decltype(unary_g<long, bool, LogicalNot>) unary_g<long, bool, LogicalNot>;
 template [[host_name("unary_v_bitwise_invert_int64")]] [[kernel]] decltype(unary_v<long, long, BitwiseInvert>) unary_v<long, long, BitwiseInvert>;
 template [[host_name("unary_g_bitwise_invert_int64")]] [[kernel]] decltype(unary_g<long, long, BitwiseInvert>) unary_g<long, long, BitwiseInvert>;
+template [[host_name("unary_v_conj_int64")]] [[kernel]] decltype(unary_v<long, long, Conj>) unary_v<long, long, Conj>;
+template [[host_name("unary_g_conj_int64")]] [[kernel]] decltype(unary_g<long, long, Conj>) unary_g<long, long, Conj>;
 template [[host_name("unary_v_relu_int64")]] [[kernel]] decltype(unary_v<long, long, Relu>) unary_v<long, long, Relu>;
 template [[host_name("unary_g_relu_int64")]] [[kernel]] decltype(unary_g<long, long, Relu>) unary_g<long, long, Relu>;
 template [[host_name("unary_v_abs_bool")]] [[kernel]] decltype(unary_v<bool, bool, Abs>) unary_v<bool, bool, Abs>;

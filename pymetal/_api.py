@@ -95,8 +95,7 @@ def imag(x, /):
 
 def conj(x, /):
     """The complex conjugate; a copy of a real array."""
-    x = _numeric("conj", x)
-    return _ew.unary("conj", x) if _dt.kind(x._dtype) == "c" else _ew.ascontiguous(x, force=True)
+    return _ew.unary("conj", _numeric("conj", x))
 
 
 # ---- set functions -----------------------------------------------------------------------------

@@ -60,7 +60,7 @@ _UNARY = [
     ("signbit", "Signbit", "f", "bool", True, None),
     ("logical_not", "LogicalNot", "biuf", "bool", False, None),
     ("bitwise_invert", "BitwiseInvert", "biu", "same", False, "invert"),
-    ("conj", "Conj", "c", "same", False, "conjugate"),
+    ("conj", "Conj", "iufc", "same", False, "conjugate"),  # real numbers: themselves
     ("real", "Real", "c", "real", False, None),
     ("imag", "Imag", "c", "real", False, None),
     # activations (pymetal.nn)

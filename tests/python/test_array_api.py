@@ -485,6 +485,7 @@ def test_real_imag_conj_of_real_arrays(dev, rng, dt):
     assert_same(pm.real(pm.asarray(a)), a, dtype=dt, rtol=0, atol=0)
     assert_same(pm.imag(pm.asarray(a)), np.zeros_like(a), dtype=dt, rtol=0, atol=0)
     assert_same(pm.conj(pm.asarray(a)), a, dtype=dt, rtol=0, atol=0)
+    assert_same(np.conjugate(pm.asarray(a)), a, dtype=dt, rtol=0, atol=0)  # NumPy's ufunc runs the kernel
 
 
 @pytest.mark.parametrize("dt", INTS, ids=dtype_id)
