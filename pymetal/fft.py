@@ -2,8 +2,9 @@
 as Metal kernels (Shaders/fft.metal).
 
 - Complex transforms along one axis: the axis is made the last one of a
-  contiguous copy, then each row is transformed. Power-of-two lengths: log2(n)
-  radix-2 Stockham passes between two buffers (natural order, no bit reversal).
+  contiguous copy, then each row is transformed. Power-of-two lengths: radix-4
+  Stockham passes between two buffers (natural order, no bit reversal), and one
+  radix-2 pass when log2(n) is odd.
   Other lengths: Bluestein's algorithm, a chirp multiplication, a circular
   convolution of a power-of-two length m >= 2n - 1 (two radix-2 transforms and a
   product with the transformed chirp filter) and a second chirp multiplication.
@@ -87,8 +88,8 @@ def _const(key, make, dev):
 
 
 def _twiddles(n, sign, dev):
-    """w[t] = exp(sign 2 pi i t / n) for t < n/2 (double precision, rounded once)."""
-    return _const(("tw", n, sign), lambda: np.exp(sign * 2j * np.pi * np.arange(n // 2) / n), dev)
+    """w[t] = exp(sign 2 pi i t / n) for t < n (double precision, rounded once)."""
+    return _const(("tw", n, sign), lambda: np.exp(sign * 2j * np.pi * np.arange(n) / n), dev)
 
 
 def _chirp(n, sign, dev):
@@ -118,14 +119,17 @@ def _radix2(a, sign):
     dev = a._buf.device
     if n == 1:
         return _ew.ascontiguous(a, force=True)
-    fn = _shaders(dev).function("fft_radix2")
+    lib = _shaders(dev)
     tw = _twiddles(n, sign, dev)
     bufs = (_new((rows, n), _dt.complex64, dev), _new((rows, n), _dt.complex64, dev))
     src, ns, i = a, 1, 0
-    while ns < n:
+    while ns < n:  # radix-4 passes, then one radix-2 pass if log2(n) is odd
+        radix = 4 if ns * 4 <= n else 2
         dst = bufs[i & 1]
-        fn(src, dst, tw, _PASS.pack(n, ns), grid=(n // 2, rows), threadgroup=(min(n // 2, _TG), 1))
-        src, ns, i = dst, ns * 2, i + 1
+        threads = n // radix
+        lib.function("fft_radix%d" % radix)(src, dst, tw, _PASS.pack(n, ns), grid=(threads, rows),
+                                             threadgroup=(min(threads, _TG), 1))
+        src, ns, i = dst, ns * radix, i + 1
     return src
 
 
