@@ -57,12 +57,13 @@ fi
 cd "$DIR"
 # float64 and complex128: Apple GPUs have no double precision (the device's
 # __array_namespace_info__().dtypes() leaves them out). A fixed Hypothesis seed
-# makes runs repeatable; the xfails file lists what is known to fail, with why.
+# makes runs repeatable; no deadline (the first use of a kernel family may compile
+# it); the xfails file lists what is known to fail, with why.
 ARRAY_API_TESTS_MODULE=pymetal \
 ARRAY_API_TESTS_VERSION=2024.12 \
 ARRAY_API_TESTS_SKIP_DTYPES=float64,complex128 \
 PYMETAL_REQUIRE_LIBRARY=1 \
 PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" \
 exec "$PY" -m pytest array_api_tests -q -p no:cacheprovider \
-    --hypothesis-seed=0 --max-examples="$EXAMPLES" \
+    --hypothesis-seed=0 --max-examples="$EXAMPLES" --hypothesis-disable-deadline \
     --xfails-file "$ROOT/tests/array_api/xfails.txt" -rfE
