@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean array-api-test array-api-tests-full
 
 all: demo
 
@@ -40,7 +40,15 @@ python-test: build
 	$(PY) -m pymetal._jit 2
 	PYMETAL_REQUIRE_LIBRARY=1 $(PY) -m pytest tests/python -q
 
-test: build swift-test runtime-test python-test
+test: build swift-test runtime-test python-test array-api-test
+
+# ---- Array API conformance (arrayapi): the data-apis array-api-tests suite at a
+# pinned commit, few examples in `make test`, many in the exhaustive run.
+array-api-test: build
+	scripts/array_api_tests.sh
+
+array-api-tests-full: build
+	scripts/array_api_tests.sh full
 
 bench: build
 	$(PY) scripts/bench_overhead.py

@@ -78,6 +78,8 @@ template [[host_name("unary_v_signbit_float32")]] [[kernel]] decltype(unary_v<fl
 template [[host_name("unary_g_signbit_float32")]] [[kernel]] decltype(unary_g<float, bool, Signbit>) unary_g<float, bool, Signbit>;
 template [[host_name("unary_v_logical_not_float32")]] [[kernel]] decltype(unary_v<float, bool, LogicalNot>) unary_v<float, bool, LogicalNot>;
 template [[host_name("unary_g_logical_not_float32")]] [[kernel]] decltype(unary_g<float, bool, LogicalNot>) unary_g<float, bool, LogicalNot>;
+template [[host_name("unary_v_conj_float32")]] [[kernel]] decltype(unary_v<float, float, Conj>) unary_v<float, float, Conj>;
+template [[host_name("unary_g_conj_float32")]] [[kernel]] decltype(unary_g<float, float, Conj>) unary_g<float, float, Conj>;
 template [[host_name("unary_v_relu_float32")]] [[kernel]] decltype(unary_v<float, float, Relu>) unary_v<float, float, Relu>;
 template [[host_name("unary_g_relu_float32")]] [[kernel]] decltype(unary_g<float, float, Relu>) unary_g<float, float, Relu>;
 template [[host_name("unary_v_sigmoid_float32")]] [[kernel]] decltype(unary_v<float, float, Sigmoid>) unary_v<float, float, Sigmoid>;
@@ -104,6 +106,8 @@ template [[host_name("unary_v_logical_not_int32")]] [[kernel]] decltype(unary_v<
 template [[host_name("unary_g_logical_not_int32")]] [[kernel]] decltype(unary_g<int, bool, LogicalNot>) unary_g<int, bool, LogicalNot>;
 template [[host_name("unary_v_bitwise_invert_int32")]] [[kernel]] decltype(unary_v<int, int, BitwiseInvert>) unary_v<int, int, BitwiseInvert>;
 template [[host_name("unary_g_bitwise_invert_int32")]] [[kernel]] decltype(unary_g<int, int, BitwiseInvert>) unary_g<int, int, BitwiseInvert>;
+template [[host_name("unary_v_conj_int32")]] [[kernel]] decltype(unary_v<int, int, Conj>) unary_v<int, int, Conj>;
+template [[host_name("unary_g_conj_int32")]] [[kernel]] decltype(unary_g<int, int, Conj>) unary_g<int, int, Conj>;
 template [[host_name("unary_v_relu_int32")]] [[kernel]] decltype(unary_v<int, int, Relu>) unary_v<int, int, Relu>;
 template [[host_name("unary_g_relu_int32")]] [[kernel]] decltype(unary_g<int, int, Relu>) unary_g<int, int, Relu>;
 template [[host_name("unary_v_abs_int64")]] [[kernel]] decltype(unary_v<long, long, Abs>) unary_v<long, long, Abs>;
@@ -120,6 +124,8 @@ template [[host_name("unary_v_logical_not_int64")]] [[kernel]] decltype(unary_v<
 template [[host_name("unary_g_logical_not_int64")]] [[kernel]] decltype(unary_g<long, bool, LogicalNot>) unary_g<long, bool, LogicalNot>;
 template [[host_name("unary_v_bitwise_invert_int64")]] [[kernel]] decltype(unary_v<long, long, BitwiseInvert>) unary_v<long, long, BitwiseInvert>;
 template [[host_name("unary_g_bitwise_invert_int64")]] [[kernel]] decltype(unary_g<long, long, BitwiseInvert>) unary_g<long, long, BitwiseInvert>;
+template [[host_name("unary_v_conj_int64")]] [[kernel]] decltype(unary_v<long, long, Conj>) unary_v<long, long, Conj>;
+template [[host_name("unary_g_conj_int64")]] [[kernel]] decltype(unary_g<long, long, Conj>) unary_g<long, long, Conj>;
 template [[host_name("unary_v_relu_int64")]] [[kernel]] decltype(unary_v<long, long, Relu>) unary_v<long, long, Relu>;
 template [[host_name("unary_g_relu_int64")]] [[kernel]] decltype(unary_g<long, long, Relu>) unary_g<long, long, Relu>;
 template [[host_name("unary_v_abs_bool")]] [[kernel]] decltype(unary_v<bool, bool, Abs>) unary_v<bool, bool, Abs>;
@@ -168,6 +174,10 @@ template [[host_name("binary_vv_copysign_float32")]] [[kernel]] decltype(binary_
 template [[host_name("binary_vs_copysign_float32")]] [[kernel]] decltype(binary_vs<float, float, Copysign>) binary_vs<float, float, Copysign>;
 template [[host_name("binary_sv_copysign_float32")]] [[kernel]] decltype(binary_sv<float, float, Copysign>) binary_sv<float, float, Copysign>;
 template [[host_name("binary_g_copysign_float32")]] [[kernel]] decltype(binary_g<float, float, Copysign>) binary_g<float, float, Copysign>;
+template [[host_name("binary_vv_nextafter_float32")]] [[kernel]] decltype(binary_vv<float, float, NextAfter>) binary_vv<float, float, NextAfter>;
+template [[host_name("binary_vs_nextafter_float32")]] [[kernel]] decltype(binary_vs<float, float, NextAfter>) binary_vs<float, float, NextAfter>;
+template [[host_name("binary_sv_nextafter_float32")]] [[kernel]] decltype(binary_sv<float, float, NextAfter>) binary_sv<float, float, NextAfter>;
+template [[host_name("binary_g_nextafter_float32")]] [[kernel]] decltype(binary_g<float, float, NextAfter>) binary_g<float, float, NextAfter>;
 template [[host_name("binary_vv_maximum_float32")]] [[kernel]] decltype(binary_vv<float, float, Max>) binary_vv<float, float, Max>;
 template [[host_name("binary_vs_maximum_float32")]] [[kernel]] decltype(binary_vs<float, float, Max>) binary_vs<float, float, Max>;
 template [[host_name("binary_sv_maximum_float32")]] [[kernel]] decltype(binary_sv<float, float, Max>) binary_sv<float, float, Max>;
@@ -484,6 +494,8 @@ template [[host_name("copy_v_float32_bfloat16")]] [[kernel]] decltype(copy_v<flo
 template [[host_name("copy_g_float32_bfloat16")]] [[kernel]] decltype(copy_g<float, bfloat>) copy_g<float, bfloat>;
 template [[host_name("copy_v_float32_float32")]] [[kernel]] decltype(copy_v<float, float>) copy_v<float, float>;
 template [[host_name("copy_g_float32_float32")]] [[kernel]] decltype(copy_g<float, float>) copy_g<float, float>;
+template [[host_name("copy_v_float32_complex64")]] [[kernel]] decltype(copy_v<float, cfloat>) copy_v<float, cfloat>;
+template [[host_name("copy_g_float32_complex64")]] [[kernel]] decltype(copy_g<float, cfloat>) copy_g<float, cfloat>;
 template [[host_name("fill_v_float32")]] [[kernel]] decltype(fill_v<float>) fill_v<float>;
 template [[host_name("fill_g_float32")]] [[kernel]] decltype(fill_g<float>) fill_g<float>;
 template [[host_name("range_v_float32")]] [[kernel]] decltype(range_v<float, float>) range_v<float, float>;
@@ -516,6 +528,8 @@ template [[host_name("copy_v_int32_bfloat16")]] [[kernel]] decltype(copy_v<int, 
 template [[host_name("copy_g_int32_bfloat16")]] [[kernel]] decltype(copy_g<int, bfloat>) copy_g<int, bfloat>;
 template [[host_name("copy_v_int32_float32")]] [[kernel]] decltype(copy_v<int, float>) copy_v<int, float>;
 template [[host_name("copy_g_int32_float32")]] [[kernel]] decltype(copy_g<int, float>) copy_g<int, float>;
+template [[host_name("copy_v_int32_complex64")]] [[kernel]] decltype(copy_v<int, cfloat>) copy_v<int, cfloat>;
+template [[host_name("copy_g_int32_complex64")]] [[kernel]] decltype(copy_g<int, cfloat>) copy_g<int, cfloat>;
 template [[host_name("fill_v_int32")]] [[kernel]] decltype(fill_v<int>) fill_v<int>;
 template [[host_name("fill_g_int32")]] [[kernel]] decltype(fill_g<int>) fill_g<int>;
 template [[host_name("range_v_int32")]] [[kernel]] decltype(range_v<int, int>) range_v<int, int>;
@@ -548,6 +562,8 @@ template [[host_name("copy_v_int64_bfloat16")]] [[kernel]] decltype(copy_v<long,
 template [[host_name("copy_g_int64_bfloat16")]] [[kernel]] decltype(copy_g<long, bfloat>) copy_g<long, bfloat>;
 template [[host_name("copy_v_int64_float32")]] [[kernel]] decltype(copy_v<long, float>) copy_v<long, float>;
 template [[host_name("copy_g_int64_float32")]] [[kernel]] decltype(copy_g<long, float>) copy_g<long, float>;
+template [[host_name("copy_v_int64_complex64")]] [[kernel]] decltype(copy_v<long, cfloat>) copy_v<long, cfloat>;
+template [[host_name("copy_g_int64_complex64")]] [[kernel]] decltype(copy_g<long, cfloat>) copy_g<long, cfloat>;
 template [[host_name("fill_v_int64")]] [[kernel]] decltype(fill_v<long>) fill_v<long>;
 template [[host_name("fill_g_int64")]] [[kernel]] decltype(fill_g<long>) fill_g<long>;
 template [[host_name("range_v_int64")]] [[kernel]] decltype(range_v<long, long>) range_v<long, long>;
@@ -580,6 +596,8 @@ template [[host_name("copy_v_bool_bfloat16")]] [[kernel]] decltype(copy_v<bool, 
 template [[host_name("copy_g_bool_bfloat16")]] [[kernel]] decltype(copy_g<bool, bfloat>) copy_g<bool, bfloat>;
 template [[host_name("copy_v_bool_float32")]] [[kernel]] decltype(copy_v<bool, float>) copy_v<bool, float>;
 template [[host_name("copy_g_bool_float32")]] [[kernel]] decltype(copy_g<bool, float>) copy_g<bool, float>;
+template [[host_name("copy_v_bool_complex64")]] [[kernel]] decltype(copy_v<bool, cfloat>) copy_v<bool, cfloat>;
+template [[host_name("copy_g_bool_complex64")]] [[kernel]] decltype(copy_g<bool, cfloat>) copy_g<bool, cfloat>;
 template [[host_name("fill_v_bool")]] [[kernel]] decltype(fill_v<bool>) fill_v<bool>;
 template [[host_name("fill_g_bool")]] [[kernel]] decltype(fill_g<bool>) fill_g<bool>;
 template [[host_name("gather_bool")]] [[kernel]] decltype(gather<bool>) gather<bool>;

@@ -7,6 +7,7 @@
 // round once (MLX does the same), via F(x) and the result's cast.
 #pragma once
 #include <metal_stdlib>
+#include "complex.h"
 using namespace metal;
 
 template <typename T> METAL_FUNC float F(T x) { return static_cast<float>(x); }
@@ -27,6 +28,7 @@ struct Abs {
     float operator()(float x) const { return fabs(x); }
     half operator()(half x) const { return fabs(x); }
     bool operator()(bool x) const { return x; }
+    float operator()(cfloat x) const { return c_abs(x); }  // complex: the modulus, a real
 };
 struct Sign {
     template <typename T> T operator()(T x) const { return T((x > T(0)) - (x < T(0))); }
@@ -225,11 +227,25 @@ struct Hypot {  // scaled, so that large inputs do not overflow
     template <typename T> T operator()(T a, T b) const {
         float x = fabs(F(a)), y = fabs(F(b));
         if (isinf(x) || isinf(y)) return T(INFINITY);
+        if (is_nan(x) || is_nan(y)) return T(NAN);  // fmax/fmin below would drop a NaN
         float m = fmax(x, y), n = fmin(x, y);
-        if (m == 0.0f || is_nan(m) || is_nan(n)) return T(m + n);
+        if (m == 0.0f) return T(0.0f);
         float r = n / m;
         return T(m * sqrt(1.0f + r * r));
     }
+};
+struct NextAfter {  // the next representable value of a's own type towards b (bit stepping)
+    template <typename T, typename U> static T step(T a, T b) {
+        if (is_nan(a) || is_nan(b)) return T(F(a) + F(b));
+        if (a == b) return b;
+        if (a == T(0)) return b > T(0) ? as_type<T>(U(1)) : T(-as_type<T>(U(1)));
+        U bits = as_type<U>(a);
+        bits = ((a < b) == (a > T(0))) ? U(bits + 1) : U(bits - 1);
+        return as_type<T>(bits);
+    }
+    float operator()(float a, float b) const { return step<float, uint>(a, b); }
+    half operator()(half a, half b) const { return step<half, ushort>(a, b); }
+    bfloat operator()(bfloat a, bfloat b) const { return step<bfloat, ushort>(a, b); }
 };
 struct Copysign { template <typename T> T operator()(T a, T b) const { return T(copysign(F(a), F(b))); } };
 struct LogAddExp {
@@ -278,3 +294,53 @@ struct Clip {  // min(max(x, lo), hi), NaN propagates from x
         return r > hi ? hi : r;
     }
 };
+
+// ---- complex64 (cfloat) ------------------------------------------------------------------
+// The generic functors above compute through F(x), a real float; for cfloat
+// these specialisations take their place (Square, Negate, Identity, Add, Sub,
+// Mul, Equal, NotEqual and IsNan work as written through cfloat's operators).
+struct Conj { template <typename T> T operator()(T x) const { return x; } };
+template <> METAL_FUNC cfloat Conj::operator()<cfloat>(cfloat x) const { return cfloat(x.re, -x.im); }
+struct Real { float operator()(cfloat x) const { return x.re; } };
+struct Imag { float operator()(cfloat x) const { return x.im; } };
+#define PM_CUNARY(Op, expr) template <> METAL_FUNC cfloat Op::operator()<cfloat>(cfloat z) const { return expr; }
+PM_CUNARY(Exp, c_exp(z))
+PM_CUNARY(Log, c_log(z))
+PM_CUNARY(Sqrt, c_sqrt(z))
+// sign: z / |z|, 0 for 0, NaN + NaN i if a part is NaN (the standard); one infinite part
+// gives the unit in its direction, two give NaN (as NumPy).
+PM_CUNARY(Sign, (is_nan(z.re) || is_nan(z.im)) ? cfloat(NAN, NAN)
+                : (z.re == 0.0f && z.im == 0.0f) ? cfloat(0.0f, 0.0f)
+                : (isinf(z.re) != isinf(z.im)) ? cfloat(isinf(z.re) ? copysign(1.0f, z.re) : 0.0f,
+                                                       isinf(z.im) ? copysign(1.0f, z.im) : 0.0f)
+                : cfloat(z.re / c_abs(z), z.im / c_abs(z)))
+PM_CUNARY(Reciprocal, cfloat(1.0f, 0.0f) / z)
+PM_CUNARY(Log2, cfloat(c_log(z).re * M_LOG2E_F, c_log(z).im * M_LOG2E_F))
+PM_CUNARY(Log10, cfloat(c_log(z).re * M_LOG10E_F, c_log(z).im * M_LOG10E_F))
+// expm1 and log1p without cancellation near 0: exp(x) cos(y) - 1 = expm1(x) cos(y) - 2 sin^2(y/2).
+PM_CUNARY(Expm1, cfloat(Expm1()(z.re) * cos(z.im) - 2.0f * sin(0.5f * z.im) * sin(0.5f * z.im), exp(z.re) * sin(z.im)))
+PM_CUNARY(Log1p, cfloat((isinf(z.re) || isinf(z.im)) ? INFINITY : 0.5f * Log1p()(z.re * (2.0f + z.re) + z.im * z.im),
+                        atan2(z.im, 1.0f + z.re)))
+PM_CUNARY(Sinh, c_sinh(z))
+PM_CUNARY(Cosh, c_cosh(z))
+PM_CUNARY(Tanh, c_tanh(z))
+PM_CUNARY(Asinh, c_asinh(z))
+PM_CUNARY(Acosh, c_acosh(z))
+PM_CUNARY(Atanh, c_atanh(z))
+PM_CUNARY(Sin, c_div_i(c_sinh(c_mul_i(z))))   // sin z = -i sinh(i z)
+PM_CUNARY(Cos, c_cosh(c_mul_i(z)))            // cos z = cosh(i z)
+PM_CUNARY(Tan, c_div_i(c_tanh(c_mul_i(z))))   // tan z = -i tanh(i z)
+PM_CUNARY(Asin, c_div_i(c_asinh(c_mul_i(z)))) // asin z = -i asinh(i z)
+PM_CUNARY(Acos, cfloat(M_PI_2_F, 0.0f) - c_div_i(c_asinh(c_mul_i(z))))
+PM_CUNARY(Atan, c_div_i(c_atanh(c_mul_i(z)))) // atan z = -i atanh(i z)
+PM_CUNARY(Rint, cfloat(rint(z.re), rint(z.im)))
+#undef PM_CUNARY
+template <> METAL_FUNC bool IsInf::operator()<cfloat>(cfloat z) const { return isinf(z.re) || isinf(z.im); }
+template <> METAL_FUNC bool IsFinite::operator()<cfloat>(cfloat z) const { return isfinite(z.re) && isfinite(z.im); }
+template <> METAL_FUNC cfloat Div::operator()<cfloat>(cfloat a, cfloat b) const { return a / b; }
+template <> METAL_FUNC cfloat Pow::operator()<cfloat>(cfloat a, cfloat b) const {
+    if (b.re == 0.0f && b.im == 0.0f) return cfloat(1.0f, 0.0f);
+    if (a.re == 0.0f && a.im == 0.0f && b.im == 0.0f && b.re > 0.0f) return cfloat(0.0f, 0.0f);
+    if (b.im == 0.0f && b.re == 2.0f) return a * a;  // exact for the common square
+    return c_exp(b * c_log(a));
+}

@@ -51,6 +51,11 @@ struct RMin  { template <typename A> static A init() { return Highest<A>::value(
 struct RAll  { template <typename A> static A init() { return A(true); } template <typename A> static A f(A a, A b) { return a && b; } };
 struct RAny  { template <typename A> static A init() { return A(false); } template <typename A> static A f(A a, A b) { return a || b; } };
 
+// x[0] converted to the accumulator type through a thread-space copy: on Metal a
+// conversion operator (cfloat -> bool for all/any) cannot be called on an object
+// in device memory.
+template <typename A, typename T> METAL_FUNC A load_as(device const T* x) { T v = *x; return static_cast<A>(v); }
+
 #define PM_RED_LANES 16
 #define PM_RED_COLS 16
 
@@ -64,8 +69,8 @@ template <typename T, typename A, typename Op>
     for (int k = 0; k < PM_RED_LANES; k++) acc[k] = Op::template init<A>();
     ulong i = start;
     for (; i + PM_RED_LANES <= end; i += PM_RED_LANES)
-        for (int k = 0; k < PM_RED_LANES; k++) acc[k] = Op::f(acc[k], static_cast<A>(row[i + k]));
-    for (int k = 0; i < end; i++, k++) acc[k] = Op::f(acc[k], static_cast<A>(row[i]));
+        for (int k = 0; k < PM_RED_LANES; k++) acc[k] = Op::f(acc[k], load_as<A>(row + i + k));
+    for (int k = 0; i < end; i++, k++) acc[k] = Op::f(acc[k], load_as<A>(row + i));
     for (int w = PM_RED_LANES / 2; w > 0; w /= 2)
         for (int k = 0; k < w; k++) acc[k] = Op::f(acc[k], acc[k + w]);
     out[ulong(pos.y) * p.nchunks + pos.x] = acc[0];
@@ -87,13 +92,13 @@ template <typename T, typename A, typename Op, int COLS>
         for (int k = 0; k < COLS; k++) acc[k] = Op::template init<A>();
         for (ulong r = start; r < end; r++) {
             device const T* src = base + r * p.inner + j0;
-            for (int k = 0; k < COLS; k++) acc[k] = Op::f(acc[k], static_cast<A>(src[k]));
+            for (int k = 0; k < COLS; k++) acc[k] = Op::f(acc[k], load_as<A>(src + k));
         }
         for (int k = 0; k < COLS; k++) dst[j0 + k] = acc[k];
     } else {  // the last, partial block of columns
         for (ulong j = j0; j < p.inner; j++) {
             A acc = Op::template init<A>();
-            for (ulong r = start; r < end; r++) acc = Op::f(acc, static_cast<A>(base[r * p.inner + j]));
+            for (ulong r = start; r < end; r++) acc = Op::f(acc, load_as<A>(base + r * p.inner + j));
             dst[j] = acc;
         }
     }
@@ -189,6 +194,7 @@ template <typename A> METAL_FUNC A simd_down(A v, ushort d) { return simd_shuffl
 METAL_FUNC long simd_down(long v, ushort d) { return as_type<long>(simd_shuffle_down(as_type<uint2>(v), d)); }
 METAL_FUNC ulong simd_down(ulong v, ushort d) { return as_type<ulong>(simd_shuffle_down(as_type<uint2>(v), d)); }
 METAL_FUNC bool simd_down(bool v, ushort d) { return bool(simd_shuffle_down(ushort(v), d)); }
+METAL_FUNC cfloat simd_down(cfloat v, ushort d) { return cfloat(simd_shuffle_down(v.re, d), simd_shuffle_down(v.im, d)); }
 
 template <typename A, typename Op> METAL_FUNC A simd_reduce(A v, uint lane_count) {
     for (ushort d = 16; d > 0; d /= 2) {
@@ -210,7 +216,7 @@ template <typename T, typename A, typename Op>
     ulong end = min(start + p.chunk, p.n);
     device const T* row = x + ulong(group.y) * p.n;
     A acc = Op::template init<A>();
-    for (ulong i = start + tid; i < end; i += tgsize) acc = Op::f(acc, static_cast<A>(row[i]));
+    for (ulong i = start + tid; i < end; i += tgsize) acc = Op::f(acc, load_as<A>(row + i));
     // Lanes past the end of a partial SIMD-group hold the identity, so a full shuffle tree is safe.
     acc = simd_reduce<A, Op>(acc, 32);
     if (lane == 0) partial[sg] = acc;

@@ -66,7 +66,11 @@ del _EW
 newaxis = None
 e, pi, inf, nan = 2.718281828459045, 3.141592653589793, float("inf"), float("nan")
 
-# Stop-gaps for main-namespace pieces the arrayapi branch owns (linalg branch; see _api_gaps.py).
-from ._api_gaps import install as _install_gaps
-_install_gaps()
-del _install_gaps
+# ---- the Python Array API standard's namespace (issue 12: arrayapi) ----
+from .dtypes import float64, complex64, complex128  # noqa: E402  (float64/complex128: dtype objects only)
+from ._api import (  # noqa: E402
+    __array_namespace_info__, broadcast_shapes, conj, diff, imag, isin, real,
+    unique_all, unique_counts, unique_inverse,
+)
+from ._api import API_VERSION as __array_api_version__  # noqa: E402
+from . import fft  # noqa: E402

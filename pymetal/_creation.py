@@ -37,6 +37,14 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
 
 def linspace(start, stop, /, num, *, dtype=None, device=None, endpoint=True):
     """num evenly spaced values from start to stop (stop included unless endpoint=False)."""
+    if dtype is None and (isinstance(start, complex) or isinstance(stop, complex)):
+        dtype = _dt.complex64
+    if dtype is not None and _dt.kind(_dt.check_dtype(dtype)) == "c":
+        # complex: the real and imaginary parts are two real linspaces
+        start, stop = complex(start), complex(stop)
+        re = linspace(start.real, stop.real, num, device=device, endpoint=endpoint)
+        im = linspace(start.imag, stop.imag, num, device=device, endpoint=endpoint)
+        return _ew.binary("add", re, _ew.binary("multiply", im, 1j))
     dt = _dt.check_dtype(dtype or _dt.default_float)
     if num < 0:
         raise ValueError("linspace: num must be >= 0, not %d" % num)

@@ -24,7 +24,7 @@ _TG = 256  # threads per threadgroup for elementwise kernels
 # ---- operands ------------------------------------------------------------------------
 
 def is_scalar(x):
-    return isinstance(x, (bool, int, float)) and not isinstance(x, np.generic)
+    return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
 def as_array(x, dev=None):
@@ -45,6 +45,8 @@ def as_array(x, dev=None):
 
 def scalar_value(value, dt):
     """value as a NumPy scalar of dt (passed to kernels by value)."""
+    if _dt.kind(dt) == "c":
+        return np.complex64(value)
     if _dt.kind(dt) == "f":
         return np.array(value, dtype=np.float32).astype(dt)[()]
     if _dt.kind(dt) == "b":
@@ -216,10 +218,10 @@ def _compute_dtype(op, dt):
         ok = _SUPPORTS[key] = dt in _ops.dtypes_of(op.kinds)
     if ok:
         return dt
-    if op.float_only:
+    if op.float_only and _dt.kind(dt) != "c":
         return _dt.default_float
-    if _dt.kind(dt) in "iub" and op.result == "bool" and op.kinds == "f":
-        return None  # isnan & co. on integers: known answer, no kernel
+    if _dt.kind(dt) in "iub" and op.name in _ops.NO_KERNEL_ON_INTEGERS:
+        return None  # isnan & co. on integers: known answer; floor & co.: the values themselves
     raise TypeError("%s() does not support %s arrays (supported: %s)"
                     % (op.name, _dt.NAMES.get(dt, dt), ", ".join(_dt.NAMES[d] for d in _ops.dtypes_of(op.kinds))))
 
@@ -237,7 +239,7 @@ def unary(name, x, out=None):
             ok = op.functor != "Identity" and _compute_dtype(op, x._dtype) == x._dtype
             plan = _FAST_UNARY[key] = ok and (
                 _jit.kernel(_ops.unary_name("v", name, x._dtype), "unary", x._dtype),
-                _dt.bool_ if op.result == "bool" else x._dtype)
+                _ops.result_dtype(op, x._dtype))
         if plan:
             n = x._size
             res = _new(x._shape, plan[1], x._buf.device)
@@ -247,14 +249,16 @@ def unary(name, x, out=None):
     op = _ops.UNARY[name]
     x = as_array(x)
     ct = _compute_dtype(op, x._dtype)
-    if ct is None:  # isnan / isinf of integers: False; isfinite: True
-        r = _new(x._shape, _dt.bool_, x._buf.device)
-        return fill(r, name == "isfinite")
+    if ct is None:
+        if op.result != "bool":  # floor, ceil, trunc, round of integers: the same values
+            return _finish(out, ascontiguous(x, force=True), False)
+        r = _new(x._shape, _dt.bool_, x._buf.device)  # isnan / isinf of integers: False; isfinite: True
+        return _finish(out, fill(r, name == "isfinite"), False)
     if ct == x._dtype and op.functor == "Identity" and out is None:
         return ascontiguous(x, force=True)
     if x._dtype != ct:
         x = astype(x, ct)
-    rdt = _dt.bool_ if op.result == "bool" else ct
+    rdt = _ops.result_dtype(op, ct)
     res, direct = _result(out, x._shape, rdt, x._buf.device, [x])
     n = res._size
     if n:
@@ -322,7 +326,7 @@ def _fast_plan(name, a, b):
         return False
     layout = "vs" if tb is float else "vv"
     fn = _jit.kernel(_ops.binary_name(layout, name, ct), "binary", ct)
-    return fn, (_dt.bool_ if op.result == "bool" else ct), ct.type
+    return fn, _ops.result_dtype(op, ct), ct.type
 
 
 def binary(name, a, b, out=None):
@@ -358,7 +362,7 @@ def binary(name, a, b, out=None):
     else:
         dt = _dt.promote_types(a._dtype, b._dtype)
     ct = _compute_dtype(op, dt)
-    rdt = _dt.bool_ if op.result == "bool" else ct
+    rdt = _ops.result_dtype(op, ct)
     dev = (b if sa else a)._buf.device
     if not sa and a._dtype != ct:
         a = astype(a, ct)
@@ -417,8 +421,8 @@ def clip(x, /, min=None, max=None):
     """x limited to [min, max] (either may be None); NaN stays NaN."""
     x = as_array(x)
     dt = x._dtype
-    if _dt.kind(dt) == "b":
-        raise TypeError("clip() does not support bool arrays")
+    if _dt.kind(dt) in "bc":
+        raise TypeError("clip() does not support %s arrays (no order)" % _dt.NAMES[dt])
     if min is None and max is None:
         return ascontiguous(x, force=True)
     if min is None:
@@ -506,7 +510,7 @@ def _binop(name):
 
 
 def _operand_ok(x):
-    return isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, list, tuple))
+    return isinstance(x, (Array, np.ndarray, np.generic, bool, int, float, complex, list, tuple))
 
 
 _OPERATORS = {

@@ -30,6 +30,8 @@ def matmul(x1, x2, /):
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: operands must have at least one dimension (use * for scalars)")
     dt = _dt.promote_types(a._dtype, b._dtype)
+    if _dt.kind(dt) == "c":
+        return _complex_matmul(a, b)
     if a._dtype != dt:
         a = _ew.astype(a, dt)
     if b._dtype != dt:
@@ -59,6 +61,17 @@ def matmul(x1, x2, /):
     if vb:
         return out.reshape(batch + (m,))
     return out
+
+
+def _complex_matmul(a, b):
+    """complex64 matmul as four float32 matmuls of the parts (the real kernels, no complex one):
+    (ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br)."""
+    from ._api import imag, real
+
+    ar, ai, br, bi = real(a), imag(a), real(b), imag(b)
+    re = _ew.binary("subtract", matmul(ar, br), matmul(ai, bi))
+    im = _ew.binary("add", matmul(ar, bi), matmul(ai, br))
+    return _ew.binary("add", re, _ew.binary("multiply", im, 1j))
 
 
 _MATMUL_OPERANDS = (Array, np.ndarray, list, tuple)  # scalars: NotImplemented, as NumPy's @
@@ -124,7 +137,7 @@ def tensordot(x1, x2, /, *, axes=2):
 
 
 def vecdot(x1, x2, /, *, axis=-1):
-    """Dot product of vectors along axis (broadcast)."""
+    """Dot product of vectors along axis (broadcast); complex: sum(conj(x1) * x2), as the standard."""
     a, b = _ew.as_array(x1), _ew.as_array(x2)
     nd = min(a.ndim, b.ndim)
     if nd == 0 or not -nd <= axis < nd:
@@ -135,6 +148,8 @@ def vecdot(x1, x2, /, *, axis=-1):
     if a._shape[ax] != b._shape[ax]:
         raise ValueError("vecdot: the vectors along axis %d differ in length: shapes %r and %r"
                          % (axis, a._shape, b._shape))
+    if _dt.kind(a._dtype) == "c":
+        a = _ew.unary("conj", a)
     prod = _ew.binary("multiply", a, b)
     return _red.sum(prod, axis=ax, dtype=prod._dtype)  # the operands' type (sum would widen integers)
 

@@ -7,8 +7,10 @@ common dtypes, compiled on first use for the others: see _jit.py), the module
 functions, the operators and ``__array_ufunc__``. A new elementwise op is one
 functor and one row here.
 
-Kinds: b bool, i signed, u unsigned, f floating (float16, bfloat16, float32).
-Results: "same" (the computation dtype), "bool".
+Kinds: b bool, i signed, u unsigned, f floating (float16, bfloat16, float32),
+c complex (complex64).
+Results: "same" (the computation dtype), "bool", "real" (the real type of a
+complex computation dtype: real, imag); abs of a complex array is real too.
 Ops marked float-only compute integer and bool inputs in float32.
 """
 
@@ -20,44 +22,47 @@ Op = namedtuple("Op", "name functor kinds result float_only numpy")
 
 # name, functor, kinds, result, float_only, numpy name (None: same as name)
 _UNARY = [
-    ("abs", "Abs", "biuf", "same", False, "absolute"),
-    ("negative", "Negate", "iuf", "same", False, None),
-    ("positive", "Identity", "iuf", "same", False, None),
-    ("sign", "Sign", "iuf", "same", False, None),
-    ("square", "Square", "iuf", "same", False, None),
-    ("sqrt", "Sqrt", "f", "same", True, None),
+    ("abs", "Abs", "biufc", "same", False, "absolute"),
+    ("negative", "Negate", "iufc", "same", False, None),
+    ("positive", "Identity", "iufc", "same", False, None),
+    ("sign", "Sign", "iufc", "same", False, None),
+    ("square", "Square", "iufc", "same", False, None),
+    ("sqrt", "Sqrt", "fc", "same", True, None),
     ("rsqrt", "Rsqrt", "f", "same", True, None),
-    ("reciprocal", "Reciprocal", "f", "same", True, None),
-    ("exp", "Exp", "f", "same", True, None),
+    ("reciprocal", "Reciprocal", "fc", "same", True, None),
+    ("exp", "Exp", "fc", "same", True, None),
     ("exp2", "Exp2", "f", "same", True, None),
-    ("expm1", "Expm1", "f", "same", True, None),
-    ("log", "Log", "f", "same", True, None),
-    ("log2", "Log2", "f", "same", True, None),
-    ("log10", "Log10", "f", "same", True, None),
-    ("log1p", "Log1p", "f", "same", True, None),
-    ("sin", "Sin", "f", "same", True, None),
-    ("cos", "Cos", "f", "same", True, None),
-    ("tan", "Tan", "f", "same", True, None),
-    ("asin", "Asin", "f", "same", True, "arcsin"),
-    ("acos", "Acos", "f", "same", True, "arccos"),
-    ("atan", "Atan", "f", "same", True, "arctan"),
-    ("sinh", "Sinh", "f", "same", True, None),
-    ("cosh", "Cosh", "f", "same", True, None),
-    ("tanh", "Tanh", "f", "same", True, None),
-    ("asinh", "Asinh", "f", "same", True, "arcsinh"),
-    ("acosh", "Acosh", "f", "same", True, "arccosh"),
-    ("atanh", "Atanh", "f", "same", True, "arctanh"),
+    ("expm1", "Expm1", "fc", "same", True, None),
+    ("log", "Log", "fc", "same", True, None),
+    ("log2", "Log2", "fc", "same", True, None),
+    ("log10", "Log10", "fc", "same", True, None),
+    ("log1p", "Log1p", "fc", "same", True, None),
+    ("sin", "Sin", "fc", "same", True, None),
+    ("cos", "Cos", "fc", "same", True, None),
+    ("tan", "Tan", "fc", "same", True, None),
+    ("asin", "Asin", "fc", "same", True, "arcsin"),
+    ("acos", "Acos", "fc", "same", True, "arccos"),
+    ("atan", "Atan", "fc", "same", True, "arctan"),
+    ("sinh", "Sinh", "fc", "same", True, None),
+    ("cosh", "Cosh", "fc", "same", True, None),
+    ("tanh", "Tanh", "fc", "same", True, None),
+    ("asinh", "Asinh", "fc", "same", True, "arcsinh"),
+    ("acosh", "Acosh", "fc", "same", True, "arccosh"),
+    ("atanh", "Atanh", "fc", "same", True, "arctanh"),
     ("erf", "Erf", "f", "same", True, None),
     ("floor", "Floor", "f", "same", False, None),
     ("ceil", "Ceil", "f", "same", False, None),
-    ("round", "Rint", "f", "same", False, "rint"),
+    ("round", "Rint", "fc", "same", False, "rint"),
     ("trunc", "Trunc", "f", "same", False, None),
-    ("isnan", "IsNan", "f", "bool", False, None),
-    ("isinf", "IsInf", "f", "bool", False, None),
-    ("isfinite", "IsFinite", "f", "bool", False, None),
+    ("isnan", "IsNan", "fc", "bool", False, None),
+    ("isinf", "IsInf", "fc", "bool", False, None),
+    ("isfinite", "IsFinite", "fc", "bool", False, None),
     ("signbit", "Signbit", "f", "bool", True, None),
     ("logical_not", "LogicalNot", "biuf", "bool", False, None),
     ("bitwise_invert", "BitwiseInvert", "biu", "same", False, "invert"),
+    ("conj", "Conj", "iufc", "same", False, "conjugate"),  # real numbers: themselves
+    ("real", "Real", "c", "real", False, None),
+    ("imag", "Imag", "c", "real", False, None),
     # activations (pymetal.nn)
     ("relu", "Relu", "iuf", "same", False, None),
     ("sigmoid", "Sigmoid", "f", "same", True, None),
@@ -68,21 +73,22 @@ _UNARY = [
 ]
 
 _BINARY = [
-    ("add", "Add", "biuf", "same", False, None),
-    ("subtract", "Sub", "iuf", "same", False, None),
-    ("multiply", "Mul", "biuf", "same", False, None),
-    ("divide", "Div", "f", "same", True, None),
+    ("add", "Add", "biufc", "same", False, None),
+    ("subtract", "Sub", "iufc", "same", False, None),
+    ("multiply", "Mul", "biufc", "same", False, None),
+    ("divide", "Div", "fc", "same", True, None),
     ("floor_divide", "FloorDivide", "iuf", "same", False, None),
     ("remainder", "Remainder", "iuf", "same", False, None),
-    ("pow", "Pow", "iuf", "same", False, "power"),
+    ("pow", "Pow", "iufc", "same", False, "power"),
     ("atan2", "Atan2", "f", "same", True, "arctan2"),
     ("hypot", "Hypot", "f", "same", True, None),
     ("copysign", "Copysign", "f", "same", True, None),
+    ("nextafter", "NextAfter", "f", "same", True, None),
     ("maximum", "Max", "biuf", "same", False, None),
     ("minimum", "Min", "biuf", "same", False, None),
     ("logaddexp", "LogAddExp", "f", "same", True, None),
-    ("equal", "Equal", "biuf", "bool", False, None),
-    ("not_equal", "NotEqual", "biuf", "bool", False, None),
+    ("equal", "Equal", "biufc", "bool", False, None),
+    ("not_equal", "NotEqual", "biufc", "bool", False, None),
     ("less", "Less", "biuf", "bool", False, None),
     ("less_equal", "LessEqual", "biuf", "bool", False, None),
     ("greater", "Greater", "biuf", "bool", False, None),
@@ -99,6 +105,10 @@ _BINARY = [
 ]
 
 UNARY = {row[0]: Op(*row) for row in _UNARY}
+# Unary ops whose result for integers (and bool, for the predicates) needs no kernel: isnan,
+# isinf, isfinite are known; floor, ceil, trunc, round return the values (the Array API
+# defines them for every real dtype).
+NO_KERNEL_ON_INTEGERS = ("isnan", "isinf", "isfinite", "floor", "ceil", "trunc", "round")
 BINARY = {row[0]: Op(*row) for row in _BINARY}
 
 # Reductions: name -> (functor, accumulator rule). "sum": 64-bit integers
@@ -119,8 +129,11 @@ _KIND_DTYPES = {
     "i": [_dt.int8, _dt.int16, _dt.int32, _dt.int64],
     "u": [_dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64],
     "f": [_dt.float16, _dt.bfloat16, _dt.float32],
+    "c": [_dt.complex64],
 }
-ALL_DTYPES = [d for k in "biuf" for d in _KIND_DTYPES[k]]
+ALL_DTYPES = [d for k in "biufc" for d in _KIND_DTYPES[k]]
+# Reductions defined for complex arrays (no ordering: no max/min/argmax/argmin).
+COMPLEX_REDUCE = ("sum", "prod", "all", "any")
 
 
 def dtypes_of(kinds):
@@ -133,6 +146,8 @@ def accumulator(rule, dt):
     if rule == "same":
         return dt
     k = _dt.kind(dt)
+    if k == "c":
+        return dt
     if k == "f":
         return _dt.float32
     return _dt.uint64 if k == "u" else _dt.int64
@@ -181,8 +196,17 @@ def argreduce_name(shape, op, dt, has_idx):
     return "argreduce_%s_%s_%s%s" % (shape, op, _dt.NAMES[dt], "_i" if has_idx else "")
 
 
+def result_dtype(op, dt):
+    """The dtype op returns when it computes in dt."""
+    if op.result == "bool":
+        return _dt.bool_
+    if op.result == "real" or (op.name == "abs" and _dt.kind(dt) == "c"):
+        return _dt.real_dtype(dt)
+    return dt
+
+
 def _result_msl(op, dt):
-    return "bool" if op.result == "bool" else _msl(dt)
+    return _msl(result_dtype(op, dt))
 
 
 def family_lines(family, dt):
@@ -210,21 +234,23 @@ def family_lines(family, dt):
                 out[copy_name(layout, dt, dst)] = _line(copy_name(layout, dt, dst), "copy_" + layout, [t, _msl(dst)])
         for layout in ("v", "g"):
             out[fill_name(layout, dt)] = _line(fill_name(layout, dt), "fill_" + layout, [t])
-        if dt != _dt.bool_:
+        if dt != _dt.bool_ and _dt.kind(dt) != "c":
             acc = "float" if _dt.kind(dt) == "f" else t
             out[range_name(dt)] = _line(range_name(dt), "range_v", [t, acc])
         for kind in ("gather", "scatter", "compact"):
             out["%s_%s" % (kind, _dt.NAMES[dt])] = _line("%s_%s" % (kind, _dt.NAMES[dt]), kind, [t])
         out[ternary_name("where", dt)] = _line(ternary_name("where", dt), "ternary_g", ["bool", t, "Where"])
-        if dt != _dt.bool_:
+        if dt != _dt.bool_ and _dt.kind(dt) != "c":
             out[ternary_name("clip", dt)] = _line(ternary_name("clip", dt), "ternary_g", [t, t, "Clip"])
     elif family == "reduce":
         for name, (functor, rule) in REDUCE.items():
+            if _dt.kind(dt) == "c" and name not in COMPLEX_REDUCE:
+                continue
             acc = _msl(accumulator(rule, dt))
             for shape, template, extra in (("row", "reduce_row", []), ("row_simd", "reduce_row_simd", []),
                                            ("col", "reduce_col", ["64"]), ("col1", "reduce_col", ["1"])):
                 out[reduce_name(shape, name, dt)] = _line(reduce_name(shape, name, dt), template, [t, acc, functor] + extra)
-        if dt != _dt.bool_:
+        if dt != _dt.bool_ and _dt.kind(dt) != "c":
             for name, functor in ARGREDUCE.items():
                 for shape in ("row", "col"):
                     for has_idx in (False, True):

@@ -129,6 +129,8 @@ def reduce(name, x, axis=None, keepdims=False, out_dtype=None):
     (default: the accumulator type for integer sums and products, else x's type)."""
     x = _ew.as_array(x)
     functor, rule = _ops.REDUCE[name]
+    if _dt.kind(x._dtype) == "c" and name not in _ops.COMPLEX_REDUCE:
+        raise TypeError("%s() is not defined for complex arrays (complex numbers have no order)" % name)
     acc = _ops.accumulator(rule, x._dtype)
     if out_dtype is None:
         out_dtype = acc if (rule == "sum" and _dt.kind(x._dtype) != "f") or rule == "bool" else x._dtype
@@ -153,6 +155,8 @@ def reduce(name, x, axis=None, keepdims=False, out_dtype=None):
 
 def _arg(name, x, axis=None, keepdims=False):
     x = _ew.as_array(x)
+    if _dt.kind(x._dtype) == "c":
+        raise TypeError("%s() is not defined for complex arrays (complex numbers have no order)" % name)
     if x._dtype == _dt.bool_:
         x = _ew.astype(x, _dt.uint8)
     if axis is None:
@@ -231,23 +235,31 @@ def _count(x, axes):
 
 
 def _float_of(x):
-    return _dt.float32 if _dt.kind(x._dtype) != "f" else x._dtype
+    return _dt.float32 if _dt.kind(x._dtype) not in "fc" else x._dtype
+
+
+def _real_only(name, x):
+    if _dt.kind(x._dtype) == "c":
+        raise TypeError("%s() of complex arrays is not supported (the Array API defines it for real "
+                        "arrays); use %s of pm.real(x) and pm.imag(x)" % (name, name))
 
 
 def mean(x, /, *, axis=None, keepdims=False):
-    """Arithmetic mean over axis (float32 for integer input; float16/bfloat16 summed in float32)."""
+    """Arithmetic mean over axis (float32 for integer input; float16/bfloat16 summed in float32;
+    complex64 stays complex64)."""
     x = _ew.as_array(x)
     axes = _axes(axis, x.ndim)
     n = _count(x, axes)
-    s = reduce("sum", x, axis, keepdims, _dt.float32)
+    s = reduce("sum", x, axis, keepdims, _dt.complex64 if _dt.kind(x._dtype) == "c" else _dt.float32)
     r = _ew.binary("divide", s, float(n) if n else float("nan"))
     out = _float_of(x)
-    return r if out == _dt.float32 else _ew.astype(r, out)
+    return r if out == r._dtype else _ew.astype(r, out)
 
 
 def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     """Variance over axis with `correction` degrees of freedom removed (two passes)."""
     x = _ew.as_array(x)
+    _real_only("var", x)
     axes = _axes(axis, x.ndim)
     n = _count(x, axes)
     xf = x if x._dtype == _dt.float32 else _ew.astype(x, _dt.float32)
@@ -276,6 +288,7 @@ def count_nonzero(x, /, *, axis=None, keepdims=False):
 def logsumexp(x, /, *, axis=None, keepdims=False):
     """log(sum(exp(x))) over axis, computed without overflow."""
     x = _ew.as_array(x)
+    _real_only("logsumexp", x)
     if _dt.kind(x._dtype) != "f":
         x = _ew.astype(x, _dt.float32)
     m = reduce("max", x, axis, True)

@@ -12,6 +12,12 @@ from .array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
 
 
+def _real_only(name, x):
+    if _dt.kind(x._dtype) == "c":
+        raise TypeError("%s() of complex arrays is not supported: the Array API leaves the order of "
+                        "complex numbers unspecified; sort pm.real(x) or pm.abs(x)" % name)
+
+
 def _last_axis(x, axis):
     """(contiguous copy with axis last, rows, n, permutation to undo)."""
     x = _ew.as_array(x)
@@ -27,6 +33,7 @@ def _last_axis(x, axis):
 def _sorted(x, axis, descending, stable, want):
     from ._kernels import sort as _sort
 
+    _real_only("sort", _ew.as_array(x))
     src, rows, n, inv = _last_axis(x, axis)
     values = _new(src._shape, src._dtype, src._buf.device)
     indices = _new(src._shape, _dt.int64, src._buf.device)
@@ -52,6 +59,7 @@ def searchsorted(x1, x2, /, *, side="left", sorter=None):
     if side not in ("left", "right"):
         raise ValueError("searchsorted: side must be 'left' or 'right', not %r" % (side,))
     a = _ew.as_array(x1)
+    _real_only("searchsorted", a)
     if a.ndim != 1:
         raise ValueError("searchsorted: x1 must be 1-D")
     if sorter is not None:
@@ -68,6 +76,16 @@ def _cumulative(op, x, axis, dtype, include_initial):
     from ._kernels import scan as _scan
 
     x = _ew.as_array(x)
+    if _dt.kind(x._dtype) == "c":
+        from ._api import imag, real
+        if op == "sum":  # running sums of the parts
+            re, im = (_cumulative("sum", p, axis, _dt.float32, include_initial) for p in (real(x), imag(x)))
+        else:  # running products in polar form: moduli multiply, angles add
+            r = _cumulative("prod", _ew.unary("abs", x), axis, _dt.float32, include_initial)
+            phi = _cumulative("sum", _ew.binary("atan2", imag(x), real(x)), axis, _dt.float32, include_initial)
+            re, im = _ew.binary("multiply", r, _ew.unary("cos", phi)), _ew.binary("multiply", r, _ew.unary("sin", phi))
+        res = _ew.binary("add", re, _ew.binary("multiply", im, 1j))
+        return res if dtype is None else _ew.astype(res, _dt.check_dtype(dtype))
     if axis is None:
         if x.ndim > 1:
             raise ValueError("cumulative_%s: axis is required for arrays of more than one dimension" % op)
@@ -140,6 +158,9 @@ def unique_values(x, /):
     from ._manipulation import concat
 
     x = _ew.as_array(x)
+    if _dt.kind(x._dtype) == "c":
+        from ._api import _unique
+        return _unique(x)[0]
     v = sort(x.reshape(-1))
     n = v._size
     if n <= 1:

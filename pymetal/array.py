@@ -335,7 +335,15 @@ class Array:
         return self._scalar(int)
 
     def __complex__(self):
-        return complex(self._scalar(float))
+        return complex(self._scalar(complex))
+
+    def __array_namespace__(self, /, *, api_version=None):
+        """The Python Array API namespace of pymetal arrays: the pymetal module."""
+        import pymetal
+        if api_version is not None and api_version not in _api.SUPPORTED_VERSIONS:
+            raise ValueError("api_version=%r: pymetal implements the Array API %s (and accepts %s)"
+                             % (api_version, _api.API_VERSION, ", ".join(_api.SUPPORTED_VERSIONS)))
+        return pymetal
 
     def __iter__(self):
         if not self._shape:
@@ -369,6 +377,10 @@ class Array:
         dt = check_dtype(dtype)
         if dt == self._dtype and not copy:
             return self
+        if _dt.kind(self._dtype) == "c" and _dt.kind(dt) not in "cb":
+            # The Array API leaves complex -> real casts undefined; NumPy drops the imaginary part.
+            raise TypeError("astype: converting complex64 to %s would drop the imaginary part; "
+                            "use pm.real(x) or pm.abs(x)" % _dt.NAMES[dt])
         return _ew.astype(self, dt)
 
     def fill(self, value):
@@ -522,6 +534,8 @@ def _scalar_dtype(value):
         return _dt.default_int
     if isinstance(value, float):
         return _dt.default_float
+    if isinstance(value, complex):
+        return _dt.complex64
     raise TypeError("fill value must be a number, not %s" % type(value).__name__)
 
 
@@ -537,26 +551,29 @@ def _like(a, dtype):
     return check_dtype(dtype) if dtype is not None else check_dtype(a.dtype)
 
 
-def empty_like(a, dtype=None, *, device=None):
-    return empty(np.shape(a), _like(a, dtype), device=device)
+def empty_like(x, /, dtype=None, *, device=None):
+    return empty(np.shape(x), _like(x, dtype), device=device)
 
 
-def zeros_like(a, dtype=None, *, device=None):
-    return zeros(np.shape(a), _like(a, dtype), device=device)
+def zeros_like(x, /, dtype=None, *, device=None):
+    return zeros(np.shape(x), _like(x, dtype), device=device)
 
 
-def ones_like(a, dtype=None, *, device=None):
-    return ones(np.shape(a), _like(a, dtype), device=device)
+def ones_like(x, /, dtype=None, *, device=None):
+    return ones(np.shape(x), _like(x, dtype), device=device)
 
 
-def full_like(a, fill_value, dtype=None, *, device=None):
-    return full(np.shape(a), fill_value, _like(a, dtype), device=device)
+def full_like(x, /, fill_value, dtype=None, *, device=None):
+    return full(np.shape(x), fill_value, _like(x, dtype), device=device)
 
 
 def _default_numpy(a):
-    """Python data with no explicit dtype: float64 -> float32 (no float64 on Apple GPUs)."""
+    """Python data with no explicit dtype: float64 -> float32, complex128 -> complex64
+    (no double precision on Apple GPUs)."""
     if a.dtype.kind == "f" and a.dtype.itemsize == 8:
         return a.astype(np.float32)
+    if a.dtype.kind == "c" and a.dtype.itemsize == 16:
+        return a.astype(np.complex64)
     return a
 
 
@@ -583,7 +600,7 @@ def _from_numpy(a, dev, copy=None):
     return x
 
 
-def asarray(obj, dtype=None, *, device=None, copy=None):
+def asarray(obj, /, dtype=None, *, device=None, copy=None):
     """A pymetal array for obj, sharing memory where possible.
 
     - a pymetal Array of the same dtype is returned as is (copy=True copies);
@@ -636,5 +653,6 @@ def array(obj, dtype=None, *, device=None, copy=True):
 
 
 # The operator and indexing implementations (imported last: they import Array).
+from . import _api  # noqa: E402
 from . import _elementwise as _ew  # noqa: E402
 from . import _indexing as _ix  # noqa: E402

@@ -1,14 +1,21 @@
 """The element types pymetal accepts, their MSL names, and type promotion.
 
-Arrays hold bool, int8..int64, uint8..uint64, float16, bfloat16 or float32 (and
-structured dtypes built from those, for arrays of structs passed to kernels).
-float64 is refused everywhere: Apple GPUs have no double precision, and the CPU
-backend refuses it too so that code behaves the same on every machine. NumPy
-has no bfloat16; pymetal uses the one of the ``ml_dtypes`` package.
+Arrays hold bool, int8..int64, uint8..uint64, float16, bfloat16, float32 or
+complex64 (and structured dtypes built from those, for arrays of structs passed
+to kernels). float64 and complex128 are refused for arrays everywhere: Apple
+GPUs have no double precision, and the CPU backend refuses it too so that code
+behaves the same on every machine. ``pm.float64`` and ``pm.complex128`` exist as
+dtype objects (the Array API namespace names them) and the pure data-type
+functions (result_type, can_cast, finfo, isdtype) accept them; the device's
+``__array_namespace_info__().dtypes()`` does not list them, as the standard
+allows for a device without double precision. NumPy has no bfloat16; pymetal
+uses the one of the ``ml_dtypes`` package. complex64 is stored as NumPy's
+(float32 real, float32 imaginary) pairs; kernels see it as ``cfloat``
+(Shaders/complex.h).
 
-Promotion follows the Python Array API standard's table within a kind. Across
-kinds (which the standard leaves open): bool joins any type; an integer with a
-float gives that float (as PyTorch and MLX; NumPy would widen to float64);
+Promotion follows the Python Array API standard's table within a kind (and
+real floating with complex gives complex64). Across kinds (which the standard
+leaves open): bool joins any type; an integer with a float gives that float (as PyTorch and MLX; NumPy would widen to float64);
 bfloat16 with float16 gives float32; uint64 with a signed integer is refused
 (no 128-bit integer holds both). Python scalars are "weak" as in NumPy 2: they
 take the array's type when their kind allows (``x_f16 * 2.0`` stays float16),
@@ -29,7 +36,7 @@ except ImportError:  # pragma: no cover - ml_dtypes is a dependency
 __all__ = [
     "SUPPORTED", "check_dtype", "MSL_TYPE_NAMES", "NAMES",
     "bool_", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128",
     "result_type", "can_cast", "finfo", "iinfo", "isdtype",
     "default_float", "default_int", "default_index",
 ]
@@ -38,12 +45,15 @@ bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32 = np.dtype(np.float16), np.dtype(np.float32)
+complex64 = np.dtype(np.complex64)
+# Named by the Array API namespace, never held by an array (no double precision on Apple GPUs).
+float64, complex128 = np.dtype(np.float64), np.dtype(np.complex128)
 
 default_float = float32
 default_int = int64    # Python ints become int64 arrays, as in NumPy (sums and indices exact)
 default_index = int64  # argmax, argsort, nonzero, ... (sizes over 2**31 stay exact)
 
-_ALL = [bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32]
+_ALL = [bool_, int8, int16, int32, int64, uint8, uint16, uint32, uint64, float16, float32, complex64]
 if bfloat16 is not None:
     _ALL.insert(10, bfloat16)
 
@@ -54,6 +64,7 @@ NAMES = {dt: ("bfloat16" if dt == bfloat16 else dt.name) for dt in _ALL}
 MSL_TYPE_NAMES = {
     bool_: "bool", int8: "char", uint8: "uchar", int16: "short", uint16: "ushort",
     int32: "int", uint32: "uint", int64: "long", uint64: "ulong", float16: "half", float32: "float",
+    complex64: "cfloat",
 }
 if bfloat16 is not None:
     MSL_TYPE_NAMES[bfloat16] = "bfloat"
@@ -93,12 +104,8 @@ def check_dtype(dtype, what="array"):
         return dt
     if bad.kind == "f" and bad.itemsize >= 8:
         raise TypeError(_NO_FLOAT64.format(what=what, dt=bad))
-    if bad.kind == "c":
-        raise TypeError(
-            "%s has dtype %s: pymetal does not support complex numbers (Apple GPUs "
-            "have no complex type); store real and imaginary parts as float32 pairs, "
-            "e.g. a.view(np.float32) of a complex64 array" % (what, bad)
-        )
+    if bad.kind == "c" and bad.itemsize >= 16:
+        raise TypeError(_NO_FLOAT64.format(what=what, dt=bad).replace(".astype(np.float32)", ".astype(np.complex64)"))
     if bad.byteorder not in ("=", "|") and bad.newbyteorder("=") in SUPPORTED:
         raise TypeError(
             "%s has dtype %s in non-native byte order; convert with "
@@ -106,13 +113,39 @@ def check_dtype(dtype, what="array"):
         )
     raise TypeError(
         "%s has dtype %s, which pymetal does not support; supported dtypes: "
-        "bool, int8..int64, uint8..uint64, float16, bfloat16, float32" % (what, bad)
+        "bool, int8..int64, uint8..uint64, float16, bfloat16, float32, complex64" % (what, bad)
     )
 
 
 def kind(dt):
-    """'b' bool, 'i' signed, 'u' unsigned, 'f' floating (bfloat16 included)."""
+    """'b' bool, 'i' signed, 'u' unsigned, 'f' real floating (bfloat16 included), 'c' complex."""
     return "f" if dt == bfloat16 else dt.kind
+
+
+def dtype_arg(dtype, what):
+    """np.dtype(dtype) for the pure data-type functions: the array dtypes plus
+    float64 and complex128, which they describe although no array holds them."""
+    dt = getattr(dtype, "dtype", None)
+    if dt is None:
+        try:
+            dt = np.dtype(dtype)
+        except TypeError:
+            raise TypeError("%s: %r is not a dtype" % (what, dtype)) from None
+    elif not isinstance(dt, np.dtype):
+        raise TypeError("%s: %r is not a dtype or an array" % (what, dtype))
+    if dt in (float64, complex128):
+        return dt
+    return check_dtype(dt, what)
+
+
+def real_dtype(dt):
+    """The real floating type of a complex type's parts (float32 for complex64)."""
+    return {complex64: float32, complex128: float64}.get(dt, dt)
+
+
+def complex_dtype(dt):
+    """The complex type whose parts have real floating type dt (complex64 for float32 and below)."""
+    return complex128 if dt == float64 else complex64
 
 
 def is_float(dt):
@@ -132,6 +165,9 @@ def _promote_pair(a, b):
         return b
     if kb == "b":
         return a
+    if ka == "c" or kb == "c":
+        wide = float64 in (a, b) or complex128 in (a, b)
+        return complex128 if wide else complex64
     if ka == "f" or kb == "f":
         if ka != "f":
             return b
@@ -169,6 +205,8 @@ def _scalar_fits(value, dt):
         return isinstance(value, bool)
     if isinstance(value, bool):
         return True
+    if isinstance(value, complex):
+        return k == "c"
     if k in "iu":
         if isinstance(value, float):
             return False
@@ -186,6 +224,8 @@ def scalar_result(dt, value):
     if _scalar_fits(value, dt):
         return dt
     # float scalar with an integer or bool array, or a number with a bool array
+    if isinstance(value, complex):
+        return complex_dtype(dt)
     if isinstance(value, float):
         return default_float
     return default_int
@@ -196,15 +236,15 @@ def result_type(*arrays_and_dtypes):
     dts = []
     scalars = []
     for x in arrays_and_dtypes:
-        if isinstance(x, (bool, int, float)) and not isinstance(x, np.generic):
+        if isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic):
             scalars.append(x)
             continue
-        dt = getattr(x, "dtype", None)
-        dts.append(check_dtype(dt if dt is not None else x, "result_type"))
+        dts.append(dtype_arg(x, "result_type"))
     if not dts:
         if not scalars:
             raise ValueError("result_type() needs at least one array or dtype")
-        dts.append(default_float if any(isinstance(s, float) for s in scalars)
+        dts.append(complex64 if any(isinstance(s, complex) for s in scalars)
+                   else default_float if any(isinstance(s, float) for s in scalars)
                    else default_int if any(not isinstance(s, bool) for s in scalars) else bool_)
         scalars = scalars[1:]
     r = dts[0]
@@ -217,8 +257,8 @@ def result_type(*arrays_and_dtypes):
 
 def can_cast(from_, to, /):
     """Whether from_ (a dtype or array) converts to `to` by the promotion rules."""
-    f = check_dtype(getattr(from_, "dtype", from_), "can_cast")
-    t = check_dtype(to, "can_cast")
+    f = dtype_arg(from_, "can_cast")
+    t = dtype_arg(to, "can_cast")
     try:
         return promote_types(f, t) == t
     except TypeError:
@@ -226,10 +266,11 @@ def can_cast(from_, to, /):
 
 
 class finfo:
-    """Machine limits of a floating type: bits, eps, max, min, smallest_normal, dtype."""
+    """Machine limits of a floating type: bits, eps, max, min, smallest_normal, dtype.
+    For a complex type they are those of its real parts (dtype float32 for complex64)."""
 
-    def __init__(self, type):
-        dt = check_dtype(getattr(type, "dtype", type), "finfo")
+    def __init__(self, type, /):
+        dt = real_dtype(dtype_arg(type, "finfo"))
         if not is_float(dt):
             raise ValueError("finfo() needs a floating type, not %s (use iinfo for integers)" % dt)
         info = _ml_dtypes.finfo(dt) if dt == bfloat16 else np.finfo(dt)
@@ -248,8 +289,8 @@ class finfo:
 class iinfo:
     """Limits of an integer type: bits, max, min, dtype."""
 
-    def __init__(self, type):
-        dt = check_dtype(getattr(type, "dtype", type), "iinfo")
+    def __init__(self, type, /):
+        dt = dtype_arg(type, "iinfo")
         if kind(dt) not in "iu":
             raise ValueError("iinfo() needs an integer type, not %s (use finfo for floats)" % dt)
         info = np.iinfo(dt)
@@ -261,17 +302,22 @@ class iinfo:
 
 _KIND_NAMES = {
     "bool": "b", "signed integer": "i", "unsigned integer": "u", "integral": "iu",
-    "real floating": "f", "numeric": "iuf", "complex floating": "",
+    "real floating": "f", "numeric": "iufc", "complex floating": "c",
 }
 
 
-def isdtype(dtype, kind_, /):
+def isdtype(dtype, kind):
     """Array API isdtype: dtype against a dtype, a kind name, or a tuple of those."""
-    dt = check_dtype(dtype, "isdtype")
-    if isinstance(kind_, tuple):
-        return any(isdtype(dt, k) for k in kind_)
-    if isinstance(kind_, str):
-        if kind_ not in _KIND_NAMES:
-            raise ValueError("isdtype(): unknown kind %r; one of %s" % (kind_, ", ".join(_KIND_NAMES)))
-        return kind(dt) in _KIND_NAMES[kind_]
-    return dt == check_dtype(kind_, "isdtype")
+    if not isinstance(dtype, np.dtype):
+        raise TypeError("isdtype(): %r is not a dtype" % (dtype,))
+    dt = dtype_arg(dtype, "isdtype")
+    if isinstance(kind, tuple):
+        return any(isdtype(dt, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KIND_NAMES:
+            raise ValueError("isdtype(): unknown kind %r; one of %s" % (kind, ", ".join(_KIND_NAMES)))
+        return _kind_of(dt) in _KIND_NAMES[kind]
+    return dt == dtype_arg(kind, "isdtype")
+
+
+_kind_of = kind

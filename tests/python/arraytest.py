@@ -56,4 +56,7 @@ def assert_same(got, want, dtype=None, rtol=None, atol=None, equal_nan=True):
     dt = g.dtype
     r = RTOL.get(dt, 2e-6) if rtol is None else rtol
     a = (r * 1e-3 if atol is None else atol)
+    if g.dtype.kind == "c" or w.dtype.kind == "c":  # complex64: both parts
+        np.testing.assert_allclose(g, w.astype(np.complex64), rtol=r, atol=a, equal_nan=equal_nan)
+        return
     np.testing.assert_allclose(g.astype(np.float32), w.astype(np.float32), rtol=r, atol=a, equal_nan=equal_nan)

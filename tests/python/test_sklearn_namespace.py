@@ -1,5 +1,5 @@
-"""The main-namespace pieces scikit-learn relies on (pymetal/_api_gaps.py stop-gaps, or the
-arrayapi branch's implementations once merged): the same expectations hold for either."""
+"""The main-namespace pieces scikit-learn relies on (array namespace protocol, unique_*,
+the float64 name): checked against NumPy."""
 
 import numpy as np
 
