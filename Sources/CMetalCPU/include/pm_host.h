@@ -14,6 +14,18 @@ const char *pm_host_self_path(void);
 // Names the calling thread (Linux: shown in /proc and debuggers; elsewhere a no-op).
 void pm_host_name_thread(const char *name);
 
+// Runs the program `path` (spawn.c) with `argv` (NULL-terminated) in its own
+// process group, stdin from /dev/null, stdout and stderr to the file `log`
+// (created 0600, never through a symlink), its address space limited to
+// `memory_limit` bytes (0: no limit), killed if the calling thread dies
+// (Linux). `*done` becomes readable (end of file) once it and everything it
+// started have exited. Returns 0 or an errno value.
+int32_t pm_host_spawn(const char *path, char *const argv[], const char *log, uint64_t memory_limit,
+                      int32_t *pid, int32_t *done);
+// Waits up to `timeout_ms` for `done` of pm_host_spawn: 1 when readable, 0 on
+// timeout or a signal, -1 on error.
+int32_t pm_host_wait_done(int32_t done, int32_t timeout_ms);
+
 // The worker pool (pool.c): runs threadgroups [0, groups) of `launch` as
 // `chunks` equal chunks, on the calling thread and the pool's workers; returns
 // 0, or non-zero with `status` holding the first failed chunk's error. The pool

@@ -1,0 +1,69 @@
+"""The disk cache of compiled kernels, and compiles that Ctrl-C can stop.
+
+On Linux, kernels compiled from MSL are kept in ``$XDG_CACHE_HOME/pymetal/kernels``
+(else ``~/.cache/pymetal/kernels``), at most ``PYMETAL_CACHE_MAX`` bytes (least
+recently used first out). On macOS Metal caches compiled shaders itself, and
+``kernel_cache_info()["path"]`` is None. Distinct from the array allocator's
+``pymetal.cache_info()`` / ``pymetal.clear_cache()``.
+"""
+
+import ctypes
+import threading
+
+from . import _native
+
+__all__ = ["kernel_cache_info", "clear_kernel_cache"]
+
+
+def kernel_cache_info():
+    """A dict: ``path`` (None where Metal caches kernels itself), ``persistent``
+    (False when the disk cache was refused, for example because another user
+    can write it: kernels are then kept for this process only), ``entries``
+    (kernel libraries), ``bytes`` (everything in it) and ``max_bytes``."""
+    lib = _native.lib()
+    path, entries, size, limit, persistent = (ctypes.c_char_p(), ctypes.c_int64(), ctypes.c_int64(),
+                                              ctypes.c_int64(), ctypes.c_int32())
+    _native.check(lib.pm_kernel_cache_info(ctypes.byref(path), ctypes.byref(entries), ctypes.byref(size),
+                                           ctypes.byref(limit), ctypes.byref(persistent)))
+    return {
+        "path": path.value.decode() if path.value is not None else None,
+        "persistent": bool(persistent.value),
+        "entries": entries.value,
+        "bytes": size.value,
+        "max_bytes": limit.value,
+    }
+
+
+def clear_kernel_cache():
+    """Deletes the cached kernel libraries (kernels in use stay usable); returns how many."""
+    return _native.out_i64(_native.lib().pm_kernel_cache_clear)
+
+
+def interruptible(call):
+    """Runs `call()` (a compile) so that Ctrl-C stops it promptly: in the main
+    thread, the call runs in a helper thread while this one waits; on
+    KeyboardInterrupt the running compiles are stopped (their clang++ killed)
+    and the KeyboardInterrupt propagates once the call has returned."""
+    if threading.current_thread() is not threading.main_thread():
+        return call()  # only the main thread receives KeyboardInterrupt
+    outcome = []
+
+    def run():
+        try:
+            outcome.append((True, call()))
+        except BaseException as e:  # handed to the waiting thread
+            outcome.append((False, e))
+
+    worker = threading.Thread(target=run, name="pymetal compile", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(0.1)
+    except KeyboardInterrupt:
+        _native.lib().pm_compile_interrupt()
+        worker.join()
+        raise
+    ok, value = outcome[0]
+    if ok:
+        return value
+    raise value
