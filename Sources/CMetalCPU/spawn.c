@@ -58,9 +58,13 @@ int32_t pm_host_spawn(const char *path, char *const argv[], const char *log, uin
         if (getppid() != parent) _exit(127);
 #endif
         if (memory_limit) {
+            // No file it writes needs to be larger than its memory (a runaway -E output must not fill the disk).
             struct rlimit limit = {(rlim_t)memory_limit, (rlim_t)memory_limit};
             setrlimit(RLIMIT_AS, &limit);
+            setrlimit(RLIMIT_FSIZE, &limit);
         }
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
         dup2(input, 0);
         dup2(output, 1);
         dup2(output, 2);

@@ -16,8 +16,8 @@ void pm_host_name_thread(const char *name);
 
 // Runs the program `path` (spawn.c) with `argv` (NULL-terminated) in its own
 // process group, stdin from /dev/null, stdout and stderr to the file `log`
-// (created 0600, never through a symlink), its address space limited to
-// `memory_limit` bytes (0: no limit), killed if the calling thread dies
+// (created 0600, never through a symlink), its address space and the files it
+// writes limited to `memory_limit` bytes (0: no limit), no core dumps, killed if the calling thread dies
 // (Linux). `*done` becomes readable (end of file) once it and everything it
 // started have exited. Returns 0 or an errno value.
 int32_t pm_host_spawn(const char *path, char *const argv[], const char *log, uint64_t memory_limit,

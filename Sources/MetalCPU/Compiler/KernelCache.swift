@@ -44,16 +44,15 @@ final class KernelCache: @unchecked Sendable {
     private static func open() -> KernelCache {
         do {
             return KernelCache(path: try persistentFolder(), persistent: true)
-        } catch let refused as Refused {
+        } catch {
+            let reason = (error as? Refused)?.reason ?? "\(error)"
             var template = Array(((Toolchain.environment("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp")
                                   + "/pymetal-XXXXXX").utf8CString)
             let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } // 0700, a new name
             let folder = made.map { String(cString: $0) } ?? ""
             if !folder.isEmpty { atexit { if !KernelCache.shared.persistent { KernelCache.shared.removeAll() } } }
-            FileHandle.standardError.write(Data(("pymetal: compiled kernels are not cached on disk: \(refused.reason)\n").utf8))
+            FileHandle.standardError.write(Data(("pymetal: compiled kernels are not cached on disk: \(reason)\n").utf8))
             return KernelCache(path: folder, persistent: false)
-        } catch {
-            fatalError("unreachable")
         }
     }
 
@@ -67,8 +66,12 @@ final class KernelCache: @unchecked Sendable {
         } else {
             throw Refused(reason: "neither XDG_CACHE_HOME nor HOME is set")
         }
-        try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true,
-                                                attributes: [.posixPermissions: 0o700])
+        do {
+            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+        } catch {
+            throw Refused(reason: "cannot make \(base): \(error.localizedDescription)")
+        }
         var info = stat()
         guard stat(base, &info) == 0 else { throw Refused(reason: "cannot use \(base): \(String(cString: strerror(errno)))") }
         if info.st_mode & 0o002 != 0 && info.st_mode & S_ISVTX == 0 {

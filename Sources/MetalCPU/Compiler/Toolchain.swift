@@ -188,7 +188,8 @@ extension Toolchain {
     static func run(_ tool: String, _ arguments: [String], work: String, limits: CompileLimits,
                     interrupted: () -> Bool) throws {
         let log = work + "/clang.log"
-        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + arguments).map { strdup($0) } + [nil]
+        // A crashing clang++ (out of memory) would write its preprocessed input to /tmp for a bug report.
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tool, "-fno-crash-diagnostics"] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: Int32 = 0
         var done: Int32 = -1
