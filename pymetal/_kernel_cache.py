@@ -8,6 +8,9 @@ recently used first out). On macOS Metal caches compiled shaders itself, and
 """
 
 import ctypes
+import os
+import signal
+import socket
 import threading
 
 from . import _native
@@ -40,30 +43,37 @@ def clear_kernel_cache():
 
 
 def interruptible(call):
-    """Runs `call()` (a compile) so that Ctrl-C stops it promptly: in the main
-    thread, the call runs in a helper thread while this one waits; on
-    KeyboardInterrupt the running compiles are stopped (their clang++ killed)
-    and the KeyboardInterrupt propagates once the call has returned."""
+    """Runs `call()` (a compile) so that Ctrl-C stops it promptly. Python only
+    notes a SIGINT while the main thread is in C; during the call its wakeup
+    socket (signal.set_wakeup_fd) is one the compiler watches, so clang++ is
+    stopped, the call returns, and the KeyboardInterrupt is raised. Bytes of
+    signals that arrive meanwhile go on to the wakeup fd set before, if any."""
     if threading.current_thread() is not threading.main_thread():
-        return call()  # only the main thread receives KeyboardInterrupt
-    outcome = []
-
-    def run():
-        try:
-            outcome.append((True, call()))
-        except BaseException as e:  # handed to the waiting thread
-            outcome.append((False, e))
-
-    worker = threading.Thread(target=run, name="pymetal compile", daemon=True)
-    worker.start()
+        return call()  # only the main thread handles signals
+    ours, theirs = socket.socketpair()
     try:
-        while worker.is_alive():
-            worker.join(0.1)
-    except KeyboardInterrupt:
-        _native.lib().pm_compile_interrupt()
-        worker.join()
-        raise
-    ok, value = outcome[0]
-    if ok:
-        return value
-    raise value
+        ours.setblocking(False)
+        theirs.setblocking(False)
+        try:
+            previous = signal.set_wakeup_fd(theirs.fileno(), warn_on_full_buffer=False)
+        except ValueError:  # not the main interpreter
+            return call()
+        lib = _native.lib()
+        lib.pm_compile_interrupt_socket(ours.fileno())
+        try:
+            return call()
+        finally:
+            lib.pm_compile_interrupt_socket(-1)
+            signal.set_wakeup_fd(previous)
+            try:
+                seen = ours.recv(4096)
+            except BlockingIOError:
+                seen = b""
+            if seen and previous != -1:
+                try:
+                    os.write(previous, seen)
+                except OSError:
+                    pass
+    finally:
+        ours.close()
+        theirs.close()

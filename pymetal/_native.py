@@ -92,7 +92,7 @@ _PROTOTYPES = {
     # The compile cache (pymetal/_kernel_cache.py).
     "pm_kernel_cache_info": (c_int32, [_strp, _i64p, _i64p, _i64p, _i32p]),
     "pm_kernel_cache_clear": (c_int32, [_i64p]),
-    "pm_compile_interrupt": (c_int32, []),
+    "pm_compile_interrupt_socket": (c_int32, [c_int32]),
 }
 
 _BUILD_HINT = (

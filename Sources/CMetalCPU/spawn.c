@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -93,9 +94,15 @@ int32_t pm_host_spawn(const char *path, char *const argv[], const char *log, uin
     return 0;
 }
 
-int32_t pm_host_wait_done(int32_t done, int32_t timeout_ms) {
-    struct pollfd entry = {.fd = done, .events = POLLIN};
-    int ready = poll(&entry, 1, timeout_ms);
-    if (ready < 0) return errno == EINTR ? 0 : -1;
-    return ready > 0 ? 1 : 0;
+int32_t pm_host_wait(int32_t done, int32_t watch, int32_t timeout_ms) {
+    struct pollfd entries[2] = {{.fd = done, .events = POLLIN}, {.fd = watch, .events = POLLIN}};
+    int ready = poll(entries, watch >= 0 ? 2 : 1, timeout_ms);
+    if (ready <= 0) return 0;
+    if (entries[0].revents) return 1;
+    // Python's wakeup socket holds one byte per signal, the signal's number: peeked, not taken.
+    unsigned char bytes[256];
+    ssize_t n = recv(watch, bytes, sizeof bytes, MSG_PEEK | MSG_DONTWAIT);
+    for (ssize_t i = 0; i < n; i++)
+        if (bytes[i] == SIGINT) return 2;
+    return 3;
 }

@@ -357,7 +357,8 @@ private func dimensions(_ values: UnsafePointer<UInt32>, _ what: String) throws 
 // MARK: The compile cache (KernelCache)
 
 private let kernelCachePath = Lock()
-nonisolated(unsafe) private var kernelCachePathString: CString?
+/// The folders handed out (kept: a pointer returned stays valid; one per XDG_CACHE_HOME/HOME in use).
+nonisolated(unsafe) private var kernelCachePaths: [String: CString] = [:]
 
 @_cdecl("pm_kernel_cache_info")
 public func pm_kernel_cache_info(_ path: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ entries: UnsafeMutablePointer<Int64>?,
@@ -368,10 +369,11 @@ public func pm_kernel_cache_info(_ path: UnsafeMutablePointer<UnsafePointer<CCha
                                                             try output(maxBytes), try output(persistent))
         let info = try KernelCache.info()
         path.pointee = nil
-        if let folder = info.path { // one folder for the life of the process
+        if let folder = info.path {
             path.pointee = kernelCachePath {
-                if kernelCachePathString == nil { kernelCachePathString = CString(folder) }
-                return UnsafePointer(kernelCachePathString!.pointer)
+                let string = kernelCachePaths[folder] ?? CString(folder)
+                kernelCachePaths[folder] = string
+                return UnsafePointer(string.pointer)
             }
         }
         entries.pointee = Int64(info.entries)
@@ -386,7 +388,7 @@ public func pm_kernel_cache_clear(_ removed: UnsafeMutablePointer<Int64>?) -> In
     status { try output(removed).pointee = Int64(KernelCache.clear()) }
 }
 
-@_cdecl("pm_compile_interrupt")
-public func pm_compile_interrupt() -> Int32 {
-    status { KernelCache.interruptCompiles() }
+@_cdecl("pm_compile_interrupt_socket")
+public func pm_compile_interrupt_socket(_ socket: Int32) -> Int32 {
+    status { KernelCache.watchInterrupts(socket) }
 }

@@ -37,10 +37,11 @@ public enum KernelCache {
         #endif
     }
 
-    /// Stops the compiles running now (Ctrl-C while Python waits for one).
-    public static func interruptCompiles() {
+    /// Compiles stop when `socket` holds the byte SIGINT (-1: none): Python's
+    /// signal wakeup socket during a compile, so that Ctrl-C stops clang++.
+    public static func watchInterrupts(_ socket: Int32) {
         #if !canImport(Metal)
-        MSLCompiler.shared.interrupt()
+        MSLCompiler.shared.watchInterrupts(socket)
         #endif
     }
 }

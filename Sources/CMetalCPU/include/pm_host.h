@@ -22,9 +22,11 @@ void pm_host_name_thread(const char *name);
 // started have exited. Returns 0 or an errno value.
 int32_t pm_host_spawn(const char *path, char *const argv[], const char *log, uint64_t memory_limit,
                       int32_t *pid, int32_t *done);
-// Waits up to `timeout_ms` for `done` of pm_host_spawn: 1 when readable, 0 on
-// timeout or a signal, -1 on error.
-int32_t pm_host_wait_done(int32_t done, int32_t timeout_ms);
+// Waits up to `timeout_ms` for `done` of pm_host_spawn (1), or for the socket
+// `watch` (-1: none) to hold the byte SIGINT, as Python's signal wakeup socket
+// does after a Ctrl-C (2; 3 if it holds other bytes: stop watching it). 0 on
+// timeout or a signal.
+int32_t pm_host_wait(int32_t done, int32_t watch, int32_t timeout_ms);
 
 // The worker pool (pool.c): runs threadgroups [0, groups) of `launch` as
 // `chunks` equal chunks, on the calling thread and the pool's workers; returns

@@ -25,7 +25,20 @@ public struct KernelCacheInfo: Sendable {
 }
 
 final class KernelCache: @unchecked Sendable {
-    static let shared = KernelCache.open()
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var opened: (place: String, cache: KernelCache)?
+    nonisolated(unsafe) private static var privateFolders: [String] = []
+
+    /// The cache for the current XDG_CACHE_HOME and HOME (opened again when they change).
+    static var current: KernelCache {
+        let place = (Toolchain.environment("XDG_CACHE_HOME") ?? "") + "\u{0}" + (Toolchain.environment("HOME") ?? "")
+        return lock {
+            if let opened, opened.place == place { return opened.cache }
+            let cache = open()
+            opened = (place, cache)
+            return cache
+        }
+    }
 
     let path: String
     let persistent: Bool
@@ -50,7 +63,12 @@ final class KernelCache: @unchecked Sendable {
                                   + "/pymetal-XXXXXX").utf8CString)
             let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } // 0700, a new name
             let folder = made.map { String(cString: $0) } ?? ""
-            if !folder.isEmpty { atexit { if !KernelCache.shared.persistent { KernelCache.shared.removeAll() } } }
+            if !folder.isEmpty { // called with the lock held
+                if privateFolders.isEmpty {
+                    atexit { for folder in KernelCache.privateFolders { try? FileManager.default.removeItem(atPath: folder) } }
+                }
+                privateFolders.append(folder)
+            }
             FileHandle.standardError.write(Data(("pymetal: compiled kernels are not cached on disk: \(reason)\n").utf8))
             return KernelCache(path: folder, persistent: false)
         }
@@ -249,9 +267,5 @@ final class KernelCache: @unchecked Sendable {
         removeLeftovers()
         if persistent { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent + "/msl") }
         return removed
-    }
-
-    private func removeAll() {
-        try? FileManager.default.removeItem(atPath: path)
     }
 }

@@ -9,8 +9,8 @@ public final class MSLCompiler: @unchecked Sendable {
     private let lock = Lock()
     private var toolchain: Toolchain?
     private var memo: [String: URL] = [:]
-    /// Bumped by interrupt(): compiles that started before stop their clang++.
-    private var interruptions = 0
+    /// A socket whose byte SIGINT stops the compiles (-1: none; watchInterrupts).
+    private var interrupts: Int32 = -1
     /// How many times clang was run (tests check that cache hits don't).
     public private(set) var clangInvocations = 0
     /// How many precompiled headers it built (tests check when they are rebuilt).
@@ -42,14 +42,14 @@ public final class MSLCompiler: @unchecked Sendable {
         // The memo's file may have been evicted by another process since.
         if let url = lock({ memo[key] }), access(url.path, F_OK) == 0 { return url }
 
-        let cache = KernelCache.shared
+        let cache = KernelCache.current
         if let hit = cache.lookup(key) {
             let url = URL(fileURLWithPath: hit)
             lock { memo[key] = url }
             return url
         }
         _ = try KernelCache.maxBytes() // a bad PYMETAL_CACHE_MAX fails before the work, not after
-        let job = Job(limits: try CompileLimits.fromEnvironment(), started: lock { interruptions })
+        let job = Job(limits: try CompileLimits.fromEnvironment())
         cache.removeLeftovers()
         let work = URL(fileURLWithPath: try cache.makeWorkFolder())
         defer { try? FileManager.default.removeItem(at: work) }
@@ -88,23 +88,24 @@ public final class MSLCompiler: @unchecked Sendable {
     }
 
     /// Where the disk cache is, how full, and its bound (PYMETAL_CACHE_MAX).
-    public func cacheInfo() throws -> KernelCacheInfo { try KernelCache.shared.info() }
+    public func cacheInfo() throws -> KernelCacheInfo { try KernelCache.current.info() }
 
     /// Empties the disk cache (libraries already loaded stay loaded); returns
     /// how many kernel libraries it deleted.
     public func clearCache() -> Int {
         lock { memo.removeAll() }
-        return KernelCache.shared.clear()
+        return KernelCache.current.clear()
     }
 
-    /// Stops the compiles running now (their clang++ is killed, and they throw
-    /// "compile interrupted"): Ctrl-C while Python waits for one.
-    public func interrupt() { lock { interruptions += 1 } }
+    /// While `socket` is set (-1: none), a compile stops (its clang++ killed,
+    /// throwing "compile interrupted") when the socket holds the byte SIGINT, as
+    /// Python's signal wakeup socket does after Ctrl-C: the thread that waits in
+    /// clang++ is the one Python needs back to raise KeyboardInterrupt.
+    public func watchInterrupts(_ socket: Int32) { lock { interrupts = socket } }
 
-    /// One compile's limits, and the interrupt() count when it started.
+    /// One compile's limits.
     private struct Job {
         let limits: CompileLimits
-        let started: Int
     }
 
     /// Parsing the MSL headers is most of clang's front-end time, and compiling
@@ -224,7 +225,7 @@ public final class MSLCompiler: @unchecked Sendable {
         return flags
     }
 
-    static func cacheDirectory() -> URL { URL(fileURLWithPath: KernelCache.shared.path) }
+    static func cacheDirectory() -> URL { URL(fileURLWithPath: KernelCache.current.path) }
 
     /// A regular file (not a symlink) of this user's.
     private static func isOwnFile(_ path: String) -> Bool {
@@ -235,6 +236,6 @@ public final class MSLCompiler: @unchecked Sendable {
     /// Runs `tool` under the job's limits (Toolchain.run).
     private func run(_ tool: String, _ arguments: [String], work: URL, job: Job) throws {
         lock { clangInvocations += 1 }
-        try Toolchain.run(tool, arguments, work: work.path, limits: job.limits) { [self] in lock { interruptions } != job.started }
+        try Toolchain.run(tool, arguments, work: work.path, limits: job.limits, interrupts: lock { interrupts })
     }
 }

@@ -183,10 +183,10 @@ extension Toolchain {
 
     /// Runs `tool` to completion in `work`, its output going to a log file
     /// there that becomes the error message. Stops it (and whatever it started)
-    /// when it runs over the time limit or `interrupted()` says so (polled every
-    /// 50 ms; exit itself wakes the wait at once).
+    /// when it runs over the time limit or a Ctrl-C shows on the socket
+    /// `interrupts` (pm_host_wait; -1: none).
     static func run(_ tool: String, _ arguments: [String], work: String, limits: CompileLimits,
-                    interrupted: () -> Bool) throws {
+                    interrupts: Int32) throws {
         let log = work + "/clang.log"
         // A crashing clang++ (out of memory) would write its preprocessed input to /tmp for a bug report.
         let argv: [UnsafeMutablePointer<CChar>?] = ([tool, "-fno-crash-diagnostics"] + arguments).map { strdup($0) } + [nil]
@@ -200,14 +200,18 @@ extension Toolchain {
         defer { close(done) }
         let deadline = monotonicSeconds() + limits.timeout
         var stopped: String?
-        while stopped == nil {
+        var watch = interrupts
+        wait: while true {
             let left = deadline - monotonicSeconds()
             if left <= 0 {
                 stopped = "compiling took longer than \(limits.timeout) s (PYMETAL_COMPILE_TIMEOUT); clang++ was stopped"
-            } else if pm_host_wait_done(done, Int32((min(left, 0.05) * 1000).rounded(.up))) != 0 {
-                break // it exited (or the pipe failed: waitpid says how it ended)
-            } else if interrupted() {
-                stopped = "compile interrupted"
+                break
+            }
+            switch pm_host_wait(done, watch, Int32((min(left, 3600) * 1000).rounded(.up))) {
+            case 1: break wait // it exited: waitpid says how
+            case 2: stopped = "compile interrupted"; break wait
+            case 3: watch = -1 // another signal: its handler runs once the compile returns
+            default: continue  // the time is up (checked above), or a signal woke the wait
             }
         }
         if stopped != nil { kill(-pid, SIGKILL) } // the whole group; before waitpid, so the group id is still ours

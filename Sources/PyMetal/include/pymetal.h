@@ -88,9 +88,10 @@ int32_t pm_kernel_cache_info(const char **path, int64_t *entries, int64_t *bytes
                              int32_t *persistent);
 // Deletes the cached kernel libraries (loaded ones stay loaded); `removed` says how many.
 int32_t pm_kernel_cache_clear(int64_t *removed);
-// Stops the compiles running now in this process: they fail with "compile
-// interrupted" (Ctrl-C while waiting for pm_library_compile in another thread).
-int32_t pm_compile_interrupt(void);
+// While `socket` is set (-1: none), a compile stops, failing with "compile
+// interrupted", when that socket holds the byte SIGINT (2): Python's
+// signal.set_wakeup_fd socket during pm_library_compile, so Ctrl-C stops clang++.
+int32_t pm_compile_interrupt_socket(int32_t socket);
 
 // A compute pipeline for a function of a library (cached per library and name).
 int32_t pm_kernel_new(pm_kernel *out, pm_library library, const char *function);
