@@ -460,3 +460,38 @@ def test_no_orphan_clang_when_python_is_killed(cache, tmp_path, sig):
     assert _gone(cache), "clang++ outlived the process that ran it"
     _run(cache, "check(9)")  # the killed compile's work folder is cleaned up by the next one
     assert [n for n in os.listdir(_folder(cache)) if n.startswith("tmp-")] == []
+
+
+def test_other_signals_do_not_stop_a_compile_and_reach_their_wakeup_fd(cache):
+    """Only SIGINT stops clang++; another signal's handler runs after the compile,
+    and a wakeup fd set before (asyncio's) still gets its byte."""
+    out = _run(cache, """
+        import signal, socket, threading
+        seen = []
+        signal.signal(signal.SIGUSR1, lambda *a: seen.append("handler"))
+        theirs, ours = socket.socketpair()
+        theirs.setblocking(False)
+        ours.setblocking(False)
+        signal.set_wakeup_fd(ours.fileno())
+        threading.Timer(0.05, os.kill, (os.getpid(), signal.SIGUSR1)).start()
+        check(12)   # a cold compile: clang++ runs for longer than the timer
+        assert signal.set_wakeup_fd(-1) == ours.fileno(), "restored"
+        print(seen, list(theirs.recv(100)))
+    """)
+    assert out.splitlines()[0] == "['handler'] [%d]" % signal.SIGUSR1, out
+
+
+def test_compiles_in_other_threads(cache):
+    _run(cache, """
+        import threading
+        errors = []
+        def work(tag):
+            try:
+                check(tag)
+            except BaseException as e:
+                errors.append(e)
+        threads = [threading.Thread(target=work, args=(t,)) for t in (20, 21, 20)]
+        for t in threads: t.start()
+        for t in threads: t.join()
+        assert not errors, errors
+    """)
