@@ -140,7 +140,7 @@ struct CompileLimits {
     var timeout: Double
     var memory: UInt64
 
-    static let defaultTimeout = 120.0
+    static let defaultTimeout = 300.0 // the biggest kernel families take tens of seconds on a busy machine
     static let defaultMemory: UInt64 = 8 << 30 // far above what clang++ needs for any kernel library
 
     static func fromEnvironment() throws -> CompileLimits {
