@@ -57,8 +57,13 @@ def cache(template, tmp_path):
     return home
 
 
+# Settings of the environment the tests set themselves (or expect at their defaults).
+OURS = ("PYMETAL_CACHE_MAX", "PYMETAL_COMPILE_TIMEOUT", "PYMETAL_COMPILE_MEMORY")
+
+
 def _python(home, body, env=None, timeout=300, **kwargs):
-    environment = dict(os.environ, PYMETAL_REQUIRE_LIBRARY="1", XDG_CACHE_HOME=str(home))
+    environment = {k: v for k, v in os.environ.items() if k not in OURS}
+    environment.update(PYMETAL_REQUIRE_LIBRARY="1", XDG_CACHE_HOME=str(home))
     environment.update(env or {})
     return subprocess.run([sys.executable, "-c", PROLOGUE + textwrap.dedent(body)], env=environment, cwd=ROOT,
                           capture_output=True, text=True, timeout=timeout, **kwargs)
@@ -364,6 +369,36 @@ def test_released_libraries_are_unloaded(cache):
     assert mapped <= 10, out  # at most the last library's segments
 
 
+def test_threads_that_come_and_go_do_not_pile_up_kernel_state(cache):
+    """A library's per-thread runtime state (freed when it is unloaded) is
+    reused by later threads once its thread has exited."""
+    out = _run(cache, """
+        import threading
+        lib = pm.compile(
+            "kernel void b(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]],"
+            "              uint l [[thread_position_in_threadgroup]]) {"
+            "    threadgroup float t[256];"
+            "    t[l] = x[i];"
+            "    threadgroup_barrier(mem_flags::mem_threadgroup);"
+            "    x[i] = t[255 - l];"
+            "}")
+        def run():
+            x = np.arange(256, dtype=np.float32)
+            lib.b(x, grid=256, threadgroup=256)   # small: runs on the calling thread, as fibers
+            assert np.array_equal(x, np.arange(256, dtype=np.float32)[::-1])
+        def maps():
+            with open("/proc/self/maps") as f:
+                return len(f.readlines())
+        for _ in range(3):
+            t = threading.Thread(target=run); t.start(); t.join()
+        start = maps()
+        for _ in range(30):
+            t = threading.Thread(target=run); t.start(); t.join()
+        print(maps() - start)
+    """)
+    assert int(out) < 20, out
+
+
 # ---- clang++: time and memory limits, interruption, no orphans ---------------------
 
 
@@ -418,7 +453,8 @@ def _compile_blocked_on_fifo(home, fifo, after=""):
         except KeyboardInterrupt:
             print("KeyboardInterrupt", flush=True)
     """ % fifo) + textwrap.dedent(after)
-    env = dict(os.environ, PYMETAL_REQUIRE_LIBRARY="1", XDG_CACHE_HOME=str(home), PYMETAL_COMPILE_TIMEOUT="600")
+    env = {k: v for k, v in os.environ.items() if k not in OURS}
+    env.update(PYMETAL_REQUIRE_LIBRARY="1", XDG_CACHE_HOME=str(home), PYMETAL_COMPILE_TIMEOUT="600")
     proc = subprocess.Popen([sys.executable, "-c", body], env=env, cwd=ROOT, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     assert proc.stdout.readline().strip() == "start"

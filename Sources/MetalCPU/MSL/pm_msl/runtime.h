@@ -43,15 +43,24 @@
 #include "pm_msl/types.h"
 #include "pm_msl/fiber.h"
 
-// Thread identity for make_worker (see there), bound to libc by asm labels as
-// fiber.h's system calls are; declared before the visibility push for the same reason.
-#if defined(__linux__)
+// Thread identity for make_worker (see there): raw system calls (gettid and
+// tgkill have libc wrappers only since glibc 2.30), bound to libc's syscall()
+// by an asm label as fiber.h's are; declared before the visibility push.
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 namespace pm::rt::sys {
-int getpid() noexcept __asm__("getpid");
-int gettid() noexcept __asm__("gettid");
-int tgkill(int, int, int) noexcept __asm__("tgkill");
-// Whether thread `tid` of this process still exists (a reused id counts as alive: safe).
-static inline bool thread_alive(int tid) { return tgkill(getpid(), tid, 0) == 0; }
+long syscall(long, ...) noexcept __asm__("syscall");
+int *errno_location() noexcept __asm__("__errno_location");
+#if defined(__x86_64__)
+inline constexpr long nr_getpid = 39, nr_gettid = 186, nr_tgkill = 234;
+#else
+inline constexpr long nr_getpid = 172, nr_gettid = 178, nr_tgkill = 131;
+#endif
+static inline int gettid() { return (int)syscall(nr_gettid); }
+// Whether thread `tid` of this process may still exist: only "no such thread"
+// (ESRCH) says it is gone; a reused id or a refused call counts as alive.
+static inline bool thread_alive(int tid) {
+    return syscall(nr_tgkill, syscall(nr_getpid), (long)tid, 0L) == 0 || *errno_location() != 3;
+}
 } // namespace pm::rt::sys
 #else
 namespace pm::rt::sys {
