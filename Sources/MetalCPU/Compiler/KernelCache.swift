@@ -179,6 +179,10 @@ final class KernelCache: @unchecked Sendable {
 
     /// A new work folder for one compile, named after this process (see removeLeftovers).
     func makeWorkFolder() throws -> String {
+        guard !path.isEmpty else {
+            throw MTLLibraryError(code: .internalError, message:
+                "no folder to compile in: the kernel cache is unusable and no private temporary folder could be made (TMPDIR)")
+        }
         let folder = path + "/tmp-\(getpid())-\(UUID().uuidString)"
         guard mkdir(folder, 0o700) == 0 else {
             throw MTLLibraryError(code: .internalError, message: "cannot make \(folder): \(String(cString: strerror(errno)))")
