@@ -373,7 +373,7 @@ def test_threads_that_come_and_go_do_not_pile_up_kernel_state(cache):
     """A library's per-thread runtime state (freed when it is unloaded) is
     reused by later threads once its thread has exited."""
     out = _run(cache, """
-        import threading
+        import threading, time
         lib = pm.compile(
             "kernel void b(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]],"
             "              uint l [[thread_position_in_threadgroup]]) {"
@@ -394,9 +394,12 @@ def test_threads_that_come_and_go_do_not_pile_up_kernel_state(cache):
         start = maps()
         for _ in range(30):
             t = threading.Thread(target=run); t.start(); t.join()
+            time.sleep(0.01)  # join returns a moment before the OS thread is gone
         print(maps() - start)
     """)
-    assert int(out) < 20, out
+    # One worker with 256 fiber stacks is ~500 mappings (a guard page each); without
+    # reuse, 30 threads left ~15,000. A thread that is slow to exit may cost one more.
+    assert int(out) < 2500, out
 
 
 # ---- clang++: time and memory limits, interruption, no orphans ---------------------
