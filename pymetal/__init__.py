@@ -38,6 +38,7 @@ from .array import (
     Array, array, asarray, empty, empty_like, full, full_like, ones, ones_like, zeros, zeros_like,
 )
 from ._buffer import cache_info, clear_cache
+from ._kernel_cache import kernel_cache_info, clear_kernel_cache
 from .function import Function
 from .library import Library, compile, load, shaders
 from ._native import ABI_VERSION, library_path

@@ -7,7 +7,7 @@ import weakref
 
 import numpy as np
 
-from . import _native
+from . import _kernel_cache, _native
 from .device import device as _default_device
 from .errors import FunctionNotFoundError, NotFoundError
 from .function import Function
@@ -154,9 +154,9 @@ def compile(source, *, macros=None, fast_math=False, device=None):
         raise TypeError("compile() takes MSL source as a str, not %s" % type(source).__name__)
     dev = device or _default_device()
     lib = _native.lib()
-    handle = _native.out_u64(
-        lib.pm_library_compile, dev.handle, source.encode("utf-8"),
-        _macro_text(macros), 1 if fast_math else 0)
+    source_bytes, macro_text = source.encode("utf-8"), _macro_text(macros)
+    handle = _kernel_cache.interruptible(lambda: _native.out_u64(
+        lib.pm_library_compile, dev.handle, source_bytes, macro_text, 1 if fast_math else 0))
     return Library(handle, dev)
 
 

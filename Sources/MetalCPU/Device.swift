@@ -36,8 +36,13 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
     }
 
     public func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary {
-        let compiled = try MSLCompiler.shared.compile(source: source, options: options ?? MTLCompileOptions())
-        return try CPULibrary(loading: compiled)
+        let options = options ?? MTLCompileOptions()
+        do {
+            return try CPULibrary(loading: try MSLCompiler.shared.compile(source: source, options: options))
+        } catch let error as MTLLibraryError where error.code != .compileFailure {
+            // Evicted by another process between the cache's check and loading: once more, compiled afresh.
+            return try CPULibrary(loading: try MSLCompiler.shared.compile(source: source, options: options))
+        }
     }
 
     public func makeComputePipelineState(function: any MTLFunction) throws -> any MTLComputePipelineState {

@@ -6,19 +6,35 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
     let kernels: [String: (desc: pm_kernel_desc, bindings: [pm_binding])]
     public let functionNames: [String]
     public let url: URL
+    private let handle: UnsafeMutableRawPointer
+
+    /// Unloaded when the last reference goes: functions and pipelines hold
+    /// their library, and command buffers their pipelines, so nothing of it can
+    /// be running (its kernel runtime frees its per-thread state on unload), and
+    /// a process that compiles kernel after kernel keeps only those it uses mapped.
+    deinit { dlclose(handle) }
 
     init(loading url: URL) throws {
         self.url = url
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw MTLLibraryError(code: .fileNotFound, message: "no library file at \(url.path)")
         }
-        // Kernel libraries stay loaded for the life of the process: pipelines,
-        // in-flight command buffers and per-thread runtime state point into them,
-        // and dlopen returns the same handle when a cached library is loaded again.
+        // dlopen returns the same handle (counted) when a loaded library is loaded again.
         guard let handle = dlopen(url.path, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown error"
             throw MTLLibraryError(code: .internalError, message: "cannot load \(url.path): \(reason)")
         }
+        do {
+            (kernels, functionNames) = try Self.describe(handle, url: url)
+        } catch {
+            dlclose(handle)
+            throw error
+        }
+        self.handle = handle
+    }
+
+    private static func describe(_ handle: UnsafeMutableRawPointer, url: URL) throws
+        -> ([String: (desc: pm_kernel_desc, bindings: [pm_binding])], [String]) {
         guard let symbol = dlsym(handle, PM_LIBRARY_SYMBOL) else {
             throw MTLLibraryError(code: .internalError,
                                   message: "\(url.path) is not a MetalCPU kernel library (no \(PM_LIBRARY_SYMBOL))")
@@ -44,8 +60,7 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
             if kernels[name] == nil { names.append(name) }
             kernels[name] = (desc, bindings)
         }
-        self.kernels = kernels
-        functionNames = names
+        return (kernels, names)
     }
 
     public func makeFunction(name functionName: String) -> (any MTLFunction)? {

@@ -353,3 +353,42 @@ private func dimensions(_ values: UnsafePointer<UInt32>, _ what: String) throws 
     }
     return MTLSize(width: Int(values[0]), height: Int(values[1]), depth: Int(values[2]))
 }
+
+// MARK: The compile cache (KernelCache)
+
+private let kernelCachePath = Lock()
+/// The folders handed out (kept: a pointer returned stays valid; one per XDG_CACHE_HOME/HOME in use).
+nonisolated(unsafe) private var kernelCachePaths: [String: CString] = [:]
+
+@_cdecl("pm_kernel_cache_info")
+public func pm_kernel_cache_info(_ path: UnsafeMutablePointer<UnsafePointer<CChar>?>?, _ entries: UnsafeMutablePointer<Int64>?,
+                                 _ bytes: UnsafeMutablePointer<Int64>?, _ maxBytes: UnsafeMutablePointer<Int64>?,
+                                 _ persistent: UnsafeMutablePointer<Int32>?) -> Int32 {
+    status {
+        let (path, entries, bytes, maxBytes, persistent) = (try output(path), try output(entries), try output(bytes),
+                                                            try output(maxBytes), try output(persistent))
+        let info = try KernelCache.info()
+        path.pointee = nil
+        if let folder = info.path {
+            path.pointee = kernelCachePath {
+                let string = kernelCachePaths[folder] ?? CString(folder)
+                kernelCachePaths[folder] = string
+                return UnsafePointer(string.pointer)
+            }
+        }
+        entries.pointee = Int64(info.entries)
+        bytes.pointee = Int64(clamping: info.bytes)
+        maxBytes.pointee = Int64(clamping: info.maxBytes)
+        persistent.pointee = info.persistent ? 1 : 0
+    }
+}
+
+@_cdecl("pm_kernel_cache_clear")
+public func pm_kernel_cache_clear(_ removed: UnsafeMutablePointer<Int64>?) -> Int32 {
+    status { try output(removed).pointee = Int64(KernelCache.clear()) }
+}
+
+@_cdecl("pm_compile_interrupt_socket")
+public func pm_compile_interrupt_socket(_ socket: Int32) -> Int32 {
+    status { KernelCache.watchInterrupts(socket) }
+}

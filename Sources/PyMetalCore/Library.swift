@@ -51,7 +51,10 @@ public enum BufferAccess: Int32 {
 public final class Kernel: @unchecked Sendable {
     public let name: String
     public let pipeline: any MTLComputePipelineState
-    public let library: Library
+    /// Weak: the library caches its kernels, and a strong reference back would
+    /// keep both (and the library's code) alive for ever. The pipeline keeps
+    /// what it runs loaded by itself.
+    public private(set) weak var library: Library?
     /// Per buffer index 0...30: lets callers skip copying read-only buffers back.
     public let bufferAccess: [BufferAccess]
 

@@ -20,6 +20,8 @@ do {
     let source = try ShaderLibrary.combinedSource(of: shaders)
     let options = MTLCompileOptions()
     options.mathMode = .safe
+    // All of Shaders/ is one unit: minutes of clang++ on a busy 2-core machine, over a compile's default limit.
+    setenv("PYMETAL_COMPILE_TIMEOUT", "3600", 0)
     let built = try MSLCompiler.shared.compile(source: source, options: options)
     let output = URL(fileURLWithPath: arguments[2])
     try FileManager.default.createDirectory(at: output.deletingLastPathComponent(), withIntermediateDirectories: true)

@@ -1,6 +1,6 @@
 // Compiles MSL into a kernel library (a shared object) with clang++, through
-// the front end, and caches the result on disk by a hash of everything that
-// goes into it.
+// the front end, and caches the result on disk (KernelCache) by a hash of
+// everything that goes into it.
 import Foundation
 
 public final class MSLCompiler: @unchecked Sendable {
@@ -9,6 +9,8 @@ public final class MSLCompiler: @unchecked Sendable {
     private let lock = Lock()
     private var toolchain: Toolchain?
     private var memo: [String: URL] = [:]
+    /// A socket whose byte SIGINT stops the compiles (-1: none; watchInterrupts).
+    private var interrupts: Int32 = -1
     /// How many times clang was run (tests check that cache hits don't).
     public private(set) var clangInvocations = 0
     /// How many precompiled headers it built (tests check when they are rebuilt).
@@ -16,6 +18,14 @@ public final class MSLCompiler: @unchecked Sendable {
 
     /// Compiles `source` (or returns the cached library) and returns the library file.
     public func compile(source: String, options: MTLCompileOptions, includeDirectories: [String] = []) throws -> URL {
+        do {
+            return try compileOrStop(source: source, options: options, includeDirectories: includeDirectories)
+        } catch let stopped as CompileStopped {
+            throw MTLLibraryError(code: .compileFailure, message: stopped.message)
+        }
+    }
+
+    private func compileOrStop(source: String, options: MTLCompileOptions, includeDirectories: [String]) throws -> URL {
         let tools = try lock { () throws -> Toolchain in
             if let toolchain { return toolchain }
             let found = try Toolchain.find()
@@ -29,16 +39,19 @@ public final class MSLCompiler: @unchecked Sendable {
         digest.update("\u{0}")
         digest.update(source)
         let key = digest.hexDigest()
-        if let url = lock({ memo[key] }) { return url }
+        // The memo's file may have been evicted by another process since.
+        if let url = lock({ memo[key] }), access(url.path, F_OK) == 0 { return url }
 
-        let cache = Self.cacheDirectory()
-        let target = cache.appendingPathComponent("\(key).so")
-        if FileManager.default.fileExists(atPath: target.path) {
-            lock { memo[key] = target }
-            return target
+        let cache = KernelCache.current
+        if let hit = cache.lookup(key) {
+            let url = URL(fileURLWithPath: hit)
+            lock { memo[key] = url }
+            return url
         }
-        let work = cache.appendingPathComponent("tmp-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: work, withIntermediateDirectories: true)
+        _ = try KernelCache.maxBytes() // a bad PYMETAL_CACHE_MAX fails before the work, not after
+        let job = Job(limits: try CompileLimits.fromEnvironment())
+        cache.removeLeftovers()
+        let work = URL(fileURLWithPath: try cache.makeWorkFolder())
         defer { try? FileManager.default.removeItem(at: work) }
 
         // 1. literals, 2. preprocess, 3. front end, 4. compile and link.
@@ -48,7 +61,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let headerFlags = tools.headerDirectories.flatMap { ["-isystem", $0] }
         try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-fsigned-char"] + headerFlags
                 + ["-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
-                work: work)
+                work: work, job: job)
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
         let output: FrontEndOutput
         do {
@@ -63,17 +76,36 @@ public final class MSLCompiler: @unchecked Sendable {
                        "-fsigned-char", // MSL char is signed, also on arm64
                        "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
         let library = work.appendingPathComponent("library.so")
-        if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache, output: library)) {
+        if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache.path, output: library, job: job)) {
             let file = work.appendingPathComponent("unit.ii")
             try unit.write(to: file, atomically: false, encoding: .utf8)
-            try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path], work: work)
+            try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path], work: work, job: job)
         }
-        // Publish atomically: concurrent compilers of the same source race harmlessly.
-        if rename(library.path, target.path) != 0 && !FileManager.default.fileExists(atPath: target.path) {
-            throw MTLLibraryError(code: .internalError, message: "cannot write \(target.path)")
-        }
+        let target = URL(fileURLWithPath: try cache.publish(library.path, key: key))
+        try cache.evict(keep: key)
         lock { memo[key] = target }
         return target
+    }
+
+    /// Where the disk cache is, how full, and its bound (PYMETAL_CACHE_MAX).
+    public func cacheInfo() throws -> KernelCacheInfo { try KernelCache.current.info() }
+
+    /// Empties the disk cache (libraries already loaded stay loaded); returns
+    /// how many kernel libraries it deleted.
+    public func clearCache() -> Int {
+        lock { memo.removeAll() }
+        return KernelCache.current.clear()
+    }
+
+    /// While `socket` is set (-1: none), a compile stops (its clang++ killed,
+    /// throwing "compile interrupted") when the socket holds the byte SIGINT, as
+    /// Python's signal wakeup socket does after Ctrl-C: the thread that waits in
+    /// clang++ is the one Python needs back to raise KeyboardInterrupt.
+    public func watchInterrupts(_ socket: Int32) { lock { interrupts = socket } }
+
+    /// One compile's limits.
+    private struct Job {
+        let limits: CompileLimits
     }
 
     /// Parsing the MSL headers is most of clang's front-end time, and compiling
@@ -86,7 +118,7 @@ public final class MSLCompiler: @unchecked Sendable {
     /// headers changes that text, hence the key. Returns false when the unit
     /// cannot take this path (the caller then compiles it whole).
     private func compileWithPCH(_ unit: String, input: URL, codegen: [String], tools: Toolchain,
-                                cache: URL, output: URL) throws -> Bool {
+                                cache: String, output: URL, job: Job) throws -> Bool {
         // The preprocessor returns from the force-included headers to the source with this line marker.
         let bytes = Array(unit.utf8)
         let marker = Array("\n# 1 \"\(input.path)\" 2\n".utf8)
@@ -98,24 +130,31 @@ public final class MSLCompiler: @unchecked Sendable {
         digest.update(tools.identity)
         digest.update(codegen.joined(separator: "\u{1}"))
         digest.update(String(headers.withUnsafeBytes { Toolchain.contentHash($0) }, radix: 16))
-        let base = cache.appendingPathComponent("pch-\(digest.hexDigest())").path
+        let base = cache + "/pch-\(digest.hexDigest())"
         let (pch, object) = (base + ".pch", base + ".o")
         let work = input.deletingLastPathComponent()
-        if !FileManager.default.fileExists(atPath: pch) {
+        if !Self.isOwnFile(pch) || !Self.isOwnFile(object) || !Self.isOwnFile(base + ".ii") {
+            for file in [pch, object, base + ".ii"] { unlink(file) } // missing, or a symlink or a stranger's: rebuilt
             // The PCH refers to its source file, so that lives next to it. Same key, same bytes: racing writers agree.
-            try Data(headers).write(to: URL(fileURLWithPath: base + ".ii"), options: .atomic)
+            let source = work.appendingPathComponent("headers.ii")
+            try Data(headers).write(to: source)
             let (builtPCH, builtObject) = (work.appendingPathComponent("headers.pch").path, work.appendingPathComponent("headers.o").path)
             do {
+                guard rename(source.path, base + ".ii") == 0 else { return false }
                 try run(tools.clang, ["-x", "c++-header"] + codegen + ["-fpch-codegen", "-fpch-instantiate-templates",
                                                                        "-Xclang", "-fno-pch-timestamp", base + ".ii", "-o", builtPCH],
-                        work: work)
-                try run(tools.clang, codegen + ["-c", builtPCH, "-o", builtObject], work: work)
+                        work: work, job: job)
+                try run(tools.clang, codegen + ["-c", builtPCH, "-o", builtObject], work: work, job: job)
+            } catch let stopped as CompileStopped {
+                throw stopped // not a reason to compile the unit whole
             } catch {
                 return false // the whole unit's compile reports the error
             }
             lock { pchBuilds += 1 }
             // The object first: a PCH in the cache always has its object.
             guard rename(builtObject, object) == 0, rename(builtPCH, pch) == 0 else { return false }
+        } else {
+            utimensat(AT_FDCWD, pch, nil, 0) // used now (eviction goes by the .pch, the newest of the three)
         }
         // The rest is preprocessed text: compiled as C++ (a precompiled header needs that), it preprocesses to
         // itself, since the PCH, made from preprocessed text too, defines no macros.
@@ -123,7 +162,7 @@ public final class MSLCompiler: @unchecked Sendable {
         try Data(bytes[(end + marker.count)...]).write(to: file)
         do {
             try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
-                                                                     "-o", output.path], work: work)
+                                                                     "-o", output.path], work: work, job: job)
         } catch let error as MTLLibraryError where error.message.contains(base) {
             // Unreadable, stale or missing (clang says so, naming it): built again by the next compile.
             unlink(pch)
@@ -186,54 +225,17 @@ public final class MSLCompiler: @unchecked Sendable {
         return flags
     }
 
-    static func cacheDirectory() -> URL {
-        let base: URL
-        if let xdg = Toolchain.environment("XDG_CACHE_HOME"), !xdg.isEmpty {
-            base = URL(fileURLWithPath: xdg)
-        } else {
-            base = URL(fileURLWithPath: Toolchain.environment("HOME") ?? NSTemporaryDirectory()).appendingPathComponent(".cache")
-        }
-        let directory = base.appendingPathComponent("pymetal/msl")
-        if (try? FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)) != nil {
-            return directory
-        }
-        let fallback = URL(fileURLWithPath: NSTemporaryDirectory()).appendingPathComponent("pymetal-msl")
-        try? FileManager.default.createDirectory(at: fallback, withIntermediateDirectories: true)
-        return fallback
+    static func cacheDirectory() -> URL { URL(fileURLWithPath: KernelCache.current.path) }
+
+    /// A regular file (not a symlink) of this user's.
+    private static func isOwnFile(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_uid == geteuid()
     }
 
-    /// Runs `tool` to completion (posix_spawn + a blocking waitpid: no polling),
-    /// its output going to a log file in `work` that becomes the error message.
-    private func run(_ tool: String, _ arguments: [String], work: URL) throws {
+    /// Runs `tool` under the job's limits (Toolchain.run).
+    private func run(_ tool: String, _ arguments: [String], work: URL, job: Job) throws {
         lock { clangInvocations += 1 }
-        let log = work.appendingPathComponent("clang.log").path
-        #if os(Linux)
-        var actions = posix_spawn_file_actions_t()
-        #else
-        var actions: posix_spawn_file_actions_t?
-        #endif
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-        let argv: [UnsafeMutablePointer<CChar>?] = ([tool] + arguments).map { strdup($0) } + [nil]
-        defer { for pointer in argv { free(pointer) } }
-        var pid = pid_t()
-        let spawned = posix_spawn(&pid, tool, &actions, nil, argv, environ)
-        guard spawned == 0 else {
-            throw MTLLibraryError(code: .compileFailure, message: "cannot run \(tool): \(String(cString: strerror(spawned)))")
-        }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else {
-                throw MTLLibraryError(code: .internalError, message: "cannot wait for \(tool): \(String(cString: strerror(errno)))")
-            }
-        }
-        guard status == 0 else { // exited with 0 (a signal or another code is not 0 either)
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            let message = text.replacingOccurrences(of: work.path + "/", with: "")
-            throw MTLLibraryError(code: .compileFailure, message: message.isEmpty ? "clang++ failed (status \(status))" : message)
-        }
+        try Toolchain.run(tool, arguments, work: work.path, limits: job.limits, interrupts: lock { interrupts })
     }
 }

@@ -131,3 +131,107 @@ struct Toolchain {
         Platform.cpuInfo(["flags", "Features"]) ?? "unknown-cpu"
     }
 }
+
+/// How long clang++ may run and how much memory it may take, per run
+/// (PYMETAL_COMPILE_TIMEOUT seconds, PYMETAL_COMPILE_MEMORY bytes of address
+/// space): a source can make the compiler hang (an #include of a FIFO) or
+/// exhaust memory (a macro bomb), which must fail the compile, not the machine.
+struct CompileLimits {
+    var timeout: Double
+    var memory: UInt64
+
+    static let defaultTimeout = 300.0 // the biggest kernel families take tens of seconds on a busy machine
+    static let defaultMemory: UInt64 = 8 << 30 // far above what clang++ needs for any kernel library
+
+    static func fromEnvironment() throws -> CompileLimits {
+        var limits = CompileLimits(timeout: defaultTimeout, memory: defaultMemory)
+        if let text = Toolchain.environment("PYMETAL_COMPILE_TIMEOUT"), !text.isEmpty {
+            guard let seconds = Double(text.trimmingCharacters(in: .whitespaces)), seconds > 0, seconds.isFinite else {
+                throw MTLLibraryError(code: .compileFailure,
+                                      message: "PYMETAL_COMPILE_TIMEOUT=\(text): expected a number of seconds above 0")
+            }
+            limits.timeout = seconds
+        }
+        if let memory = try Toolchain.byteSize("PYMETAL_COMPILE_MEMORY") { limits.memory = memory }
+        return limits
+    }
+}
+
+/// clang++ was stopped: over its time limit, or interrupted.
+struct CompileStopped: Error {
+    let message: String
+}
+
+extension Toolchain {
+    /// The byte count in environment variable `name` (digits, with an optional
+    /// K, M, G or T suffix in powers of 1024, and an optional B), or nil if unset.
+    static func byteSize(_ name: String) throws -> UInt64? {
+        guard let text = environment(name), !text.isEmpty else { return nil }
+        var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
+        if digits.hasSuffix("IB") { digits.removeLast(2) } else if digits.hasSuffix("B") { digits.removeLast() }
+        var scale: UInt64 = 1
+        if let unit = digits.last, let power = "KMGT".firstIndex(of: unit) {
+            scale = 1 << (10 * UInt64("KMGT".distance(from: "KMGT".startIndex, to: power) + 1))
+            digits.removeLast()
+        }
+        guard let value = Double(digits.trimmingCharacters(in: .whitespaces)), value >= 0,
+              value * Double(scale) < 0x1p63 else {
+            throw MTLLibraryError(code: .compileFailure, message: "\(name)=\(text): expected a size in bytes, such as 500M or 2G")
+        }
+        return UInt64(value * Double(scale))
+    }
+
+    /// Runs `tool` to completion in `work`, its output going to a log file
+    /// there that becomes the error message. Stops it (and whatever it started)
+    /// when it runs over the time limit or a Ctrl-C shows on the socket
+    /// `interrupts` (pm_host_wait; -1: none).
+    static func run(_ tool: String, _ arguments: [String], work: String, limits: CompileLimits,
+                    interrupts: Int32) throws {
+        let log = work + "/clang.log"
+        // A crashing clang++ (out of memory) would write its preprocessed input to /tmp for a bug report.
+        let argv: [UnsafeMutablePointer<CChar>?] = ([tool, "-fno-crash-diagnostics"] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        var pid: Int32 = 0
+        var done: Int32 = -1
+        let spawned = argv.withUnsafeBufferPointer { pm_host_spawn(tool, $0.baseAddress, log, limits.memory, &pid, &done) }
+        guard spawned == 0 else {
+            throw MTLLibraryError(code: .compileFailure, message: "cannot run \(tool): \(String(cString: strerror(spawned)))")
+        }
+        defer { close(done) }
+        let deadline = monotonicSeconds() + limits.timeout
+        var stopped: String?
+        var watch = interrupts
+        wait: while true {
+            let left = deadline - monotonicSeconds()
+            if left <= 0 {
+                stopped = "compiling took longer than \(limits.timeout) s (PYMETAL_COMPILE_TIMEOUT); clang++ was stopped"
+                break
+            }
+            switch pm_host_wait(done, watch, Int32((min(left, 3600) * 1000).rounded(.up))) {
+            case 1: break wait // it exited: waitpid says how
+            case 2: stopped = "compile interrupted"; break wait
+            case 3: watch = -1 // another signal: its handler runs once the compile returns
+            default: continue  // the time is up (checked above), or a signal woke the wait
+            }
+        }
+        if stopped != nil { kill(-pid, SIGKILL) } // the whole group; before waitpid, so the group id is still ours
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
+        if let stopped { throw CompileStopped(message: stopped) }
+        guard status == 0 else { // exited with 0 (a signal or another code is not 0 either)
+            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            var message = text.replacingOccurrences(of: work + "/", with: "")
+            if message.isEmpty { message = "clang++ failed (status \(status))" }
+            if status & 0x7f != 0 || text.contains("out of memory") || text.contains("bad_alloc") {
+                message += "\n(clang++ may have run out of memory: it may use \(limits.memory) bytes, PYMETAL_COMPILE_MEMORY)"
+            }
+            throw MTLLibraryError(code: .compileFailure, message: message)
+        }
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) * 1e-9
+    }
+}

@@ -80,6 +80,19 @@ int32_t pm_library_function_count(int64_t *out, pm_library library);
 int32_t pm_library_function_name(const char **out, pm_library library, int64_t index);
 int32_t pm_library_release(pm_library library);
 
+// The disk cache of compiled kernels (Linux: MetalCPU's, PYMETAL_CACHE_MAX
+// bytes at most; macOS: Metal keeps its own, and `path` is NULL). `persistent`
+// is 0 when the cache was refused (another user could write it) or has no home:
+// compiled kernels are then kept for this process only.
+int32_t pm_kernel_cache_info(const char **path, int64_t *entries, int64_t *bytes, int64_t *max_bytes,
+                             int32_t *persistent);
+// Deletes the cached kernel libraries (loaded ones stay loaded); `removed` says how many.
+int32_t pm_kernel_cache_clear(int64_t *removed);
+// While `socket` is set (-1: none), a compile stops, failing with "compile
+// interrupted", when that socket holds the byte SIGINT (2): Python's
+// signal.set_wakeup_fd socket during pm_library_compile, so Ctrl-C stops clang++.
+int32_t pm_compile_interrupt_socket(int32_t socket);
+
 // A compute pipeline for a function of a library (cached per library and name).
 int32_t pm_kernel_new(pm_kernel *out, pm_library library, const char *function);
 int32_t pm_kernel_max_threads(int64_t *out, pm_kernel kernel);       // per threadgroup

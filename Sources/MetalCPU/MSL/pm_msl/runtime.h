@@ -43,6 +43,32 @@
 #include "pm_msl/types.h"
 #include "pm_msl/fiber.h"
 
+// Thread identity for make_worker (see there): raw system calls (gettid and
+// tgkill have libc wrappers only since glibc 2.30), bound to libc's syscall()
+// by an asm label as fiber.h's are; declared before the visibility push.
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
+namespace pm::rt::sys {
+long syscall(long, ...) noexcept __asm__("syscall");
+int *errno_location() noexcept __asm__("__errno_location");
+#if defined(__x86_64__)
+inline constexpr long nr_getpid = 39, nr_gettid = 186, nr_tgkill = 234;
+#else
+inline constexpr long nr_getpid = 172, nr_gettid = 178, nr_tgkill = 131;
+#endif
+static inline int gettid() { return (int)syscall(nr_gettid); }
+// Whether thread `tid` of this process may still exist: only "no such thread"
+// (ESRCH) says it is gone; a reused id or a refused call counts as alive.
+static inline bool thread_alive(int tid) {
+    return syscall(nr_tgkill, syscall(nr_getpid), (long)tid, 0L) == 0 || *errno_location() != 3;
+}
+} // namespace pm::rt::sys
+#else
+namespace pm::rt::sys {
+static inline int gettid() { return 0; }
+static inline bool thread_alive(int) { return true; } // never adopt: workers live until unload
+} // namespace pm::rt::sys
+#endif
+
 #pragma GCC visibility push(hidden)
 
 #define PM_MAX_TG_SITES 16384u // threadgroup declaration SITEs per library
@@ -186,30 +212,48 @@ struct worker {
     uint32_t site_off[PM_MAX_TG_SITES];
     alignas(64) unsigned char tg_mem[PM_MAX_THREADGROUP_MEMORY];
     fiber::stacks stacks;
+    worker *next; // in g_workers
+    int owner;    // thread id of the OS thread using it
 };
 
 inline thread_local worker *tls_w = nullptr;
 
-struct worker_owner {
-    worker *w = nullptr;
-    ~worker_owner() {
-        if (w) {
+// Workers are kept in a per-library list, not owned by a thread_local with a
+// destructor: glibc keeps a library with pending thread_local destructors
+// loaded until those threads exit, and the pool's threads never do, so no
+// kernel library could ever be unloaded. The list's destructor (run by dlclose,
+// when no kernel of the library can be running) frees them all; a thread
+// adopts the worker of a thread that has exited, so threads that come and go
+// do not pile workers up.
+struct worker_list {
+    worker *head = nullptr;
+    ~worker_list() {
+        for (worker *w = head, *next; w; w = next) {
+            next = w->next;
             w->stacks.release();
             sys::munmap(w, sizeof(worker));
-            if (tls_w == w) tls_w = nullptr;
         }
     }
 };
-inline thread_local worker_owner tls_owner;
+inline worker_list g_workers;
 
 __attribute__((noinline)) inline worker *make_worker() {
+    const int me = sys::gettid();
+    for (worker *w = __atomic_load_n(&g_workers.head, __ATOMIC_ACQUIRE); w; w = w->next) {
+        int owner = __atomic_load_n(&w->owner, __ATOMIC_RELAXED);
+        if (!sys::thread_alive(owner) &&
+            __atomic_compare_exchange_n(&w->owner, &owner, me, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            return tls_w = w;
+    }
     void *p = sys::mmap(nullptr, sizeof(worker), sys::prot_read | sys::prot_write,
                         sys::map_private | sys::map_anonymous | sys::map_noreserve, -1, 0);
     if (sys::map_failed(p)) return nullptr;
     worker *w = (worker *)p; // zero-filled: a valid initial state
-    tls_owner.w = w;
-    tls_w = w;
-    return w;
+    w->owner = me;
+    w->next = __atomic_load_n(&g_workers.head, __ATOMIC_RELAXED);
+    while (!__atomic_compare_exchange_n(&g_workers.head, &w->next, w, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+    }
+    return tls_w = w;
 }
 inline worker *get_worker() {
     worker *w = tls_w;
