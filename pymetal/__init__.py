@@ -55,6 +55,8 @@ from ._linalg import matmul, tensordot, vecdot, outer
 from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod
 from . import nn
 from . import _interop  # noqa: F401  (NumPy protocols on Array)
+# Kernel faults and time limit (issue 10).
+from .device import set_kernel_timeout, kernel_timeout
 
 globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",
                                                               "gelu_tanh", "leaky_relu")})

@@ -573,18 +573,29 @@ final class FrontEnd {
         let firstBracket = first.first(where: { isPunct($0, 91) }) ?? first.upperBound
         let nameIndex = firstBracket - 1
         guard nameIndex > first.lowerBound, tokens[nameIndex].kind == .identifier else { return nil }
-        let type = ((first.lowerBound)..<nameIndex).map { text($0) }.joined(separator: " ")
+        let type = sourceText(first.lowerBound..<nameIndex)
         var replacement: [String] = []
         for (n, declarator) in declarators.enumerated() {
             let nameAt = n == 0 ? nameIndex : declarator.lowerBound
             guard nameAt < declarator.upperBound, tokens[nameAt].kind == .identifier else { return nil }
-            let dims = ((nameAt + 1)..<declarator.upperBound).map { text($0) }.joined(separator: " ")
+            let dims = sourceText((nameAt + 1)..<declarator.upperBound)
             let site = sites.count
             sites.append((at, site))
             replacement.append("auto& \(text(nameAt)) = ::pm::rt::tg_var<\(type) \(dims), \(site)>();")
         }
         remove(at, through: end, replacement: replacement.joined(separator: " "))
         return end
+    }
+
+    /// Tokens as written: a space only where the source has one, so that a
+    /// punctuator the lexer splits (`<<`, `>>=`, `::`) is not torn apart.
+    private func sourceText(_ range: Range<Int>) -> String {
+        var out = ""
+        for i in range {
+            if i > range.lowerBound && tokens[i].start != tokens[i - 1].end { out += " " }
+            out += text(i)
+        }
+        return out
     }
 
     // MARK: - Analysis

@@ -244,7 +244,7 @@ inline const char *gpos_str(const group *g, char (&buf)[48]) {
 // Threadgroup memory sites (kernel-scope `threadgroup` declarations)
 // ---------------------------------------------------------------------------
 struct site_table {
-    uint32_t size[PM_MAX_TG_SITES];
+    uint64_t size[PM_MAX_TG_SITES]; // 64-bit: `threadgroup char t[(1ull << 32) + 16]` is refused, not truncated
     uint32_t align[PM_MAX_TG_SITES];
     int overflow; // a SITE >= PM_MAX_TG_SITES was registered
 };
@@ -255,7 +255,7 @@ inline int register_site(int s, size_t size, size_t align) {
         g_sites.overflow = 1;
         return 0;
     }
-    if (size > g_sites.size[s]) g_sites.size[s] = (uint32_t)size;
+    if (size > g_sites.size[s]) g_sites.size[s] = size;
     if (align > g_sites.align[s]) g_sites.align[s] = (uint32_t)align;
     return 1;
 }
@@ -290,21 +290,23 @@ inline uint32_t library(const kernel_entry *e, uint32_t n, const pm_kernel_desc 
         kinfo *k = (kinfo *)__builtin_calloc(n ? n : 1, sizeof(kinfo));
         pm_kernel_desc *d = (pm_kernel_desc *)__builtin_calloc(n ? n : 1, sizeof(pm_kernel_desc));
         for (uint32_t i = 0; k && d && i < n; i++) {
-            uint32_t off = 0;
+            // In 64 bits, saturated: a total over the limit is refused when a pipeline is made.
+            uint64_t off = 0;
             uint32_t *offs = e[i].nsites ? (uint32_t *)__builtin_calloc(e[i].nsites, sizeof(uint32_t)) : nullptr;
             for (uint32_t j = 0; j < e[i].nsites; j++) {
                 int s = e[i].sites[j];
-                uint32_t size = 0, align = 16;
+                uint64_t size = 0, align = 16;
                 if (s >= 0 && (unsigned)s < PM_MAX_TG_SITES) {
                     size = g_sites.size[s];
                     if (g_sites.align[s] > align) align = g_sites.align[s];
                 }
                 off = (off + align - 1) & ~(align - 1);
-                if (offs) offs[j] = off;
-                off += size;
+                if (offs) offs[j] = (uint32_t)(off < PM_MAX_THREADGROUP_MEMORY ? off : 0);
+                off += size < (1ull << 40) ? size : (1ull << 40);
             }
-            k[i] = kinfo{e[i].run, round16(off), e[i].nsites, e[i].sites, offs};
-            d[i] = pm_kernel_desc{e[i].name, e[i].run, e[i].mode, e[i].max_total_threads, round16(off)};
+            const uint32_t bytes = off < 0xFFFFFFF0u ? round16((uint32_t)off) : 0xFFFFFFF0u;
+            k[i] = kinfo{e[i].run, bytes, e[i].nsites, e[i].sites, offs};
+            d[i] = pm_kernel_desc{e[i].name, e[i].run, e[i].mode, e[i].max_total_threads, bytes};
         }
         g_lib.k = k;
         g_lib.descs = d;
@@ -431,7 +433,8 @@ inline int32_t begin_run(worker *w, const pm_launch *lp, const kinfo *ki, group 
     g.ngroups = u3{lp->threadgroups_per_grid[0], lp->threadgroups_per_grid[1], lp->threadgroups_per_grid[2]};
     g.uniform = lp->uniform;
     g.poison = lp->poison_threadgroup_memory;
-    uint32_t total = ki->static_bytes, dyn = 0;
+    uint32_t total = ki->static_bytes < 2u * PM_MAX_THREADGROUP_MEMORY ? ki->static_bytes : 2u * PM_MAX_THREADGROUP_MEMORY;
+    uint32_t dyn = 0;
     for (int i = 0; i < PM_MAX_THREADGROUP_ARGS; i++) {
         uint32_t len = lp->threadgroup_lengths[i];
         g.tg_arg[i] = w->tg_mem + (total <= PM_MAX_THREADGROUP_MEMORY ? total : 0);
@@ -803,7 +806,10 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
     if (first >= end) return 0;
     worker *w = get_worker();
     if (!w) return report(status, "out of memory: cannot allocate the kernel runtime state");
-    if (w->mode != _PmModeNone) return report(status, "internal error: run() re-entered on one OS thread");
+    // A run that a fault, timeout or interrupt ended (the host's guard jumped
+    // out of it: pm_host.h, pm_guarded_run) left its mode set; nothing of it is
+    // reused (begin_run and run_fibers reset the rest).
+    w->mode = _PmModeNone;
     group g;
     if (int32_t e = begin_run(w, launch, ki, g, status)) return e;
     if constexpr (_PmMode == PM_KERNEL_LOOP) return run_loop<_PmInv>(w, first, end, g, status);
