@@ -82,7 +82,7 @@ static struct sigaction previous_int;
 
 static _Atomic uint64_t generation = 1; // bumped by each interrupt
 static _Atomic int32_t waiting;         // threads waiting for command buffers
-static _Atomic uint64_t timeout_ns;     // 0: no timeout
+static _Atomic double timeout_s;        // 0: no timeout
 static pthread_once_t timeout_once = PTHREAD_ONCE_INIT;
 
 static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -432,18 +432,18 @@ static void read_timeout(void) {
         if (end != env && *end == 0 && v >= 0 && isfinite(v)) t = v;
         else fprintf(stderr, "pymetal: ignoring PYMETAL_KERNEL_TIMEOUT=%s (not a number of seconds >= 0)\n", env);
     }
-    atomic_store(&timeout_ns, (uint64_t)(t * 1e9));
+    atomic_store(&timeout_s, t);
 }
 
 double pm_host_kernel_timeout(void) {
     pthread_once(&timeout_once, read_timeout);
-    return (double)atomic_load(&timeout_ns) * 1e-9;
+    return atomic_load(&timeout_s);
 }
 
 int32_t pm_host_set_kernel_timeout(double seconds) {
     if (!(seconds >= 0) || !isfinite(seconds) || seconds > 1e9) return 1;
     pthread_once(&timeout_once, read_timeout);
-    atomic_store(&timeout_ns, (uint64_t)(seconds * 1e9));
+    atomic_store(&timeout_s, seconds);
     return 0;
 }
 
