@@ -306,3 +306,112 @@ def test_array_sizes_are_constant_expressions(dev):
     expect = 6 * ((i // 32) * 32 + 31 - i % 32)
     np.testing.assert_array_equal(out, expect)
     assert lib.k.static_threadgroup_memory == (32 + 32 + 32) * 4
+
+
+# ---- shader validation ------------------------------------------------------------
+# Accesses are checked against the bound buffer's length, as Metal's shader
+# validation does; the arrays here fill their buffers exactly (16 KiB, a page).
+# (VALIDATED starts with a newline: its first kernel is on line 2.)
+
+VALIDATED = r'''
+kernel void read_next(device const float *a [[buffer(0)]], device float *b [[buffer(1)]],
+                      uint i [[thread_position_in_grid]]) {
+    b[i] = a[i + 1];
+}
+kernel void write_next(device float *b [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    b[i + 1] = 1.0f;
+}
+kernel void read_before(device const float *a [[buffer(0)]], device float *b [[buffer(1)]],
+                        uint i [[thread_position_in_grid]]) {
+    b[i] = 0;
+    b[i] = (a + 1)[(int)i - 2];
+}
+kernel void constant_next(constant float *c [[buffer(0)]], device float *b [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    b[i] = c[i + 1];
+}
+kernel void tg_array_next(device float *b [[buffer(0)]], uint i [[thread_position_in_grid]],
+                          uint t [[thread_index_in_threadgroup]]) {
+    threadgroup float s[32];
+    s[t] = i;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    b[i] = s[t + 1];
+}
+kernel void tg_param_write(device float *b [[buffer(0)]], threadgroup float *s [[threadgroup(0)]],
+                           uint i [[thread_position_in_grid]], uint t [[thread_index_in_threadgroup]]) {
+    s[t + 1] = i;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    b[i] = s[t];
+}
+kernel void correct(device const float *a [[buffer(0)]], device float *b [[buffer(1)]],
+                    constant float *c [[buffer(2)]], uint i [[thread_position_in_grid]],
+                    uint t [[thread_index_in_threadgroup]]) {
+    threadgroup float s[32];
+    s[t] = a[i];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    device const float *p = a + 1;
+    b[i] = s[31 - t] + p[(int)i - 1] + *c + c[i];
+}
+'''
+
+N = 4096  # float32: one 16 KiB page
+
+
+@pytest.fixture(scope="module")
+def vlib(dev):
+    return pm.compile(VALIDATED, macros={"PM_VALIDATION": 1})
+
+
+def _pages(n=N):
+    a = pm.zeros(n, np.float32)
+    assert a._buf.length == 4 * n  # the array fills its buffer
+    return a
+
+
+@pytest.mark.parametrize("name,args,words", [
+    ("read_next", lambda: (_pages(), _pages()), ["line 4", "element 4096 of [[buffer(0)]]", "4096 elements of 4",
+                                                  "(4095,0,0)"]),
+    ("write_next", lambda: (_pages(),), ["line 7", "element 4096 of [[buffer(0)]]", "(4095,0,0)"]),
+    ("read_before", lambda: (_pages(), _pages()), ["line 12", "element -1 of [[buffer(0)]]", "(0,0,0)"]),
+    ("constant_next", lambda: (_pages(), _pages()), ["line 16", "element 4096 of [[buffer(0)]]"]),
+    ("tg_array_next", lambda: (_pages(),), ["line 23", "element 32 of the threadgroup array declared at line 20",
+                                           "32 elements", "(31,0,0)"]),
+    ("tg_param_write", lambda: (_pages(),), ["line 27", "element 32 of [[threadgroup(0)]]", "32 elements",
+                                            "(31,0,0)"]),
+])
+def test_validation_reports_off_by_one(vlib, name, args, words):
+    kw = {"threadgroup": 32}
+    if name == "tg_param_write":
+        kw["threadgroup_memory"] = {0: 32 * 4}
+    with pytest.raises(pm.KernelError) as e:
+        getattr(vlib, name)(*args(), grid=N, **kw)
+        pm.synchronize()
+    msg = str(e.value)
+    assert name in msg and "validation: out-of-bounds access" in msg
+    for w in words:
+        assert w in msg, (w, msg)
+
+
+def test_validation_leaves_correct_kernels_alone(vlib, rng):
+    for n in (1, 31, 32, 1000, N):
+        a = rng.standard_normal(n).astype(np.float32)
+        c = rng.standard_normal(n).astype(np.float32)
+        b = np.zeros(n, np.float32)
+        vlib.correct(a, b, c, grid=n, threadgroup=32)
+        # s[31 - t] reads the mirrored thread of the same (full) group; partial groups are poisoned
+        i = np.arange(n)
+        mirror = (i // 32) * 32 + 31 - i % 32
+        full = mirror < n
+        expect = np.where(full, a[np.minimum(mirror, n - 1)], 0) + a + c[0] + c
+        np.testing.assert_allclose(b[full], expect[full], rtol=1e-6)
+
+
+def test_validation_from_the_environment():
+    # PYMETAL_VALIDATION=1 turns it on for every compile (a new process: it is read once)
+    out = check(run_child("""
+        v = pm.compile(%r)
+        a = pm.zeros(%d, np.float32)
+        expect(lambda: (v.write_next(a, grid=%d), pm.synchronize()), "write_next", "element %d")
+        after()
+    """ % (VALIDATED, N, N, N), env={"PYMETAL_VALIDATION": "1"}))
+    assert "KERNEL-ERROR" in out

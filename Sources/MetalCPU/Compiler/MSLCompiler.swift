@@ -9,6 +9,10 @@ public final class MSLCompiler: @unchecked Sendable {
     private let lock = Lock()
     private var toolchain: Toolchain?
     private var memo: [String: URL] = [:]
+    /// Shader validation for every compile (PYMETAL_VALIDATION=1), else per compile through the macro (runtime.h).
+    static let validationFlag = "-DPM_VALIDATION=1"
+    private static let validation = Toolchain.environment("PYMETAL_VALIDATION") == "1" ? [validationFlag] : []
+
     /// How many times clang was run (tests check that cache hits don't).
     public private(set) var clangInvocations = 0
     /// How many precompiled headers it built (tests check when they are rebuilt).
@@ -22,7 +26,7 @@ public final class MSLCompiler: @unchecked Sendable {
             toolchain = found
             return found
         }
-        let flags = compileFlags(options) + includeDirectories.map { "-I\($0)" }
+        let flags = compileFlags(options) + includeDirectories.map { "-I\($0)" } + Self.validation
         var digest = SHA256()
         digest.update(tools.identity)
         digest.update(flags.joined(separator: "\u{1}"))
@@ -52,7 +56,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
         let output: FrontEndOutput
         do {
-            output = try FrontEnd.run(preprocessed: text)
+            output = try FrontEnd.run(preprocessed: text, validation: flags.contains(Self.validationFlag))
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure, message: diagnostics.messages.joined(separator: "\n"))
         }

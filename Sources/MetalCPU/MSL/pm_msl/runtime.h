@@ -110,6 +110,10 @@ struct group {
     uint32_t tg_bytes;     // threadgroup memory used (static + [[threadgroup(n)]])
     uint32_t poison;
     uint32_t uniform;
+#ifdef PM_VALIDATION
+    uint64_t len[PM_MAX_BUFFERS];                // bytes bound at each [[buffer(n)]]
+    uint32_t tg_len[PM_MAX_THREADGROUP_ARGS];    // bytes at each [[threadgroup(n)]]
+#endif
 };
 
 // A thread inside its group.
@@ -176,6 +180,10 @@ struct worker {
     void *main_sp;
     void *dead_sp;
     char msg[PM_ERROR_CAPACITY];
+#ifdef PM_VALIDATION
+    u3 vpos;          // LOOP mode: grid position of the running thread
+    const group *vg;  // LOOP mode: its group
+#endif
     uint32_t nfree;    // free execution contexts (LIFO in free_ctx)
     uint32_t nctx;     // contexts ever prepared (stacks made usable)
     uint32_t queue[PM_FIBER_MAX];
@@ -264,11 +272,23 @@ template <class _PmU, int _PmSite> struct tg_site {
     static inline const int reg = register_site(_PmSite, sizeof(_PmU), alignof(_PmU));
 };
 
-template <class _PmU, int _PmSite> inline _PmU &tg_var() {
+template <class _PmT, unsigned _PmK, unsigned _PmN> struct vptr;
+template <class _PmA> struct tg_view;
+
+// The front end declares kernel-scope threadgroup storage as
+// `decltype(auto) name = tg_var<U, SITE>();`: a reference to it, or in
+// validation builds a bounds-checked view of an array.
+template <class _PmU, int _PmSite> inline decltype(auto) tg_var([[maybe_unused]] uint32_t line = __builtin_LINE()) {
     (void)&tg_site<_PmU, _PmSite>::reg;
     static_assert(_PmSite >= 0 && (unsigned)_PmSite < PM_MAX_TG_SITES, "threadgroup SITE out of range");
     worker *w = tls_w;
-    return *(_PmU *)(w->tg_mem + w->site_off[_PmSite]);
+    _PmU &v = *(_PmU *)(w->tg_mem + w->site_off[_PmSite]);
+#ifdef PM_VALIDATION
+    if constexpr (__is_array(_PmU)) return tg_view<_PmU>{v, line};
+    else return (v);
+#else
+    return (v);
+#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -370,6 +390,20 @@ template <class _PmP, unsigned _PmN> struct arg<_PmP, bind<attr::threadgroup, _P
     static_assert(_PmN < PM_MAX_THREADGROUP_ARGS, "threadgroup index out of range");
     static PM_AI _PmP get(const group &g, const tpos &) { return from_memory<_PmP>(g.tg_arg[_PmN]); }
 };
+#ifdef PM_VALIDATION
+// Validation builds: pointer parameters rewritten to vptr (FrontEnd.swift) get their binding's extent.
+template <class _PmT, unsigned _PmK, unsigned _PmI, unsigned _PmN> struct arg<vptr<_PmT, _PmK, _PmI>, bind<attr::buffer, _PmN>> {
+    static PM_AI vptr<_PmT, _PmK, _PmI> get(const group &g, const tpos &) {
+        return vptr<_PmT, _PmK, _PmI>((_PmT *)g.buf[_PmN], g.len[_PmN] / sizeof(_PmT));
+    }
+};
+template <class _PmT, unsigned _PmK, unsigned _PmI, unsigned _PmN>
+struct arg<vptr<_PmT, _PmK, _PmI>, bind<attr::threadgroup, _PmN>> {
+    static PM_AI vptr<_PmT, _PmK, _PmI> get(const group &g, const tpos &) {
+        return vptr<_PmT, _PmK, _PmI>((_PmT *)g.tg_arg[_PmN], g.tg_len[_PmN] / sizeof(_PmT));
+    }
+};
+#endif
 #define PM_POS_ARG(_PmA, _PmExpr)                                                                \
     template <class _PmP, unsigned _PmN> struct arg<_PmP, bind<attr::_PmA, _PmN>> {              \
         static PM_AI auto get([[maybe_unused]] const group &g, [[maybe_unused]] const tpos &t) { \
@@ -397,6 +431,11 @@ template <auto _PmK, class _PmSig, class... _PmB> struct invoker;
 template <auto _PmK, class _PmR, class... _PmP, class... _PmB> struct invoker<_PmK, _PmR (*)(_PmP...), _PmB...> {
     static_assert(sizeof...(_PmP) == sizeof...(_PmB), "one bind per kernel parameter");
     static PM_AI void call(const group &g, const tpos &t) {
+#ifdef PM_VALIDATION
+        worker *w = tls_w; // where an out-of-bounds access finds the thread (LOOP mode)
+        w->vpos = u3{g.origin.x + t.lx, g.origin.y + t.ly, g.origin.z + t.lz};
+        w->vg = &g;
+#endif
         [[clang::always_inline]] _PmK(arg<_PmP, _PmB>::get(g, t)...);
     }
 };
@@ -428,6 +467,10 @@ PM_AI bool place_group(group &g, uint64_t gi) {
 // Per-run setup shared by both modes. Returns 0 or an error (status filled).
 inline int32_t begin_run(worker *w, const pm_launch *lp, const kinfo *ki, group &g, pm_status *st) {
     for (int i = 0; i < PM_MAX_BUFFERS; i++) g.buf[i] = lp->buffers[i];
+#ifdef PM_VALIDATION
+    for (int i = 0; i < PM_MAX_BUFFERS; i++) g.len[i] = lp->buffer_lengths[i];
+    for (int i = 0; i < PM_MAX_THREADGROUP_ARGS; i++) g.tg_len[i] = lp->threadgroup_lengths[i];
+#endif
     g.grid = u3{lp->threads_per_grid[0], lp->threads_per_grid[1], lp->threads_per_grid[2]};
     g.tpg = u3{lp->threads_per_threadgroup[0], lp->threads_per_threadgroup[1], lp->threads_per_threadgroup[2]};
     g.ngroups = u3{lp->threadgroups_per_grid[0], lp->threadgroups_per_grid[1], lp->threadgroups_per_grid[2]};
@@ -817,6 +860,113 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
 }
 
 } // namespace pm::rt
+
+#ifdef PM_VALIDATION
+// ---------------------------------------------------------------------------
+// Shader validation (PYMETAL_VALIDATION=1, or the PM_VALIDATION macro): every
+// access through a buffer or threadgroup pointer parameter, and every index
+// of a kernel-scope threadgroup array, is checked against what is bound or
+// declared. A bad access is reported (the first one, with its kernel, binding,
+// element, thread and source line: the run then fails) and goes to a zeroed
+// scratch element instead, so nothing outside the binding is read or written.
+// Pointers made from a checked one by a cast, or passed to a function, are
+// plain pointers again (unchecked).
+// ---------------------------------------------------------------------------
+namespace pm::rt {
+enum : unsigned { _PmVBuffer = 0, _PmVThreadgroup = 1, _PmVArray = 2 };
+
+// An index and the source line it is used on (the default argument is taken
+// where the conversion happens: in the user's expression).
+struct vidx {
+    int64_t v;
+    uint32_t line;
+    template <class _PmI>
+        requires(__is_integral(_PmI) || __is_enum(_PmI))
+    PM_AI constexpr vidx(_PmI i, uint32_t l = __builtin_LINE()) : v((int64_t)i), line(l) {}
+};
+
+__attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsigned index, int64_t element,
+                                                          uint64_t count, uint32_t size, uint32_t line) {
+    worker *w = tls_w;
+    const fiber_self me = self();
+    if (w && !w->err) {
+        u3 pos = w->vpos;
+        if (me.w && me.w->g) { // a fiber: from its index in the group
+            const group &g = *me.w->g;
+            pos = u3{g.origin.x + me.index % g.size.x, g.origin.y + me.index / g.size.x % g.size.y,
+                     g.origin.z + me.index / (g.size.x * g.size.y)};
+        }
+        char what[64];
+        if (kind == _PmVBuffer) __builtin_snprintf(what, sizeof what, "[[buffer(%u)]]", index);
+        else if (kind == _PmVThreadgroup) __builtin_snprintf(what, sizeof what, "[[threadgroup(%u)]]", index);
+        else __builtin_snprintf(what, sizeof what, "the threadgroup array declared at line %u", index);
+        set_error(w,
+                  "validation: out-of-bounds access at line %u: element %lld of %s, which has %llu elements of %u "
+                  "bytes, by the thread at position (%u,%u,%u) in the grid",
+                  line, (long long)element, what, (unsigned long long)count, size, pos.x, pos.y, pos.z);
+    }
+    alignas(64) static thread_local unsigned char scratch[4096];
+    __builtin_memset(scratch, 0, size < sizeof scratch ? size : sizeof scratch);
+    return scratch;
+}
+
+template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, unsigned kind, unsigned index,
+                                         uint32_t line) {
+    static_assert(sizeof(_PmT) <= 4096, "validation: element type over 4 KiB");
+    if (__builtin_expect((uint64_t)e < count, 1)) return base[e];
+    return *(_PmT *)out_of_bounds(kind, index, e, count, sizeof(_PmT), line);
+}
+
+// A bounds-checked `T *` buffer or threadgroup parameter: `base` and `count`
+// are the binding's, `p` where this pointer points (after arithmetic).
+template <class _PmT, unsigned _PmK, unsigned _PmI> struct vptr {
+    _PmT *p, *base;
+    uint64_t count;
+    PM_AI vptr(_PmT *b, uint64_t n) : p(b), base(b), count(n) {}
+    PM_AI vptr(_PmT *at, _PmT *b, uint64_t n) : p(at), base(b), count(n) {}
+    PM_AI _PmT &operator[](vidx i) const { return vcheck(base, (p - base) + i.v, count, _PmK, _PmI, i.line); }
+    PM_AI _PmT &operator*() const { return vcheck(base, p - base, count, _PmK, _PmI, 0); }
+    PM_AI _PmT *operator->() const { return &vcheck(base, p - base, count, _PmK, _PmI, 0); }
+    PM_AI vptr operator+(int64_t n) const { return vptr(p + n, base, count); }
+    PM_AI friend vptr operator+(int64_t n, const vptr &v) { return v + n; }
+    PM_AI vptr operator-(int64_t n) const { return vptr(p - n, base, count); }
+    PM_AI ptrdiff_t operator-(const vptr &o) const { return p - o.p; }
+    PM_AI vptr &operator+=(int64_t n) { p += n; return *this; }
+    PM_AI vptr &operator-=(int64_t n) { p -= n; return *this; }
+    PM_AI vptr &operator++() { ++p; return *this; }
+    PM_AI vptr &operator--() { --p; return *this; }
+    PM_AI vptr operator++(int) { vptr o = *this; ++p; return o; }
+    PM_AI vptr operator--(int) { vptr o = *this; --p; return o; }
+    PM_AI explicit operator bool() const { return p != nullptr; }
+    // Templates, so that no built-in operator[] on a converted pointer competes with ours.
+    template <class _PmU>
+        requires(__is_convertible_to(_PmT *, _PmU *))
+    PM_AI operator _PmU *() const { return p; }
+    template <class _PmU>
+        requires(!__is_convertible_to(_PmT *, _PmU *))
+    PM_AI explicit operator _PmU *() const { return (_PmU *)p; }
+};
+
+} // namespace pm::rt
+template <class _PmT, unsigned _PmK, unsigned _PmI> struct pm::abi::binding_type<pm::rt::vptr<_PmT, _PmK, _PmI>> {
+    typedef _PmT *type;
+};
+namespace pm::rt {
+
+// A kernel-scope threadgroup array, checked on its first index.
+template <class _PmE, uint64_t _PmN> struct tg_view<_PmE[_PmN]> {
+    _PmE (&a)[_PmN];
+    uint32_t line;
+    PM_AI _PmE &operator[](vidx i) const { return vcheck(&a[0], i.v, _PmN, _PmVArray, line, i.line); }
+    template <class _PmU>
+        requires(__is_convertible_to(_PmE *, _PmU *))
+    PM_AI operator _PmU *() const { return &a[0]; }
+    template <class _PmU>
+        requires(!__is_convertible_to(_PmE *, _PmU *))
+    PM_AI explicit operator _PmU *() const { return (_PmU *)&a[0]; }
+};
+} // namespace pm::rt
+#endif
 
 // ---------------------------------------------------------------------------
 // Barriers
