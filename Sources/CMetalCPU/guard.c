@@ -39,6 +39,7 @@
 #include <ucontext.h>
 #include "pm_host.h"
 
+#if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #define PM_SIG_CANCEL (SIGRTMAX - 3)
 #define PM_ALT_STACK (64 * 1024)
 #define PM_MAX_SLOTS 256        // threads that ever run kernels at the same time
@@ -201,8 +202,6 @@ static uintptr_t context_pc(ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.
 static int complete_division(ucontext_t *uc) { (void)uc; return 0; } // arm64 division never traps
 static uintptr_t context_sp(ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.sp; }
 static uintptr_t context_pc(ucontext_t *uc) { return (uintptr_t)uc->uc_mcontext.pc; }
-#else
-#error "MetalCPU guard: x86-64 or arm64"
 #endif
 
 // ---------------------------------------------------------------------------
@@ -505,7 +504,31 @@ static void *watchdog_main(void *arg) {
     return NULL;
 }
 
+// fork(): the child has none of the parent's other threads; the locks are
+// taken around the fork so that none is copied held.
+static void before_fork(void) {
+    pthread_mutex_lock(&jobs_lock);
+    pthread_mutex_lock(&slots_lock);
+}
+static void after_fork_parent(void) {
+    pthread_mutex_unlock(&slots_lock);
+    pthread_mutex_unlock(&jobs_lock);
+}
+static void after_fork_child(void) {
+    jobs = NULL; // the parent's jobs run on threads the child does not have
+    atomic_store(&watchdog_started, 0);
+    watchdog_idle = 0;
+    for (int i = 0; i < PM_MAX_SLOTS; i++)
+        if (!g_self || i != g_self->slot) slots[i].used = 0;
+    if (g_self && g_self->slot >= 0) slots[g_self->slot].tid = pthread_self();
+    pthread_mutex_unlock(&slots_lock);
+    pthread_mutex_unlock(&jobs_lock);
+}
+static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+static void register_fork(void) { pthread_atfork(before_fork, after_fork_parent, after_fork_child); }
+
 pm_job *pm_job_begin(uint64_t committed_generation) {
+    pthread_once(&fork_once, register_fork);
     pm_job *job = calloc(1, sizeof *job);
     if (!job) return NULL;
     job->generation = committed_generation;
@@ -544,4 +567,18 @@ void pm_job_end(pm_job *job) {
     free(job);
 }
 
-int32_t pm_job_cancelled(const pm_job *job) { return cancel_reason(job); }
+#else
+// Elsewhere (MetalCPU is built for Linux): kernels run unguarded, without a time limit.
+int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint64_t first, uint64_t end,
+                       pm_status *status) {
+    (void)job;
+    return run(launch, first, end, status);
+}
+pm_job *pm_job_begin(uint64_t committed_generation) { (void)committed_generation; return NULL; }
+void pm_job_end(pm_job *job) { (void)job; }
+uint64_t pm_interrupt_generation(void) { return 0; }
+void pm_host_cancel_all(void) {}
+void pm_waiting(int32_t delta) { (void)delta; }
+double pm_host_kernel_timeout(void) { return 0; }
+int32_t pm_host_set_kernel_timeout(double seconds) { return seconds == 0 ? 0 : 1; }
+#endif

@@ -192,6 +192,9 @@ def test_timeout_stops_command_buffer():
         lib.spin(x, grid=(1 << 16) - 1)    # many groups: every worker thread spins
         expect(lambda: x.numpy(), "spin", "timed out")
         after()
+        big = np.zeros(1 << 20, np.int32)   # a 2^40-thread grid of a correct kernel: hours of work
+        expect(lambda: lib.add_one(big, big, grid=(1 << 20, 1 << 20)), "add_one", "timed out")
+        after()
         pm.set_kernel_timeout(0)
         assert pm.kernel_timeout() == 0
         for bad in (-1, float("nan"), float("inf")):
@@ -203,7 +206,7 @@ def test_timeout_stops_command_buffer():
                 raise AssertionError(bad)
     """, env={"PYMETAL_KERNEL_TIMEOUT": "0.5"}))
     times = [float(line.split()[1]) for line in out.splitlines() if line.startswith("KERNEL-ERROR")]
-    assert len(times) == 2 and 0.4 < times[0] < 10 and times[1] < 10, out
+    assert len(times) == 3 and 0.4 < times[0] < 10 and times[1] < 10 and times[2] < 10, out
 
 
 def test_default_timeout_is_set():

@@ -43,8 +43,6 @@ int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint
 // a command buffer committed before an interrupt does not run.
 pm_job *pm_job_begin(uint64_t committed_generation);
 void pm_job_end(pm_job *job);
-// PM_CANCEL_* once the job is cancelled, else 0.
-int32_t pm_job_cancelled(const pm_job *job);
 uint64_t pm_interrupt_generation(void);
 // Stops every running and committed command buffer (async-signal-safe).
 void pm_host_cancel_all(void);

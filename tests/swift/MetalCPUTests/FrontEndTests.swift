@@ -83,7 +83,7 @@ final class FrontEndTests: XCTestCase {
         let text = try FrontEnd.run(preprocessed: "# 1 \"program_source\"\n" + """
         kernel void k(const float* a [[buffer(0)]], float* b [[buffer(1)]], threadgroup float* t [[threadgroup(0)]],
                       const float& s [[buffer(2)]], uint i [[thread_position_in_grid]]) { b[i] = a[i] * s + t[0]; }
-        """, validation: true).text
+        """, validation: true).text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         XCTAssertTrue(text.contains("::pm::rt::vptr<const float, 0, 0> a"), text)
         XCTAssertTrue(text.contains("::pm::rt::vptr<float, 0, 1> b"), text)
         XCTAssertTrue(text.contains("::pm::rt::vptr<float, 1, 0> t"), text)
