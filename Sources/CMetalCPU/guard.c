@@ -49,7 +49,7 @@
 struct pm_job {
     _Atomic int32_t cancel; // PM_CANCEL_*: set by the watchdog
     uint64_t generation;    // the interrupt generation when its command buffer was committed
-    double start, deadline; // CLOCK_MONOTONIC seconds; deadline 0: none
+    double deadline;        // CLOCK_MONOTONIC seconds, set when the watchdog first sees the job; 0: none
     double timeout;
     struct pm_job *next, *prev;
 };
@@ -87,9 +87,11 @@ static _Atomic double timeout_s;        // 0: no timeout
 static pthread_once_t timeout_once = PTHREAD_ONCE_INIT;
 
 static pthread_mutex_t jobs_lock = PTHREAD_MUTEX_INITIALIZER;
-static pm_job *jobs; // running jobs
+static pm_job *jobs;      // running jobs
+static pm_job *free_jobs; // ended ones, for reuse (no allocation per command buffer)
 static _Atomic int watchdog_started;
-static int watchdog_idle; // under jobs_lock
+static int watchdog_idle;    // under jobs_lock: asleep until a job begins
+static uint64_t jobs_begun;  // under jobs_lock
 static sem_t watchdog_wake;
 
 static double now_s(void) {
@@ -463,14 +465,20 @@ static void signal_threads(const pm_job *job) {
     pthread_mutex_unlock(&slots_lock);
 }
 
+// While command buffers come and go, the watchdog ticks (PM_WATCH_TICK) and a
+// job's start costs no wake-up; after a whole tick without any, it sleeps until
+// the next one begins.
 static void *watchdog_main(void *arg) {
     (void)arg;
-    pm_host_name_thread("MetalCPU watchdog");
+    pm_host_name_thread("MetalCPU guard");
+    uint64_t seen = 0;
     for (;;) {
         pthread_mutex_lock(&jobs_lock);
         const double now = now_s();
         double next = INFINITY;
         for (pm_job *j = jobs; j; j = j->next) {
+            // Timed from here (at most a tick late: a job's start reads no clock, which costs 100 ns in some VMs).
+            if (j->deadline < 0) j->deadline = j->timeout > 0 ? now + j->timeout : 0;
             if (!atomic_load(&j->cancel)) {
                 if (j->deadline > 0 && now >= j->deadline) atomic_store(&j->cancel, PM_CANCEL_TIMED_OUT);
                 else if (j->generation < atomic_load(&generation)) atomic_store(&j->cancel, PM_CANCEL_INTERRUPTED);
@@ -478,11 +486,11 @@ static void *watchdog_main(void *arg) {
             if (atomic_load(&j->cancel)) signal_threads(j); // again each tick until it has stopped
             else if (j->deadline > 0 && j->deadline < next) next = j->deadline;
         }
-        if (jobs) {
-            hook_interrupt();
-            if (now + PM_WATCH_TICK < next) next = now + PM_WATCH_TICK;
-        }
-        watchdog_idle = !jobs;
+        const int busy = jobs || jobs_begun != seen;
+        seen = jobs_begun;
+        if (jobs) hook_interrupt();
+        if (busy && now + PM_WATCH_TICK < next) next = now + PM_WATCH_TICK;
+        watchdog_idle = !busy;
         pthread_mutex_unlock(&jobs_lock);
         if (isinf(next)) {
             while (sem_wait(&watchdog_wake) != 0 && errno == EINTR) {
@@ -515,7 +523,7 @@ static void after_fork_parent(void) {
     pthread_mutex_unlock(&jobs_lock);
 }
 static void after_fork_child(void) {
-    jobs = NULL; // the parent's jobs run on threads the child does not have
+    jobs = NULL; // the parent's jobs run on threads the child does not have (their memory is left)
     atomic_store(&watchdog_started, 0);
     watchdog_idle = 0;
     for (int i = 0; i < PM_MAX_SLOTS; i++)
@@ -529,16 +537,23 @@ static void register_fork(void) { pthread_atfork(before_fork, after_fork_parent,
 
 pm_job *pm_job_begin(uint64_t committed_generation) {
     pthread_once(&fork_once, register_fork);
-    pm_job *job = calloc(1, sizeof *job);
-    if (!job) return NULL;
-    job->generation = committed_generation;
-    job->timeout = pm_host_kernel_timeout();
-    job->start = now_s();
-    job->deadline = job->timeout > 0 ? job->start + job->timeout : 0;
+    const double timeout = pm_host_kernel_timeout();
     pthread_mutex_lock(&jobs_lock);
+    pm_job *job = free_jobs;
+    if (job) free_jobs = job->next;
+    else if (!(job = malloc(sizeof *job))) {
+        pthread_mutex_unlock(&jobs_lock);
+        return NULL;
+    }
+    atomic_store(&job->cancel, 0);
+    job->generation = committed_generation;
+    job->timeout = timeout;
+    job->deadline = -1;
+    job->prev = NULL;
     job->next = jobs;
     if (jobs) jobs->prev = job;
     jobs = job;
+    jobs_begun++;
     int wake = 0;
     if (!watchdog_started) {
         sem_init(&watchdog_wake, 0, 0);
@@ -563,8 +578,9 @@ void pm_job_end(pm_job *job) {
     if (job->prev) job->prev->next = job->next;
     else jobs = job->next;
     if (job->next) job->next->prev = job->prev;
+    job->next = free_jobs;
+    free_jobs = job;
     pthread_mutex_unlock(&jobs_lock);
-    free(job);
 }
 
 #else
