@@ -123,10 +123,10 @@ def device():
 
 @atexit.register
 def _finish_pending_work():
-    # Let asynchronous kernels finish before the interpreter tears down the
-    # objects whose memory they may be writing (errors no longer matter).
-    # Work still running is stopped first (nothing can observe its results any
-    # more), so that exit never waits for a kernel that does not end.
+    # Asynchronous kernels must be done before the interpreter tears down the
+    # objects whose memory they may be writing (errors no longer matter). They
+    # are stopped rather than waited for (nothing can read their results any
+    # more), so that exit never hangs on a kernel that does not end.
     d = _default
     if d is not None:
         try:

@@ -181,8 +181,7 @@ struct worker {
     void *dead_sp;
     char msg[PM_ERROR_CAPACITY];
 #ifdef PM_VALIDATION
-    u3 vpos;          // LOOP mode: grid position of the running thread
-    const group *vg;  // LOOP mode: its group
+    u3 vpos; // LOOP mode: grid position of the running thread
 #endif
     uint32_t nfree;    // free execution contexts (LIFO in free_ctx)
     uint32_t nctx;     // contexts ever prepared (stacks made usable)
@@ -434,7 +433,6 @@ template <auto _PmK, class _PmR, class... _PmP, class... _PmB> struct invoker<_P
 #ifdef PM_VALIDATION
         worker *w = tls_w; // where an out-of-bounds access finds the thread (LOOP mode)
         w->vpos = u3{g.origin.x + t.lx, g.origin.y + t.ly, g.origin.z + t.lz};
-        w->vg = &g;
 #endif
         [[clang::always_inline]] _PmK(arg<_PmP, _PmB>::get(g, t)...);
     }
