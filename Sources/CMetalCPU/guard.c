@@ -43,7 +43,7 @@
 #define PM_SIG_CANCEL (SIGRTMAX - 3)
 #define PM_ALT_STACK (64 * 1024)
 #define PM_MAX_SLOTS 256        // threads that ever run kernels at the same time
-#define PM_WATCH_TICK 0.1       // seconds between watchdog checks while jobs run
+#define PM_WATCH_TICK 0.02      // seconds between watchdog checks while command buffers run
 #define PM_DEFAULT_TIMEOUT 30.0 // seconds; PYMETAL_KERNEL_TIMEOUT, pm_host_set_kernel_timeout
 
 struct pm_job {
@@ -477,7 +477,7 @@ static void *watchdog_main(void *arg) {
         const double now = now_s();
         double next = INFINITY;
         for (pm_job *j = jobs; j; j = j->next) {
-            // Timed from here (at most a tick late: a job's start reads no clock, which costs 100 ns in some VMs).
+            // Timed from here, at most a tick late (a job's start reads no clock: 100 ns in some VMs).
             if (j->deadline < 0) j->deadline = j->timeout > 0 ? now + j->timeout : 0;
             if (!atomic_load(&j->cancel)) {
                 if (j->deadline > 0 && now >= j->deadline) atomic_store(&j->cancel, PM_CANCEL_TIMED_OUT);

@@ -26,7 +26,7 @@ final class FaultTests: XCTestCase {
 
     func testMemoryFaultFailsTheCommandBuffer() throws {
         for _ in 0..<2 {
-            let done = h.run(try h.pipeline(source, "null_write"), buffers: [h.buffer(count: 64 * 4)],
+            let done = h.run(try h.pipeline(source, "null_write"), buffers: [h.buffer([Int32](repeating: 0, count: 64))],
                              grid: MTLSize(width: 64, height: 1, depth: 1), group: MTLSize(width: 32, height: 1, depth: 1))
             XCTAssertEqual(done.status, .error)
             let message = "\(done.error.map { "\($0)" } ?? "")"
@@ -43,7 +43,7 @@ final class FaultTests: XCTestCase {
         XCTAssertTrue(CPUKernelControl.setTimeout(0.3))
         XCTAssertEqual(CPUKernelControl.timeout, 0.3)
         let start = Date()
-        let done = h.run(try h.pipeline(source, "spin"), buffers: [h.buffer(count: 64 * 4)],
+        let done = h.run(try h.pipeline(source, "spin"), buffers: [h.buffer([Int32](repeating: 0, count: 64))],
                          grid: MTLSize(width: 63, height: 1, depth: 1), group: MTLSize(width: 32, height: 1, depth: 1))
         XCTAssertEqual(done.status, .error)
         XCTAssertTrue("\(done.error.map { "\($0)" } ?? "")".contains("timed out"))
