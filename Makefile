@@ -60,6 +60,7 @@ bench: build
 	$(PY) scripts/bench_kernels.py
 	$(PY) scripts/bench_array.py
 	$(PY) scripts/bench_linalg.py
+	$(PY) scripts/bench_faults.py
 
 clean:
 	rm -rf .build $(VENV)

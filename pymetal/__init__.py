@@ -59,6 +59,8 @@ from . import nn
 from . import linalg
 from ._dlpack import from_dlpack
 from . import _interop  # noqa: F401  (NumPy protocols on Array)
+# Kernel faults and time limit (issue 10).
+from .device import set_kernel_timeout, kernel_timeout
 
 globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",
                                                               "gelu_tanh", "leaky_relu")})

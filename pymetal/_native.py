@@ -86,6 +86,9 @@ _PROTOTYPES = {
     "pm_stream_synchronize": (c_int32, [c_uint64]),
     "pm_stream_gpu_time": (c_int32, [POINTER(c_double), c_uint64]),
     "pm_stream_release": (c_int32, [c_uint64]),
+    "pm_set_kernel_timeout": (c_int32, [c_double]),
+    "pm_kernel_timeout": (c_int32, [POINTER(c_double)]),
+    "pm_cancel_all": (c_int32, []),
     # args, size and threadgroup are passed as integer addresses (fast path).
     "pm_dispatch": (c_int32, [c_uint64, c_uint64, c_void_p, c_int32, c_void_p, c_void_p, c_int32]),
     "pm_dispatch_launch": (c_int32, [c_void_p, c_void_p, c_int32]),

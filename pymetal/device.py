@@ -21,7 +21,14 @@ import threading
 from . import _native
 from ._buffer import Buffer
 
-__all__ = ["Device", "device", "synchronize"]
+__all__ = ["Device", "device", "synchronize", "set_kernel_timeout", "kernel_timeout"]
+
+# Runs Python's pending signal handlers now (raising KeyboardInterrupt after a
+# Ctrl-C): a wait that Ctrl-C cut short reports the interrupt, not the kernel
+# error it caused (PyDLL: called with the GIL, the error it sets is raised).
+_check_signals = ctypes.pythonapi.PyErr_CheckSignals
+_check_signals.restype = ctypes.c_int
+_check_signals.argtypes = []
 
 
 class Device:
@@ -86,6 +93,7 @@ class Device:
         try:
             st = self._sync_fn(self._c_stream)
             if st:
+                _check_signals()
                 raise _native.error(st)
         finally:
             if epoch > self.synced:
@@ -115,14 +123,40 @@ def device():
 
 @atexit.register
 def _finish_pending_work():
-    # Let asynchronous kernels finish before the interpreter tears down the
-    # objects whose memory they may be writing (errors no longer matter).
+    # Asynchronous kernels must be done before the interpreter tears down the
+    # objects whose memory they may be writing (errors no longer matter). They
+    # are stopped rather than waited for (nothing can read their results any
+    # more), so that exit never hangs on a kernel that does not end.
     d = _default
     if d is not None:
         try:
+            lib = _native.lib()
+            lib.pm_stream_commit(d.stream)
+            lib.pm_cancel_all()
             d._sync_fn(d._c_stream)
         except Exception:
             pass
+
+
+def set_kernel_timeout(seconds):
+    """Sets how long one command buffer may run, in seconds (``0``: no limit).
+
+    A command buffer that runs longer is stopped and fails with
+    :class:`KernelError` ("timed out"), as a GPU's watchdog stops one. The
+    initial value is ``PYMETAL_KERNEL_TIMEOUT`` from the environment, else 30.
+    CPU backend only (on Metal the system's watchdog applies: UnsupportedError)."""
+    try:
+        seconds = float(seconds)
+    except (TypeError, ValueError):
+        raise TypeError("set_kernel_timeout(seconds): a number, not %r" % (seconds,)) from None
+    st = _native.lib().pm_set_kernel_timeout(seconds)
+    if st:
+        raise _native.error(st)
+
+
+def kernel_timeout():
+    """The time limit per command buffer in seconds (0: none; see set_kernel_timeout)."""
+    return _native.out_f64(_native.lib().pm_kernel_timeout)
 
 
 def synchronize(device_=None):

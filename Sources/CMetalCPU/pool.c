@@ -45,6 +45,7 @@ static struct {
     _Atomic uint64_t groups;
     _Atomic uint32_t chunks;
     pm_status *_Atomic status;
+    pm_job *_Atomic pjob;
     uint32_t workers;
 } pool = {.busy = PTHREAD_MUTEX_INITIALIZER};
 
@@ -91,6 +92,7 @@ static void work(uint32_t job) {
         uint64_t groups = atomic_load(&pool.groups);
         uint32_t chunks = atomic_load(&pool.chunks);
         pm_status *status = atomic_load(&pool.status);
+        pm_job *pjob = atomic_load(&pool.pjob);
         uint32_t chunk = (uint32_t)ticket;
         if (chunk >= chunks) return;
         if (!atomic_compare_exchange_weak(&pool.ticket, &ticket, ticket + 1)) continue;
@@ -102,7 +104,8 @@ static void work(uint32_t job) {
         pm_status local;
         local.code = 0;
         local.message[0] = 0;
-        if (run(launch, first, end, &local) != 0) {
+        // After a failure the rest of the job is skipped, as a GPU stops a faulting command buffer.
+        if (!atomic_load(&pool.failed) && pm_guarded_run(pjob, run, launch, first, end, &local) != 0) {
             uint32_t expected = 0;
             if (atomic_compare_exchange_strong(&pool.failed, &expected, 1)) memcpy(status, &local, sizeof local);
         }
@@ -165,14 +168,16 @@ uint32_t pm_pool_workers(void) {
     return pool.workers;
 }
 
-int32_t pm_pool_run(pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks, pm_status *status) {
+int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks,
+                    pm_status *status) {
     status->code = 0;
     status->message[0] = 0;
     // Another thread's job is running (two queues at once): this one runs here, whole.
     if (chunks > groups) chunks = (uint32_t)groups;
     if (chunks <= 1 || pm_pool_workers() == 0 || pthread_mutex_trylock(&pool.busy) != 0)
-        return run(launch, 0, groups, status);
+        return pm_guarded_run(cb, run, launch, 0, groups, status);
     atomic_store(&pool.run, run);
+    atomic_store(&pool.pjob, cb);
     atomic_store(&pool.launch, launch);
     atomic_store(&pool.groups, groups);
     atomic_store(&pool.chunks, chunks);

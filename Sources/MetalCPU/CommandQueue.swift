@@ -7,6 +7,20 @@
 import CMetalCPU
 import Foundation
 
+/// What stops running kernels (guard.c): a time limit per command buffer, as
+/// a GPU's watchdog has, and cancelling all work.
+public enum CPUKernelControl {
+    /// Seconds a command buffer may run before it fails as timed out (0: no
+    /// limit); initially PYMETAL_KERNEL_TIMEOUT, else 30.
+    public static var timeout: Double { pm_host_kernel_timeout() }
+
+    /// Returns false for a value that is not a finite number of seconds >= 0.
+    public static func setTimeout(_ seconds: Double) -> Bool { pm_host_set_kernel_timeout(seconds) == 0 }
+
+    /// Stops every running and committed command buffer: they fail as interrupted.
+    public static func cancelAll() { pm_host_cancel_all() }
+}
+
 public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     let device: CPUDevice
     private let lock = NSCondition()
@@ -158,6 +172,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
     private var ended: Double = 0
     private var encoderOpen = false
     var sequence: UInt64 = 0 // set by the queue when committed
+    private var generation: UInt64 = 0 // pm_interrupt_generation() at commit: an interrupt since cancels it
 
     init(queue: CPUCommandQueue) { self.queue = queue }
 
@@ -195,6 +210,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
         let ok: Bool = lock {
             guard state == .notEnqueued else { return false }
             state = .committed
+            generation = pm_interrupt_generation()
             return true
         }
         if ok { queue.enqueue(self) }
@@ -202,21 +218,25 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
 
     public func waitUntilCompleted() {
         guard lock({ state != .notEnqueued }) else { return }
+        pm_waiting(1) // Ctrl-C now stops the work (guard.c)
         queue.wait(for: self)
+        pm_waiting(-1)
     }
 
     /// Runs every dispatch in order (dispatches in a serial encoder see each
     /// other's writes), then releases what the commands used.
     func execute() {
-        let work: [CPUDispatch] = lock {
+        let (work, committedGeneration): ([CPUDispatch], UInt64) = lock {
             state = .scheduled
             started = Platform.now()
-            return commands
+            return (commands, generation)
         }
         var failed: (any Error)?
+        let job = pm_job_begin(committedGeneration) // watched for its timeout until pm_job_end
         for command in work {
-            if let error = command.run() { failed = error; break }
+            if let error = command.run(in: job) { failed = error; break }
         }
+        pm_job_end(job)
         let done: [MTLCommandBufferHandler] = lock {
             ended = Platform.now()
             commands = []

@@ -126,15 +126,17 @@ struct CPUDispatch {
     /// The pool's threads, started by the first dispatch large enough to split.
     private static let workers = Int(pm_pool_workers())
 
-    /// Runs the dispatch to completion; returns the kernel's error, if any.
-    func run() -> (any Error)? {
+    /// Runs the dispatch to completion as part of `job` (guard.c: a fault,
+    /// timeout or interrupt ends it); returns the kernel's error, if any.
+    func run(in job: OpaquePointer?) -> (any Error)? {
         if let failure { return failure }
         guard let pipeline, let launch, groupCount > 0 else { return nil }
         let desc = pipeline.function.desc
         let chunks = Self.chunks(groups: groupCount, threadsPerGroup: threadsPerGroup, fibers: desc.mode == PM_KERNEL_FIBERS)
         let run = desc.run!
         var status = pm_status()
-        let failed = chunks == 1 ? run(launch, 0, groupCount, &status) : pm_pool_run(run, launch, groupCount, chunks, &status)
+        let failed = chunks == 1 ? pm_guarded_run(job, run, launch, 0, groupCount, &status)
+            : pm_pool_run(job, run, launch, groupCount, chunks, &status)
         guard failed != 0 else { return nil }
         let message = withUnsafeBytes(of: &status.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         return MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': \(message)")

@@ -95,7 +95,9 @@ public final class CPUPipelineState: MTLComputePipelineState, @unchecked Sendabl
         maxTotalThreadsPerThreadgroup = declared > 0 ? min(declared, 1024) : 1024
         staticThreadgroupMemoryLength = Int(function.desc.static_threadgroup_bytes)
         if staticThreadgroupMemoryLength > Int(PM_MAX_THREADGROUP_MEMORY) {
-            throw MTLPipelineError(message: "kernel '\(function.name)' declares \(staticThreadgroupMemoryLength) bytes "
+            // runtime.h saturates the size at 0xFFFFFFF0 (it is summed in 64 bits)
+            let size = staticThreadgroupMemoryLength >= 0xFFFF_FFF0 ? "over 4 GiB" : "\(staticThreadgroupMemoryLength) bytes"
+            throw MTLPipelineError(message: "kernel '\(function.name)' declares \(size) "
                 + "of threadgroup memory; the limit is \(PM_MAX_THREADGROUP_MEMORY) bytes per threadgroup")
         }
     }

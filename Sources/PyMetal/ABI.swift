@@ -268,6 +268,41 @@ public func pm_stream_synchronize(_ handle: UInt64) -> Int32 {
     status { try stream(handle).synchronize() }
 }
 
+// MARK: Kernel time limit and cancellation (issue 10, faults)
+
+@_cdecl("pm_set_kernel_timeout")
+public func pm_set_kernel_timeout(_ seconds: Double) -> Int32 {
+    status {
+        #if canImport(Metal)
+        throw EngineError(.unsupported, "the kernel time limit is the system's GPU watchdog on Metal")
+        #else
+        guard CPUKernelControl.setTimeout(seconds) else {
+            throw EngineError.invalid("kernel timeout \(seconds): give a finite number of seconds >= 0 (0: no limit)")
+        }
+        #endif
+    }
+}
+
+@_cdecl("pm_kernel_timeout")
+public func pm_kernel_timeout(_ out: UnsafeMutablePointer<Double>?) -> Int32 {
+    status {
+        #if canImport(Metal)
+        try output(out).pointee = 0
+        #else
+        try output(out).pointee = CPUKernelControl.timeout
+        #endif
+    }
+}
+
+@_cdecl("pm_cancel_all")
+public func pm_cancel_all() -> Int32 {
+    status {
+        #if !canImport(Metal)
+        CPUKernelControl.cancelAll() // Metal: running command buffers cannot be cancelled; nothing to do
+        #endif
+    }
+}
+
 @_cdecl("pm_stream_gpu_time")
 public func pm_stream_gpu_time(_ out: UnsafeMutablePointer<Double>?, _ handle: UInt64) -> Int32 {
     status { try output(out).pointee = try stream(handle).gpuTime }

@@ -27,14 +27,44 @@ int32_t pm_host_spawn(const char *path, char *const argv[], const char *log, uin
 // does after a Ctrl-C (2; 3 if it holds other bytes: stop watching it). 0 on
 // timeout or a signal.
 int32_t pm_host_wait(int32_t done, int32_t watch, int32_t timeout_ms);
+typedef struct pm_job pm_job; // one execution of a command buffer (guard.c)
 
 // The worker pool (pool.c): runs threadgroups [0, groups) of `launch` as
 // `chunks` equal chunks, on the calling thread and the pool's workers; returns
 // 0, or non-zero with `status` holding the first failed chunk's error. The pool
 // runs one job at a time: a call made while it is busy runs here, whole.
-int32_t pm_pool_run(pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks, pm_status *status);
+// Each chunk runs through pm_guarded_run for the command buffer `cb` (may be null); once a chunk
+// failed, the chunks not yet started are skipped.
+int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks,
+                    pm_status *status);
 // How many worker threads the pool has (starting them on first use): cores - 1.
 uint32_t pm_pool_workers(void);
+
+// Faults, timeouts and Ctrl-C (guard.c).
+enum { PM_CANCEL_TIMED_OUT = 1, PM_CANCEL_INTERRUPTED = 2 };
+// Usable stack of one fiber (runtime.h / fiber.h: a 128 KiB slot less its guard
+// page, header and cache stagger), for messages.
+#define PM_FIBER_STACK_BYTES (120u * 1024u)
+// Runs threadgroups [first, end) like run(), with the calling thread marked as
+// running kernel code for `job`: a memory fault, stack overflow, trap or
+// unemulated SIGFPE there, or the job's cancellation (timeout, interrupt),
+// ends the run with non-zero and `status` saying what happened.
+int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint64_t first, uint64_t end,
+                       pm_status *status);
+// A command buffer starts executing (watched for its timeout) / has finished.
+// `committed_generation` is pm_interrupt_generation() when it was committed:
+// a command buffer committed before an interrupt does not run.
+pm_job *pm_job_begin(uint64_t committed_generation);
+void pm_job_end(pm_job *job);
+uint64_t pm_interrupt_generation(void);
+// Stops every running and committed command buffer (async-signal-safe).
+void pm_host_cancel_all(void);
+// A thread starts (+1) / stops (-1) waiting for command buffers: Ctrl-C then cancels all work.
+void pm_waiting(int32_t delta);
+// The time limit per command buffer in seconds (0: none); PYMETAL_KERNEL_TIMEOUT, default 30.
+double pm_host_kernel_timeout(void);
+// Returns non-zero for a value that is not a finite number of seconds >= 0.
+int32_t pm_host_set_kernel_timeout(double seconds);
 #ifdef __cplusplus
 }
 #endif

@@ -89,10 +89,13 @@ final class FrontEnd {
 
     private init(_ src: LexedSource) { self.src = src }
 
-    static func run(preprocessed text: String) throws -> FrontEndOutput {
+    /// `validation`: a shader-validation build (PM_VALIDATION): pointer parameters are checked (checkedPointer).
+    static func run(preprocessed text: String, validation: Bool = false) throws -> FrontEndOutput {
         let frontEnd = FrontEnd(Lexer.lex(text))
+        frontEnd.validation = validation
         return try frontEnd.process()
     }
+    private var validation = false
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -513,6 +516,7 @@ final class FrontEnd {
                 nextBuffer = resolved.index + 1
             }
             result.append(resolved)
+            if validation { checkedPointer(paramStart, last, resolved) }
         }
         while i < close {
             if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 123) {
@@ -525,6 +529,29 @@ final class FrontEnd {
         }
         finish(close - 1)
         return result
+    }
+
+    /// Validation builds: a `T *name` buffer or threadgroup parameter becomes
+    /// `::pm::rt::vptr<T, kind, index> name`, which checks every access against
+    /// the bound length (runtime.h). Left alone: references, values, pointers
+    /// to pointers, and atomics (the atomic functions take plain pointers).
+    private func checkedPointer(_ first: Int, _ last: Int, _ binding: KernelBinding) {
+        let kind: Int
+        switch binding.kind {
+        case .buffer: kind = 0
+        case .threadgroup: kind = 1
+        case .position: return
+        }
+        var end = last + 1
+        for j in first...last where attributeEnd(j) != nil { end = j; break }
+        var first = first
+        while first < end, text(first) == "threadgroup" { first += 1 } // removed by stripThreadgroup
+        let name = end - 1, star = end - 2
+        guard star > first, tokens[name].kind == .identifier, isPunct(star, 42) else { return }
+        guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
+        let type = sourceText(first..<star)
+        guard !type.contains("atomic") else { return }
+        remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index)> ")
     }
 
     // MARK: - threadgroup
@@ -573,18 +600,30 @@ final class FrontEnd {
         let firstBracket = first.first(where: { isPunct($0, 91) }) ?? first.upperBound
         let nameIndex = firstBracket - 1
         guard nameIndex > first.lowerBound, tokens[nameIndex].kind == .identifier else { return nil }
-        let type = ((first.lowerBound)..<nameIndex).map { text($0) }.joined(separator: " ")
+        let type = sourceText(first.lowerBound..<nameIndex)
         var replacement: [String] = []
         for (n, declarator) in declarators.enumerated() {
             let nameAt = n == 0 ? nameIndex : declarator.lowerBound
             guard nameAt < declarator.upperBound, tokens[nameAt].kind == .identifier else { return nil }
-            let dims = ((nameAt + 1)..<declarator.upperBound).map { text($0) }.joined(separator: " ")
+            let dims = sourceText((nameAt + 1)..<declarator.upperBound)
             let site = sites.count
             sites.append((at, site))
-            replacement.append("auto& \(text(nameAt)) = ::pm::rt::tg_var<\(type) \(dims), \(site)>();")
+            // decltype(auto): a reference, or a checked view in validation builds (runtime.h)
+            replacement.append("decltype(auto) \(text(nameAt)) = ::pm::rt::tg_var<\(type) \(dims), \(site)>();")
         }
         remove(at, through: end, replacement: replacement.joined(separator: " "))
         return end
+    }
+
+    /// Tokens as written: a space only where the source has one, so that a
+    /// punctuator the lexer splits (`<<`, `>>=`, `::`) is not torn apart.
+    private func sourceText(_ range: Range<Int>) -> String {
+        var out = ""
+        for i in range {
+            if i > range.lowerBound && tokens[i].start != tokens[i - 1].end { out += " " }
+            out += text(i)
+        }
+        return out
     }
 
     // MARK: - Analysis

@@ -11,6 +11,10 @@ public final class MSLCompiler: @unchecked Sendable {
     private var memo: [String: URL] = [:]
     /// A socket whose byte SIGINT stops the compiles (-1: none; watchInterrupts).
     private var interrupts: Int32 = -1
+    /// Shader validation for every compile (PYMETAL_VALIDATION=1), else per compile through the macro (runtime.h).
+    static let validationFlag = "-DPM_VALIDATION=1"
+    private static let validation = Toolchain.environment("PYMETAL_VALIDATION") == "1" ? [validationFlag] : []
+
     /// How many times clang was run (tests check that cache hits don't).
     public private(set) var clangInvocations = 0
     /// How many precompiled headers it built (tests check when they are rebuilt).
@@ -32,7 +36,7 @@ public final class MSLCompiler: @unchecked Sendable {
             toolchain = found
             return found
         }
-        let flags = compileFlags(options) + includeDirectories.map { "-I\($0)" }
+        let flags = compileFlags(options) + includeDirectories.map { "-I\($0)" } + Self.validation
         var digest = SHA256()
         digest.update(tools.identity)
         digest.update(flags.joined(separator: "\u{1}"))
@@ -65,7 +69,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
         let output: FrontEndOutput
         do {
-            output = try FrontEnd.run(preprocessed: text)
+            output = try FrontEnd.run(preprocessed: text, validation: flags.contains(Self.validationFlag))
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure, message: diagnostics.messages.joined(separator: "\n"))
         }
@@ -74,6 +78,7 @@ public final class MSLCompiler: @unchecked Sendable {
         // libm call that may set errno is never vectorised (nor is a loop around it).
         let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
                        "-fsigned-char", // MSL char is signed, also on arm64
+                       "-fstack-clash-protection", // big frames probe each page: an overflow hits the guard page (guard.c)
                        "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
         let library = work.appendingPathComponent("library.so")
         if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache.path, output: library, job: job)) {

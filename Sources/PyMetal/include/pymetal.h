@@ -124,6 +124,15 @@ int32_t pm_stream_synchronize(pm_stream stream);
 int32_t pm_stream_gpu_time(double *out, pm_stream stream);
 int32_t pm_stream_release(pm_stream stream);
 
+// Kernel faults and time limit. On the CPU backend a command buffer that runs
+// longer than the limit fails (PM_ERROR_EXECUTION, "timed out"), like a GPU's
+// watchdog; PYMETAL_KERNEL_TIMEOUT sets the initial limit (default 30 s, 0:
+// none). Metal: the system's watchdog applies; setting it is PM_ERROR_UNSUPPORTED.
+int32_t pm_set_kernel_timeout(double seconds);
+int32_t pm_kernel_timeout(double *out);
+// Stops all running and committed work (their command buffers fail as interrupted).
+int32_t pm_cancel_all(void);
+
 enum pm_arg_kind {
     PM_ARG_BUFFER = 0,            // buffer + offset            -> [[buffer(index)]]
     PM_ARG_BYTES = 1,             // bytes/length copied now     -> [[buffer(index)]]

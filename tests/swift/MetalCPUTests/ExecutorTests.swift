@@ -159,7 +159,7 @@ final class ExecutorTests: XCTestCase {
         let buffers = [h.buffer(count: n * 4), h.buffer(count: n * 4), h.buffer(count: n * 4)]
         h.run(add, buffers: buffers, grid: MTLSize(width: n, height: 1, depth: 1), group: MTLSize(width: 256, height: 1, depth: 1))
         try testCommittedWorkRunsWithoutAWaiter() // the background runner has run too
-        usleep(50_000) // the workers' spin and the runner's last ticks end well within this
+        usleep(100_000) // the workers' spin, the runner's and the watchdog's last ticks (guard.c) end well within this
         let before = Self.cpuTime()
         let wakeups = Self.metalCPUWakeups()
         usleep(500_000)

@@ -59,11 +59,35 @@ final class FrontEndTests: XCTestCase {
         }
         """)
         let text = output.text
-        XCTAssertTrue(text.contains("auto& tile = ::pm::rt::tg_var<float [ 16 ] [ 17 ], 0>();"), text)
-        XCTAssertTrue(text.contains("auto& other = ::pm::rt::tg_var<float [ 4 ], 1>();"), text)
+        XCTAssertTrue(text.contains("decltype(auto) tile = ::pm::rt::tg_var<float [16][17], 0>();"), text)
+        XCTAssertTrue(text.contains("decltype(auto) other = ::pm::rt::tg_var<float [4], 1>();"), text)
         XCTAssertFalse(text.contains("threadgroup"), text)
         XCTAssertEqual(output.kernels[0].sites, [0, 1])
         XCTAssertEqual(output.kernels[0].bindings.map(\.kind), [.buffer, .threadgroup, .position("thread_index_in_threadgroup")])
+        XCTAssertFalse(text.contains("vptr"), text) // only validation builds check pointers
+    }
+
+    func testArraySizesKeepShiftsAndOtherOperators() throws {
+        let text = try run("""
+        kernel void k(device float* out [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {
+            threadgroup float a[1 << 5], b[(64 >> 1) + 2 * 3], c[sizeof(float) * 8];
+            out[i] = a[i] + b[i] + c[i];
+        }
+        """).text
+        XCTAssertTrue(text.contains("tg_var<float [1 << 5], 0>"), text)
+        XCTAssertTrue(text.contains("tg_var<float [(64 >> 1) + 2 * 3], 1>"), text)
+        XCTAssertTrue(text.contains("tg_var<float [sizeof(float) * 8], 2>"), text)
+    }
+
+    func testValidationChecksPointerParameters() throws {
+        let text = try FrontEnd.run(preprocessed: "# 1 \"program_source\"\n" + """
+        kernel void k(const float* a [[buffer(0)]], float* b [[buffer(1)]], threadgroup float* t [[threadgroup(0)]],
+                      const float& s [[buffer(2)]], uint i [[thread_position_in_grid]]) { b[i] = a[i] * s + t[0]; }
+        """, validation: true).text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        XCTAssertTrue(text.contains("::pm::rt::vptr<const float, 0, 0> a"), text)
+        XCTAssertTrue(text.contains("::pm::rt::vptr<float, 0, 1> b"), text)
+        XCTAssertTrue(text.contains("::pm::rt::vptr<float, 1, 0> t"), text)
+        XCTAssertTrue(text.contains("const float& s"), text) // references are sized when encoded
     }
 
     func testFibersWhenABarrierIsReachable() throws {

@@ -21,13 +21,17 @@ template <class _PmT> constexpr uint32_t flags_of() {
     else return PM_BIND_READ_ONLY;
 }
 
+// A parameter's type as its binding sees it: shader validation's checked
+// pointers (runtime.h, vptr) count as the plain pointers they stand for.
+template <class _PmT> struct binding_type { typedef _PmT type; };
+
 template <auto _PmF> struct params;
 template <class _PmR, class... _PmA, _PmR (*_PmF)(_PmA...)> struct params<_PmF> {
     template <unsigned _PmI> static constexpr uint32_t bytes() {
-        return bytes_of<__type_pack_element<_PmI, _PmA...>>();
+        return bytes_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
     }
     template <unsigned _PmI> static constexpr uint32_t flags() {
-        return flags_of<__type_pack_element<_PmI, _PmA...>>();
+        return flags_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
     }
 };
 

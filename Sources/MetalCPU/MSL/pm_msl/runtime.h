@@ -136,6 +136,10 @@ struct group {
     uint32_t tg_bytes;     // threadgroup memory used (static + [[threadgroup(n)]])
     uint32_t poison;
     uint32_t uniform;
+#ifdef PM_VALIDATION
+    uint64_t len[PM_MAX_BUFFERS];                // bytes bound at each [[buffer(n)]]
+    uint32_t tg_len[PM_MAX_THREADGROUP_ARGS];    // bytes at each [[threadgroup(n)]]
+#endif
 };
 
 // A thread inside its group.
@@ -202,6 +206,9 @@ struct worker {
     void *main_sp;
     void *dead_sp;
     char msg[PM_ERROR_CAPACITY];
+#ifdef PM_VALIDATION
+    u3 vpos; // LOOP mode: grid position of the running thread
+#endif
     uint32_t nfree;    // free execution contexts (LIFO in free_ctx)
     uint32_t nctx;     // contexts ever prepared (stacks made usable)
     uint32_t queue[PM_FIBER_MAX];
@@ -288,7 +295,7 @@ inline const char *gpos_str(const group *g, char (&buf)[48]) {
 // Threadgroup memory sites (kernel-scope `threadgroup` declarations)
 // ---------------------------------------------------------------------------
 struct site_table {
-    uint32_t size[PM_MAX_TG_SITES];
+    uint64_t size[PM_MAX_TG_SITES]; // 64-bit: `threadgroup char t[(1ull << 32) + 16]` is refused, not truncated
     uint32_t align[PM_MAX_TG_SITES];
     int overflow; // a SITE >= PM_MAX_TG_SITES was registered
 };
@@ -299,7 +306,7 @@ inline int register_site(int s, size_t size, size_t align) {
         g_sites.overflow = 1;
         return 0;
     }
-    if (size > g_sites.size[s]) g_sites.size[s] = (uint32_t)size;
+    if (size > g_sites.size[s]) g_sites.size[s] = size;
     if (align > g_sites.align[s]) g_sites.align[s] = (uint32_t)align;
     return 1;
 }
@@ -308,11 +315,23 @@ template <class _PmU, int _PmSite> struct tg_site {
     static inline const int reg = register_site(_PmSite, sizeof(_PmU), alignof(_PmU));
 };
 
-template <class _PmU, int _PmSite> inline _PmU &tg_var() {
+template <class _PmT, unsigned _PmK, unsigned _PmN> struct vptr;
+template <class _PmA> struct tg_view;
+
+// The front end declares kernel-scope threadgroup storage as
+// `decltype(auto) name = tg_var<U, SITE>();`: a reference to it, or in
+// validation builds a bounds-checked view of an array.
+template <class _PmU, int _PmSite> inline decltype(auto) tg_var([[maybe_unused]] uint32_t line = __builtin_LINE()) {
     (void)&tg_site<_PmU, _PmSite>::reg;
     static_assert(_PmSite >= 0 && (unsigned)_PmSite < PM_MAX_TG_SITES, "threadgroup SITE out of range");
     worker *w = tls_w;
-    return *(_PmU *)(w->tg_mem + w->site_off[_PmSite]);
+    _PmU &v = *(_PmU *)(w->tg_mem + w->site_off[_PmSite]);
+#ifdef PM_VALIDATION
+    if constexpr (__is_array(_PmU)) return tg_view<_PmU>{v, line};
+    else return (v);
+#else
+    return (v);
+#endif
 }
 
 // ---------------------------------------------------------------------------
@@ -334,21 +353,23 @@ inline uint32_t library(const kernel_entry *e, uint32_t n, const pm_kernel_desc 
         kinfo *k = (kinfo *)__builtin_calloc(n ? n : 1, sizeof(kinfo));
         pm_kernel_desc *d = (pm_kernel_desc *)__builtin_calloc(n ? n : 1, sizeof(pm_kernel_desc));
         for (uint32_t i = 0; k && d && i < n; i++) {
-            uint32_t off = 0;
+            // In 64 bits, saturated: a total over the limit is refused when a pipeline is made.
+            uint64_t off = 0;
             uint32_t *offs = e[i].nsites ? (uint32_t *)__builtin_calloc(e[i].nsites, sizeof(uint32_t)) : nullptr;
             for (uint32_t j = 0; j < e[i].nsites; j++) {
                 int s = e[i].sites[j];
-                uint32_t size = 0, align = 16;
+                uint64_t size = 0, align = 16;
                 if (s >= 0 && (unsigned)s < PM_MAX_TG_SITES) {
                     size = g_sites.size[s];
                     if (g_sites.align[s] > align) align = g_sites.align[s];
                 }
                 off = (off + align - 1) & ~(align - 1);
-                if (offs) offs[j] = off;
-                off += size;
+                if (offs) offs[j] = (uint32_t)(off < PM_MAX_THREADGROUP_MEMORY ? off : 0);
+                off += size < (1ull << 40) ? size : (1ull << 40);
             }
-            k[i] = kinfo{e[i].run, round16(off), e[i].nsites, e[i].sites, offs};
-            d[i] = pm_kernel_desc{e[i].name, e[i].run, e[i].mode, e[i].max_total_threads, round16(off)};
+            const uint32_t bytes = off < 0xFFFFFFF0u ? round16((uint32_t)off) : 0xFFFFFFF0u;
+            k[i] = kinfo{e[i].run, bytes, e[i].nsites, e[i].sites, offs};
+            d[i] = pm_kernel_desc{e[i].name, e[i].run, e[i].mode, e[i].max_total_threads, bytes};
         }
         g_lib.k = k;
         g_lib.descs = d;
@@ -412,6 +433,20 @@ template <class _PmP, unsigned _PmN> struct arg<_PmP, bind<attr::threadgroup, _P
     static_assert(_PmN < PM_MAX_THREADGROUP_ARGS, "threadgroup index out of range");
     static PM_AI _PmP get(const group &g, const tpos &) { return from_memory<_PmP>(g.tg_arg[_PmN]); }
 };
+#ifdef PM_VALIDATION
+// Validation builds: pointer parameters rewritten to vptr (FrontEnd.swift) get their binding's extent.
+template <class _PmT, unsigned _PmK, unsigned _PmI, unsigned _PmN> struct arg<vptr<_PmT, _PmK, _PmI>, bind<attr::buffer, _PmN>> {
+    static PM_AI vptr<_PmT, _PmK, _PmI> get(const group &g, const tpos &) {
+        return vptr<_PmT, _PmK, _PmI>((_PmT *)g.buf[_PmN], g.len[_PmN] / sizeof(_PmT));
+    }
+};
+template <class _PmT, unsigned _PmK, unsigned _PmI, unsigned _PmN>
+struct arg<vptr<_PmT, _PmK, _PmI>, bind<attr::threadgroup, _PmN>> {
+    static PM_AI vptr<_PmT, _PmK, _PmI> get(const group &g, const tpos &) {
+        return vptr<_PmT, _PmK, _PmI>((_PmT *)g.tg_arg[_PmN], g.tg_len[_PmN] / sizeof(_PmT));
+    }
+};
+#endif
 #define PM_POS_ARG(_PmA, _PmExpr)                                                                \
     template <class _PmP, unsigned _PmN> struct arg<_PmP, bind<attr::_PmA, _PmN>> {              \
         static PM_AI auto get([[maybe_unused]] const group &g, [[maybe_unused]] const tpos &t) { \
@@ -439,6 +474,10 @@ template <auto _PmK, class _PmSig, class... _PmB> struct invoker;
 template <auto _PmK, class _PmR, class... _PmP, class... _PmB> struct invoker<_PmK, _PmR (*)(_PmP...), _PmB...> {
     static_assert(sizeof...(_PmP) == sizeof...(_PmB), "one bind per kernel parameter");
     static PM_AI void call(const group &g, const tpos &t) {
+#ifdef PM_VALIDATION
+        worker *w = tls_w; // where an out-of-bounds access finds the thread (LOOP mode)
+        w->vpos = u3{g.origin.x + t.lx, g.origin.y + t.ly, g.origin.z + t.lz};
+#endif
         [[clang::always_inline]] _PmK(arg<_PmP, _PmB>::get(g, t)...);
     }
 };
@@ -470,12 +509,17 @@ PM_AI bool place_group(group &g, uint64_t gi) {
 // Per-run setup shared by both modes. Returns 0 or an error (status filled).
 inline int32_t begin_run(worker *w, const pm_launch *lp, const kinfo *ki, group &g, pm_status *st) {
     for (int i = 0; i < PM_MAX_BUFFERS; i++) g.buf[i] = lp->buffers[i];
+#ifdef PM_VALIDATION
+    for (int i = 0; i < PM_MAX_BUFFERS; i++) g.len[i] = lp->buffer_lengths[i];
+    for (int i = 0; i < PM_MAX_THREADGROUP_ARGS; i++) g.tg_len[i] = lp->threadgroup_lengths[i];
+#endif
     g.grid = u3{lp->threads_per_grid[0], lp->threads_per_grid[1], lp->threads_per_grid[2]};
     g.tpg = u3{lp->threads_per_threadgroup[0], lp->threads_per_threadgroup[1], lp->threads_per_threadgroup[2]};
     g.ngroups = u3{lp->threadgroups_per_grid[0], lp->threadgroups_per_grid[1], lp->threadgroups_per_grid[2]};
     g.uniform = lp->uniform;
     g.poison = lp->poison_threadgroup_memory;
-    uint32_t total = ki->static_bytes, dyn = 0;
+    uint32_t total = ki->static_bytes < 2u * PM_MAX_THREADGROUP_MEMORY ? ki->static_bytes : 2u * PM_MAX_THREADGROUP_MEMORY;
+    uint32_t dyn = 0;
     for (int i = 0; i < PM_MAX_THREADGROUP_ARGS; i++) {
         uint32_t len = lp->threadgroup_lengths[i];
         g.tg_arg[i] = w->tg_mem + (total <= PM_MAX_THREADGROUP_MEMORY ? total : 0);
@@ -847,7 +891,10 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
     if (first >= end) return 0;
     worker *w = get_worker();
     if (!w) return report(status, "out of memory: cannot allocate the kernel runtime state");
-    if (w->mode != _PmModeNone) return report(status, "internal error: run() re-entered on one OS thread");
+    // A run that a fault, timeout or interrupt ended (the host's guard jumped
+    // out of it: pm_host.h, pm_guarded_run) left its mode set; nothing of it is
+    // reused (begin_run and run_fibers reset the rest).
+    w->mode = _PmModeNone;
     group g;
     if (int32_t e = begin_run(w, launch, ki, g, status)) return e;
     if constexpr (_PmMode == PM_KERNEL_LOOP) return run_loop<_PmInv>(w, first, end, g, status);
@@ -855,6 +902,113 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
 }
 
 } // namespace pm::rt
+
+#ifdef PM_VALIDATION
+// ---------------------------------------------------------------------------
+// Shader validation (PYMETAL_VALIDATION=1, or the PM_VALIDATION macro): every
+// access through a buffer or threadgroup pointer parameter, and every index
+// of a kernel-scope threadgroup array, is checked against what is bound or
+// declared. A bad access is reported (the first one, with its kernel, binding,
+// element, thread and source line: the run then fails) and goes to a zeroed
+// scratch element instead, so nothing outside the binding is read or written.
+// Pointers made from a checked one by a cast, or passed to a function, are
+// plain pointers again (unchecked).
+// ---------------------------------------------------------------------------
+namespace pm::rt {
+enum : unsigned { _PmVBuffer = 0, _PmVThreadgroup = 1, _PmVArray = 2 };
+
+// An index and the source line it is used on (the default argument is taken
+// where the conversion happens: in the user's expression).
+struct vidx {
+    int64_t v;
+    uint32_t line;
+    template <class _PmI>
+        requires(__is_integral(_PmI) || __is_enum(_PmI))
+    PM_AI constexpr vidx(_PmI i, uint32_t l = __builtin_LINE()) : v((int64_t)i), line(l) {}
+};
+
+__attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsigned index, int64_t element,
+                                                          uint64_t count, uint32_t size, uint32_t line) {
+    worker *w = tls_w;
+    const fiber_self me = self();
+    if (w && !w->err) {
+        u3 pos = w->vpos;
+        if (me.w && me.w->g) { // a fiber: from its index in the group
+            const group &g = *me.w->g;
+            pos = u3{g.origin.x + me.index % g.size.x, g.origin.y + me.index / g.size.x % g.size.y,
+                     g.origin.z + me.index / (g.size.x * g.size.y)};
+        }
+        char what[64];
+        if (kind == _PmVBuffer) __builtin_snprintf(what, sizeof what, "[[buffer(%u)]]", index);
+        else if (kind == _PmVThreadgroup) __builtin_snprintf(what, sizeof what, "[[threadgroup(%u)]]", index);
+        else __builtin_snprintf(what, sizeof what, "the threadgroup array declared at line %u", index);
+        set_error(w,
+                  "validation: out-of-bounds access at line %u: element %lld of %s, which has %llu elements of %u "
+                  "bytes, by the thread at position (%u,%u,%u) in the grid",
+                  line, (long long)element, what, (unsigned long long)count, size, pos.x, pos.y, pos.z);
+    }
+    alignas(64) static thread_local unsigned char scratch[4096];
+    __builtin_memset(scratch, 0, size < sizeof scratch ? size : sizeof scratch);
+    return scratch;
+}
+
+template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, unsigned kind, unsigned index,
+                                         uint32_t line) {
+    static_assert(sizeof(_PmT) <= 4096, "validation: element type over 4 KiB");
+    if (__builtin_expect((uint64_t)e < count, 1)) return base[e];
+    return *(_PmT *)out_of_bounds(kind, index, e, count, sizeof(_PmT), line);
+}
+
+// A bounds-checked `T *` buffer or threadgroup parameter: `base` and `count`
+// are the binding's, `p` where this pointer points (after arithmetic).
+template <class _PmT, unsigned _PmK, unsigned _PmI> struct vptr {
+    _PmT *p, *base;
+    uint64_t count;
+    PM_AI vptr(_PmT *b, uint64_t n) : p(b), base(b), count(n) {}
+    PM_AI vptr(_PmT *at, _PmT *b, uint64_t n) : p(at), base(b), count(n) {}
+    PM_AI _PmT &operator[](vidx i) const { return vcheck(base, (p - base) + i.v, count, _PmK, _PmI, i.line); }
+    PM_AI _PmT &operator*() const { return vcheck(base, p - base, count, _PmK, _PmI, 0); }
+    PM_AI _PmT *operator->() const { return &vcheck(base, p - base, count, _PmK, _PmI, 0); }
+    PM_AI vptr operator+(int64_t n) const { return vptr(p + n, base, count); }
+    PM_AI friend vptr operator+(int64_t n, const vptr &v) { return v + n; }
+    PM_AI vptr operator-(int64_t n) const { return vptr(p - n, base, count); }
+    PM_AI ptrdiff_t operator-(const vptr &o) const { return p - o.p; }
+    PM_AI vptr &operator+=(int64_t n) { p += n; return *this; }
+    PM_AI vptr &operator-=(int64_t n) { p -= n; return *this; }
+    PM_AI vptr &operator++() { ++p; return *this; }
+    PM_AI vptr &operator--() { --p; return *this; }
+    PM_AI vptr operator++(int) { vptr o = *this; ++p; return o; }
+    PM_AI vptr operator--(int) { vptr o = *this; --p; return o; }
+    PM_AI explicit operator bool() const { return p != nullptr; }
+    // Templates, so that no built-in operator[] on a converted pointer competes with ours.
+    template <class _PmU>
+        requires(__is_convertible_to(_PmT *, _PmU *))
+    PM_AI operator _PmU *() const { return p; }
+    template <class _PmU>
+        requires(!__is_convertible_to(_PmT *, _PmU *))
+    PM_AI explicit operator _PmU *() const { return (_PmU *)p; }
+};
+
+} // namespace pm::rt
+template <class _PmT, unsigned _PmK, unsigned _PmI> struct pm::abi::binding_type<pm::rt::vptr<_PmT, _PmK, _PmI>> {
+    typedef _PmT *type;
+};
+namespace pm::rt {
+
+// A kernel-scope threadgroup array, checked on its first index.
+template <class _PmE, uint64_t _PmN> struct tg_view<_PmE[_PmN]> {
+    _PmE (&a)[_PmN];
+    uint32_t line;
+    PM_AI _PmE &operator[](vidx i) const { return vcheck(&a[0], i.v, _PmN, _PmVArray, line, i.line); }
+    template <class _PmU>
+        requires(__is_convertible_to(_PmE *, _PmU *))
+    PM_AI operator _PmU *() const { return &a[0]; }
+    template <class _PmU>
+        requires(!__is_convertible_to(_PmE *, _PmU *))
+    PM_AI explicit operator _PmU *() const { return (_PmU *)&a[0]; }
+};
+} // namespace pm::rt
+#endif
 
 // ---------------------------------------------------------------------------
 // Barriers
