@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean wheel-test
 
 all: demo
 
@@ -51,6 +51,11 @@ bench: build
 	$(PY) scripts/bench_gpu_patterns.py
 	$(PY) scripts/bench_kernels.py
 	$(PY) scripts/bench_array.py
+
+# The wheel as a user gets it: pip wheel, a new venv outside the checkout, a
+# smoke test without the Swift toolchain on PATH (~1 min once .build/wheel exists).
+wheel-test:
+	PYTHON=$(PYTHON) tests/wheel/run.sh
 
 clean:
 	rm -rf .build $(VENV)

@@ -23,12 +23,14 @@ _precompiled = None
 
 
 def shaders_dir():
-    """The folder of pymetal's MSL sources (PYMETAL_SHADERS, else the source tree's Shaders/)."""
+    """The folder of pymetal's MSL sources (PYMETAL_SHADERS, else a wheel's
+    pymetal/lib/shaders, else the source tree's Shaders/)."""
     env = os.environ.get("PYMETAL_SHADERS")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(os.path.dirname(here), "Shaders")
+    bundled = os.path.join(here, "lib", "shaders")
+    return bundled if os.path.isdir(bundled) else os.path.join(os.path.dirname(here), "Shaders")
 
 
 def inline_header(name, seen=None):
