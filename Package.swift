@@ -46,7 +46,8 @@ let package = Package(
         ),
         // The C layout shared by MetalCPU and the kernel libraries it compiles.
         .target(name: "CMetalCPU"),
-        .executableTarget(name: "pymetal-info", dependencies: ["PyMetal"]),
+        // Loads libPyMetal at run time (dlopen), as Python does: no pymetal code linked in.
+        .executableTarget(name: "pymetal-info"),
         .executableTarget(
             name: "pymetal-metallib",
             dependencies: ["PyMetalCore", .target(name: "MetalCPU", condition: linuxOnly)]
