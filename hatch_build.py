@@ -23,7 +23,7 @@ import sysconfig
 
 from hatchling.builders.hooks.plugin.interface import BuildHookInterface
 
-MACOS_DEPLOYMENT_TARGET = "13_0"  # Package.swift: platforms: [.macOS(.v13)]
+MACOS_DEPLOYMENT_TARGET = "14_0"  # Package.swift: platforms: [.macOS(.v14)]
 
 
 def run(cmd, **kwargs):
