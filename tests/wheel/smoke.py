@@ -66,4 +66,11 @@ else:
     u = rng.integers(0, 60000, 5000).astype(np.uint16)
     np.testing.assert_array_equal(pm.max(pm.asarray(u)).numpy(), u.max())
     print("with clang++: custom kernel and a kernel family compiled from the wheel's sources")
+    # The console script the wheel installs.
+    import subprocess
+
+    script = os.path.join(os.path.dirname(sys.executable), "pymetal")
+    out = subprocess.run([script, "info"], capture_output=True, text=True, check=True).stdout
+    assert "self-check:        ok" in out and os.path.join(site, "lib") in out, out
+    print("console script: pymetal info: ok")
 print("wheel smoke test (%s): ok" % mode)
