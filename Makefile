@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean wheel-test
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean wheel-test docs
 
 all: demo
 
@@ -65,5 +65,10 @@ bench: build
 wheel-test:
 	PYTHON=$(PYTHON) tests/wheel/run.sh
 
+# The user guide and API reference (docs/, mkdocs.yml) into site/; any warning fails.
+docs: $(STAMP)
+	@$(PY) -c "import mkdocs, mkdocstrings" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
+	$(PY) -m mkdocs build --strict
+
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build $(VENV) site
