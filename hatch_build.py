@@ -8,9 +8,12 @@ is left alone:
     pymetal/lib/pymetal-cpu.metallib    pymetal's kernels (Linux; pymetal.metallib on a Mac with the Metal toolchain)
     pymetal/lib/shaders/                Shaders/, for kernel families compiled on first use
     pymetal/lib/msl/                    MetalCPU's MSL headers (Linux), found next to libPyMetal
-    pymetal/lib/lib*.so                 the Swift runtime libPyMetal links (Linux), found through its $ORIGIN rpath
 
-On macOS the Swift runtime and Metal come with the OS. Editable installs skip
+On Linux the Swift runtime and Foundation are linked into libPyMetal
+(-static-stdlib): one shared object that needs only libc, libm and libstdc++,
+and loads in about half the time of the runtime's dozen shared libraries (a
+developer's .build/release keeps the shared runtime: `swift test` links XCTest
+with it). On macOS the Swift runtime and Metal come with the OS. Editable installs skip
 all this: they use the checkout's `.build/release` (see pymetal/_native.py).
 """
 
@@ -83,23 +86,19 @@ class CustomBuildHook(BuildHookInterface):
 
     def build_linux(self, root, stage):
         scratch = os.path.join(root, ".build", "wheel")
-        # No rpath to the build machine's toolchain: the runtime is bundled next to libPyMetal ($ORIGIN).
-        flags = ["-c", "release", "--scratch-path", scratch, "-Xswiftc", "-no-toolchain-stdlib-rpath"]
+        flags = ["-c", "release", "--scratch-path", scratch, "-Xswiftc", "-static-stdlib",
+                 "-Xswiftc", "-no-toolchain-stdlib-rpath"]
         run(["swift", "build", *flags, "--product", "PyMetal"], cwd=root)
         run(["swift", "build", *flags, "--product", "pymetal-metallib"], cwd=root)
-        runtime = swift_runtime_dir()
-        env = dict(os.environ, LD_LIBRARY_PATH=runtime)
-        run(["scripts/build_shaders.sh"], cwd=root,
-            env=dict(env, SHADERS_OUT=stage, PYMETAL_METALLIB=os.path.join(scratch, "release", "pymetal-metallib")))
+        run(["scripts/build_shaders.sh"], cwd=root, env=dict(os.environ, SHADERS_OUT=stage,
+            PYMETAL_METALLIB=os.path.join(scratch, "release", "pymetal-metallib")))
         library = os.path.join(scratch, "release", "libPyMetal.so")
+        runtime = os.path.realpath(swift_runtime_dir())
+        from_toolchain = [name for name, path in linked_libraries(library, dict(os.environ, LD_LIBRARY_PATH=runtime)).items()
+                          if os.path.realpath(path).startswith(runtime + os.sep)]
+        if from_toolchain:
+            raise RuntimeError("libPyMetal still needs %s from the Swift toolchain" % ", ".join(from_toolchain))
         shutil.copy2(library, stage)
-        for name, path in linked_libraries(library, env).items():
-            if os.path.realpath(path).startswith(os.path.realpath(runtime) + os.sep):
-                shutil.copy2(os.path.realpath(path), os.path.join(stage, name))
-        missing = [n for n, p in linked_libraries(os.path.join(stage, "libPyMetal.so"), dict(os.environ, LD_LIBRARY_PATH="")).items()
-                   if os.path.realpath(os.path.dirname(p)) == os.path.realpath(runtime)]
-        if missing:
-            raise RuntimeError("libPyMetal still loads %s from the toolchain" % ", ".join(missing))
         msl = os.path.join(stage, "msl")
         shutil.copytree(os.path.join(root, "Sources", "MetalCPU", "MSL"), msl, ignore=shutil.ignore_patterns("*.md"))
         shutil.copy2(os.path.join(root, "Sources", "CMetalCPU", "include", "pm_kernel_abi.h"), msl)
