@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean array-api-test array-api-tests-full
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean array-api-test array-api-tests-full wheel-test docs
 
 all: demo
 
@@ -21,8 +21,15 @@ shaders: swift
 $(PY):
 	$(PYTHON) -m venv --system-site-packages $(VENV)
 
-python: $(PY)
+# The editable install only changes with pyproject.toml (Python sources are
+# used in place), so it runs again only then: `make demo` on a built checkout
+# goes straight to the examples.
+STAMP := $(VENV)/.pymetal-installed
+python: $(STAMP)
+$(STAMP): pyproject.toml | $(PY)
+	@echo "python: pip install -e '.[test]' into $(VENV)"
 	$(PY) -m pip install --quiet --disable-pip-version-check -e '.[test]'
+	touch $@
 
 demo: build
 	$(PY) examples/run_all.py
@@ -50,17 +57,26 @@ array-api-test: build
 array-api-tests-full: build
 	scripts/array_api_tests.sh full
 
+BENCHES := bench_startup bench_overhead bench_split bench_cpu_backend bench_numpy_args bench_math bench_gpu_patterns bench_kernels bench_array bench_linalg bench_fft bench_faults
+
+# Every benchmark script (each prints ratios against NumPy), then pymetal vs
+# NumPy by size with PNG plots in output/bench/ (matplotlib: the `plots` extra).
 bench: build
-	$(PY) scripts/bench_overhead.py
-	$(PY) scripts/bench_split.py
-	$(PY) scripts/bench_cpu_backend.py
-	$(PY) scripts/bench_numpy_args.py
-	$(PY) scripts/bench_math.py
-	$(PY) scripts/bench_gpu_patterns.py
-	$(PY) scripts/bench_kernels.py
-	$(PY) scripts/bench_array.py
-	$(PY) scripts/bench_linalg.py
-	$(PY) scripts/bench_faults.py
+	@i=0; for b in $(BENCHES); do i=$$((i + 1)); \
+	    echo "== bench $$i/$(words $(BENCHES)): $$b"; $(PY) scripts/$$b.py || exit 1; done
+	@echo "== bench plots: python -m pymetal bench --plot output/bench"
+	@$(PY) -c "import matplotlib" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,plots]'
+	$(PY) -m pymetal bench --plot output/bench
+
+# The wheel as a user gets it: pip wheel, a new venv outside the checkout, a
+# smoke test without the Swift toolchain on PATH (~1 min once .build/wheel exists).
+wheel-test:
+	PYTHON=$(PYTHON) tests/wheel/run.sh
+
+# The user guide and API reference (docs/, mkdocs.yml) into site/; any warning fails.
+docs: $(STAMP)
+	@$(PY) -c "import mkdocs, mkdocstrings" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
+	$(PY) -m mkdocs build --strict
 
 clean:
-	rm -rf .build $(VENV)
+	rm -rf .build $(VENV) site

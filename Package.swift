@@ -1,8 +1,12 @@
-// swift-tools-version:5.9
+// swift-tools-version:6.0
 // pymetal: GPU compute for Python on Apple Silicon through Metal.
 // On macOS the engine imports Apple's Metal; on Linux it imports MetalCPU,
 // a module of this package that implements the same Metal API subset and runs
 // MSL kernels on the CPU (see ../shared/metal-api.md for the contract).
+// Tools 6.0 (Xcode 16): the macOS 15 SDK has MTLCompileOptions.mathMode and
+// Swift 5.10+ has nonisolated(unsafe), both used here; the sources stay in the
+// Swift 5 language mode (swiftLanguageModes below).
+// macOS 14: pymetal's shaders use bfloat, MSL 3.1 (scripts/build_shaders.sh).
 import PackageDescription
 
 let linuxOnly = TargetDependencyCondition.when(platforms: [.linux])
@@ -14,7 +18,7 @@ let fastAccess: [SwiftSetting] = [.unsafeFlags(["-enforce-exclusivity=unchecked"
 
 let package = Package(
     name: "pymetal",
-    platforms: [.macOS(.v13)],
+    platforms: [.macOS(.v14)],
     products: [
         // The only thing Python loads: the C ABI (libPyMetal.so / libPyMetal.dylib).
         .library(name: "PyMetal", type: .dynamic, targets: ["PyMetal"]),
@@ -46,12 +50,14 @@ let package = Package(
         ),
         // The C layout shared by MetalCPU and the kernel libraries it compiles.
         .target(name: "CMetalCPU"),
-        .executableTarget(name: "pymetal-info", dependencies: ["PyMetal"]),
+        // Loads libPyMetal at run time (dlopen), as Python does: no pymetal code linked in.
+        .executableTarget(name: "pymetal-info"),
         .executableTarget(
             name: "pymetal-metallib",
             dependencies: ["PyMetalCore", .target(name: "MetalCPU", condition: linuxOnly)]
         ),
         .testTarget(name: "MetalCPUTests", dependencies: ["MetalCPU"], path: "tests/swift/MetalCPUTests"),
         .testTarget(name: "PyMetalCoreTests", dependencies: ["PyMetalCore", "PyMetal"], path: "tests/swift/PyMetalCoreTests"),
-    ]
+    ],
+    swiftLanguageModes: [.v5]
 )

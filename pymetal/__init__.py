@@ -17,7 +17,16 @@ first use (see pymetal._native for where it is looked for).
 """
 
 __version__ = "0.1.0"
+__array_api_version__ = "2024.12"  # the Python Array API standard pymetal implements
 
+import importlib as _importlib
+import os as _os
+import sys as _sys
+import types as _types
+
+# Start-up: `import pymetal; pymetal.device()` loads only errors, the device and
+# libPyMetal (ctypes). Everything else imports NumPy (70-130 ms here), so the
+# rest of the namespace (pymetal/_namespace.py) loads on first use of any other name.
 from .errors import (
     CompileError,
     Error,
@@ -29,51 +38,54 @@ from .errors import (
     OutOfMemoryError,
     UnsupportedError,
 )
-from .device import Device, device, synchronize
-from .dtypes import (
-    bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
-    float16, bfloat16, float32, can_cast, finfo, iinfo, isdtype, result_type,
-)
-from .array import (
-    Array, array, asarray, empty, empty_like, full, full_like, ones, ones_like, zeros, zeros_like,
-)
-from ._buffer import cache_info, clear_cache
-from ._kernel_cache import kernel_cache_info, clear_kernel_cache
-from .function import Function
-from .library import Library, compile, load, shaders
+from .device import Device, device, synchronize, set_kernel_timeout, kernel_timeout
 from ._native import ABI_VERSION, library_path
-from ._elementwise import FUNCTIONS as _EW, clip, where
-from ._reduce import (
-    sum, prod, max, min, all, any, argmax, argmin, mean, var, std, count_nonzero, logsumexp,
-)
-from ._creation import arange, linspace, eye, tril, triu, meshgrid
-from ._indexing import take, take_along_axis
-from ._manipulation import (
-    reshape, concat, concatenate, stack, split, flip, roll, tile, repeat, moveaxis, broadcast_arrays,
-    broadcast_to, expand_dims, squeeze, permute_dims, transpose, matrix_transpose, astype, ravel, ascontiguousarray, unstack,
-)
-from ._linalg import matmul, tensordot, vecdot, outer
-from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod
-from . import nn
-# linalg extension and DLPack (linalg branch)
-from . import linalg
-from ._dlpack import from_dlpack
-from . import _interop  # noqa: F401  (NumPy protocols on Array)
-# Kernel faults and time limit (issue 10).
-from .device import set_kernel_timeout, kernel_timeout
 
-globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",
-                                                              "gelu_tanh", "leaky_relu")})
-del _EW
 
-newaxis = None
-e, pi, inf, nan = 2.718281828459045, 3.141592653589793, float("inf"), float("nan")
+_LAZY_DUNDERS = ("__array_namespace_info__",)
 
-# ---- the Python Array API standard's namespace (issue 12: arrayapi) ----
-from .dtypes import float64, complex64, complex128  # noqa: E402  (float64/complex128: dtype objects only)
-from ._api import (  # noqa: E402
-    __array_namespace_info__, broadcast_shapes, conj, diff, imag, isin, real,
-    unique_all, unique_counts, unique_inverse,
-)
-from ._api import API_VERSION as __array_api_version__  # noqa: E402
-from . import fft  # noqa: E402
+
+def _load_api():
+    """Binds the rest of the namespace (pymetal/_namespace.py) on the package; returns it."""
+    api = _importlib.import_module(__name__ + "._namespace")
+    namespace = {k: v for k, v in vars(api).items() if not k.startswith("_") or k in _LAZY_DUNDERS}
+    globals().update(namespace)
+    return namespace
+
+
+def __getattr__(name):
+    if name == "__all__":  # `from pymetal import *`
+        _load_api()
+        return [k for k in globals() if not k.startswith("_")]
+    if name.startswith("__") and name not in _LAZY_DUNDERS:  # probes by copy, pickle, inspect, ... load nothing
+        raise AttributeError("module 'pymetal' has no attribute %r" % name)
+    here = __path__[0]
+    if _os.path.isfile(_os.path.join(here, name + ".py")) or _os.path.isdir(_os.path.join(here, name)):
+        return _importlib.import_module(__name__ + "." + name)  # a submodule (pm.nn, `from . import x`)
+    namespace = _load_api()
+    if name in namespace:
+        return namespace[name]
+    raise AttributeError("module 'pymetal' has no attribute %r" % name)
+
+
+def __dir__():
+    _load_api()
+    return sorted(globals())
+
+
+def array(*args, **kwargs):
+    """pymetal.array (stands in until the array API is loaded, then replaced)."""
+    return _load_api()["array"](*args, **kwargs)
+
+
+class _Package(_types.ModuleType):
+    def __setattr__(self, name, value):
+        # The import system binds a submodule on its package when it is first
+        # imported (pymetal.array = <module>), which may now happen after the
+        # function pm.array was bound: the function keeps the name.
+        if name == "array" and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+_sys.modules[__name__].__class__ = _Package

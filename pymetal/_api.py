@@ -18,7 +18,7 @@ from . import _elementwise as _ew
 from .array import _new, normalize_axis
 from .device import Device, device as _default_device
 
-API_VERSION = "2024.12"
+from . import __array_api_version__ as API_VERSION  # noqa: E402
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
 
 

@@ -13,8 +13,6 @@ import threading
 
 from . import _ops
 from .device import device as _default_device
-from .library import compile as _compile
-from .library import shaders as _shaders
 
 _lock = threading.Lock()
 _functions = {}   # name -> Function
@@ -23,12 +21,14 @@ _precompiled = None
 
 
 def shaders_dir():
-    """The folder of pymetal's MSL sources (PYMETAL_SHADERS, else the source tree's Shaders/)."""
+    """The folder of pymetal's MSL sources (PYMETAL_SHADERS, else a wheel's
+    pymetal/lib/shaders, else the source tree's Shaders/)."""
     env = os.environ.get("PYMETAL_SHADERS")
     if env:
         return env
     here = os.path.dirname(os.path.abspath(__file__))
-    return os.path.join(os.path.dirname(here), "Shaders")
+    bundled = os.path.join(here, "lib", "shaders")
+    return bundled if os.path.isdir(bundled) else os.path.join(os.path.dirname(here), "Shaders")
 
 
 def inline_header(name, seen=None):
@@ -70,7 +70,10 @@ def kernel(name, family, dt):
 def _load(name, family, dt):
     global _precompiled
     dev = _default_device()
-    lib = _shaders(dev)
+    # At call time: library imports function -> array -> _elementwise -> this module.
+    from . import library as _library
+
+    lib = _library.shaders(dev)
     if _precompiled is None:
         _precompiled = frozenset(lib.functions)
     if name in _precompiled:
@@ -78,7 +81,7 @@ def _load(name, family, dt):
     key = (family, dt)
     flib = _families.get(key)
     if flib is None:
-        flib = _compile(family_source(family, dt), device=dev)
+        flib = _library.compile(family_source(family, dt), device=dev)
         _families[key] = flib
     return flib.function(name)
 

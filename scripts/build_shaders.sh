@@ -1,29 +1,46 @@
 #!/usr/bin/env bash
-# Builds pymetal's shader library from Shaders/ into .build/shaders/:
+# Builds pymetal's shader library from Shaders/ into .build/shaders/ (or $SHADERS_OUT):
 #   macOS: pymetal.metallib with xcrun metal + metallib (needs full Xcode, and on
 #          Xcode 26 `xcodebuild -downloadComponent MetalToolchain`); without that
 #          toolchain pymetal compiles Shaders/ at run time instead.
-#   Linux: pymetal-cpu.metallib, a MetalCPU kernel library, with pymetal-metallib.
+#   Linux: pymetal-cpu.metallib, a MetalCPU kernel library, with pymetal-metallib
+#          ($PYMETAL_METALLIB, else built here).
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-out="$root/.build/shaders"
+out="${SHADERS_OUT:-$root/.build/shaders}"
 mkdir -p "$out"
 configuration="${CONFIGURATION:-release}"
 
 if [[ "$(uname -s)" == "Darwin" ]]; then
-    if ! xcrun -sdk macosx -f metal >/dev/null 2>&1; then
+    # `xcrun -f metal` succeeds on Xcode 26 even without the separately downloaded
+    # Metal toolchain, so probe by compiling something; `if` keeps a failure from
+    # ending the script under `set -e`.
+    probe="$(mktemp -d)"
+    trap 'rm -rf "$probe"' EXIT
+    echo 'kernel void probe() {}' > "$probe/probe.metal"
+    if ! xcrun -sdk macosx metal -c "$probe/probe.metal" -o "$probe/probe.air" >/dev/null 2>&1; then
         echo "build_shaders: no Metal toolchain (install Xcode; on Xcode 26 run" \
              "'xcodebuild -downloadComponent MetalToolchain'); pymetal will compile Shaders/ at run time"
         exit 0
     fi
+    # MSL 3.1 (bfloat) is the language of macOS 14, the deployment target in
+    # Package.swift; -fno-fast-math because Apple's compiler defaults to fast
+    # math and pymetal promises safe math on both platforms.
     rm -f "$out"/*.air
     for source in "$root"/Shaders/*.metal; do
-        xcrun -sdk macosx metal -c -std=metal3.1 -O2 -I "$root/Shaders" "$source" \
-            -o "$out/$(basename "${source%.metal}").air"
+        echo "build_shaders: $(basename "$source")"
+        xcrun -sdk macosx metal -c -std=metal3.1 -mmacosx-version-min=14.0 -fno-fast-math -O2 \
+            -I "$root/Shaders" "$source" -o "$out/$(basename "${source%.metal}").air"
     done
     xcrun -sdk macosx metallib "$out"/*.air -o "$out/pymetal.metallib"
+    rm -f "$out"/*.air
     echo "build_shaders: $out/pymetal.metallib"
 else
-    swift build --package-path "$root" -c "$configuration" --product pymetal-metallib >/dev/null
-    "$root/.build/$configuration/pymetal-metallib" "$root/Shaders" "$out/pymetal-cpu.metallib"
+    metallib="${PYMETAL_METALLIB:-}"
+    if [[ -z "$metallib" ]]; then
+        swift build --package-path "$root" -c "$configuration" --product pymetal-metallib >/dev/null
+        metallib="$root/.build/$configuration/pymetal-metallib"
+    fi
+    echo "build_shaders: compiling Shaders/ for the CPU backend (about a minute the first time)"
+    "$metallib" "$root/Shaders" "$out/pymetal-cpu.metallib"
 fi

@@ -88,6 +88,7 @@ public protocol MTLDevice: AnyObject {
     var recommendedMaxWorkingSetSize: UInt64 { get }
     var maxThreadsPerThreadgroup: MTLSize { get }
     var maxBufferLength: Int { get }
+    var maxThreadgroupMemoryLength: Int { get }
     func makeCommandQueue() -> (any MTLCommandQueue)?
     func makeBuffer(length: Int, options: MTLResourceOptions) -> (any MTLBuffer)?
     func makeBuffer(bytes pointer: UnsafeRawPointer, length: Int, options: MTLResourceOptions) -> (any MTLBuffer)?

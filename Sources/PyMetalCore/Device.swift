@@ -10,8 +10,8 @@ public final class Device: @unchecked Sendable {
     public let device: any MTLDevice
     public let backend = PlatformSupport.backend
     public let pageSize = PlatformSupport.pageSize
-    /// Apple GPUs have 32 KiB of threadgroup memory per threadgroup.
-    public static let maxThreadgroupMemory = 32768
+    /// Threadgroup memory per threadgroup, from the device (32 KiB on Apple GPUs and on the CPU backend).
+    public var maxThreadgroupMemory: Int { device.maxThreadgroupMemoryLength }
     private let shaders: Result<Library, EngineError>
 
     private static let lock = Lock()

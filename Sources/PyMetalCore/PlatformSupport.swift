@@ -5,6 +5,7 @@ import Metal
 import Darwin
 #else
 import MetalCPU
+import CMetalCPU
 import Glibc
 #endif
 import Foundation
@@ -23,4 +24,18 @@ enum PlatformSupport {
     /// As Apple Silicon, so that code which would fail on a Mac fails here first.
     static let pageSize = 16384
     #endif
+
+    /// The folder of the binary the engine is linked into (libPyMetal): a wheel
+    /// keeps the shader library and Shaders/ beside it, in pymetal/lib.
+    static let imageDirectory: String? = {
+        #if canImport(Metal)
+        var info = Dl_info()
+        guard dladdr(#dsohandle, &info) != 0, let name = info.dli_fname else { return nil }
+        #else
+        guard let name = pm_host_self_path() else { return nil }  // Glibc's module lacks dladdr
+        #endif
+        let path = String(cString: name)
+        guard let slash = path.lastIndex(of: "/") else { return "." }
+        return String(path[..<slash])
+    }()
 }

@@ -17,11 +17,17 @@ public enum ShaderLibrary {
         let environment = ProcessInfo.processInfo.environment
         var candidates: [URL] = []
         if let path = environment["PYMETAL_SHADER_LIBRARY"], !path.isEmpty { candidates.append(URL(fileURLWithPath: path)) }
+        let bundled = PlatformSupport.imageDirectory.map { URL(fileURLWithPath: $0) }
+        if let bundled { candidates.append(bundled.appendingPathComponent(PlatformSupport.shaderLibraryName)) }
         candidates.append(repository.appendingPathComponent(".build/shaders/\(PlatformSupport.shaderLibraryName)"))
         for url in candidates where FileManager.default.fileExists(atPath: url.path) {
             return Library(try device.makeLibrary(URL: url), device: device)
         }
-        let directory = URL(fileURLWithPath: environment["PYMETAL_SHADERS"] ?? repository.appendingPathComponent("Shaders").path)
+        var sources = repository.appendingPathComponent("Shaders")
+        if let shipped = bundled?.appendingPathComponent("shaders"), FileManager.default.fileExists(atPath: shipped.path) {
+            sources = shipped
+        }
+        let directory = URL(fileURLWithPath: environment["PYMETAL_SHADERS"] ?? sources.path)
         FileHandle.standardError.write(Data(("pymetal: no prebuilt \(PlatformSupport.shaderLibraryName) "
             + "(scripts/build_shaders.sh makes it); compiling \(directory.path) at run time\n").utf8))
         let options = MTLCompileOptions()

@@ -88,9 +88,9 @@ public final class Stream: @unchecked Sendable {
                 memory += (length + 15) / 16 * 16
             }
         }
-        guard memory <= Device.maxThreadgroupMemory else {
+        guard memory <= device.maxThreadgroupMemory else {
             throw EngineError.invalid("kernel '\(kernel.name)' would use \(memory) bytes of threadgroup memory; "
-                + "the limit is \(Device.maxThreadgroupMemory) bytes per threadgroup")
+                + "the limit is \(device.maxThreadgroupMemory) bytes per threadgroup")
         }
         try lock {
             let (commandBuffer, encoder) = try openEncoder()

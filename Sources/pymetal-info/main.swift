@@ -1,35 +1,117 @@
-// pymetal-info: prints the device and runs a self-check, through libPyMetal's
-// C ABI, the same library Python loads.
-import Foundation
-import PyMetal
+// pymetal-info: prints the device and runs a self-check through libPyMetal's
+// C ABI, loading the same shared library Python loads, as Python does (dlopen):
+// PYMETAL_LIBRARY, else the libPyMetal built next to this program. It links no
+// pymetal code itself (SwiftPM would link a target of this package statically
+// into an executable, and cannot order its link after the dynamic product's).
+#if canImport(Darwin)
+import Darwin
+#else
+import Glibc
+#endif
 
-func check(_ status: Int32, _ what: String) {
-    guard status == 0 else {
-        FileHandle.standardError.write(Data("pymetal-info: \(what) failed: \(String(cString: pm_last_error()))\n".utf8))
-        exit(1)
-    }
+func fail(_ message: String) -> Never {
+    fputs("pymetal-info: \(message)\n", stderr)
+    exit(1)
 }
 
-func text(_ get: (UnsafeMutablePointer<UnsafePointer<CChar>?>) -> Int32, _ what: String) -> String {
+/// This program's own path (to find the libPyMetal built beside it).
+func executablePath() -> String {
+    var buffer = [CChar](repeating: 0, count: 4096)
+    #if canImport(Darwin)
+    var size = UInt32(buffer.count)
+    guard _NSGetExecutablePath(&buffer, &size) == 0 else { return CommandLine.arguments[0] }
+    #else
+    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
+    guard count > 0 else { return CommandLine.arguments[0] }
+    #endif
+    return String(cString: buffer)
+}
+
+#if canImport(Darwin)
+let libraryName = "libPyMetal.dylib"
+#else
+let libraryName = "libPyMetal.so"
+#endif
+let libraryPath: String = {
+    if let path = getenv("PYMETAL_LIBRARY"), path.pointee != 0 { return String(cString: path) }
+    let program = executablePath()
+    let directory = program.lastIndex(of: "/").map { String(program[..<$0]) } ?? "."
+    return directory + "/" + libraryName
+}()
+guard let library = dlopen(libraryPath, RTLD_NOW | RTLD_LOCAL) else {
+    fail("cannot load \(libraryPath): \(String(cString: dlerror())) (build it with `swift build -c release` or set PYMETAL_LIBRARY)")
+}
+
+/// A C function of libPyMetal, by name, with the prototype of pymetal.h.
+func function<T>(_ name: String, _ type: T.Type) -> T {
+    guard let symbol = dlsym(library, name) else { fail("\(libraryPath) lacks \(name)") }
+    return unsafeBitCast(symbol, to: type)
+}
+
+typealias Handle = UInt64
+typealias GetHandle = @convention(c) (UnsafeMutablePointer<Handle>?, Handle) -> Int32
+typealias GetInt64 = @convention(c) (UnsafeMutablePointer<Int64>?, Handle) -> Int32
+typealias GetText = @convention(c) (UnsafeMutablePointer<UnsafePointer<CChar>?>?, Handle) -> Int32
+typealias Release = @convention(c) (Handle) -> Int32
+
+let pm_abi_version = function("pm_abi_version", (@convention(c) () -> Int32).self)
+let pm_last_error = function("pm_last_error", (@convention(c) () -> UnsafePointer<CChar>?).self)
+let pm_device_default = function("pm_device_default", (@convention(c) (UnsafeMutablePointer<Handle>?) -> Int32).self)
+let pm_device_name = function("pm_device_name", GetText.self)
+let pm_device_backend = function("pm_device_backend", GetText.self)
+let pm_device_unified_memory = function("pm_device_unified_memory",
+    (@convention(c) (UnsafeMutablePointer<Int32>?, Handle) -> Int32).self)
+let pm_device_max_threads_per_threadgroup = function("pm_device_max_threads_per_threadgroup", GetInt64.self)
+let pm_device_max_buffer_length = function("pm_device_max_buffer_length", GetInt64.self)
+let pm_device_page_size = function("pm_device_page_size", GetInt64.self)
+let pm_device_shader_library = function("pm_device_shader_library", GetHandle.self)
+let pm_library_compile = function("pm_library_compile",
+    (@convention(c) (UnsafeMutablePointer<Handle>?, Handle, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) -> Int32).self)
+let pm_library_function_count = function("pm_library_function_count", GetInt64.self)
+let pm_kernel_new = function("pm_kernel_new",
+    (@convention(c) (UnsafeMutablePointer<Handle>?, Handle, UnsafePointer<CChar>?) -> Int32).self)
+let pm_stream_new = function("pm_stream_new", GetHandle.self)
+let pm_stream_synchronize = function("pm_stream_synchronize", Release.self)
+let pm_buffer_new = function("pm_buffer_new", (@convention(c) (UnsafeMutablePointer<Handle>?, Handle, UInt64) -> Int32).self)
+let pm_buffer_contents = function("pm_buffer_contents",
+    (@convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Handle) -> Int32).self)
+let pm_dispatch = function("pm_dispatch", (@convention(c) (Handle, Handle, UnsafeRawPointer?, Int32,
+    UnsafePointer<UInt32>?, UnsafePointer<UInt32>?, Int32) -> Int32).self)
+
+func check(_ status: Int32, _ what: String) {
+    guard status == 0 else { fail("\(what) failed: \(String(cString: pm_last_error()!))") }
+}
+
+func text(_ get: GetText, _ handle: Handle, _ what: String) -> String {
     var value: UnsafePointer<CChar>?
-    check(get(&value), what)
+    check(get(&value, handle), what)
     return String(cString: value!)
 }
 
-var device: UInt64 = 0
+func int64(_ get: GetInt64, _ handle: Handle, _ what: String) -> Int64 {
+    var value: Int64 = 0
+    check(get(&value, handle), what)
+    return value
+}
+
+func seconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+}
+
+var device: Handle = 0
 check(pm_device_default(&device), "pm_device_default")
-var unified: Int32 = 0, maxThreads: Int64 = 0, maxBuffer: Int64 = 0, pageSize: Int64 = 0
+var unified: Int32 = 0
 check(pm_device_unified_memory(&unified, device), "pm_device_unified_memory")
-check(pm_device_max_threads_per_threadgroup(&maxThreads, device), "pm_device_max_threads_per_threadgroup")
-check(pm_device_max_buffer_length(&maxBuffer, device), "pm_device_max_buffer_length")
-check(pm_device_page_size(&pageSize, device), "pm_device_page_size")
 print("pymetal \(pm_abi_version()) (libPyMetal C ABI)")
-print("device:            \(text({ pm_device_name($0, device) }, "pm_device_name"))")
-print("backend:           \(text({ pm_device_backend($0, device) }, "pm_device_backend"))")
+print("library:           \(libraryPath)")
+print("device:            \(text(pm_device_name, device, "pm_device_name"))")
+print("backend:           \(text(pm_device_backend, device, "pm_device_backend"))")
 print("unified memory:    \(unified == 1)")
-print("threads/group max: \(maxThreads)")
-print("max buffer:        \(maxBuffer / (1 << 20)) MiB")
-print("page size:         \(pageSize) bytes")
+print("threads/group max: \(int64(pm_device_max_threads_per_threadgroup, device, "pm_device_max_threads_per_threadgroup"))")
+print("max buffer:        \(int64(pm_device_max_buffer_length, device, "pm_device_max_buffer_length") / (1 << 20)) MiB")
+print("page size:         \(int64(pm_device_page_size, device, "pm_device_page_size")) bytes")
 
 // Self-check: a kernel compiled from source, and one from pymetal's shader library.
 let source = """
@@ -41,11 +123,11 @@ kernel void axpy(device const float* x [[buffer(0)]], device float* y [[buffer(1
 }
 """
 let count = 1000
-var library: UInt64 = 0, kernel: UInt64 = 0, stream: UInt64 = 0, xs: UInt64 = 0, ys: UInt64 = 0
-let started = Date()
-check(pm_library_compile(&library, device, source, nil, 0), "pm_library_compile")
-let compileSeconds = Date().timeIntervalSince(started)
-check(pm_kernel_new(&kernel, library, "axpy"), "pm_kernel_new")
+var compiled: Handle = 0, kernel: Handle = 0, stream: Handle = 0, xs: Handle = 0, ys: Handle = 0
+let started = seconds()
+check(pm_library_compile(&compiled, device, source, nil, 0), "pm_library_compile")
+let compileSeconds = seconds() - started
+check(pm_kernel_new(&kernel, compiled, "axpy"), "pm_kernel_new")
 check(pm_stream_new(&stream, device), "pm_stream_new")
 check(pm_buffer_new(&xs, device, UInt64(count * 4)), "pm_buffer_new")
 check(pm_buffer_new(&ys, device, UInt64(count * 4)), "pm_buffer_new")
@@ -69,18 +151,17 @@ let ok = withUnsafeBytes(of: &a) { scalar -> Bool in
                 base.storeBytes(of: UInt64(4), toByteOffset: 32, as: UInt64.self)
             }
         }
-        var size: [UInt32] = [UInt32(count), 1, 1]
-        check(pm_dispatch(stream, kernel, raw.baseAddress, 3, &size, nil, 0), "pm_dispatch")
+        let size: [UInt32] = [UInt32(count), 1, 1]
+        check(pm_dispatch(stream, kernel, raw.baseAddress, 3, size, nil, 0), "pm_dispatch")
     }
     check(pm_stream_synchronize(stream), "pm_stream_synchronize")
     return (0..<count).allSatisfy { y[$0] == 2 * Float($0) + 1 }
 }
-print("self-check axpy:   \(ok ? "ok" : "WRONG RESULTS") (compile \(String(format: "%.3f", compileSeconds)) s)")
-var shaders: UInt64 = 0, functions: Int64 = 0
+print("self-check axpy:   \(ok ? "ok" : "WRONG RESULTS") (compile \(Int(compileSeconds * 1000)) ms)")
+var shaders: Handle = 0
 if pm_device_shader_library(&shaders, device) == 0 {
-    check(pm_library_function_count(&functions, shaders), "pm_library_function_count")
-    print("shader library:    \(functions) kernels")
+    print("shader library:    \(int64(pm_library_function_count, shaders, "pm_library_function_count")) kernels")
 } else {
-    print("shader library:    unavailable (\(String(cString: pm_last_error())))")
+    print("shader library:    unavailable (\(String(cString: pm_last_error()!)))")
 }
 exit(ok ? 0 : 1)

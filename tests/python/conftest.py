@@ -242,3 +242,19 @@ def basic_lib(dev):
 @pytest.fixture(scope="session")
 def typed_lib(dev):
     return pm.compile(TYPED_SRC)
+
+
+# ---- backend-aware skips -------------------------------------------------------
+# @pytest.mark.cpu_backend: the test checks what the CPU backend does where a GPU
+# has undefined behaviour or no check (poisoned threadgroup memory, errors for a
+# divergent barrier, values of inactive lanes); on Metal it is skipped, not run.
+
+def pytest_configure(config):
+    config.addinivalue_line("markers", "cpu_backend: CPU-backend behaviour a GPU does not have (skipped on Metal)")
+
+
+def pytest_runtest_setup(item):
+    if item.get_closest_marker("cpu_backend") is not None:
+        backend = _device_or_skip().backend
+        if backend != "cpu":
+            pytest.skip("CPU backend behaviour; undefined or unchecked on a %s device" % backend)

@@ -131,6 +131,7 @@ def test_many_threads_split_work(dev):
     assert not errors, errors
 
 
+@pytest.mark.cpu_backend
 def test_error_inside_a_split_dispatch_is_reported(lib):
     groups = 64  # 64 x 64 threads: split over the cores
     out = pm.zeros(groups, np.uint32)

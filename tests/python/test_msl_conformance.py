@@ -758,6 +758,7 @@ def test_every_simd_and_quad_function(slib, n, tg):
                     "simd" if width == 32 else "quad", r, d, bad[:8], got[bad[:8]], want[bad[:8]])
 
 
+@pytest.mark.cpu_backend
 def test_cpu_shuffle_from_inactive_lane_returns_own_value(slib):
     # Undefined on a GPU; the CPU backend documents "the caller's own value" (README).
     n, tg, d = 40, 40, 6  # second simdgroup: 8 active lanes
@@ -1558,6 +1559,7 @@ def test_float_atomics_compare_exchange_and_exchange(falib, n):
     np.testing.assert_array_equal(seen, np.concatenate([[-1.0], np.arange(n)]).astype(np.float32))
 
 
+@pytest.mark.cpu_backend
 @pytest.mark.parametrize("tg", [32, 64])
 def test_threadgroup_memory_poisoned_each_group(xlib, tg):
     ngroups = 40
@@ -1582,6 +1584,7 @@ def test_edge_threadgroup_sizes(xlib):
     np.testing.assert_array_equal(out[:, 3], 3)
 
 
+@pytest.mark.cpu_backend
 def test_divergent_barrier_raises_kernel_error(xlib):
     x = np.zeros(64, np.float32)
     exc = _call_with_timeout(lambda: xlib.bad_barrier(x, groups=1, threadgroup=64))
@@ -1597,6 +1600,7 @@ def test_divergent_barrier_raises_kernel_error(xlib):
     np.testing.assert_array_equal(out, 0xFFFFFFFF)
 
 
+@pytest.mark.cpu_backend
 def test_simd_function_under_divergent_control_flow_raises(xlib):
     x = np.ones(64, np.float32)
     exc = _call_with_timeout(lambda: xlib.bad_simd(x, grid=64, threadgroup=64))
@@ -1607,6 +1611,7 @@ def test_simd_function_under_divergent_control_flow_raises(xlib):
     # lanes that *returned* are inactive instead: see test_simd_functions_skip_lanes_that_returned
 
 
+@pytest.mark.cpu_backend
 def test_static_threadgroup_memory_too_large(xlib):
     x = np.zeros(64, np.float32)
     with pytest.raises(pm.Error) as e:

@@ -110,11 +110,16 @@ struct Toolchain {
         pm_host_object_path("swift_retain").map { String(cString: $0) }
     }
 
-    /// PYMETAL_MSL_HEADERS (a folder with metal_stdlib and pm_kernel_abi.h, as a
-    /// bundled install has), else this source tree's folders.
+    /// PYMETAL_MSL_HEADERS (a folder with metal_stdlib and pm_kernel_abi.h), else
+    /// `msl/` next to the binary MetalCPU is linked into (a wheel's pymetal/lib/msl,
+    /// beside libPyMetal), else this source tree's folders.
     private static func findHeaders() throws -> [String] {
         if let path = environment("PYMETAL_MSL_HEADERS"), !path.isEmpty {
             return [path]
+        }
+        if let image = pm_host_self_path() {
+            let bundled = URL(fileURLWithPath: String(cString: image)).deletingLastPathComponent().appendingPathComponent("msl").path
+            if FileManager.default.fileExists(atPath: bundled + "/metal_stdlib") { return [bundled] }
         }
         let sources = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()

@@ -35,6 +35,7 @@ namespace pm::rt::sys {
 void *mmap(void *, size_t, int, int, int, long) noexcept __asm__("mmap");
 int mprotect(void *, size_t, int) noexcept __asm__("mprotect");
 int munmap(void *, size_t) noexcept __asm__("munmap");
+int getpagesize() noexcept __asm__("getpagesize");
 // Linux x86-64 and arm64 (asm-generic) values.
 inline constexpr int prot_none = 0x0, prot_read = 0x1, prot_write = 0x2;
 inline constexpr int map_private = 0x02, map_anonymous = 0x20, map_noreserve = 0x4000;
@@ -42,10 +43,12 @@ static inline bool map_failed(void *p) { return p == (void *)-1; } // MAP_FAILED
 } // namespace pm::rt::sys
 #else
 #include <sys/mman.h> // other systems: their own header and values
+#include <unistd.h>
 namespace pm::rt::sys {
 using ::mmap;
 using ::mprotect;
 using ::munmap;
+using ::getpagesize;
 inline constexpr int prot_none = PROT_NONE, prot_read = PROT_READ, prot_write = PROT_WRITE;
 inline constexpr int map_private = MAP_PRIVATE, map_anonymous = MAP_ANON, map_noreserve = MAP_NORESERVE;
 static inline bool map_failed(void *p) { return p == MAP_FAILED; }
@@ -54,7 +57,8 @@ static inline bool map_failed(void *p) { return p == MAP_FAILED; }
 
 #define PM_FIBER_MAX 1024u                 // threads per threadgroup, at most
 #define PM_FIBER_SLOT (128u * 1024u)       // guard page + stack + 64-byte header, a power of two
-#define PM_FIBER_GUARD 4096u               // PROT_NONE page below each stack
+// Below each stack a PROT_NONE guard of one page of the system's size
+// (getpagesize: 4 KiB on x86-64, 16 KiB on Apple Silicon and some arm64 Linux).
 #define PM_FIBER_REGIONS 16u               // reservations a library tells apart quickly
 
 #pragma GCC visibility push(hidden)
@@ -220,7 +224,7 @@ struct stacks {
             unsigned char *lo = base + slot * ready;
             if (sys::mprotect(lo, slot * (n - ready), sys::prot_read | sys::prot_write) != 0) return false;
             for (uint32_t i = ready; i < n; i++)
-                if (sys::mprotect(base + slot * i, PM_FIBER_GUARD, sys::prot_none) != 0) return false;
+                if (sys::mprotect(base + slot * i, (size_t)sys::getpagesize(), sys::prot_none) != 0) return false;
             ready = n;
         }
         return true;

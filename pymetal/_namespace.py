@@ -1,0 +1,44 @@
+"""The array API and kernels: the part of pymetal's namespace that imports NumPy.
+
+pymetal/__init__.py loads it on first use of any of these names, so that
+`import pymetal; pymetal.device()` stays light (see __init__.py).
+"""
+
+from .dtypes import (
+    bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
+    float16, bfloat16, float32, can_cast, finfo, iinfo, isdtype, result_type,
+    float64, complex64, complex128,  # float64/complex128: dtype objects only (no arrays of them)
+)
+from .array import (
+    Array, array, asarray, empty, empty_like, full, full_like, ones, ones_like, zeros, zeros_like,
+)
+from ._buffer import cache_info, clear_cache
+from ._kernel_cache import kernel_cache_info, clear_kernel_cache
+from .function import Function
+from .library import Library, compile, load, shaders
+from ._elementwise import FUNCTIONS as _EW, clip, where
+from ._reduce import (
+    sum, prod, max, min, all, any, argmax, argmin, mean, var, std, count_nonzero, logsumexp,
+)
+from ._creation import arange, linspace, eye, tril, triu, meshgrid
+from ._indexing import take, take_along_axis
+from ._manipulation import (
+    reshape, concat, concatenate, stack, split, flip, roll, tile, repeat, moveaxis, broadcast_arrays,
+    broadcast_to, expand_dims, squeeze, permute_dims, transpose, matrix_transpose, astype, ravel, ascontiguousarray, unstack,
+)
+from ._linalg import matmul, tensordot, vecdot, outer
+from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod
+from ._api import (  # the Python Array API standard's namespace (issue 12)
+    __array_namespace_info__, broadcast_shapes, conj, diff, imag, isin, real,
+    unique_all, unique_counts, unique_inverse,
+)
+from ._dlpack import from_dlpack
+from . import nn, linalg, fft  # noqa: F401
+from . import _interop  # noqa: F401  (NumPy protocols on Array)
+
+globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",
+                                                              "gelu_tanh", "leaky_relu")})
+del _EW
+
+newaxis = None
+e, pi, inf, nan = 2.718281828459045, 3.141592653589793, float("inf"), float("nan")
