@@ -28,10 +28,6 @@ from ._manipulation import (
 )
 from ._linalg import matmul, tensordot, vecdot, outer
 from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod
-from ._api import (  # the Python Array API standard's namespace (issue 12)
-    __array_namespace_info__, broadcast_shapes, conj, diff, imag, isin, real,
-    unique_all, unique_counts, unique_inverse,
-)
 from ._dlpack import from_dlpack
 from . import nn, linalg, fft  # noqa: F401
 from . import _interop  # noqa: F401  (NumPy protocols on Array)
@@ -39,6 +35,11 @@ from . import _interop  # noqa: F401  (NumPy protocols on Array)
 globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",
                                                               "gelu_tanh", "leaky_relu")})
 del _EW
+# After the elementwise table: the standard's real/imag/conj also take real arrays.
+from ._api import (  # the Python Array API standard's namespace (issue 12)
+    __array_namespace_info__, broadcast_shapes, conj, diff, imag, isin, real,
+    unique_all, unique_counts, unique_inverse,
+)
 
 newaxis = None
 e, pi, inf, nan = 2.718281828459045, 3.141592653589793, float("inf"), float("nan")
