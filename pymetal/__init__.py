@@ -38,7 +38,7 @@ from .array import (
     Array, array, asarray, empty, empty_like, full, full_like, ones, ones_like, zeros, zeros_like,
 )
 from ._buffer import cache_info, clear_cache
-from .function import Function
+from .function import Argument, Function
 from .library import Library, compile, load, shaders
 from ._native import ABI_VERSION, library_path
 from ._elementwise import FUNCTIONS as _EW, clip, where

@@ -37,6 +37,8 @@ class Device:
         self._max_buffer = _native.out_i64(lib.pm_device_max_buffer_length, handle)
         self._working_set = _native.out_i64(lib.pm_device_recommended_working_set, handle)
         self.page_size = _native.out_i64(lib.pm_device_page_size, handle)
+        self.max_threadgroup_memory = _native.out_i64(lib.pm_device_max_threadgroup_memory, handle)
+        self.foreign_buffers = 0  # live ForeignBuffers (_buffer.py)
         self.stream = _native.out_u64(lib.pm_stream_new, handle)
         # Called on every synchronisation: without argtypes, with a ready-made
         # ctypes handle (argtypes conversion costs more than the call).

@@ -1,4 +1,5 @@
 // The CPU as a Metal device: shared memory is simply host memory.
+import CMetalCPU
 import Foundation
 
 public final class CPUDevice: MTLDevice, @unchecked Sendable {
@@ -8,6 +9,7 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
     public var hasUnifiedMemory: Bool { true }
     public var recommendedMaxWorkingSetSize: UInt64 { Platform.physicalMemory / 4 * 3 }
     public var maxThreadsPerThreadgroup: MTLSize { MTLSize(width: 1024, height: 1024, depth: 1024) }
+    public var maxThreadgroupMemoryLength: Int { Int(PM_MAX_THREADGROUP_MEMORY) }
     public var maxBufferLength: Int { Int(min(Platform.physicalMemory / 2, UInt64(Int32.max) * 16)) }
 
     public func makeCommandQueue() -> (any MTLCommandQueue)? { CPUCommandQueue(device: self) }
