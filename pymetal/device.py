@@ -127,6 +127,15 @@ def _finish_pending_work():
             pass
 
 
+def resolve(device_):
+    """device= of an API call: None for the default device, else a Device (TypeError otherwise)."""
+    if device_ is None:
+        return device()
+    if not isinstance(device_, Device):
+        raise TypeError("device= must be a pymetal Device (pm.device()), not %r" % (device_,))
+    return device_
+
+
 def synchronize(device_=None):
     """Waits until all work submitted to the device has completed."""
     (device_ or device()).synchronize()

@@ -355,6 +355,12 @@ final class FrontEnd {
             return // a prototype: the definition is elsewhere
         }
         let qualified = declaratorSource(declarator)
+        // A library's functions are found by name: two kernels of one name would make one unreachable.
+        if kernels.contains(where: { $0.hostName == (hostName ?? plainName) }) {
+            error(start, "a kernel named '\(hostName ?? plainName)' is already defined in this library; "
+                  + "rename one (or give it [[host_name(\"...\")]])")
+            return
+        }
         kernels.append(Kernel(hostName: hostName ?? plainName, function: qualified,
                               bindings: kernelBindings, maxTotalThreads: threads))
         let index = kernels.count - 1
