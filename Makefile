@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean fuzz
 
 all: demo
 
@@ -51,6 +51,10 @@ bench: build
 	$(PY) scripts/bench_gpu_patterns.py
 	$(PY) scripts/bench_kernels.py
 	$(PY) scripts/bench_array.py
+
+# A long fuzz of the C ABI (tests/python/test_c_abi.py runs a short one): a crash fails it.
+fuzz: build
+	$(PY) scripts/fuzz_abi.py --calls 300000 --all-strings
 
 clean:
 	rm -rf .build $(VENV)

@@ -143,7 +143,7 @@ class _HostArgs:
     them unchanged even if a kernel writes the buffer. So are arrays NumPy
     marks unaligned: Metal wants a buffer offset aligned to the type the kernel
     reads. A copy goes back only if the array is writeable and the kernel may
-    write its buffer index (pm_kernel_buffer_access): not `device const T*`.
+    write that parameter (its signature): not `device const T*`.
     Writeable arrays that overlap another argument's memory are used in place
     (and any such array already copied in this call is moved in place), so
     that the kernel sees one memory and no copy-back overwrites another

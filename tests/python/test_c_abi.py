@@ -69,3 +69,15 @@ def test_python_records_match_the_header(tmp_path):
     expected += ["%s %d" % (c, N.ABI_VERSION if c == "PM_ABI_VERSION" else getattr(N, c)) for c in constants]
     expected += ["space %s %d" % (space, i) for i, space in enumerate(N.SPACES) if space]
     assert out == expected
+
+
+def test_fuzz_the_c_abi_without_a_crash():
+    """A bounded run of scripts/fuzz_abi.py (random, stale and wrong-kind handles,
+    NULLs, extreme sizes, malformed strings, random dispatch shapes) in a
+    subprocess: a crash would kill it. `make fuzz` runs a long one."""
+    import sys
+    for seed in (1, 2, 3):
+        result = subprocess.run([sys.executable, str(ROOT / "scripts/fuzz_abi.py"), "--calls", "4000", "--seed", str(seed)],
+                                capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0, (seed, result.returncode, result.stdout[-2000:], result.stderr[-2000:])
+        assert "fuzz ok" in result.stdout and "dispatch" in result.stdout, result.stdout
