@@ -59,6 +59,8 @@ public final class Kernel: @unchecked Sendable {
     public let bufferAccess: [BufferAccess]
     /// Bit i: [[buffer(i)]] is a parameter, which a dispatch must bind.
     let requiredBuffers: UInt32
+    /// Bit i: [[threadgroup(i)]] is a parameter, which a dispatch must give memory.
+    let requiredThreadgroups: UInt32
     /// Bytes a binding of [[buffer(i)]] must have at least: a reference's or value's size.
     let minimumBytes: [Int]
 
@@ -70,13 +72,15 @@ public final class Kernel: @unchecked Sendable {
         var access = Array(repeating: arguments == nil ? BufferAccess.readWrite : .unused, count: Stream.maxBindings)
         var required: UInt32 = 0
         var minimum = Array(repeating: 0, count: Stream.maxBindings)
-        for argument in arguments ?? [] where argument.binding == .buffer {
+        for argument in arguments ?? [] where argument.binding == .buffer && argument.isUsed {
             access[argument.index] = argument.access
             required |= 1 << UInt32(argument.index)
             if argument.form == .reference || argument.form == .value { minimum[argument.index] = argument.size }
         }
         bufferAccess = access
         requiredBuffers = required
+        requiredThreadgroups = (arguments ?? []).filter { $0.binding == .threadgroup && $0.isUsed }
+            .reduce(0) { $0 | 1 << UInt32($1.index) }
         minimumBytes = minimum
     }
 
@@ -84,12 +88,11 @@ public final class Kernel: @unchecked Sendable {
     public var executionWidth: Int { pipeline.threadExecutionWidth }
     public var staticThreadgroupMemory: Int { pipeline.staticThreadgroupMemoryLength }
 
-    /// "saxpy(x: device const float*, ...)" for messages.
-    func describe(buffer index: Int) -> String {
-        guard let argument = arguments?.first(where: { $0.binding == .buffer && $0.index == index }) else {
-            return "[[buffer(\(index))]]"
-        }
-        return "[[buffer(\(index))]] (\(argument.name.isEmpty ? "" : argument.name + ": ")\(argument.declaration))"
+    /// "[[buffer(1)]] (y: device float*)" for messages.
+    func describe(_ binding: KernelArgument.Binding, _ index: Int) -> String {
+        let attribute = "[[\(binding == .buffer ? "buffer" : "threadgroup")(\(index))]]"
+        guard let argument = arguments?.first(where: { $0.binding == binding && $0.index == index }) else { return attribute }
+        return "\(attribute) (\(argument.name.isEmpty ? "" : argument.name + ": ")\(argument.declaration))"
     }
 }
 
@@ -115,6 +118,8 @@ public struct KernelArgument: Sendable {
     /// sizeof the element type (0 when unknown or void).
     public let size: Int
     public let typeName: String
+    /// False when Metal's compiler found the parameter unused (a call still passes it; nothing checks it).
+    public let isUsed: Bool
 
     /// `device const float*`, `constant float&`, `threadgroup float*`.
     public var declaration: String {
@@ -127,7 +132,7 @@ public struct KernelArgument: Sendable {
     static func list(_ reflection: MTLComputePipelineReflection?) -> [KernelArgument]? {
         guard let reflection else { return nil }
         return reflection.bindings.compactMap { binding -> KernelArgument? in
-            guard binding.index >= 0, binding.index < Stream.maxBindings, binding.isUsed else { return nil }
+            guard binding.index >= 0, binding.index < Stream.maxBindings else { return nil }
             switch binding.type {
             case .buffer: return KernelArgument(buffer: binding)
             case .threadgroupMemory: return KernelArgument(threadgroup: binding)
@@ -138,6 +143,7 @@ public struct KernelArgument: Sendable {
 
     private init(buffer binding: any MTLBinding) {
         name = binding.name
+        isUsed = binding.isUsed
         self.binding = .buffer
         index = binding.index
         access = binding.access == .readOnly ? .readOnly : .readWrite
@@ -162,6 +168,7 @@ public struct KernelArgument: Sendable {
 
     private init(threadgroup binding: any MTLBinding) {
         name = binding.name
+        isUsed = binding.isUsed
         self.binding = .threadgroup
         index = binding.index
         access = .readWrite

@@ -51,7 +51,7 @@ public final class Stream: @unchecked Sendable {
     private let device: Device
     private let lock = Lock()
     private var open: [Open] = []  // in the order they were made
-    private var inFlight: [(commandBuffer: any MTLCommandBuffer, owner: UInt64)] = []
+    private var inFlight: [(commandBuffer: any MTLCommandBuffer, owner: UInt64, dispatches: Int)] = []
     private var failures: [UInt64: [String]] = [:] // failed work not yet reported, by the thread that encoded it
     private var lastGPUTime: Double = 0
 
@@ -138,7 +138,7 @@ public final class Stream: @unchecked Sendable {
     /// The arguments against Metal's limits and the kernel's parameters; returns the buffer indices bound.
     private func check(_ kernel: Kernel, _ arguments: UnsafeBufferPointer<Argument>) throws -> UInt32 {
         var memory = kernel.staticThreadgroupMemory
-        var bound: UInt32 = 0
+        var bound: UInt32 = 0, given: UInt32 = 0
         for argument in arguments {
             let index = argument.index
             guard (0..<Self.maxBindings).contains(index) else {
@@ -161,19 +161,25 @@ public final class Stream: @unchecked Sendable {
                     throw EngineError.invalid("threadgroup memory length \(length) at index \(index) is outside 0...\(device.maxThreadgroupMemory)")
                 }
                 memory += Self.roundedThreadgroupLength(length)
+                if length > 0 { given |= 1 << UInt32(index) }
                 continue
             }
             bound |= 1 << UInt32(index)
             let needed = kernel.minimumBytes[index]
             guard available >= needed else {
-                throw EngineError.invalid("kernel '\(kernel.name)' reads \(needed) bytes from \(kernel.describe(buffer: index)); "
+                throw EngineError.invalid("kernel '\(kernel.name)' reads \(needed) bytes from \(kernel.describe(.buffer, index)); "
                     + "the argument has \(available)")
             }
         }
         let missing = kernel.requiredBuffers & ~bound
         guard missing == 0 else {
-            throw EngineError.invalid("kernel '\(kernel.name)' reads \(kernel.describe(buffer: missing.trailingZeroBitCount)), "
+            throw EngineError.invalid("kernel '\(kernel.name)' reads \(kernel.describe(.buffer, missing.trailingZeroBitCount)), "
                 + "which this dispatch does not bind")
+        }
+        let unset = kernel.requiredThreadgroups & ~given
+        guard unset == 0 else {
+            throw EngineError.invalid("kernel '\(kernel.name)' uses \(kernel.describe(.threadgroup, unset.trailingZeroBitCount)), "
+                + "which this dispatch gives no memory (setThreadgroupMemoryLength; threadgroup_memory= in Python)")
         }
         guard memory <= device.maxThreadgroupMemory else {
             throw EngineError.invalid("kernel '\(kernel.name)' would use \(memory) bytes of threadgroup memory; "
@@ -243,7 +249,7 @@ public final class Stream: @unchecked Sendable {
         work.commandBuffer.commit()
         // Keep failed or running ones for synchronize(); sort out finished ones now and then.
         if inFlight.count >= 16 { routeFinishedLocked() }
-        inFlight.append((work.commandBuffer, work.owner))
+        inFlight.append((work.commandBuffer, work.owner, work.count))
     }
 
     private func commitAllLocked() {
@@ -257,7 +263,10 @@ public final class Stream: @unchecked Sendable {
             case .completed: return true
             case .error:
                 let message = entry.commandBuffer.error.map(describe) ?? "a command buffer failed"
-                failures[entry.owner, default: []].append(message)
+                // A failed command stops its command buffer: say so, the work after it is this thread's.
+                let rest = entry.dispatches > 1 ? " (this thread's work encoded after it in the same batch of "
+                    + "\(entry.dispatches) dispatches did not run)" : ""
+                failures[entry.owner, default: []].append(message + rest)
                 return true
             default: return false
             }

@@ -42,6 +42,12 @@ kernel void affine(device const float4* x [[buffer(0)]], device float4* out [[bu
                    constant Params& p [[buffer(2)]], uint i [[thread_position_in_grid]]) {
     out[i] = x[i] * p.scale + float(p.offset);
 }
+kernel void shared_sum(device float* x [[buffer(0)]], threadgroup float* t [[threadgroup(0)]],
+                       uint lid [[thread_index_in_threadgroup]]) {
+    t[lid] = x[lid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) { float s = 0; for (uint k = 0; k < 4; k++) s += t[k]; x[0] = s; }
+}
 kernel void diverge(device float* x [[buffer(0)]], uint lid [[thread_index_in_threadgroup]]) {
     if (lid == 3) return;
     threadgroup_barrier(mem_flags::mem_threadgroup);
@@ -194,6 +200,15 @@ def test_read_only_array_where_the_kernel_writes(lib):
     with pytest.raises(ValueError, match="read-only"):
         lib.fill(memoryview(bytes(32)).cast("f"), grid=8)
     np.testing.assert_array_equal(y, 1)
+
+
+def test_threadgroup_parameters_need_memory(lib):
+    x = np.arange(4, dtype=np.float32)
+    assert repr(lib.shared_sum.arguments[1]) == "t: threadgroup float*"
+    with pytest.raises(pm.Error, match=r"\[\[threadgroup\(0\)\]\] \(t: threadgroup float\*\), which this dispatch gives no memory"):
+        lib.shared_sum(x, grid=4, threadgroup=4)
+    lib.shared_sum(x, grid=4, threadgroup=4, threadgroup_memory=16)
+    assert x[0] == 6
 
 
 # ---- memory pymetal does not own -----------------------------------------------------------------
