@@ -341,7 +341,7 @@ public func pm_dispatch(_ handle: UInt64, _ kernelHandle: UInt64, _ args: Unsafe
             var filled = 0
             defer { storage.baseAddress.map { _ = $0.deinitialize(count: filled) } }
             for i in 0..<Int(count) {
-                (storage.baseAddress! + i).initialize(to: try argument(args![i], i))
+                (storage.baseAddress! + i).initialize(to: try argument(args! + i, i))
                 filled += 1
             }
             try target.dispatch(function, arguments: UnsafeBufferPointer(rebasing: storage[..<filled]), size: extent,
@@ -351,7 +351,9 @@ public func pm_dispatch(_ handle: UInt64, _ kernelHandle: UInt64, _ args: Unsafe
 }
 
 /// One pm_arg as an engine Argument; sizes are range-checked before they become Ints.
-private func argument(_ arg: pm_arg, _ i: Int) throws -> Argument {
+@inline(__always)
+private func argument(_ record: UnsafePointer<pm_arg>, _ i: Int) throws -> Argument {
+    let arg = record.pointee
     guard arg.index >= 0, arg.index < PM_MAX_BINDINGS else {
         throw EngineError.invalid("argument \(i): binding index \(arg.index) is outside 0...\(PM_MAX_BINDINGS - 1)")
     }

@@ -61,8 +61,9 @@ public final class Kernel: @unchecked Sendable {
     let requiredBuffers: UInt32
     /// Bit i: [[threadgroup(i)]] is a parameter, which a dispatch must give memory.
     let requiredThreadgroups: UInt32
-    /// Bytes a binding of [[buffer(i)]] must have at least: a reference's or value's size.
-    let minimumBytes: [Int]
+    /// Bytes a binding of [[buffer(i)]] must have at least: a reference's or value's size
+    /// (fixed storage, read on every dispatch without retaining an array).
+    let minimumBytes: UnsafeMutableBufferPointer<Int>
 
     init(name: String, pipeline: any MTLComputePipelineState, arguments: [KernelArgument]?, library: Library) {
         self.name = name
@@ -71,7 +72,8 @@ public final class Kernel: @unchecked Sendable {
         self.library = library
         var access = Array(repeating: arguments == nil ? BufferAccess.readWrite : .unused, count: Stream.maxBindings)
         var required: UInt32 = 0
-        var minimum = Array(repeating: 0, count: Stream.maxBindings)
+        let minimum = UnsafeMutableBufferPointer<Int>.allocate(capacity: Stream.maxBindings)
+        minimum.initialize(repeating: 0)
         for argument in arguments ?? [] where argument.binding == .buffer && argument.isUsed {
             access[argument.index] = argument.access
             required |= 1 << UInt32(argument.index)
@@ -83,6 +85,8 @@ public final class Kernel: @unchecked Sendable {
             .reduce(0) { $0 | 1 << UInt32($1.index) }
         minimumBytes = minimum
     }
+
+    deinit { minimumBytes.deallocate() }
 
     public var maxThreads: Int { pipeline.maxTotalThreadsPerThreadgroup }
     public var executionWidth: Int { pipeline.threadExecutionWidth }

@@ -119,17 +119,16 @@ public final class Stream: @unchecked Sendable {
         }
     }
 
-    /// The grid and threadgroup against the kernel's limits.
+    /// The grid and threadgroup against the kernel's limits (each dimension is
+    /// 1...2^32-1 already: `dimensions` checked what callers gave).
     private func check(_ kernel: Kernel, size: MTLSize, threadgroup group: MTLSize, byGroups: Bool) throws {
-        try Self.checkDimensions(size, "size")
-        try Self.checkDimensions(group, "threadgroup")
         let threads = Self.product(group)
         guard threads <= kernel.maxThreads else {
             throw EngineError.invalid("threadgroup \([group.width, group.height, group.depth]) has "
                 + "\(threads == Int.max ? "too many" : String(threads)) threads; kernel '\(kernel.name)' allows at most \(kernel.maxThreads)")
         }
         // Thread counts beyond 2^48 are no real dispatch (and would overflow 64-bit arithmetic).
-        guard Self.product(size) <= (1 << 48) / (byGroups ? threads : 1) else {
+        guard Self.product(size) <= (1 << 48) / (byGroups ? max(threads, 1) : 1) else {
             throw EngineError.invalid("a dispatch of \([size.width, size.height, size.depth]) \(byGroups ? "threadgroups" : "threads") "
                 + "is too large (over 2^48 threads)")
         }
@@ -186,15 +185,6 @@ public final class Stream: @unchecked Sendable {
                 + "the limit is \(device.maxThreadgroupMemory) bytes per threadgroup")
         }
         return bound
-    }
-
-    @inline(__always)
-    private static func checkDimensions(_ value: MTLSize, _ what: String) throws {
-        let limit = Int(UInt32.max)
-        guard value.width >= 1, value.height >= 1, value.depth >= 1,
-              value.width <= limit, value.height <= limit, value.depth <= limit else {
-            throw EngineError.invalid("\(what) [\(value.width), \(value.height), \(value.depth)]: each dimension must be 1...\(limit)")
-        }
     }
 
     static func roundedThreadgroupLength(_ length: Int) -> Int {
