@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean array-api-test array-api-tests-full wheel-test docs
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean array-api-test array-api-tests-full wheel-test docs fuzz
 
 all: demo
 
@@ -77,6 +77,10 @@ wheel-test:
 docs: $(STAMP)
 	@$(PY) -c "import mkdocs, mkdocstrings" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
 	$(PY) -m mkdocs build --strict
+
+# A long fuzz of the C ABI (tests/python/test_c_abi.py runs a short one): a crash fails it.
+fuzz: build
+	$(PY) scripts/fuzz_abi.py --calls 300000 --all-strings
 
 clean:
 	rm -rf .build $(VENV) site

@@ -26,11 +26,10 @@ let package = Package(
         .executable(name: "pymetal-metallib", targets: ["pymetal-metallib"]),
     ],
     targets: [
-        // C ABI (@_cdecl, pm_ prefix). Public header: Sources/PyMetal/include/pymetal.h
+        // C ABI (@_cdecl, pm_ prefix). Public header: Sources/CPyMetal/include/pymetal.h
         .target(
             name: "PyMetal",
-            dependencies: ["PyMetalCore"],
-            exclude: ["include"],
+            dependencies: ["PyMetalCore", "CPyMetal"],
             swiftSettings: fastAccess,
             // Find the Swift runtime next to the toolchain's libraries without env vars.
             linkerSettings: [.unsafeFlags(["-Xlinker", "-rpath", "-Xlinker", "$ORIGIN"], .when(platforms: [.linux]))]
@@ -48,16 +47,18 @@ let package = Package(
             exclude: ["MSL"],
             swiftSettings: fastAccess
         ),
+        // pymetal.h: the C ABI's types and constants, imported by PyMetal.
+        .target(name: "CPyMetal"),
         // The C layout shared by MetalCPU and the kernel libraries it compiles.
         .target(name: "CMetalCPU"),
         // Loads libPyMetal at run time (dlopen), as Python does: no pymetal code linked in.
-        .executableTarget(name: "pymetal-info"),
+        .executableTarget(name: "pymetal-info", dependencies: ["CPyMetal"]),  // pymetal.h only
         .executableTarget(
             name: "pymetal-metallib",
             dependencies: ["PyMetalCore", .target(name: "MetalCPU", condition: linuxOnly)]
         ),
         .testTarget(name: "MetalCPUTests", dependencies: ["MetalCPU"], path: "tests/swift/MetalCPUTests"),
-        .testTarget(name: "PyMetalCoreTests", dependencies: ["PyMetalCore", "PyMetal"], path: "tests/swift/PyMetalCoreTests"),
+        .testTarget(name: "PyMetalCoreTests", dependencies: ["PyMetalCore", "PyMetal", "CPyMetal"], path: "tests/swift/PyMetalCoreTests"),
     ],
     swiftLanguageModes: [.v5]
 )

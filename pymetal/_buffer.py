@@ -84,6 +84,7 @@ class Buffer:
     """
 
     __slots__ = ("handle", "ptr", "length", "device", "epoch", "pooled", "__weakref__")
+    foreign = False  # memory pymetal does not own (ForeignBuffer)
 
     def __init__(self, device, handle, keep=None, ptr=None, length=None, pooled=0, epoch=0):
         self.handle = handle
@@ -147,6 +148,7 @@ class Buffer:
             b.device, b.length, b.pooled = device, nbytes, size
             return b
         lib = _native.lib()
+        _check_length(device, size)
         handle = _native.out_u64(lib.pm_buffer_new, device.handle, size)
         try:
             ptr = _native.out_ptr(lib.pm_buffer_contents, handle)
@@ -157,12 +159,18 @@ class Buffer:
 
     @classmethod
     def wrap(cls, device, ptr, nbytes, keep):
-        """Wraps page-aligned memory at ptr (nbytes is rounded up to a page)."""
+        """Wraps page-aligned memory at ptr that `keep` owns (nbytes is rounded
+        up to a page): a ForeignBuffer."""
         lib = _native.lib()
         page = device.page_size
         length = (nbytes + page - 1) // page * page
+        _check_length(device, length)
         handle = _native.out_u64(lib.pm_buffer_wrap, device.handle, ptr, length)
-        return cls(device, handle, keep)
+        b = ForeignBuffer(device, handle, keep)
+        with _foreign_lock:
+            device.foreign_buffers += 1
+        weakref.finalize(b, _forget_foreign, device).atexit = False
+        return b
 
     def host_ready(self):
         """Waits for pending device work on this memory before the host writes it."""
@@ -171,6 +179,30 @@ class Buffer:
 
 
 _new_buffer = object.__new__
+_foreign_lock = threading.Lock()
+
+
+class ForeignBuffer(Buffer):
+    """A Buffer over memory pymetal does not own (an aligned ndarray given to
+    pm.asarray, a DLPack import). A kernel call that uses one completes before
+    it returns (function.py), so that reading the memory through its owner,
+    which pymetal cannot intercept, sees the results; Device.foreign_buffers
+    counts the live ones, so that calls check their arrays only when one exists."""
+
+    __slots__ = ()
+    foreign = True
+
+
+def _forget_foreign(device):
+    with _foreign_lock:
+        device.foreign_buffers -= 1
+
+
+def _check_length(device, nbytes):
+    """Refuses a length no buffer can have, before it reaches C (ctypes would wrap it modulo 2**64)."""
+    if not 0 <= nbytes <= device.max_buffer_length:
+        raise ValueError("cannot allocate %d bytes: a buffer holds at most %d bytes on %s "
+                         "(Device.max_buffer_length)" % (nbytes, device.max_buffer_length, device.name))
 
 
 class View:

@@ -12,6 +12,7 @@ import os
 import threading
 
 from . import _ops
+from .function import Function
 from .device import device as _default_device
 
 _lock = threading.Lock()
@@ -62,7 +63,6 @@ def kernel(name, family, dt):
         fn = _functions.get(name)
         if fn is None:
             fn = _load(name, family, dt)
-            fn._strided_ok = True
             _functions[name] = fn
     return fn
 
@@ -77,13 +77,13 @@ def _load(name, family, dt):
     if _precompiled is None:
         _precompiled = frozenset(lib.functions)
     if name in _precompiled:
-        return lib.function(name)
+        return Function(lib, name, own=True)
     key = (family, dt)
     flib = _families.get(key)
     if flib is None:
         flib = _library.compile(family_source(family, dt), device=dev)
         _families[key] = flib
-    return flib.function(name)
+    return Function(flib, name, own=True)
 
 
 def _warm_one(job):

@@ -14,7 +14,7 @@ from .array import (
 )
 from ._buffer import cache_info, clear_cache
 from ._kernel_cache import kernel_cache_info, clear_kernel_cache
-from .function import Function
+from .function import Argument, Function
 from .library import Library, compile, load, shaders
 from ._elementwise import FUNCTIONS as _EW, clip, where
 from ._reduce import (

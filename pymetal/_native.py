@@ -17,7 +17,15 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int32, c_int64, c_uint3
 
 from .errors import LibraryError, error_for_status
 
-ABI_VERSION = 2  # must equal PM_ABI_VERSION in Sources/PyMetal/include/pymetal.h
+# The C ABI's constants and records, as Sources/CPyMetal/include/pymetal.h
+# defines them (tests/python/test_c_abi.py compiles a C program that prints the
+# header's values and layouts and compares them with these).
+ABI_VERSION = 3
+
+PM_MAX_BINDINGS = 31     # [[buffer(0)]] .. [[buffer(30)]]
+PM_MAX_ARGS = 64         # pm_arg records per dispatch
+PM_MAX_BYTES = 4096      # a value passed by copy (setBytes)
+PM_BYTES_ALIGNMENT = 16  # each value is copied to a 16-byte boundary
 
 PM_ARG_BUFFER = 0
 PM_ARG_BYTES = 1
@@ -27,10 +35,15 @@ PM_ACCESS_UNUSED = 0
 PM_ACCESS_READ_ONLY = 1
 PM_ACCESS_READ_WRITE = 2
 
+PM_BINDING_BUFFER = 0
+PM_BINDING_THREADGROUP = 1
+SPACES = ("", "device", "constant", "threadgroup")  # pm_address_space
+PM_FORM_UNKNOWN, PM_FORM_POINTER, PM_FORM_REFERENCE, PM_FORM_VALUE = 0, 1, 2, 3
+PM_SCALAR_OTHER, PM_SCALAR_BOOL, PM_SCALAR_INT, PM_SCALAR_UINT, PM_SCALAR_FLOAT, PM_SCALAR_BFLOAT = range(6)
+
 
 class PmArg(ctypes.Structure):
-    """struct pm_arg (40 bytes). pymetal packs these with struct for speed;
-    the Structure documents and checks the layout."""
+    """struct pm_arg: one argument of a dispatch."""
 
     _fields_ = [
         ("kind", c_int32),
@@ -42,7 +55,54 @@ class PmArg(ctypes.Structure):
     ]
 
 
-assert ctypes.sizeof(PmArg) == 40
+class PmLaunchConfig(ctypes.Structure):
+    """struct pm_launch_config: what pm_dispatch_launch takes besides the arguments."""
+
+    _fields_ = [
+        ("stream", c_uint64),
+        ("kernel", c_uint64),
+        ("size", c_uint32 * 3),
+        ("threadgroup", c_uint32 * 3),
+        ("by_groups", c_int32),
+        ("reserved", c_int32),
+    ]
+
+
+class PmArgumentInfo(ctypes.Structure):
+    """struct pm_argument_info: one parameter of a kernel's signature."""
+
+    _fields_ = [
+        ("name", c_char_p),
+        ("type_name", c_char_p),
+        ("binding", c_int32),
+        ("index", c_int32),
+        ("space", c_int32),
+        ("form", c_int32),
+        ("access", c_int32),
+        ("scalar", c_int32),
+        ("scalar_size", c_int32),
+        ("lanes", c_int32),
+        ("size", c_int64),
+    ]
+
+
+_STRUCT_CODES = {c_int32: "i", c_uint32: "I", c_int64: "q", c_uint64: "Q", c_void_p: "Q"}
+
+
+def struct_format(structure):
+    """The struct-module format of a ctypes Structure of integer fields (arrays
+    of them too), with its padding: pymetal packs records with struct (cheaper
+    than ctypes per call) from this one definition."""
+    fmt, at = "<", 0
+    for name, ctype in structure._fields_:
+        offset = getattr(structure, name).offset
+        fmt += "x" * (offset - at)
+        length = getattr(ctype, "_length_", 1)
+        fmt += _STRUCT_CODES[getattr(ctype, "_type_", ctype) if length > 1 else ctype] * length
+        at = offset + ctypes.sizeof(ctype)
+    fmt += "x" * (ctypes.sizeof(structure) - at)
+    return fmt
+
 
 _u64p = POINTER(c_uint64)
 _i64p = POINTER(c_int64)
@@ -63,6 +123,7 @@ _PROTOTYPES = {
     "pm_device_max_buffer_length": (c_int32, [_i64p, c_uint64]),
     "pm_device_recommended_working_set": (c_int32, [_i64p, c_uint64]),
     "pm_device_page_size": (c_int32, [_i64p, c_uint64]),
+    "pm_device_max_threadgroup_memory": (c_int32, [_i64p, c_uint64]),
     "pm_device_shader_library": (c_int32, [_u64p, c_uint64]),
     "pm_buffer_new": (c_int32, [_u64p, c_uint64, c_uint64]),
     "pm_buffer_wrap": (c_int32, [_u64p, c_uint64, c_void_p, c_uint64]),
@@ -80,6 +141,8 @@ _PROTOTYPES = {
     "pm_kernel_static_threadgroup_memory": (c_int32, [_i64p, c_uint64]),
     "pm_kernel_default_threadgroup": (c_int32, [c_void_p, c_uint64, c_void_p, c_int32]),
     "pm_kernel_buffer_access": (c_int32, [_i32p, c_uint64, c_int32]),
+    "pm_kernel_argument_count": (c_int32, [_i64p, c_uint64]),
+    "pm_kernel_argument": (c_int32, [POINTER(PmArgumentInfo), c_uint64, c_int64]),
     "pm_kernel_release": (c_int32, [c_uint64]),
     "pm_stream_new": (c_int32, [_u64p, c_uint64]),
     "pm_stream_commit": (c_int32, [c_uint64]),

@@ -44,6 +44,8 @@ class Device:
         self._max_buffer = _native.out_i64(lib.pm_device_max_buffer_length, handle)
         self._working_set = _native.out_i64(lib.pm_device_recommended_working_set, handle)
         self.page_size = _native.out_i64(lib.pm_device_page_size, handle)
+        self.max_threadgroup_memory = _native.out_i64(lib.pm_device_max_threadgroup_memory, handle)
+        self.foreign_buffers = 0  # live ForeignBuffers (_buffer.py)
         self.stream = _native.out_u64(lib.pm_stream_new, handle)
         # Called on every synchronisation: without argtypes, with a ready-made
         # ctypes handle (argtypes conversion costs more than the call).
@@ -157,6 +159,15 @@ def set_kernel_timeout(seconds):
 def kernel_timeout():
     """The time limit per command buffer in seconds (0: none; see set_kernel_timeout)."""
     return _native.out_f64(_native.lib().pm_kernel_timeout)
+
+
+def resolve(device_):
+    """device= of an API call: None for the default device, else a Device (TypeError otherwise)."""
+    if device_ is None:
+        return device()
+    if not isinstance(device_, Device):
+        raise TypeError("device= must be a pymetal Device (pm.device()), not %r" % (device_,))
+    return device_
 
 
 def synchronize(device_=None):

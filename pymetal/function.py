@@ -1,26 +1,29 @@
 """Kernel functions and calling them.
 
-``fn(*args, grid=..., threadgroup=..., threadgroup_memory=...)`` binds the
-positional arguments to [[buffer(0)]], [[buffer(1)]], ... and encodes one
-dispatch on the device's default stream:
+``fn(*args, grid=..., threadgroup=..., threadgroup_memory=..., raw=False)``
+binds the positional arguments to the kernel's [[buffer(n)]] parameters in
+order of n, checked against the kernel's signature (``fn.arguments``, see
+_signature.py), and encodes one dispatch on the device's default stream:
 
 - pymetal Arrays are bound directly. If every argument is a pymetal Array or a
   scalar, the call returns at once (asynchronous); reading an array later waits
-  for the work that used it.
-- NumPy arrays: a view of pymetal memory is bound as its buffer and offset;
+  for the work that used it. An Array that wraps memory pymetal does not own
+  (``pm.asarray`` of an aligned ndarray, an imported DLPack tensor) makes the
+  call synchronous, so that the owner sees the results when it returns.
+- NumPy arrays and writeable buffer-protocol objects (bytearray, memoryview,
+  array.array): a view of pymetal memory is bound as its buffer and offset;
   other writeable arrays of WRAP_MIN bytes or more are used in place (the
   pages around them are wrapped, see _HostArgs); smaller ones and read-only
-  ones are copied into a staging buffer, and back only when writeable and the
-  kernel may write that buffer index (not `device const T*`, `constant T&`).
-  Calls with NumPy arrays are synchronous: when they return, the arrays hold
-  the results.
-- Scalars are copied as bytes (setBytes): NumPy scalars and structured scalars
-  with their own type, Python float -> float32, int -> int32 (or uint32 when
-  it only fits that), bool -> MSL bool; ``bytes`` as they are.
+  ones are copied into a staging buffer, and back when the kernel may write
+  that parameter. Such calls are synchronous: when they return, the arrays
+  hold the results. A read-only array for a parameter the kernel may write is
+  refused (its results would be lost).
+- Scalars and bytes are copied (setBytes) as the declared type.
 
 The hot path avoids allocation: pm_arg records are packed with struct into a
 per-thread scratch buffer, launch configurations (grid, threadgroup) are cached
-per function, and staging buffers are reused per thread and argument position.
+per function, staging buffers are reused per thread and argument position,
+and each parameter remembers the dtypes it accepted.
 """
 
 import ctypes
@@ -32,39 +35,21 @@ import weakref
 import numpy as np
 
 from . import _native
-from .array import Array, owner_of
 from ._buffer import Buffer
+from ._signature import Argument
+from .array import Array, owner_of
 from .dtypes import SUPPORTED, check_dtype
 
-__all__ = ["Function"]
+__all__ = ["Function", "Argument"]
 
-MAX_BUFFER_ARGS = 31      # [[buffer(0)]] .. [[buffer(30)]]
-MAX_BYTES = 4096          # setBytes limit
-_ARG_SIZE = 40            # sizeof(pm_arg)
+_ARG = struct.Struct(_native.struct_format(_native.PmArg))
+_ARG_SIZE = _ARG.size
+_ALIGN = _native.PM_BYTES_ALIGNMENT
+_pack_arg = _ARG.pack_into
+_pack_3args = struct.Struct("<" + _ARG.format[1:] * 3).pack_into
+_LAUNCH_CONFIG = struct.Struct(_native.struct_format(_native.PmLaunchConfig))
 _U32_MAX = 0xFFFFFFFF
-
-_pack_arg = struct.Struct("<iiQQQQ").pack_into
-_pack_3args = struct.Struct("<" + "iiQQQQ" * 3).pack_into
-_LAUNCH_CONFIG = struct.Struct("<QQ3I3Iii")  # pm_launch_config: stream, kernel, size, threadgroup, by_groups
-_F32 = struct.Struct("<f")
-_I32 = struct.Struct("<i")
-_U32 = struct.Struct("<I")
-
-_SCALAR_STRUCTS = {
-    np.float32: _F32,
-    np.float16: struct.Struct("<e"),
-    np.int8: struct.Struct("<b"),
-    np.uint8: struct.Struct("<B"),
-    np.int16: struct.Struct("<h"),
-    np.uint16: struct.Struct("<H"),
-    np.int32: _I32,
-    np.uint32: _U32,
-    np.int64: struct.Struct("<q"),
-    np.uint64: struct.Struct("<Q"),
-    np.bool_: struct.Struct("<?"),
-}
-# np.intc / np.longlong etc. alias the classes above on every platform NumPy
-# supports; other generic types take the slow path (tobytes).
+_BUFFER, _BYTES, _THREADGROUP = _native.PM_ARG_BUFFER, _native.PM_ARG_BYTES, _native.PM_ARG_THREADGROUP_MEMORY
 
 _c_char = ctypes.c_char
 _addressof = ctypes.addressof
@@ -112,11 +97,11 @@ class _Scratch:
         return b
 
     def __init__(self):
-        self.staging = [None] * MAX_BUFFER_ARGS
+        self.staging = [None] * _native.PM_MAX_BINDINGS
         self.staging_bytes = 0
         self.temporary = []
-        self.args = ctypes.create_string_buffer(_ARG_SIZE * 2 * (MAX_BUFFER_ARGS + 1))
-        self.data = ctypes.create_string_buffer(MAX_BYTES * MAX_BUFFER_ARGS)
+        self.args = ctypes.create_string_buffer(_ARG_SIZE * _native.PM_MAX_ARGS)
+        self.data = ctypes.create_string_buffer(_native.PM_MAX_BYTES * _native.PM_MAX_BINDINGS)
         self.data_addr = _addressof(self.data)
         self.datamv = memoryview(self.data).cast("B")
         self.handle = ctypes.c_uint64()
@@ -158,7 +143,7 @@ class _HostArgs:
     them unchanged even if a kernel writes the buffer. So are arrays NumPy
     marks unaligned: Metal wants a buffer offset aligned to the type the kernel
     reads. A copy goes back only if the array is writeable and the kernel may
-    write its buffer index (pm_kernel_buffer_access): not `device const T*`.
+    write that parameter (its signature): not `device const T*`.
     Writeable arrays that overlap another argument's memory are used in place
     (and any such array already copied in this call is moved in place), so
     that the kernel sees one memory and no copy-back overwrites another
@@ -175,18 +160,16 @@ class _HostArgs:
         self.wrapped = []  # (first page, end of last page, handle)
         self.staged = []   # (ptr, nbytes, staging Buffer, writeable, position, aligned) per copied argument
 
-    def bind(self, a, i):
-        """Binds NumPy array a to [[buffer(i)]]."""
+    def bind(self, a, i, p):
+        """Binds NumPy array a, argument i, to parameter p."""
         fn = self.fn
         if not a.flags.c_contiguous:
             raise ValueError(
                 "argument %d of %s(): the NumPy array is not C-contiguous "
                 "(strides %r); pass np.ascontiguousarray(a)" % (i, fn._name, a.strides))
-        if a.dtype not in SUPPORTED:
-            check_dtype(a.dtype, "argument %d of %s()" % (i, fn._name))
         nb = a.nbytes
         if nb == 0:
-            _pack_arg(self.s.args, i * 40, 0, i, fn._device.empty_buffer.handle, 0, 0, 0)
+            _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, p.index, fn._device.empty_buffer.handle, 0, 0, 0)
             return
         try:
             ptr = _addressof(_c_char.from_buffer(a))
@@ -197,13 +180,17 @@ class _HostArgs:
         if a.base is not None:
             owned = owner_of(a, ptr)
             if owned is not None:  # NumPy view of pymetal memory
-                _pack_arg(self.s.args, i * 40, 0, i, owned[0].handle, owned[1], 0, 0)
+                _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, p.index, owned[0].handle, owned[1], 0, 0)
                 return
+        if not writable and p.writable:
+            raise ValueError(
+                "argument %d of %s(): the array is read-only, but the kernel may write %r; its results would "
+                "be lost: pass a writeable copy (a.copy()), or declare the parameter const" % (i, fn._name, p))
         aligned = a.flags.aligned
         if writable and aligned and (nb >= self.WRAP_MIN or self._overlaps(ptr, nb)):
-            if self._in_place(ptr, nb, i):
+            if self._in_place(ptr, nb, i, p.index):
                 return
-        self._copy(ptr, nb, i, writable, aligned)
+        self._copy(ptr, nb, i, p.index, writable and p.writable, aligned)
 
     def _overlaps(self, ptr, nb):
         """Whether [ptr, ptr + nb) meets wrapped pages or another writeable copied array."""
@@ -218,7 +205,7 @@ class _HostArgs:
                 return True
         return False
 
-    def _in_place(self, ptr, nb, i):
+    def _in_place(self, ptr, nb, i, index):
         """Binds argument i to the wrapped pages around [ptr, ptr + nb); False if Metal refuses."""
         end = ptr + nb
         for w in self.wrapped:
@@ -237,16 +224,16 @@ class _HostArgs:
             moved = [st for st in self.staged if st[3] and st[5] and st[0] < last and first < st[0] + st[1]]
             for st in moved:
                 self.staged.remove(st)
-            for ptr_, nb_, _, _, p, _ in moved:
-                if not self._in_place(ptr_, nb_, p):
-                    self._copy(ptr_, nb_, p, True, True)
-        _pack_arg(self.s.args, i * 40, 0, i, w[2], ptr - w[0], 0, 0)
+            for ptr_, nb_, _, _, p, _, index_ in moved:
+                if not self._in_place(ptr_, nb_, p, index_):
+                    self._copy(ptr_, nb_, p, index_, True, True)
+        _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, w[2], ptr - w[0], 0, 0)
         return True
 
-    def _copy(self, ptr, nb, i, writable, aligned):
-        """Binds argument i to a staging copy of [ptr, ptr + nb)."""
+    def _copy(self, ptr, nb, i, index, back, aligned):
+        """Binds argument i to a staging copy of [ptr, ptr + nb); `back`: copy the results back."""
         for st in self.staged:
-            if st[0] == ptr and st[1] == nb and st[3] == writable:
+            if st[0] == ptr and st[1] == nb and st[3] == back:
                 b = st[2]  # the same memory again: one buffer
                 break
         else:
@@ -254,14 +241,14 @@ class _HostArgs:
             if b is None or b.length < nb:
                 b = self.s.stage(self.fn._device, i, nb)
             _memmove(b.ptr, ptr, nb)
-        self.staged.append((ptr, nb, b, writable, i, aligned))
-        _pack_arg(self.s.args, i * 40, 0, i, b.handle, 0, 0, 0)
+        self.staged.append((ptr, nb, b, back, i, aligned, index))
+        _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, b.handle, 0, 0, 0)
 
     def copy_back(self):
         """After the kernel has completed: copied arrays the kernel may have written, once each."""
         done = []
-        for ptr, nb, b, writable, i, _ in self.staged:
-            if writable and b not in done and self.fn._may_write(i):
+        for ptr, nb, b, back, _, _, _ in self.staged:
+            if back and b not in done:
                 _memmove(ptr, b.ptr, nb)
                 done.append(b)
 
@@ -301,10 +288,35 @@ def _dims(value, what):
     return dims + (1,) * (3 - len(dims)), len(dims)
 
 
-class Function:
-    """A compute kernel of a Library, ready to call. Get one with lib.function(name)."""
+class _Wait:
+    """What a call on memory pymetal does not own completes: a wait, nothing to copy."""
 
-    def __init__(self, library, name):
+    @staticmethod
+    def copy_back():
+        pass
+
+    @staticmethod
+    def release():
+        pass
+
+
+_WAIT = _Wait()
+
+
+def _exact_ints(value):
+    """Whether a cached launch configuration may serve `value`: ints compare
+    equal to floats (grid=(8.0,) would hit the entry of grid=(8,))."""
+    t = type(value)
+    return t is int or value is None or (t is tuple and all(type(v) is int for v in value))
+
+
+class Function:
+    """A compute kernel of a Library, ready to call. Get one with lib.function(name).
+
+    (`own`: one of the array library's kernels, which it binds itself: strided
+    views and scratch memory of any dtype; not for kernels users call.)"""
+
+    def __init__(self, library, name, own=False):
         lib = _native.lib()
         self._library = library
         self._device = library.device
@@ -316,20 +328,31 @@ class Function:
             self._max_threads = _native.out_i64(lib.pm_kernel_max_threads, self._handle)
             self._width = _native.out_i64(lib.pm_kernel_execution_width, self._handle)
             self._static_tg = _native.out_i64(lib.pm_kernel_static_threadgroup_memory, self._handle)
+            self._arguments = tuple(self._read_arguments(lib))
         except BaseException:
             f()
             raise
+        # Positional arguments bind to the [[buffer(n)]] parameters in order of n.
+        self._params = tuple(sorted((a for a in self._arguments if a.binding == "buffer"), key=lambda a: a.index))
         # pm_dispatch_launch (a launch configuration record, the pm_arg records,
         # their count) without ctypes argtypes: ctypes costs per argument converted.
         self._dispatch = lib["pm_dispatch_launch"]
         self._dispatch.restype = ctypes.c_int32
         if _wrap is None:
             _bind_native()
-        # pymetal's own array kernels take strided views (their strides travel in a parameter).
-        self._strided_ok = False
+        # The array library's kernels take strided views (their strides travel in a
+        # parameter) and scratch memory of any dtype.
+        self._own = own
         self._launch = {}  # (grid, groups, threadgroup) -> its pm_launch_config record
         self._sized = {}   # n -> the record of n threads in groups of up to 256 (_run_arrays)
-        self._access = None  # pm_access per buffer index, read when first needed
+        self.__doc__ = "%s\n\nRuns kernel %r; see pymetal.Function." % (self._signature_text(), name)
+
+    def _read_arguments(self, lib):
+        info = _native.PmArgumentInfo()
+        count = _native.out_i64(lib.pm_kernel_argument_count, self._handle)
+        for i in range(count):
+            _native.check(lib.pm_kernel_argument(ctypes.byref(info), self._handle, i))
+            yield Argument(info)
 
     # ---- metadata -----------------------------------------------------------------
     @property
@@ -339,6 +362,11 @@ class Function:
     @property
     def library(self):
         return self._library
+
+    @property
+    def arguments(self):
+        """The kernel's [[buffer(n)]] and [[threadgroup(n)]] parameters (pymetal.Argument)."""
+        return self._arguments
 
     @property
     def max_threads_per_threadgroup(self):
@@ -354,18 +382,12 @@ class Function:
         """Bytes of threadgroup memory the kernel declares itself."""
         return self._static_tg
 
-    def __repr__(self):
-        return "<pymetal.Function %r max_threads_per_threadgroup=%d execution_width=%d>" % (
-            self._name, self._max_threads, self._width)
+    def _signature_text(self):
+        return "%s(%s)" % (self._name, ", ".join(repr(a) for a in self._arguments))
 
-    def _may_write(self, index):
-        """Whether the kernel may write [[buffer(index)]] (not `device const T*` ...)."""
-        access = self._access
-        if access is None:
-            query = _native.lib().pm_kernel_buffer_access
-            access = self._access = tuple(
-                _native.out_i32(query, self._handle, j) for j in range(MAX_BUFFER_ARGS))
-        return access[index] == _native.PM_ACCESS_READ_WRITE
+    def __repr__(self):
+        return "<pymetal.Function %s max_threads_per_threadgroup=%d execution_width=%d>" % (
+            self._signature_text(), self._max_threads, self._width)
 
     # ---- launch configuration ------------------------------------------------------
     def default_threadgroup(self, grid, by_groups=False):
@@ -381,6 +403,7 @@ class Function:
         return tuple(out)
 
     def _launch_config(self, grid, groups, threadgroup):
+        """The pm_launch_config record of a call's grid= / groups= / threadgroup= (validated; cached)."""
         if grid is None and groups is None:
             raise TypeError(
                 "%s(): pass grid= (number of threads, like dispatchThreads) or "
@@ -404,89 +427,133 @@ class Function:
         try:
             if len(self._launch) >= 512:
                 self._launch.clear()
-            self._launch[(type(grid), grid, groups, type(threadgroup), threadgroup)] = cfg
+            if _exact_ints(grid) and _exact_ints(groups) and _exact_ints(threadgroup):
+                self._launch[(grid, groups, threadgroup)] = cfg
         except TypeError:  # unhashable (a list): not cached
             pass
         return cfg
 
+    def _launch_for(self, grid, groups, threadgroup):
+        try:
+            cfg = self._launch[(grid, groups, threadgroup)]
+        except (KeyError, TypeError):
+            return self._launch_config(grid, groups, threadgroup)
+        if (type(grid) is int or grid is None) and threadgroup is None and groups is None:
+            return cfg  # the common call: grid=n
+        if _exact_ints(grid) and _exact_ints(groups) and _exact_ints(threadgroup):
+            return cfg
+        return self._launch_config(grid, groups, threadgroup)  # raises for what is not ints
+
     # ---- calling ---------------------------------------------------------------------
-    def __call__(self, *args, grid=None, groups=None, threadgroup=None, threadgroup_memory=None):
-        """Runs the kernel; see the module docstring for argument binding."""
-        nargs = len(args)
-        if nargs > MAX_BUFFER_ARGS:
-            raise ValueError("%s(): at most %d arguments ([[buffer(0)]]..[[buffer(30)]]), got %d"
-                             % (self._name, MAX_BUFFER_ARGS, nargs))
+    def __call__(self, *args, grid=None, groups=None, threadgroup=None, threadgroup_memory=None, raw=False):
+        """Runs the kernel: binds each argument by its declared kind, encodes the
+        dispatch, and completes it (waits, for NumPy arguments and foreign memory).
+        ``raw=True`` binds arrays whatever their dtype (their bytes)."""
+        if len(args) != len(self._params):
+            raise self._count_error(args)
         try:
             s = _tls.scratch
         except AttributeError:
             s = _scratch()
-        abuf = s.args
-        data = s.data
-        doff = 0
-        dev = self._device
-        host = None  # the NumPy arguments, if any: the call is then synchronous
+        host = self._bind(args, s, raw or self._own)
         try:
-            for i in range(nargs):
-                a = args[i]
-                t = type(a)
-                if t is Array:
-                    if not a._cc and not self._strided_ok:
-                        raise ValueError(
-                            "argument %d of %s(): the pymetal array is a non-contiguous view (strides %r); "
-                            "a kernel sees a buffer: pass x.copy() or pm.ascontiguousarray(x)" % (i, self._name, a._strides))
-                    _pack_arg(abuf, i * 40, 0, i, a._buf.handle, a._offset, 0, 0)
-                elif t is _ndarray or isinstance(a, _ndarray):
-                    if host is None:
-                        host = _HostArgs(self, s)
-                    host.bind(a, i)
-                elif t is float:
-                    _F32.pack_into(data, doff, a)
-                    _pack_arg(abuf, i * 40, 1, i, 0, 0, s.data_addr + doff, 4)
-                    doff += 16
-                elif t is int:
-                    if -0x80000000 <= a <= 0x7FFFFFFF:
-                        _I32.pack_into(data, doff, a)
-                    elif 0 <= a <= _U32_MAX:
-                        _U32.pack_into(data, doff, a)
-                    else:
-                        raise ValueError(
-                            "argument %d of %s(): the Python int %d does not fit in 32 bits "
-                            "(MSL int or uint); pass a NumPy scalar of the parameter's type, "
-                            "e.g. np.int64(x) or np.uint64(x) for long / ulong"
-                            % (i, self._name, a))
-                    _pack_arg(abuf, i * 40, 1, i, 0, 0, s.data_addr + doff, 4)
-                    doff += 16
-                else:
-                    doff = self._other_arg(a, i, s, doff)
-            count = nargs
+            count = len(args)
             if threadgroup_memory is not None:
-                count = self._threadgroup_memory(threadgroup_memory, abuf, nargs)
-            try:
-                # type(grid) keeps grid=4.0 from hitting the entry of grid=4
-                cfg = self._launch[(type(grid), grid, groups, type(threadgroup), threadgroup)]
-            except (KeyError, TypeError):
-                cfg = self._launch_config(grid, groups, threadgroup)
-            st = self._dispatch(cfg, s.args, count)
+                count = self._threadgroup_memory(threadgroup_memory, s.args, count)
+            st = self._dispatch(self._launch_for(grid, groups, threadgroup), s.args, count)
             if st:
                 raise _native.error(st)
-            if host is not None:
-                dev.synchronize()
-                host.copy_back()
-            else:
-                epoch = dev.next_epoch()
-                for a in args:
-                    if isinstance(a, Array):
-                        a._buf.epoch = epoch
+            self._complete(args, host)
         finally:
             if host is not None:
                 host.release()
-        return None
+
+    def _count_error(self, args):
+        names = ", ".join(a.name or "[[buffer(%d)]]" % a.index for a in self._params)
+        return TypeError("%s() takes %d argument%s (%s), %d given; the kernel is %s" % (
+            self._name, len(self._params), "" if len(self._params) == 1 else "s", names, len(args),
+            self._signature_text()))
+
+    def _bind(self, args, s, raw):
+        """Packs one pm_arg per argument, checked against its parameter; returns
+        what the call must complete: None (asynchronous), the NumPy arguments
+        (_HostArgs), or _WAIT (memory pymetal does not own)."""
+        abuf = s.args
+        data = s.data
+        doff = 0
+        host = None
+        params = self._params
+        for i in range(len(args)):
+            a = args[i]
+            p = params[i]
+            t = type(a)
+            if t is Array:
+                dt = a._dtype
+                if dt is not p.dtype and dt not in p._ok and not (raw or p.accepts(dt)):
+                    raise self._dtype_error(i, p, dt)
+                if not a._cc and not self._own:
+                    raise ValueError(
+                        "argument %d of %s(): the pymetal array is a non-contiguous view (strides %r); "
+                        "a kernel sees a buffer: pass x.copy() or pm.ascontiguousarray(x)" % (i, self._name, a._strides))
+                b = a._buf
+                if b.foreign and host is None:
+                    host = _WAIT
+                _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, p.index, b.handle, a._offset, 0, 0)
+            elif t is float or t is int:
+                pack = p.pack
+                if pack is None:
+                    doff = self._other_arg(a, i, p, s, doff)
+                    continue
+                try:
+                    pack(data, doff, a)
+                except (struct.error, OverflowError):
+                    raise self._scalar_error(a, i, p) from None
+                _pack_arg(abuf, i * _ARG_SIZE, _BYTES, p.index, 0, 0, s.data_addr + doff, p.size)
+                doff += _ALIGN
+            elif t is _ndarray or isinstance(a, _ndarray):
+                if host is None or host is _WAIT:
+                    host = _HostArgs(self, s)
+                self._bind_ndarray(host, a, i, p, raw)
+            else:
+                doff = self._other_arg(a, i, p, s, doff, raw)
+                if isinstance(a, Array):
+                    if a._buf.foreign and host is None:
+                        host = _WAIT
+                elif doff < 0:  # a buffer-protocol object, bound as an array
+                    if host is None or host is _WAIT:
+                        host = _HostArgs(self, s)
+                    doff = ~doff
+                    self._bind_ndarray(host, np.asarray(memoryview(a)), i, p, raw)
+        return host
+
+    def _bind_ndarray(self, host, a, i, p, raw):
+        dt = a.dtype
+        if dt not in p._ok:
+            if dt not in SUPPORTED:
+                check_dtype(dt, "argument %d of %s()" % (i, self._name))
+            if not (raw or p.accepts(dt)):
+                raise self._dtype_error(i, p, dt)
+        host.bind(a, i, p)
+
+    def _complete(self, args, host):
+        """After encoding: a synchronous call waits and copies results back; an
+        asynchronous one stamps its arrays with the dispatch's epoch."""
+        dev = self._device
+        if host is not None:
+            dev.synchronize()
+            host.copy_back()
+        else:
+            epoch = dev.next_epoch()
+            for a in args:
+                if isinstance(a, Array):
+                    a._buf.epoch = epoch
 
     def _run_arrays(self, arrays, n):
-        """The array library's hot path: binds contiguous Arrays to [[buffer(0)]],
+        """The array library's hot path, for its own kernels: binds contiguous
+        Arrays of the dtypes the kernel was instantiated for to [[buffer(0)]],
         [[buffer(1)]], ... and dispatches n threads in groups of up to 256, with no
         other argument kinds (one ctypes call; the launch configuration is cached
-        per size)."""
+        per size). Foreign memory completes before the call returns, as in __call__."""
         cfg = self._sized.get(n)
         if cfg is None:
             if len(self._sized) >= 512:
@@ -503,71 +570,106 @@ class Function:
                         0, 2, c._buf.handle, c._offset, 0, 0)
         else:
             for i, a in enumerate(arrays):
-                _pack_arg(abuf, i * 40, 0, i, a._buf.handle, a._offset, 0, 0)
+                _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, i, a._buf.handle, a._offset, 0, 0)
         st = self._dispatch(cfg, abuf, len(arrays))
         if st:
             raise _native.error(st)
-        epoch = self._device.next_epoch()
+        dev = self._device
+        epoch = dev.next_epoch()
         for a in arrays:
             a._buf.epoch = epoch
+        if dev.foreign_buffers and any(a._buf.foreign for a in arrays):
+            dev.synchronize()  # memory pymetal does not own: its owner sees the results on return
 
-    def _other_arg(self, a, i, s, doff):
-        """Binds the less common argument kinds; returns the new data offset."""
+    def _other_arg(self, a, i, p, s, doff, raw=False):
+        """Binds the less common argument kinds; returns the new data offset, or
+        ~offset when `a` is a buffer-protocol object to bind as an array."""
         if isinstance(a, Array):  # a subclass
-            _pack_arg(s.args, i * 40, 0, i, a._buf.handle, a._offset, 0, 0)
+            if not (raw or p.accepts(a._dtype)):
+                raise self._dtype_error(i, p, a._dtype)
+            _pack_arg(s.args, i * _ARG_SIZE, _BUFFER, p.index, a._buf.handle, a._offset, 0, 0)
             return doff
-        if isinstance(a, np.generic):
-            st = _SCALAR_STRUCTS.get(type(a))
-            if st is not None:
-                st.pack_into(s.data, doff, a)
-                n = st.size
-            else:
-                check_dtype(a.dtype, "argument %d of %s()" % (i, self._name))
-                b = a.tobytes()
-                n = len(b)
-                self._check_bytes(n, i)
-                s.datamv[doff:doff + n] = b
-        elif isinstance(a, bool):
-            s.datamv[doff] = 1 if a else 0
-            n = 1
-        elif isinstance(a, float):
-            _F32.pack_into(s.data, doff, a)
-            n = 4
-        elif isinstance(a, int):  # an int subclass (not bool): as a plain int
-            return self._other_arg_int(int(a), i, s, doff)
-        elif isinstance(a, (bytes, bytearray, memoryview)):
-            b = bytes(a)
-            n = len(b)
-            self._check_bytes(n, i)
-            if n == 0:
-                raise ValueError("argument %d of %s(): empty bytes" % (i, self._name))
+        if isinstance(a, (bytes, bytearray, memoryview)) or _is_buffer(a):
+            if not p.by_value or (p.writable and not isinstance(a, bytes)):
+                if isinstance(a, bytes):
+                    raise TypeError(
+                        "argument %d of %s(): bytes are passed by value, but %r is an array the kernel "
+                        "%s: pass a NumPy or pymetal array (or a bytearray, whose results come back)"
+                        % (i, self._name, p, "may write" if p.writable else "reads"))
+                return ~doff  # writeable memory: a buffer whose results come back
+            b = memoryview(a).cast("B")
+            n = b.nbytes
+            if n != p.size:
+                raise TypeError("argument %d of %s(): %d bytes for %r, which takes %d bytes"
+                                % (i, self._name, n, p, p.size))
             s.datamv[doff:doff + n] = b
-        else:
+        elif not p.by_value:
             raise TypeError(
-                "argument %d of %s(): cannot pass %s to a kernel; pass a pymetal or "
-                "NumPy array (a buffer), a NumPy scalar, a Python int / float / bool, "
-                "or bytes" % (i, self._name, type(a).__name__))
-        _pack_arg(s.args, i * 40, 1, i, 0, 0, s.data_addr + doff, n)
-        return doff + ((n + 15) & ~15)
-
-    def _other_arg_int(self, a, i, s, doff):
-        if -0x80000000 <= a <= 0x7FFFFFFF:
-            _I32.pack_into(s.data, doff, a)
-        elif 0 <= a <= _U32_MAX:
-            _U32.pack_into(s.data, doff, a)
+                "argument %d of %s(): %r takes an array (a buffer), not %s: pass a NumPy or pymetal array"
+                % (i, self._name, p, type(a).__name__))
         else:
-            raise ValueError(
-                "argument %d of %s(): the Python int %d does not fit in 32 bits; pass "
-                "np.int64(x) or np.uint64(x) for long / ulong" % (i, self._name, a))
-        _pack_arg(s.args, i * 40, 1, i, 0, 0, s.data_addr + doff, 4)
-        return doff + 16
+            n = self._scalar(a, i, p, s.data, doff)
+        _pack_arg(s.args, i * _ARG_SIZE, _BYTES, p.index, 0, 0, s.data_addr + doff, n)
+        return doff + (n + _ALIGN - 1) // _ALIGN * _ALIGN
 
-    def _check_bytes(self, n, i):
-        if n > MAX_BYTES:
-            raise ValueError(
-                "argument %d of %s(): %d bytes is more than the %d bytes a kernel "
-                "argument may be passed by value; pass it in an array (a buffer)"
-                % (i, self._name, n, MAX_BYTES))
+    def _scalar(self, a, i, p, data, doff):
+        """Packs scalar a as the value of parameter p; returns its size."""
+        if isinstance(a, np.generic):
+            if a.dtype == p.dtype and p.lanes == 1 or (a.dtype.kind == "V" and p.dtype is None):
+                b = a.tobytes()  # a NumPy scalar of the declared type (or a struct): its bytes
+                if len(b) != p.size:
+                    raise TypeError("argument %d of %s(): %s of %d bytes for %r, which takes %d bytes"
+                                    % (i, self._name, a.dtype, len(b), p, p.size))
+                data[doff:doff + len(b)] = b
+                return len(b)
+            if a.dtype.kind not in "biuf":
+                raise self._scalar_error(a, i, p)
+            a = a.item()
+        if not isinstance(a, (bool, int, float)):
+            raise TypeError(
+                "argument %d of %s(): cannot pass %s to %r; pass a Python or NumPy scalar, bytes, or an array"
+                % (i, self._name, type(a).__name__, p))
+        if p.dtype is None or p.lanes != 1 or p.dtype.kind == "V":
+            raise self._scalar_error(a, i, p)
+        if p.dtype.kind == "b":
+            if not (isinstance(a, bool) or (isinstance(a, int) and a in (0, 1))):
+                raise self._scalar_error(a, i, p)
+            data[doff] = 1 if a else 0
+            return 1
+        if p.pack is None:  # bfloat
+            raise self._scalar_error(a, i, p)
+        try:
+            p.pack(data, doff, a)
+        except (struct.error, OverflowError):
+            raise self._scalar_error(a, i, p) from None
+        return p.size
+
+    def _scalar_error(self, a, i, p):
+        """The exception for scalar a that parameter p cannot take."""
+        what = "argument %d of %s(): %r for %r" % (i, self._name, a, p)
+        dt = p.dtype
+        if not p.by_value:
+            return TypeError("%s: the parameter takes an array (a buffer), not a scalar; pass a NumPy or "
+                             "pymetal array (a scalar's copy would lose the kernel's writes)" % what)
+        if dt is None or p.lanes != 1:
+            return TypeError("%s: pass a value of %d bytes (a NumPy structured scalar, bytes) or an array"
+                             % (what, p.size))
+        if isinstance(a, float) and dt.kind in "iub":
+            return TypeError("%s: a float for an integer parameter; pass int(x) if you mean to truncate" % what)
+        if dt.kind == "b":
+            return TypeError("%s: pass True or False" % what)
+        if dt.kind in "iu":
+            info = np.iinfo(dt)
+            return OverflowError("%s: out of range for %s (%d to %d)" % (what, p.type_name, info.min, info.max))
+        if dt.kind == "f":
+            return OverflowError("%s: out of range for %s (largest %g)" % (what, p.type_name, np.finfo(dt).max))
+        return TypeError("%s: not a value of %s" % (what, p.type_name))
+
+    def _dtype_error(self, i, p, dtype):
+        return TypeError(
+            "argument %d of %s(): a %s array for %r, whose elements are %s: pass an array of %s (a.astype(...)), "
+            "or raw=True to bind the array's bytes as they are" % (
+                i, self._name, dtype, p, p.type_name, p.dtype if p.dtype is not None else "any type"))
 
     def _threadgroup_memory(self, spec, abuf, first):
         """Packs [[threadgroup(i)]] lengths after the buffer arguments."""
@@ -583,16 +685,30 @@ class Function:
                     "threadgroup_memory= must be a byte count (for [[threadgroup(0)]]) or "
                     "a sequence of byte counts by index, not %r" % (spec,)) from None
         count = first
+        limit = self._device.max_threadgroup_memory
         for index, nbytes in items:
             try:
                 index = operator.index(index)
                 nbytes = operator.index(nbytes)
             except TypeError:
                 raise TypeError("threadgroup_memory=%r: byte counts must be ints" % (spec,)) from None
-            if nbytes < 0 or not 0 <= index <= 30:
-                raise ValueError("threadgroup_memory=%r: bad index or negative size" % (spec,))
+            if not 0 <= index < _native.PM_MAX_BINDINGS:
+                raise ValueError("threadgroup_memory=%r: index %d is outside 0..%d"
+                                 % (spec, index, _native.PM_MAX_BINDINGS - 1))
+            if not 0 <= nbytes <= limit:
+                raise ValueError("threadgroup_memory=%r: %d bytes is outside 0..%d (the device's threadgroup memory)"
+                                 % (spec, nbytes, limit))
             if nbytes == 0:
                 continue
-            _pack_arg(abuf, count * 40, 2, index, 0, 0, 0, (nbytes + 15) & ~15)
+            _pack_arg(abuf, count * _ARG_SIZE, _THREADGROUP, index, 0, 0, 0, (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN)
             count += 1
         return count
+
+
+def _is_buffer(a):
+    """Whether a supports the buffer protocol (array.array, ctypes arrays, ...)."""
+    try:
+        memoryview(a)
+    except TypeError:
+        return False
+    return not isinstance(a, (str, np.generic))

@@ -8,8 +8,8 @@ import weakref
 import numpy as np
 
 from . import _kernel_cache, _native
-from .device import device as _default_device
-from .errors import FunctionNotFoundError, NotFoundError
+from .device import resolve as _resolve_device
+from .errors import CompileError, FunctionNotFoundError, NotFoundError
 from .function import Function
 
 __all__ = ["Library", "compile", "load", "shaders"]
@@ -152,7 +152,9 @@ def compile(source, *, macros=None, fast_math=False, device=None):
         source = bytes(source).decode("utf-8")
     if not isinstance(source, str):
         raise TypeError("compile() takes MSL source as a str, not %s" % type(source).__name__)
-    dev = device or _default_device()
+    if "\0" in source:  # C strings end at a NUL: the compiler would see a truncated source
+        raise CompileError("MSL source contains a NUL character at offset %d; remove it" % source.index("\0"))
+    dev = _resolve_device(device)
     lib = _native.lib()
     source_bytes, macro_text = source.encode("utf-8"), _macro_text(macros)
     handle = _kernel_cache.interruptible(lambda: _native.out_u64(
@@ -171,7 +173,7 @@ def load(path, *, macros=None, fast_math=False, device=None):
         path = os.fsdecode(path)
     if not os.path.isfile(path):
         raise FileNotFoundError(2, "no such library or .metal file", path)
-    dev = device or _default_device()
+    dev = _resolve_device(device)
     if path.endswith(".metal"):
         with open(path, encoding="utf-8") as f:
             text = f.read()
@@ -191,7 +193,7 @@ _shaders_lock = threading.Lock()
 def shaders(device=None):
     """pymetal's own kernel library (the Shaders/ folder), e.g.
     ``pm.shaders().add_float32(a, b, out, grid=n)``. Loaded once per device."""
-    dev = device or _default_device()
+    dev = _resolve_device(device)
     lib = getattr(dev, "_shaders", None)
     if lib is None:
         with _shaders_lock:

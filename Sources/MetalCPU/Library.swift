@@ -104,12 +104,23 @@ public final class CPUPipelineState: MTLComputePipelineState, @unchecked Sendabl
 }
 
 /// A buffer or threadgroup parameter, from the library's binding table. Every
-/// parameter counts as used: the table lists declared parameters.
-final class CPUBinding: MTLBinding, @unchecked Sendable {
-    let type: MTLBindingType
-    let access: MTLBindingAccess
-    let index: Int
-    var isUsed: Bool { true }
+/// parameter counts as used: the table lists declared parameters. Besides
+/// Metal's properties it reports what MetalCPU knows and Metal's reflection
+/// does not: whether a buffer is a pointer, a reference or a value, and the
+/// element type's name as written.
+public final class CPUBinding: MTLBufferBinding, MTLThreadgroupBinding, @unchecked Sendable {
+    public enum Form: Sendable { case pointer, reference, value }
+    public let name: String
+    public let type: MTLBindingType
+    public let access: MTLBindingAccess
+    public let index: Int
+    public var isUsed: Bool { true }
+    public let bufferDataType: MTLDataType
+    public let bufferDataSize: Int
+    public var threadgroupMemoryDataSize: Int { bufferDataSize }
+    public let form: Form
+    /// "float4", "atomic_uint", "packed_float3", a struct's name...
+    public let typeName: String
 
     init?(_ binding: pm_binding) {
         switch Int(binding.kind) {
@@ -119,5 +130,45 @@ final class CPUBinding: MTLBinding, @unchecked Sendable {
         }
         access = binding.flags & PM_BIND_READ_ONLY != 0 ? .readOnly : .readWrite
         index = Int(binding.index)
+        name = binding.name.map { String(cString: $0) } ?? ""
+        form = binding.flags & PM_BIND_POINTER != 0 ? .pointer : binding.flags & PM_BIND_REFERENCE != 0 ? .reference : .value
+        bufferDataSize = Int(binding.size)
+        let kind = Int(binding.type & 0xFF), laneBytes = Int(binding.type >> 8 & 0xFF), lanes = Int(binding.type >> 16 & 0xFF)
+        bufferDataType = Self.dataType(kind: kind, laneBytes: laneBytes, lanes: lanes)
+        let written = binding.type_name.map { String(cString: $0) } ?? ""
+        typeName = Self.typeName(bufferDataType, size: bufferDataSize, atomic: binding.flags & PM_BIND_ATOMIC != 0) ?? written
+    }
+
+    /// Metal's data type for a lane kind (PM_ELEM_*), lane size and width.
+    static func dataType(kind: Int, laneBytes: Int, lanes: Int) -> MTLDataType {
+        let first: MTLDataType?
+        switch (kind, laneBytes) {
+        case (Int(PM_ELEM_BOOL), _): first = .bool
+        case (Int(PM_ELEM_FLOAT), 2): first = .half
+        case (Int(PM_ELEM_FLOAT), 4): first = .float
+        case (Int(PM_ELEM_BFLOAT), 2): first = .bfloat
+        case (Int(PM_ELEM_INT), 1): first = .char
+        case (Int(PM_ELEM_INT), 2): first = .short
+        case (Int(PM_ELEM_INT), 4): first = .int
+        case (Int(PM_ELEM_INT), 8): first = .long
+        case (Int(PM_ELEM_UINT), 1): first = .uchar
+        case (Int(PM_ELEM_UINT), 2): first = .ushort
+        case (Int(PM_ELEM_UINT), 4): first = .uint
+        case (Int(PM_ELEM_UINT), 8): first = .ulong
+        default: first = nil
+        }
+        guard let first, (1...4).contains(lanes) else { return .struct }
+        return MTLDataType(rawValue: first.rawValue + UInt(lanes - 1)) ?? .struct
+    }
+
+    /// "float4", "packed_float3" (3 lanes without padding), "atomic_uint"; nil for structs.
+    static func typeName(_ type: MTLDataType, size: Int, atomic: Bool) -> String? {
+        guard type != .struct, type != .none, type != .pointer else { return nil }
+        let name = "\(type)"
+        let lanes = Int(String(name.last!)) ?? 1
+        let scalar = lanes > 1 ? String(name.dropLast()) : name
+        // packed_T3 has no padding: 3 lanes, a size divisible by 3 (T3 is padded to 4 lanes).
+        let packed = lanes == 3 && size > 0 && size % 3 == 0
+        return (atomic ? "atomic_" : "") + (packed ? "packed_" + scalar + "3" : name)
     }
 }

@@ -1,5 +1,7 @@
-// The C ABI of libPyMetal (declared in include/pymetal.h): thin wrappers that
-// check their arguments, call the engine and turn errors into status codes.
+// The C ABI of libPyMetal (declared in Sources/CPyMetal/include/pymetal.h,
+// imported as the module CPyMetal): thin wrappers that check their arguments,
+// call the engine and turn errors into status codes.
+import CPyMetal
 import Foundation
 import PyMetalCore
 #if canImport(Metal)
@@ -7,8 +9,6 @@ import Metal
 #else
 import MetalCPU
 #endif
-
-public let PM_ABI_VERSION: Int32 = 2
 
 /// A device handle's object: the engine device and the strings the ABI hands out.
 final class DeviceObject {
@@ -19,6 +19,16 @@ final class DeviceObject {
         self.device = device
         name = CString(device.name)
         backend = CString(device.backend)
+    }
+}
+
+/// A kernel handle's object: the engine kernel and its signature's strings.
+final class KernelObject {
+    let kernel: Kernel
+    let arguments: [(name: CString, typeName: CString, argument: KernelArgument)]
+    init(_ kernel: Kernel) {
+        self.kernel = kernel
+        arguments = (kernel.arguments ?? []).map { (CString($0.name), CString($0.typeName), $0) }
     }
 }
 
@@ -39,13 +49,14 @@ nonisolated(unsafe) private var defaultDeviceHandle: UInt64 = 0
 private func device(_ handle: UInt64) throws -> DeviceObject { try handles.get(handle, as: DeviceObject.self, "device") }
 private func buffer(_ handle: UInt64) throws -> Buffer { try handles.get(handle, as: Buffer.self, "buffer") }
 private func library(_ handle: UInt64) throws -> LibraryObject { try handles.get(handle, as: LibraryObject.self, "library") }
-private func kernel(_ handle: UInt64) throws -> Kernel { try handles.get(handle, as: Kernel.self, "kernel") }
+private func kernelObject(_ handle: UInt64) throws -> KernelObject { try handles.get(handle, as: KernelObject.self, "kernel") }
+private func kernel(_ handle: UInt64) throws -> Kernel { try kernelObject(handle).kernel }
 private func stream(_ handle: UInt64) throws -> PyMetalCore.Stream { try handles.get(handle, as: PyMetalCore.Stream.self, "stream") }
 
 // MARK: Library
 
 @_cdecl("pm_abi_version")
-public func pm_abi_version() -> Int32 { PM_ABI_VERSION }
+public func pm_abi_version() -> Int32 { Int32(PM_ABI_VERSION) }
 
 @_cdecl("pm_last_error")
 public func pm_last_error() -> UnsafePointer<CChar> { lastErrorPointer() }
@@ -98,6 +109,11 @@ public func pm_device_page_size(_ out: UnsafeMutablePointer<Int64>?, _ handle: U
     status { try output(out).pointee = Int64(try device(handle).device.pageSize) }
 }
 
+@_cdecl("pm_device_max_threadgroup_memory")
+public func pm_device_max_threadgroup_memory(_ out: UnsafeMutablePointer<Int64>?, _ handle: UInt64) -> Int32 {
+    status { try output(out).pointee = Int64(try device(handle).device.maxThreadgroupMemory) }
+}
+
 @_cdecl("pm_device_shader_library")
 public func pm_device_shader_library(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64) -> Int32 {
     status {
@@ -123,8 +139,12 @@ public func pm_buffer_wrap(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt6
     status {
         let out = try output(out)
         guard let pointer else { throw EngineError.invalid("memory pointer is NULL") }
-        guard length <= UInt64(Int.max) else { throw EngineError.invalid("buffer length \(length) is too large") }
-        out.pointee = handles.insert(try device(handle).device.wrapBuffer(pointer, length: Int(length)))
+        let target = try device(handle).device
+        // Before any arithmetic on it: the memory must fit in the address space and in one Metal buffer.
+        guard length <= UInt64(target.maxBufferLength), UInt(bitPattern: pointer).addingReportingOverflow(UInt(length)).overflow == false else {
+            throw EngineError.invalid("cannot wrap \(length) bytes at \(pointer): the limit is \(target.maxBufferLength) bytes (pm_device_max_buffer_length)")
+        }
+        out.pointee = handles.insert(try target.wrapBuffer(pointer, length: Int(length)))
     }
 }
 
@@ -158,8 +178,10 @@ public func pm_library_compile(_ out: UnsafeMutablePointer<UInt64>?, _ handle: U
         var definitions: [String: String] = [:]
         if let macros {
             for line in String(cString: macros).split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                let parts = line.split(separator: "=", maxSplits: 1)
-                definitions[String(parts[0]).trimmingCharacters(in: .whitespaces)] = parts.count > 1 ? String(parts[1]) : "1"
+                let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
+                let name = parts[0].trimmingCharacters(in: .whitespaces)
+                guard !name.isEmpty else { throw EngineError.invalid("macro line '\(line)' has no name (NAME=VALUE or NAME)") }
+                definitions[name] = parts.count > 1 ? String(parts[1]) : "1"
             }
         }
         out.pointee = handles.insert(LibraryObject(try device(handle).device.compile(source: text, macros: definitions, fastMath: fastMath != 0)))
@@ -200,7 +222,7 @@ public func pm_library_release(_ handle: UInt64) -> Int32 {
 public func pm_kernel_new(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64, _ name: UnsafePointer<CChar>?) -> Int32 {
     status {
         let out = try output(out)
-        out.pointee = handles.insert(try library(handle).library.kernel(named: try string(name, "function name")))
+        out.pointee = handles.insert(KernelObject(try library(handle).library.kernel(named: try string(name, "function name"))))
     }
 }
 
@@ -243,9 +265,31 @@ public func pm_kernel_buffer_access(_ out: UnsafeMutablePointer<Int32>?, _ handl
     }
 }
 
+@_cdecl("pm_kernel_argument_count")
+public func pm_kernel_argument_count(_ out: UnsafeMutablePointer<Int64>?, _ handle: UInt64) -> Int32 {
+    status { try output(out).pointee = Int64(try kernelObject(handle).arguments.count) }
+}
+
+@_cdecl("pm_kernel_argument")
+public func pm_kernel_argument(_ out: UnsafeMutablePointer<pm_argument_info>?, _ handle: UInt64, _ position: Int64) -> Int32 {
+    status {
+        let out = try output(out)
+        let arguments = try kernelObject(handle).arguments
+        guard position >= 0, position < Int64(arguments.count) else {
+            throw EngineError.invalid("argument position \(position) is outside 0..<\(arguments.count)")
+        }
+        let (name, typeName, argument) = arguments[Int(position)]
+        out.pointee = pm_argument_info(
+            name: UnsafePointer(name.pointer), type_name: UnsafePointer(typeName.pointer),
+            binding: argument.binding.rawValue, index: Int32(argument.index), space: argument.space.rawValue,
+            form: argument.form.rawValue, access: argument.access.rawValue, scalar: argument.scalar.rawValue,
+            scalar_size: Int32(argument.scalarSize), lanes: Int32(argument.lanes), size: Int64(argument.size))
+    }
+}
+
 @_cdecl("pm_kernel_release")
 public func pm_kernel_release(_ handle: UInt64) -> Int32 {
-    status { try handles.remove(handle, as: Kernel.self, "kernel") }
+    status { try handles.remove(handle, as: KernelObject.self, "kernel") }
 }
 
 // MARK: Streams and dispatch
@@ -313,28 +357,14 @@ public func pm_stream_release(_ handle: UInt64) -> Int32 {
     status { try handles.remove(handle, as: PyMetalCore.Stream.self, "stream").commit() }
 }
 
-/// `pm_arg` of pymetal.h, read field by field (a Swift struct cannot cross @_cdecl).
-private struct PMArg {
-    static let stride = 40
-    let kind: Int32, index: Int32, buffer: UInt64, offset: UInt64, bytes: UnsafeRawPointer?, length: UInt64
-    init(_ raw: UnsafeRawPointer) {
-        kind = raw.load(fromByteOffset: 0, as: Int32.self)
-        index = raw.load(fromByteOffset: 4, as: Int32.self)
-        buffer = raw.load(fromByteOffset: 8, as: UInt64.self)
-        offset = raw.load(fromByteOffset: 16, as: UInt64.self)
-        bytes = raw.load(fromByteOffset: 24, as: UnsafeRawPointer?.self)
-        length = raw.load(fromByteOffset: 32, as: UInt64.self)
-    }
-}
-
 @_cdecl("pm_dispatch")
-public func pm_dispatch(_ handle: UInt64, _ kernelHandle: UInt64, _ args: UnsafeRawPointer?, _ count: Int32,
+public func pm_dispatch(_ handle: UInt64, _ kernelHandle: UInt64, _ args: UnsafePointer<pm_arg>?, _ count: Int32,
                         _ size: UnsafePointer<UInt32>?, _ threadgroup: UnsafePointer<UInt32>?, _ byGroups: Int32) -> Int32 {
     status {
         let target = try stream(handle)
         let function = try kernel(kernelHandle)
         guard let size else { throw EngineError.invalid("size pointer is NULL") }
-        guard count >= 0, count <= 64 else { throw EngineError.invalid("argument count \(count) is outside 0...64") }
+        guard count >= 0, count <= PM_MAX_ARGS else { throw EngineError.invalid("argument count \(count) is outside 0...\(PM_MAX_ARGS)") }
         guard count == 0 || args != nil else { throw EngineError.invalid("arguments pointer is NULL") }
         let extent = try dimensions(size, "size")
         var group: MTLSize? = nil
@@ -346,24 +376,7 @@ public func pm_dispatch(_ handle: UInt64, _ kernelHandle: UInt64, _ args: Unsafe
             var filled = 0
             defer { storage.baseAddress.map { _ = $0.deinitialize(count: filled) } }
             for i in 0..<Int(count) {
-                let arg = PMArg(args! + i * PMArg.stride)
-                let index = Int(arg.index)
-                let argument: Argument
-                switch arg.kind {
-                case 0:
-                    guard arg.offset <= UInt64(Int.max) else { throw EngineError.invalid("offset \(arg.offset) is too large") }
-                    argument = Argument(index: index, .buffer(try buffer(arg.buffer), offset: Int(arg.offset)))
-                case 1:
-                    guard let bytes = arg.bytes else { throw EngineError.invalid("argument \(i): bytes pointer is NULL") }
-                    guard arg.length <= 4096 else { throw EngineError.invalid("argument \(i): \(arg.length) bytes is over the 4096-byte limit for values") }
-                    argument = Argument(index: index, .bytes(bytes, length: Int(arg.length)))
-                case 2:
-                    guard arg.length <= 1 << 20 else { throw EngineError.invalid("argument \(i): threadgroup memory length \(arg.length) is too large") }
-                    argument = Argument(index: index, .threadgroupMemory(length: Int(arg.length)))
-                default:
-                    throw EngineError.invalid("argument \(i): unknown kind \(arg.kind)")
-                }
-                (storage.baseAddress! + i).initialize(to: argument)
+                (storage.baseAddress! + i).initialize(to: try argument(args! + i, i))
                 filled += 1
             }
             try target.dispatch(function, arguments: UnsafeBufferPointer(rebasing: storage[..<filled]), size: extent,
@@ -372,13 +385,39 @@ public func pm_dispatch(_ handle: UInt64, _ kernelHandle: UInt64, _ args: Unsafe
     }
 }
 
-/// `pm_launch_config` of pymetal.h: stream, kernel, size[3], threadgroup[3], by_groups (offsets 0, 8, 16, 28, 40).
+/// One pm_arg as an engine Argument; sizes are range-checked before they become Ints.
+@inline(__always)
+private func argument(_ record: UnsafePointer<pm_arg>, _ i: Int) throws -> Argument {
+    let arg = record.pointee
+    guard arg.index >= 0, arg.index < PM_MAX_BINDINGS else {
+        throw EngineError.invalid("argument \(i): binding index \(arg.index) is outside 0...\(PM_MAX_BINDINGS - 1)")
+    }
+    let index = Int(arg.index)
+    switch Int(arg.kind) {
+    case Int(PM_ARG_BUFFER.rawValue):
+        guard arg.offset <= UInt64(Int.max) else { throw EngineError.invalid("argument \(i): offset \(arg.offset) is too large") }
+        return Argument(index: index, .buffer(try buffer(arg.buffer), offset: Int(arg.offset)))
+    case Int(PM_ARG_BYTES.rawValue):
+        guard let bytes = arg.bytes else { throw EngineError.invalid("argument \(i): bytes pointer is NULL") }
+        guard arg.length >= 1, arg.length <= UInt64(PM_MAX_BYTES) else {
+            throw EngineError.invalid("argument \(i): \(arg.length) bytes is outside the 1...\(PM_MAX_BYTES) bytes of a value")
+        }
+        return Argument(index: index, .bytes(bytes, length: Int(arg.length)))
+    case Int(PM_ARG_THREADGROUP_MEMORY.rawValue):
+        guard arg.length <= UInt64(Int32.max) else { throw EngineError.invalid("argument \(i): threadgroup memory length \(arg.length) is too large") }
+        return Argument(index: index, .threadgroupMemory(length: Int(arg.length)))
+    default:
+        throw EngineError.invalid("argument \(i): unknown kind \(arg.kind)")
+    }
+}
+
 @_cdecl("pm_dispatch_launch")
-public func pm_dispatch_launch(_ config: UnsafeRawPointer?, _ args: UnsafeRawPointer?, _ count: Int32) -> Int32 {
+public func pm_dispatch_launch(_ config: UnsafePointer<pm_launch_config>?, _ args: UnsafePointer<pm_arg>?, _ count: Int32) -> Int32 {
     guard let config else { return status { throw EngineError.invalid("launch configuration pointer is NULL") } }
-    let dimensions = (config + 16).assumingMemoryBound(to: UInt32.self)
-    return pm_dispatch(config.load(as: UInt64.self), config.load(fromByteOffset: 8, as: UInt64.self), args, count,
-                       dimensions, dimensions + 3, config.load(fromByteOffset: 40, as: Int32.self))
+    let raw = UnsafeRawPointer(config)
+    let size = (raw + MemoryLayout<pm_launch_config>.offset(of: \.size)!).assumingMemoryBound(to: UInt32.self)
+    let group = (raw + MemoryLayout<pm_launch_config>.offset(of: \.threadgroup)!).assumingMemoryBound(to: UInt32.self)
+    return pm_dispatch(config.pointee.stream, config.pointee.kernel, args, count, size, group, config.pointee.by_groups)
 }
 
 /// Three dimensions from C, each at least 1 (a zero would make an empty grid).

@@ -66,7 +66,7 @@ final class Handles: @unchecked Sendable {
         case is DeviceObject: return "device"
         case is Buffer: return "buffer"
         case is LibraryObject: return "library"
-        case is Kernel: return "kernel"
+        case is KernelObject: return "kernel"
         case is PyMetalCore.Stream: return "stream"
         default: return "\(type(of: object))"
         }

@@ -1,4 +1,5 @@
 // Status codes and the thread-local error message of the C ABI.
+import CPyMetal
 import Foundation
 import PyMetalCore
 #if canImport(Glibc)
@@ -6,8 +7,6 @@ import Glibc
 #elseif canImport(Darwin)
 import Darwin
 #endif
-
-let PM_OK: Int32 = 0
 
 private let errorKey: pthread_key_t = {
     var key = pthread_key_t()
@@ -32,7 +31,7 @@ func lastErrorPointer() -> UnsafePointer<CChar> {
 func status(_ body: () throws -> Void) -> Int32 {
     do {
         try body()
-        return PM_OK
+        return Int32(PM_OK.rawValue)
     } catch let error as EngineError {
         setLastError(error.message)
         return error.code.rawValue

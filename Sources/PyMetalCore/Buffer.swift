@@ -23,8 +23,13 @@ public final class Buffer: @unchecked Sendable {
 
     public var contents: UnsafeMutableRawPointer { buffer.contents() }
 
-    func markUsed(by stream: Stream, in commandBuffer: any MTLCommandBuffer) {
-        lock { if lastUse?.commandBuffer !== commandBuffer || lastUse?.stream !== stream { lastUse = (stream, commandBuffer) } }
+    /// Records the command buffer that uses the buffer now; returns the one that used it before (on this stream).
+    func markUsed(by stream: Stream, in commandBuffer: any MTLCommandBuffer) -> (any MTLCommandBuffer)? {
+        lock {
+            let previous = lastUse?.stream === stream ? lastUse?.commandBuffer : nil
+            if previous !== commandBuffer { lastUse = (stream, commandBuffer) }
+            return previous
+        }
     }
 
     /// Waits until no encoded or running work uses this buffer.

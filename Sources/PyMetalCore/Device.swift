@@ -10,8 +10,6 @@ public final class Device: @unchecked Sendable {
     public let device: any MTLDevice
     public let backend = PlatformSupport.backend
     public let pageSize = PlatformSupport.pageSize
-    /// Threadgroup memory per threadgroup, from the device (32 KiB on Apple GPUs and on the CPU backend).
-    public var maxThreadgroupMemory: Int { device.maxThreadgroupMemoryLength }
     private let shaders: Result<Library, EngineError>
 
     private static let lock = Lock()
@@ -41,6 +39,8 @@ public final class Device: @unchecked Sendable {
     public var hasUnifiedMemory: Bool { device.hasUnifiedMemory }
     public var maxThreadsPerThreadgroup: Int { device.maxThreadsPerThreadgroup.width }
     public var maxBufferLength: Int { device.maxBufferLength }
+    /// Bytes of threadgroup memory per threadgroup (32 KiB on Apple GPUs).
+    public var maxThreadgroupMemory: Int { device.maxThreadgroupMemoryLength }
     public var recommendedWorkingSet: UInt64 { device.recommendedMaxWorkingSetSize }
 
     /// pymetal's own kernels (Shaders/).

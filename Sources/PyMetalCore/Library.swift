@@ -32,7 +32,7 @@ public final class Library: @unchecked Sendable {
         } catch {
             throw EngineError(.compile, "cannot make a pipeline for '\(name)': \(describe(error))")
         }
-        let kernel = Kernel(name: name, pipeline: pipeline, bufferAccess: Kernel.bufferAccess(reflection), library: self)
+        let kernel = Kernel(name: name, pipeline: pipeline, arguments: KernelArgument.list(reflection), library: self)
         return lock {
             if let raced = kernels[name] { return raced }
             kernels[name] = kernel
@@ -42,7 +42,7 @@ public final class Library: @unchecked Sendable {
 }
 
 /// How a kernel uses a [[buffer(n)]] binding (the values of pymetal.h's pm_access).
-public enum BufferAccess: Int32 {
+public enum BufferAccess: Int32, Sendable {
     case unused = 0     // no parameter binds it, or the compiler found it unused
     case readOnly = 1   // `device const T*`, `constant T&`, ...: the kernel cannot write it
     case readWrite = 2  // the kernel may write it (also when there is no reflection)
@@ -55,28 +55,158 @@ public final class Kernel: @unchecked Sendable {
     /// keep both (and the library's code) alive for ever. The pipeline keeps
     /// what it runs loaded by itself.
     public private(set) weak var library: Library?
+    /// The [[buffer(n)]] and [[threadgroup(n)]] parameters, in declaration order
+    /// (nil when the pipeline gave no reflection: nothing is known).
+    public let arguments: [KernelArgument]?
     /// Per buffer index 0...30: lets callers skip copying read-only buffers back.
     public let bufferAccess: [BufferAccess]
+    /// Bit i: [[buffer(i)]] is a parameter, which a dispatch must bind.
+    let requiredBuffers: UInt32
+    /// Bit i: [[threadgroup(i)]] is a parameter, which a dispatch must give memory.
+    let requiredThreadgroups: UInt32
+    /// Bytes a binding of [[buffer(i)]] must have at least: a reference's or value's size
+    /// (fixed storage, read on every dispatch without retaining an array).
+    let minimumBytes: UnsafeMutableBufferPointer<Int>
 
-    init(name: String, pipeline: any MTLComputePipelineState, bufferAccess: [BufferAccess], library: Library) {
+    init(name: String, pipeline: any MTLComputePipelineState, arguments: [KernelArgument]?, library: Library) {
         self.name = name
         self.pipeline = pipeline
-        self.bufferAccess = bufferAccess
+        self.arguments = arguments
         self.library = library
+        var access = Array(repeating: arguments == nil ? BufferAccess.readWrite : .unused, count: Stream.maxBindings)
+        var required: UInt32 = 0
+        let minimum = UnsafeMutableBufferPointer<Int>.allocate(capacity: Stream.maxBindings)
+        minimum.initialize(repeating: 0)
+        for argument in arguments ?? [] where argument.binding == .buffer && argument.isUsed {
+            access[argument.index] = argument.access
+            required |= 1 << UInt32(argument.index)
+            if argument.form == .reference || argument.form == .value { minimum[argument.index] = argument.size }
+        }
+        bufferAccess = access
+        requiredBuffers = required
+        requiredThreadgroups = (arguments ?? []).filter { $0.binding == .threadgroup && $0.isUsed }
+            .reduce(0) { $0 | 1 << UInt32($1.index) }
+        minimumBytes = minimum
     }
 
-    /// From the pipeline's reflection (Metal's, or MetalCPU's from the kernel's
-    /// binding table); without one every index may be written.
-    static func bufferAccess(_ reflection: MTLComputePipelineReflection?) -> [BufferAccess] {
-        guard let reflection else { return Array(repeating: .readWrite, count: Stream.maxBindings) }
-        var access = Array(repeating: BufferAccess.unused, count: Stream.maxBindings)
-        for binding in reflection.bindings where binding.type == .buffer && binding.isUsed && access.indices.contains(binding.index) {
-            access[binding.index] = binding.access == .readOnly ? .readOnly : .readWrite
-        }
-        return access
-    }
+    deinit { minimumBytes.deallocate() }
 
     public var maxThreads: Int { pipeline.maxTotalThreadsPerThreadgroup }
     public var executionWidth: Int { pipeline.threadExecutionWidth }
     public var staticThreadgroupMemory: Int { pipeline.staticThreadgroupMemoryLength }
+
+    /// "[[buffer(1)]] (y: device float*)" for messages.
+    func describe(_ binding: KernelArgument.Binding, _ index: Int) -> String {
+        let attribute = "[[\(binding == .buffer ? "buffer" : "threadgroup")(\(index))]]"
+        guard let argument = arguments?.first(where: { $0.binding == binding && $0.index == index }) else { return attribute }
+        return "\(attribute) (\(argument.name.isEmpty ? "" : argument.name + ": ")\(argument.declaration))"
+    }
+}
+
+/// One kernel parameter bound by the caller: what Metal's reflection reports
+/// (MTLBufferBinding / MTLThreadgroupBinding), and on Linux what MetalCPU
+/// knows besides (pointer, reference or value; the element type's name).
+public struct KernelArgument: Sendable {
+    public enum Binding: Int32, Sendable { case buffer = 0, threadgroup = 1 }
+    /// The values of pymetal.h's pm_address_space, pm_form and pm_scalar_kind.
+    public enum Space: Int32, Sendable { case unknown = 0, device, constant, threadgroup }
+    public enum Form: Int32, Sendable { case unknown = 0, pointer, reference, value }
+    public enum Scalar: Int32, Sendable { case other = 0, bool, int, uint, float, bfloat }
+
+    public let name: String
+    public let binding: Binding
+    public let index: Int
+    public let space: Space
+    public let form: Form
+    public let access: BufferAccess
+    public let scalar: Scalar
+    public let scalarSize: Int
+    public let lanes: Int
+    /// sizeof the element type (0 when unknown or void).
+    public let size: Int
+    public let typeName: String
+    /// False when Metal's compiler found the parameter unused (a call still passes it; nothing checks it).
+    public let isUsed: Bool
+
+    /// `device const float*`, `constant float&`, `threadgroup float*`.
+    public var declaration: String {
+        let space = ["", "device ", "constant ", "threadgroup "][Int(self.space.rawValue)]
+        let const = access == .readOnly && self.space != .constant ? "const " : ""
+        let suffix = form == .pointer || binding == .threadgroup ? "*" : form == .reference ? "&" : ""
+        return space + const + typeName + suffix
+    }
+
+    static func list(_ reflection: MTLComputePipelineReflection?) -> [KernelArgument]? {
+        guard let reflection else { return nil }
+        return reflection.bindings.compactMap { binding -> KernelArgument? in
+            guard binding.index >= 0, binding.index < Stream.maxBindings else { return nil }
+            switch binding.type {
+            case .buffer: return KernelArgument(buffer: binding)
+            case .threadgroupMemory: return KernelArgument(threadgroup: binding)
+            default: return nil
+            }
+        }
+    }
+
+    private init(buffer binding: any MTLBinding) {
+        name = binding.name
+        isUsed = binding.isUsed
+        self.binding = .buffer
+        index = binding.index
+        access = binding.access == .readOnly ? .readOnly : .readWrite
+        let dataType = (binding as? any MTLBufferBinding)?.bufferDataType ?? .none
+        size = (binding as? any MTLBufferBinding)?.bufferDataSize ?? 0
+        let element = Self.element(dataType)
+        (scalar, scalarSize, lanes) = (element.0, element.1, element.2)
+        #if canImport(Metal)
+        typeName = element.3
+        // Metal's reflection does not say pointer or reference, nor the address space.
+        form = .unknown
+        space = access == .readOnly ? .constant : .device
+        #else
+        let details = binding as? CPUBinding
+        form = details.map { [.pointer: .pointer, .reference: .reference, .value: .value][$0.form]! } ?? .unknown
+        // The preprocessed source no longer says `constant` or `device const`: a
+        // read-only reference or value is taken as `constant`, a pointer as `device`.
+        space = access == .readOnly && form != .pointer ? .constant : .device
+        typeName = details.map(\.typeName).flatMap { $0.isEmpty ? nil : $0 } ?? element.3
+        #endif
+    }
+
+    private init(threadgroup binding: any MTLBinding) {
+        name = binding.name
+        isUsed = binding.isUsed
+        self.binding = .threadgroup
+        index = binding.index
+        access = .readWrite
+        space = .threadgroup
+        form = .pointer
+        size = (binding as? any MTLThreadgroupBinding)?.threadgroupMemoryDataSize ?? 0
+        #if canImport(Metal)
+        (scalar, scalarSize, lanes, typeName) = (.other, 0, 1, "")
+        #else
+        let details = binding as? CPUBinding
+        let element = Self.element(details?.bufferDataType ?? .none)
+        (scalar, scalarSize, lanes) = (element.0, element.1, element.2)
+        typeName = details.map(\.typeName).flatMap { $0.isEmpty ? nil : $0 } ?? element.3
+        #endif
+    }
+
+    /// Lane kind, lane bytes, lanes and name of a Metal data type.
+    static func element(_ type: MTLDataType) -> (Scalar, Int, Int, String) {
+        let families: [(Scalar, Int, String, [MTLDataType])] = [
+            (.bool, 1, "bool", [.bool, .bool2, .bool3, .bool4]),
+            (.int, 1, "char", [.char, .char2, .char3, .char4]), (.uint, 1, "uchar", [.uchar, .uchar2, .uchar3, .uchar4]),
+            (.int, 2, "short", [.short, .short2, .short3, .short4]), (.uint, 2, "ushort", [.ushort, .ushort2, .ushort3, .ushort4]),
+            (.int, 4, "int", [.int, .int2, .int3, .int4]), (.uint, 4, "uint", [.uint, .uint2, .uint3, .uint4]),
+            (.int, 8, "long", [.long, .long2, .long3, .long4]), (.uint, 8, "ulong", [.ulong, .ulong2, .ulong3, .ulong4]),
+            (.float, 2, "half", [.half, .half2, .half3, .half4]), (.float, 4, "float", [.float, .float2, .float3, .float4]),
+        ]
+        for (scalar, bytes, name, types) in families {
+            if let lanes = types.firstIndex(of: type) {
+                return (scalar, bytes, lanes + 1, lanes == 0 ? name : name + "\(lanes + 1)")
+            }
+        }
+        return (.other, 0, 1, type == .struct ? "struct" : "void")
+    }
 }

@@ -19,3 +19,26 @@ public final class Lock: @unchecked Sendable {
         return try body()
     }
 }
+
+/// A number for the calling thread, unique for the life of the process
+/// (pthread ids are reused when threads end): who encoded a command buffer,
+/// so that its failure is reported to that thread.
+public enum ThreadID {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        pthread_key_create(&key, nil)
+        return key
+    }()
+    private static let lock = Lock()
+    nonisolated(unsafe) private static var next: UInt64 = 1
+
+    public static var current: UInt64 {
+        if let value = pthread_getspecific(key) { return UInt64(UInt(bitPattern: value)) }
+        let id = lock { () -> UInt64 in
+            defer { next += 1 }
+            return next
+        }
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: UInt(id)))
+        return id
+    }
+}

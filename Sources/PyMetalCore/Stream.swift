@@ -24,16 +24,35 @@ public struct Argument {
 public final class Stream: @unchecked Sendable {
     /// Dispatches per command buffer before it is committed on its own.
     public static let batchSize = 64
-    static let maxBindings = 31
-    static let maxBytes = 4096
+    /// Metal's binding model: [[buffer(0...30)]]; setBytes takes 1...4096 bytes.
+    public static let maxBindings = 31
+    public static let maxBytes = 4096
+    /// Threadgroup memory lengths are multiples of 16 bytes (setThreadgroupMemoryLength).
+    static let threadgroupMemoryAlignment = 16
+
+    /// One thread's command buffer being encoded. Each thread encodes into its
+    /// own, so that a command that fails when it runs (which makes the rest of
+    /// its command buffer not run, on Metal as on MetalCPU) takes down only
+    /// work of the thread that encoded it, and is reported to that thread.
+    private final class Open {
+        let owner: UInt64
+        let commandBuffer: any MTLCommandBuffer
+        let encoder: any MTLComputeCommandEncoder
+        var count = 0
+        var boundIndices: UInt32 = 0 // bit i: [[buffer(i)]] was set by the last dispatch
+        init(owner: UInt64, commandBuffer: any MTLCommandBuffer, encoder: any MTLComputeCommandEncoder) {
+            self.owner = owner
+            self.commandBuffer = commandBuffer
+            self.encoder = encoder
+        }
+    }
 
     private let queue: any MTLCommandQueue
     private let device: Device
     private let lock = Lock()
-    private var open: (commandBuffer: any MTLCommandBuffer, encoder: any MTLComputeCommandEncoder)?
-    private var encodedCount = 0
-    private var boundIndices: UInt32 = 0 // bit i: [[buffer(i)]] was set by the last dispatch
-    private var inFlight: [any MTLCommandBuffer] = []
+    private var open: [Open] = []  // in the order they were made
+    private var inFlight: [(commandBuffer: any MTLCommandBuffer, owner: UInt64, dispatches: Int)] = []
+    private var failures: [UInt64: [String]] = [:] // failed work not yet reported, by the thread that encoded it
     private var lastGPUTime: Double = 0
 
     init(queue: any MTLCommandQueue, device: Device) {
@@ -55,126 +74,193 @@ public final class Stream: @unchecked Sendable {
 
     /// The same, for callers that have their arguments in memory already (the C ABI):
     /// each dimension of `size` and `threadgroup` is at least 1 and below 2^32.
+    /// Everything that can be known before the work runs is checked here, so
+    /// that the call that is wrong fails, not a later synchronisation.
     public func dispatch(_ kernel: Kernel, arguments: UnsafeBufferPointer<Argument>, size: MTLSize, threadgroup: MTLSize?,
                          byGroups: Bool) throws {
         let group = threadgroup ?? Self.mtlSize(Self.defaultThreadgroup(for: kernel, size: [size.width, size.height, size.depth],
-                                                                        byGroups: byGroups))
-        let threads = Self.product(group)
-        // Thread counts beyond 2^48 are no real dispatch (and would overflow 64-bit arithmetic).
-        guard Self.product(size) <= (1 << 48) / (byGroups ? min(threads, 1 << 48) : 1) else {
-            throw EngineError.invalid("a dispatch of \([size.width, size.height, size.depth]) \(byGroups ? "threadgroups" : "threads") "
-                + "is too large (over 2^48 threads)")
-        }
-        guard threads <= kernel.maxThreads else {
-            throw EngineError.invalid("threadgroup \([group.width, group.height, group.depth]) has \(threads) threads; "
-                + "kernel '\(kernel.name)' allows at most \(kernel.maxThreads)")
-        }
-        var memory = kernel.staticThreadgroupMemory
-        for argument in arguments {
-            guard (0..<Self.maxBindings).contains(argument.index) else {
-                throw EngineError.invalid("binding index \(argument.index) is outside 0...\(Self.maxBindings - 1)")
-            }
-            switch argument.value {
-            case let .buffer(buffer, offset):
-                guard offset >= 0, offset <= buffer.length else {
-                    throw EngineError.invalid("offset \(offset) is outside the buffer at index \(argument.index) (\(buffer.length) bytes)")
-                }
-            case let .bytes(_, length):
-                guard length > 0, length <= Self.maxBytes else {
-                    throw EngineError.invalid("argument \(argument.index) has \(length) bytes; values passed by copy must be 1...\(Self.maxBytes) bytes (use a buffer for more)")
-                }
-            case let .threadgroupMemory(length):
-                guard length >= 0 else { throw EngineError.invalid("negative threadgroup memory length") }
-                memory += (length + 15) / 16 * 16
-            }
-        }
-        guard memory <= device.maxThreadgroupMemory else {
-            throw EngineError.invalid("kernel '\(kernel.name)' would use \(memory) bytes of threadgroup memory; "
-                + "the limit is \(device.maxThreadgroupMemory) bytes per threadgroup")
-        }
+                                                                            byGroups: byGroups))
+        try check(kernel, size: size, threadgroup: group, byGroups: byGroups)
+        let bound = try check(kernel, arguments)
         try lock {
-            let (commandBuffer, encoder) = try openEncoder()
+            let current = try openEncoder()
+            let encoder = current.encoder
             encoder.setComputePipelineState(kernel.pipeline)
-            var bound: UInt32 = 0
             for argument in arguments {
                 switch argument.value {
                 case let .buffer(buffer, offset):
                     encoder.setBuffer(buffer.buffer, offset: offset, index: argument.index)
-                    buffer.markUsed(by: self, in: commandBuffer)
-                    bound |= 1 << UInt32(argument.index)
+                    // Another thread's open work on this memory runs first: work runs in the order it was encoded.
+                    if let previous = buffer.markUsed(by: self, in: current.commandBuffer), previous !== current.commandBuffer,
+                       let other = open.firstIndex(where: { $0.commandBuffer === previous }) {
+                        commitLocked(open[other])
+                    }
                 case let .bytes(pointer, length):
                     encoder.setBytes(pointer, length: length, index: argument.index)
-                    bound |= 1 << UInt32(argument.index)
                 case let .threadgroupMemory(length):
-                    encoder.setThreadgroupMemoryLength((length + 15) / 16 * 16, index: argument.index)
+                    encoder.setThreadgroupMemoryLength(Self.roundedThreadgroupLength(length), index: argument.index)
                 }
             }
             // Encoder bindings persist between dispatches: unbind what this
             // dispatch did not set, so a missing argument is caught, not stale.
-            var stale = boundIndices & ~bound
+            var stale = current.boundIndices & ~bound
             while stale != 0 {
                 encoder.setBuffer(nil, offset: 0, index: stale.trailingZeroBitCount)
                 stale &= stale - 1
             }
-            boundIndices = bound
+            current.boundIndices = bound
             if byGroups {
                 encoder.dispatchThreadgroups(size, threadsPerThreadgroup: group)
             } else {
                 encoder.dispatchThreads(size, threadsPerThreadgroup: group)
             }
-            encodedCount += 1
-            if encodedCount >= Self.batchSize { commitLocked() }
+            current.count += 1
+            if current.count >= Self.batchSize { commitLocked(current) }
         }
     }
 
-    public func commit() { lock { commitLocked() } }
+    /// The grid and threadgroup against the kernel's limits (each dimension is
+    /// 1...2^32-1 already: `dimensions` checked what callers gave).
+    private func check(_ kernel: Kernel, size: MTLSize, threadgroup group: MTLSize, byGroups: Bool) throws {
+        let threads = Self.product(group)
+        guard threads <= kernel.maxThreads else {
+            throw EngineError.invalid("threadgroup \([group.width, group.height, group.depth]) has "
+                + "\(threads == Int.max ? "too many" : String(threads)) threads; kernel '\(kernel.name)' allows at most \(kernel.maxThreads)")
+        }
+        // Thread counts beyond 2^48 are no real dispatch (and would overflow 64-bit arithmetic).
+        guard Self.product(size) <= (1 << 48) / (byGroups ? max(threads, 1) : 1) else {
+            throw EngineError.invalid("a dispatch of \([size.width, size.height, size.depth]) \(byGroups ? "threadgroups" : "threads") "
+                + "is too large (over 2^48 threads)")
+        }
+    }
 
-    /// Commits `commandBuffer` if it is still the one being encoded.
+    /// The arguments against Metal's limits and the kernel's parameters; returns the buffer indices bound.
+    private func check(_ kernel: Kernel, _ arguments: UnsafeBufferPointer<Argument>) throws -> UInt32 {
+        var memory = kernel.staticThreadgroupMemory
+        var bound: UInt32 = 0, given: UInt32 = 0
+        for argument in arguments {
+            let index = argument.index
+            guard (0..<Self.maxBindings).contains(index) else {
+                throw EngineError.invalid("binding index \(index) is outside 0...\(Self.maxBindings - 1)")
+            }
+            let available: Int
+            switch argument.value {
+            case let .buffer(buffer, offset):
+                guard offset >= 0, offset <= buffer.length else {
+                    throw EngineError.invalid("offset \(offset) is outside the buffer at index \(index) (\(buffer.length) bytes)")
+                }
+                available = buffer.length - offset
+            case let .bytes(_, length):
+                guard length > 0, length <= Self.maxBytes else {
+                    throw EngineError.invalid("argument \(index) has \(length) bytes; values passed by copy must be 1...\(Self.maxBytes) bytes (use a buffer for more)")
+                }
+                available = length
+            case let .threadgroupMemory(length):
+                guard length >= 0, length <= device.maxThreadgroupMemory else {
+                    throw EngineError.invalid("threadgroup memory length \(length) at index \(index) is outside 0...\(device.maxThreadgroupMemory)")
+                }
+                memory += Self.roundedThreadgroupLength(length)
+                if length > 0 { given |= 1 << UInt32(index) }
+                continue
+            }
+            bound |= 1 << UInt32(index)
+            let needed = kernel.minimumBytes[index]
+            guard available >= needed else {
+                throw EngineError.invalid("kernel '\(kernel.name)' reads \(needed) bytes from \(kernel.describe(.buffer, index)); "
+                    + "the argument has \(available)")
+            }
+        }
+        let missing = kernel.requiredBuffers & ~bound
+        guard missing == 0 else {
+            throw EngineError.invalid("kernel '\(kernel.name)' reads \(kernel.describe(.buffer, missing.trailingZeroBitCount)), "
+                + "which this dispatch does not bind")
+        }
+        let unset = kernel.requiredThreadgroups & ~given
+        guard unset == 0 else {
+            throw EngineError.invalid("kernel '\(kernel.name)' uses \(kernel.describe(.threadgroup, unset.trailingZeroBitCount)), "
+                + "which this dispatch gives no memory (setThreadgroupMemoryLength; threadgroup_memory= in Python)")
+        }
+        guard memory <= device.maxThreadgroupMemory else {
+            throw EngineError.invalid("kernel '\(kernel.name)' would use \(memory) bytes of threadgroup memory; "
+                + "the limit is \(device.maxThreadgroupMemory) bytes per threadgroup")
+        }
+        return bound
+    }
+
+    static func roundedThreadgroupLength(_ length: Int) -> Int {
+        (length + threadgroupMemoryAlignment - 1) / threadgroupMemoryAlignment * threadgroupMemoryAlignment
+    }
+
+    /// Commits every thread's open work, in the order it was begun.
+    public func commit() { lock { commitAllLocked() } }
+
+    /// Commits `commandBuffer` if it is still being encoded.
     func commit(ifCurrent commandBuffer: any MTLCommandBuffer) {
-        lock { if let open, open.commandBuffer === commandBuffer { commitLocked() } }
+        lock { if let found = open.first(where: { $0.commandBuffer === commandBuffer }) { commitLocked(found) } }
     }
 
     /// Commits and waits for everything committed so far (by any thread);
-    /// reports the first failed command buffer, once, to one of the waiters.
+    /// reports failed work that this thread encoded (once); another thread's
+    /// failures wait for that thread's next synchronisation.
     public func synchronize() throws {
+        let me = ThreadID.current
         let last: (any MTLCommandBuffer)? = lock {
-            commitLocked()
-            return inFlight.last
+            commitAllLocked()
+            return inFlight.last?.commandBuffer
         }
-        guard let last else { return }
-        last.waitUntilCompleted() // a queue runs in order: all before it are done too
-        let failed: (any MTLCommandBuffer)? = lock {
-            lastGPUTime = last.gpuEndTime - last.gpuStartTime
-            guard let end = inFlight.lastIndex(where: { $0 === last }) else { return nil } // another waiter took them
-            let failed = inFlight[...end].first { $0.status == .error }
-            if end + 1 == inFlight.count { inFlight.removeAll(keepingCapacity: true) } else { inFlight.removeFirst(end + 1) }
-            return failed
+        last?.waitUntilCompleted() // a queue runs in order: all before it are done too
+        let mine: [String] = lock {
+            if let last { lastGPUTime = last.gpuEndTime - last.gpuStartTime }
+            routeFinishedLocked()
+            return failures.removeValue(forKey: me) ?? []
         }
-        if let failed {
-            throw EngineError(.execution, failed.error.map(describe) ?? "a command buffer failed")
+        if let first = mine.first {
+            let more = mine.count > 1 ? " (and \(mine.count - 1) more failed command buffers of this thread)" : ""
+            throw EngineError(.execution, first + more)
         }
     }
 
-    private func openEncoder() throws -> (any MTLCommandBuffer, any MTLComputeCommandEncoder) {
-        if let open { return open }
+    private func openEncoder() throws -> Open {
+        let me = ThreadID.current
+        if let mine = open.last(where: { $0.owner == me }) { return mine }
         guard let commandBuffer = queue.makeCommandBuffer(),
               let encoder = commandBuffer.makeComputeCommandEncoder() else {
             throw EngineError(.outOfMemory, "cannot make a command buffer")
         }
-        open = (commandBuffer, encoder)
-        boundIndices = 0
-        return (commandBuffer, encoder)
+        let made = Open(owner: me, commandBuffer: commandBuffer, encoder: encoder)
+        open.append(made)
+        return made
     }
 
-    private func commitLocked() {
-        guard let (commandBuffer, encoder) = open else { return }
-        encoder.endEncoding()
-        commandBuffer.commit()
-        open = nil
-        encodedCount = 0
-        // Keep failed or running ones for synchronize(); forget finished ones now and then.
-        if inFlight.count >= 16 { inFlight.removeAll { $0.status == .completed } }
-        inFlight.append(commandBuffer)
+    private func commitLocked(_ work: Open) {
+        guard let at = open.firstIndex(where: { $0 === work }) else { return }
+        open.remove(at: at)
+        work.encoder.endEncoding()
+        work.commandBuffer.commit()
+        // Keep failed or running ones for synchronize(); sort out finished ones now and then.
+        if inFlight.count >= 16 { routeFinishedLocked() }
+        inFlight.append((work.commandBuffer, work.owner, work.count))
+    }
+
+    private func commitAllLocked() {
+        while let first = open.first { commitLocked(first) }
+    }
+
+    /// Forgets finished command buffers; the errors of failed ones go to the thread that encoded them.
+    private func routeFinishedLocked() {
+        inFlight.removeAll { entry in
+            switch entry.commandBuffer.status {
+            case .completed: return true
+            case .error:
+                let message = entry.commandBuffer.error.map(describe) ?? "a command buffer failed"
+                // A failed command stops its command buffer: say so, the work after it is this thread's.
+                let rest = entry.dispatches > 1 ? " (this thread's work encoded after it in the same batch of "
+                    + "\(entry.dispatches) dispatches did not run)" : ""
+                failures[entry.owner, default: []].append(message + rest)
+                return true
+            default: return false
+            }
+        }
     }
 
     /// width * height * depth, or Int.max when that overflows (every dimension is at least 1).

@@ -8,6 +8,7 @@ import Darwin
 #else
 import Glibc
 #endif
+import CPyMetal  // pymetal.h: the C ABI's types and constants (no code)
 
 func fail(_ message: String) -> Never {
     fputs("pymetal-info: \(message)\n", stderr)
@@ -138,22 +139,14 @@ let x = xp!.bindMemory(to: Float.self, capacity: count), y = yp!.bindMemory(to: 
 for i in 0..<count { x[i] = Float(i); y[i] = 1 }
 var a: Float = 2
 let ok = withUnsafeBytes(of: &a) { scalar -> Bool in
-    // pm_arg: kind, index, buffer, offset, bytes, length (pymetal.h)
-    var args = [UInt8](repeating: 0, count: 3 * 40)
-    args.withUnsafeMutableBytes { raw in
-        for (slot, (kind, buffer)) in [(Int32(0), xs), (0, ys), (1, 0)].enumerated() {
-            let base = raw.baseAddress! + slot * 40
-            base.storeBytes(of: kind, toByteOffset: 0, as: Int32.self)
-            base.storeBytes(of: Int32(slot), toByteOffset: 4, as: Int32.self)
-            base.storeBytes(of: buffer, toByteOffset: 8, as: UInt64.self)
-            if kind == 1 {
-                base.storeBytes(of: scalar.baseAddress, toByteOffset: 24, as: UnsafeRawPointer?.self)
-                base.storeBytes(of: UInt64(4), toByteOffset: 32, as: UInt64.self)
-            }
-        }
-        let size: [UInt32] = [UInt32(count), 1, 1]
-        check(pm_dispatch(stream, kernel, raw.baseAddress, 3, size, nil, 0), "pm_dispatch")
-    }
+    // x, y: buffers; a: a value (pm_arg of pymetal.h)
+    var args = [
+        pm_arg(kind: Int32(PM_ARG_BUFFER.rawValue), index: 0, buffer: xs, offset: 0, bytes: nil, length: 0),
+        pm_arg(kind: Int32(PM_ARG_BUFFER.rawValue), index: 1, buffer: ys, offset: 0, bytes: nil, length: 0),
+        pm_arg(kind: Int32(PM_ARG_BYTES.rawValue), index: 2, buffer: 0, offset: 0, bytes: scalar.baseAddress, length: 4),
+    ]
+    var size: [UInt32] = [UInt32(count), 1, 1]
+    check(pm_dispatch(stream, kernel, &args, Int32(args.count), &size, nil, 0), "pm_dispatch")
     check(pm_stream_synchronize(stream), "pm_stream_synchronize")
     return (0..<count).allSatisfy { y[$0] == 2 * Float($0) + 1 }
 }

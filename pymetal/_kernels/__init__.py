@@ -17,6 +17,7 @@ import threading
 import numpy as np
 
 from ..array import empty
+from ..function import Function
 from ..library import shaders
 
 __all__ = ["Plan", "bfloat16", "dtype_name", "kernel", "plan", "scratch",
@@ -38,9 +39,18 @@ def kernel(family, variant, dtype_suffix, device):
     """The shader library's kernel <family>_<variant>_<dtype> (<family>_<dtype>
     without a variant)."""
     parts = (family, variant, dtype_suffix) if variant else (family, dtype_suffix)
-    fn = shaders(device).function("_".join(parts))
-    fn._strided_ok = True  # views are passed with their strides in the parameters
+    key = (id(device), "_".join(parts))
+    fn = _own.get(key)
+    if fn is None:
+        library = shaders(device)
+        library.function(key[1])  # FunctionNotFoundError naming the others
+        # The library's own Function: views are passed with their strides in the
+        # parameters, scratch memory as bytes (users' lib.function() stays checked).
+        fn = _own.setdefault(key, Function(library, key[1], own=True))
     return fn
+
+
+_own = {}
 
 
 _tls = threading.local()

@@ -1,4 +1,4 @@
-// Compiled against include/pymetal.h and linked with libPyMetal by
+// Compiled against Sources/CPyMetal/include/pymetal.h and linked with libPyMetal by
 // tests/python/test_c_abi.py: the header and the library must agree, and bad
 // input must come back as errors, never a crash.
 #include <assert.h>
@@ -52,6 +52,36 @@ int main(void) {
     EXPECT_ERROR(pm_kernel_buffer_access(&access[0], kernel, -1), PM_ERROR_INVALID_ARGUMENT);
     EXPECT_ERROR(pm_kernel_buffer_access(NULL, kernel, 0), PM_ERROR_INVALID_ARGUMENT);
     EXPECT_ERROR(pm_kernel_buffer_access(&access[0], library, 0), PM_ERROR_INVALID_ARGUMENT);
+    // The signature: x: device float*, a: constant float&.
+    int64_t count = 0;
+    CHECK(pm_kernel_argument_count(&count, kernel));
+    pm_argument_info info[2];
+    if (count != 2) { fprintf(stderr, "%lld arguments\n", (long long)count); return 1; }
+    for (int64_t i = 0; i < 2; i++) CHECK(pm_kernel_argument(&info[i], kernel, i));
+    if (strcmp(info[0].name, "x") || strcmp(info[0].type_name, "float") || info[0].access != PM_ACCESS_READ_WRITE
+        || info[0].binding != PM_BINDING_BUFFER || info[0].scalar != PM_SCALAR_FLOAT || info[0].scalar_size != 4
+        || info[0].lanes != 1 || info[0].size != 4 || info[1].index != 1 || strcmp(info[1].name, "a")
+        || info[1].access != PM_ACCESS_READ_ONLY || (!strcmp(backend, "cpu") && (info[0].form != PM_FORM_POINTER
+        || info[1].form != PM_FORM_REFERENCE || info[1].space != PM_SPACE_CONSTANT))) {
+        fprintf(stderr, "signature: %s %s %d %d / %s %d\n", info[0].name, info[0].type_name, info[0].form,
+                info[0].scalar, info[1].name, info[1].form);
+        return 1;
+    }
+    EXPECT_ERROR(pm_kernel_argument(&info[0], kernel, 2), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_kernel_argument(&info[0], kernel, -1), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_kernel_argument(NULL, kernel, 0), PM_ERROR_INVALID_ARGUMENT);
+    // A macro line without a name is an error, not a crash.
+    pm_library other;
+    EXPECT_ERROR(pm_library_compile(&other, device, source, "=1\n", 0), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_library_compile(&other, device, source, "A=1\n  =2", 0), PM_ERROR_INVALID_ARGUMENT);
+    // Wrapping more memory than a buffer can hold, or memory that wraps around the address space.
+    int64_t page = 0;
+    CHECK(pm_device_page_size(&page, device));
+    EXPECT_ERROR(pm_buffer_wrap(&huge, device, (void *)(uintptr_t)page, UINT64_MAX - (uint64_t)page + 1), PM_ERROR_INVALID_ARGUMENT);
+    EXPECT_ERROR(pm_buffer_wrap(&huge, device, (void *)(uintptr_t)page, (uint64_t)1 << 62), PM_ERROR_INVALID_ARGUMENT);
+    int64_t tgmem = 0;
+    CHECK(pm_device_max_threadgroup_memory(&tgmem, device));
+    if (tgmem < 16384) { fprintf(stderr, "threadgroup memory %lld\n", (long long)tgmem); return 1; }
     pm_stream stream;
     CHECK(pm_stream_new(&stream, device));
     pm_buffer buffer;
@@ -70,6 +100,11 @@ int main(void) {
     args[1].index = 31;
     EXPECT_ERROR(pm_dispatch(stream, kernel, args, 2, size, NULL, 0), PM_ERROR_INVALID_ARGUMENT);
     args[1].index = 1;
+    // A parameter left unbound, or a value too small for it, fails the dispatch itself.
+    EXPECT_ERROR(pm_dispatch(stream, kernel, args, 1, size, NULL, 0), PM_ERROR_INVALID_ARGUMENT);
+    args[1].length = 2;
+    EXPECT_ERROR(pm_dispatch(stream, kernel, args, 2, size, NULL, 0), PM_ERROR_INVALID_ARGUMENT);
+    args[1].length = sizeof a;
     CHECK(pm_dispatch(stream, kernel, args, 2, size, NULL, 0));
     CHECK(pm_stream_synchronize(stream));
     for (int i = 0; i < 100; i++) if (x[i] != 3.0f * (float)i) { fprintf(stderr, "x[%d] = %g\n", i, x[i]); return 1; }

@@ -100,8 +100,10 @@ static const pm_binding bind_0[] = {
 };
 static_assert(::pm::abi::param_bytes<&::hy_everything, 3>() == sizeof(params), "a reference is read whole");
 static_assert(::pm::abi::param_bytes<&::hy_everything, 0>() == 0, "a pointer may point at nothing");
-static_assert(::pm::abi::param_flags<&::hy_everything, 0>() == 0, "device float* may be written");
-static_assert(::pm::abi::param_flags<&::hy_everything, 3>() == PM_BIND_READ_ONLY, "constant is read-only");
+static_assert(::pm::abi::param_flags<&::hy_everything, 0>() == PM_BIND_POINTER, "device float* may be written");
+static_assert(::pm::abi::param_flags<&::hy_everything, 3>() == (PM_BIND_READ_ONLY | PM_BIND_REFERENCE), "constant is read-only");
+static_assert(::pm::abi::param_type<&::hy_everything, 0>() == (PM_ELEM_FLOAT | 4u << 8 | 1u << 16), "float lanes");
+static_assert(::pm::abi::param_size<&::hy_everything, 3>() == sizeof(params), "the referenced type's size");
 } // namespace pm_generated
 extern "C" __attribute__((visibility("default"))) const pm_kernel_bindings pm_cpu_bindings[] = {
     {pm_generated::bind_0, 3}, {nullptr, 0}};

@@ -12,7 +12,7 @@ import numpy as np
 PM_MAX_BUFFERS = 31
 PM_MAX_THREADGROUP_ARGS = 31
 PM_ERROR_CAPACITY = 512
-ABI_VERSION = 2  # PM_KERNEL_ABI_VERSION in pm_kernel_abi.h
+ABI_VERSION = 3  # PM_KERNEL_ABI_VERSION in pm_kernel_abi.h
 
 
 class Launch(C.Structure):

@@ -38,7 +38,7 @@ def test_library_path(dev):
     path = pm.library_path()
     assert os.path.isfile(path)
     assert os.path.basename(path).startswith("libPyMetal")
-    assert pm.ABI_VERSION == 2
+    assert pm.ABI_VERSION == 3
 
 
 def test_errors_hierarchy():

@@ -14,7 +14,7 @@
 extern "C" {
 #endif
 
-#define PM_KERNEL_ABI_VERSION 2u
+#define PM_KERNEL_ABI_VERSION 3u
 #define PM_MAX_BUFFERS 31               // [[buffer(0..30)]], as Metal
 #define PM_MAX_THREADGROUP_ARGS 31      // [[threadgroup(0..30)]]
 #define PM_MAX_THREADGROUP_MEMORY 32768 // bytes per threadgroup, as Apple GPUs
@@ -73,12 +73,30 @@ enum {
 
 // pm_binding.flags
 #define PM_BIND_READ_ONLY 1u     // the kernel cannot write through it: `device const T*`, `constant T&`, a value
+#define PM_BIND_POINTER 2u       // `T *p` (else with PM_BIND_REFERENCE `T &r`, else a value)
+#define PM_BIND_REFERENCE 4u
+#define PM_BIND_ATOMIC 8u        // the element type is atomic<T> (atomic_uint, ...)
+
+// pm_binding.type: the element type (pointee, referenced or value type, without
+// const and atomic<>) as PM_ELEM_* | bytes of one lane << 8 | lanes << 16.
+enum {
+    PM_ELEM_OTHER = 0, // a struct, void, ...: raw bytes
+    PM_ELEM_BOOL = 1,
+    PM_ELEM_INT = 2,   // char, short, int, long
+    PM_ELEM_UINT = 3,  // uchar, ushort, uint, ulong
+    PM_ELEM_FLOAT = 4, // half, float
+    PM_ELEM_BFLOAT = 5,
+};
 
 typedef struct pm_binding {
     uint32_t kind;      // PM_BIND_*
     uint32_t index;     // binding index (0 for positions)
     uint32_t min_bytes; // bytes the kernel reads at least: sizeof the pointee / referenced / value type
-    uint32_t flags;     // PM_BIND_READ_ONLY or 0
+    uint32_t flags;     // PM_BIND_READ_ONLY | PM_BIND_POINTER | PM_BIND_REFERENCE | PM_BIND_ATOMIC
+    uint32_t type;      // the element type, see PM_ELEM_*
+    uint32_t size;      // sizeof the element type (0 for void)
+    const char *name;   // the parameter's name ("" when it has none)
+    const char *type_name; // the element type as written (the front end's text; "" when unknown)
 } pm_binding;
 
 typedef struct pm_kernel_bindings {

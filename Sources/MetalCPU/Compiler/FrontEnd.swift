@@ -8,6 +8,8 @@ struct KernelBinding {
     enum Kind: Equatable { case buffer, threadgroup, position(String) }
     let kind: Kind
     let index: Int
+    var name = ""     // the parameter's name, for reflection
+    var typeText = "" // its element type as written (without const, *, &), for reflection
 }
 
 struct Kernel {
@@ -356,6 +358,12 @@ final class FrontEnd {
             return // a prototype: the definition is elsewhere
         }
         let qualified = declaratorSource(declarator)
+        // A library's functions are found by name: two kernels of one name would make one unreachable.
+        if kernels.contains(where: { $0.hostName == (hostName ?? plainName) }) {
+            error(start, "a kernel named '\(hostName ?? plainName)' is already defined in this library; "
+                  + "rename one (or give it [[host_name(\"...\")]])")
+            return
+        }
         kernels.append(Kernel(hostName: hostName ?? plainName, function: qualified,
                               bindings: kernelBindings, maxTotalThreads: threads))
         let index = kernels.count - 1
@@ -506,7 +514,8 @@ final class FrontEnd {
             }
             // Without an attribute Metal assigns the next buffer index (tinygrad's
             // kernels rely on it): one past the previous buffer parameter's.
-            let resolved = binding ?? KernelBinding(kind: .buffer, index: nextBuffer)
+            var resolved = binding ?? KernelBinding(kind: .buffer, index: nextBuffer)
+            (resolved.name, resolved.typeText) = parameterNames(paramStart, last)
             if resolved.kind == .buffer {
                 guard resolved.index < 31 else {
                     error(paramStart, "parameter \(number + 1) of kernel '\(kernel)' would take buffer index "
@@ -552,6 +561,27 @@ final class FrontEnd {
         let type = sourceText(first..<star)
         guard !type.contains("atomic") else { return }
         remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index)> ")
+    }
+
+    /// A parameter's name and element type text, for reflection: `const float4 * restrict x`
+    /// gives ("x", "float4"); the name is the last identifier when something precedes it.
+    private func parameterNames(_ first: Int, _ last: Int) -> (String, String) {
+        var plain: [Int] = []
+        var j = first
+        while j <= last {
+            if let attrEnd = attributeEnd(j) { j = attrEnd + 1; continue }
+            plain.append(j)
+            j += 1
+        }
+        var name = ""
+        if plain.count >= 2, let end = plain.last, tokens[end].kind == .identifier {
+            name = text(end)
+            plain.removeLast()
+        }
+        let qualifiers: Set<String> = ["const", "volatile", "restrict", "__restrict", "__restrict__", "*", "&", "&&"]
+        let words = plain.map { text($0) }.filter { !qualifiers.contains($0) }
+        return (name, words.joined(separator: " ").replacingOccurrences(of: " :: ", with: "::")
+            .replacingOccurrences(of: " < ", with: "<").replacingOccurrences(of: " >", with: ">"))
     }
 
     // MARK: - threadgroup

@@ -23,12 +23,14 @@ enum LauncherGenerator {
             }
             entries.append("  {\(quoted(kernel.hostName)), &::pm::rt::run<\(runner)>, \(mode), \(kernel.maxTotalThreads), \(sites), \(kernel.sites.count)}")
             let rows = kernel.bindings.enumerated().map { (position, binding) -> String in
-                let bytes = "::pm::abi::param_bytes<&\(kernel.function), \(position)>()"
-                let flags = "::pm::abi::param_flags<&\(kernel.function), \(position)>()"
+                func fact(_ name: String) -> String { "::pm::abi::param_\(name)<&\(kernel.function), \(position)>()" }
+                let names = "\(quoted(binding.name)), \(quoted(binding.typeText))"
                 switch binding.kind {
-                case .buffer: return "{PM_BIND_BUFFER, \(binding.index), \(bytes), \(flags)}"
-                case .threadgroup: return "{PM_BIND_THREADGROUP, \(binding.index), \(bytes), 0}"
-                case .position: return "{PM_BIND_POSITION, 0, 0, 0}"
+                case .buffer:
+                    return "{PM_BIND_BUFFER, \(binding.index), \(fact("bytes")), \(fact("flags")), \(fact("type")), \(fact("size")), \(names)}"
+                case .threadgroup:
+                    return "{PM_BIND_THREADGROUP, \(binding.index), \(fact("bytes")), 0, \(fact("type")), \(fact("size")), \(names)}"
+                case .position: return "{PM_BIND_POSITION, 0, 0, 0, 0, 0, \(names)}"
                 }
             }
             if rows.isEmpty {

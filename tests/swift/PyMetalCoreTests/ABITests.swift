@@ -1,5 +1,6 @@
 import XCTest
-import PyMetal
+// The C ABI as C sees it (pymetal.h), linked with libPyMetal's code (the PyMetal target).
+import CPyMetal
 import PyMetalCore
 
 /// The C ABI never crashes: bad handles, nulls, sizes and indices are errors with messages.
@@ -13,7 +14,7 @@ final class ABITests: XCTestCase {
     private func lastError() -> String { String(cString: pm_last_error()) }
 
     func testVersionAndDevice() {
-        XCTAssertEqual(pm_abi_version(), 2)
+        XCTAssertEqual(pm_abi_version(), PM_ABI_VERSION)
         var again: UInt64 = 0
         XCTAssertEqual(pm_device_default(&again), 0)
         XCTAssertEqual(again, device)
@@ -70,27 +71,25 @@ final class ABITests: XCTestCase {
         XCTAssertEqual(pm_stream_new(&stream, device), 0)
         XCTAssertEqual(pm_buffer_new(&buffer, device, 4000), 0)
         var base: UInt32 = 7
-        var args = [UInt8](repeating: 0, count: 80)
-        args.withUnsafeMutableBytes { raw in
-            raw.storeBytes(of: Int32(0), toByteOffset: 0, as: Int32.self)
-            raw.storeBytes(of: Int32(0), toByteOffset: 4, as: Int32.self)
-            raw.storeBytes(of: buffer, toByteOffset: 8, as: UInt64.self)
-            raw.storeBytes(of: Int32(1), toByteOffset: 40, as: Int32.self)
-            raw.storeBytes(of: Int32(1), toByteOffset: 44, as: Int32.self)
-            withUnsafeBytes(of: &base) { raw.storeBytes(of: $0.baseAddress, toByteOffset: 64, as: UnsafeRawPointer?.self) }
-            raw.storeBytes(of: UInt64(4), toByteOffset: 72, as: UInt64.self)
-        }
-        var size: [UInt32] = [1000, 1, 1]
-        var zero: [UInt32] = [0, 1, 1]
-        var huge: [UInt32] = [2048, 1, 1]
-        args.withUnsafeBytes { raw in
-            XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &zero, nil, 0), 1, "empty grid")
-            XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &size, &huge, 0), 1, "threadgroup too large")
-            XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, -1, &size, nil, 0), 1)
+        withUnsafePointer(to: &base) { base in
+            var args = [
+                pm_arg(kind: Int32(PM_ARG_BUFFER.rawValue), index: 0, buffer: buffer, offset: 0, bytes: nil, length: 0),
+                pm_arg(kind: Int32(PM_ARG_BYTES.rawValue), index: 1, buffer: 0, offset: 0, bytes: base, length: 4),
+            ]
+            var size: [UInt32] = [1000, 1, 1]
+            var zero: [UInt32] = [0, 1, 1]
+            var huge: [UInt32] = [2048, 1, 1]
+            XCTAssertEqual(pm_dispatch(stream, kernel, &args, 2, &zero, nil, 0), 1, "empty grid")
+            XCTAssertEqual(pm_dispatch(stream, kernel, &args, 2, &size, &huge, 0), 1, "threadgroup too large")
+            XCTAssertEqual(pm_dispatch(stream, kernel, &args, -1, &size, nil, 0), 1)
             var enormous: [UInt32] = [UInt32.max, UInt32.max, UInt32.max]
-            XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &enormous, nil, 0), 1, "no overflow trap")
-            XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &enormous, nil, 1), 1, "no overflow trap")
-            XCTAssertEqual(pm_dispatch(stream, kernel, raw.baseAddress, 2, &size, nil, 0), 0, lastError())
+            XCTAssertEqual(pm_dispatch(stream, kernel, &args, 2, &enormous, nil, 0), 1, "no overflow trap")
+            XCTAssertEqual(pm_dispatch(stream, kernel, &args, 2, &enormous, nil, 1), 1, "no overflow trap")
+            XCTAssertEqual(pm_dispatch(stream, kernel, &args, 2, &enormous, &enormous, 1), 1, "no overflow trap")
+            // A missing binding fails the dispatch itself, naming the parameter.
+            XCTAssertEqual(pm_dispatch(stream, kernel, &args, 1, &size, nil, 0), 1)
+            XCTAssertTrue(lastError().contains("base: constant uint&"), lastError())
+            XCTAssertEqual(pm_dispatch(stream, kernel, &args, 2, &size, nil, 0), 0, lastError())
         }
         XCTAssertEqual(pm_buffer_release(buffer), 0, "released while the work is pending")
         var keep: UInt64 = 0
@@ -99,12 +98,20 @@ final class ABITests: XCTestCase {
         var seconds = -1.0
         XCTAssertEqual(pm_stream_gpu_time(&seconds, stream), 0)
         XCTAssertGreaterThanOrEqual(seconds, 0)
-        // A kernel error (missing binding) surfaces at synchronize with the kernel's name.
-        var one: [UInt32] = [1, 1, 1]
-        XCTAssertEqual(pm_dispatch(stream, kernel, nil, 0, &one, nil, 0), 0)
+        // An error only execution reveals surfaces at synchronize with the kernel's name.
+        var bad: UInt64 = 0, badLibrary: UInt64 = 0
+        let barrier = "kernel void divergent(device float* x [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) "
+            + "{ if (i == 3) return; threadgroup_barrier(mem_flags::mem_threadgroup); x[i] = 1; }"
+        XCTAssertEqual(pm_library_compile(&badLibrary, device, barrier, nil, 0), 0, lastError())
+        XCTAssertEqual(pm_kernel_new(&bad, badLibrary, "divergent"), 0)
+        var group: [UInt32] = [8, 1, 1]
+        var arg = pm_arg(kind: Int32(PM_ARG_BUFFER.rawValue), index: 0, buffer: keep, offset: 0, bytes: nil, length: 0)
+        XCTAssertEqual(pm_dispatch(stream, bad, &arg, 1, &group, &group, 0), 0, lastError())
         XCTAssertEqual(pm_stream_synchronize(stream), 5)
-        XCTAssertTrue(lastError().contains("iota"), lastError())
+        XCTAssertTrue(lastError().contains("divergent"), lastError())
         XCTAssertEqual(pm_stream_synchronize(stream), 0, "the error is reported once")
+        XCTAssertEqual(pm_kernel_release(bad), 0)
+        XCTAssertEqual(pm_library_release(badLibrary), 0)
         for handle in [keep] { XCTAssertEqual(pm_buffer_release(handle), 0) }
         XCTAssertEqual(pm_kernel_release(kernel), 0)
         XCTAssertEqual(pm_library_release(library), 0)

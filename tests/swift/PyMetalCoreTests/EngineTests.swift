@@ -47,4 +47,52 @@ final class EngineTests: XCTestCase {
         XCTAssertEqual(Array(kernel.bufferAccess[0...4]), [.readOnly, .unused, .readWrite, .readOnly, .unused])
         XCTAssertTrue(kernel.bufferAccess[5...].allSatisfy { $0 == .unused })
     }
+
+    func testSignatureFromReflection() throws {
+        let device = try Device.makeDefault()
+        let kernel = try device.compile(source: """
+        struct P { float a; int b; };
+        kernel void k(device const float4* a [[buffer(0)]], device atomic_uint* n [[buffer(1)]],
+                      constant P& p [[buffer(2)]], constant half& h [[buffer(3)]], device packed_float3* v [[buffer(4)]],
+                      threadgroup float* t [[threadgroup(0)]], uint i [[thread_position_in_grid]]) {}
+        """).kernel(named: "k")
+        let arguments = try XCTUnwrap(kernel.arguments)
+        XCTAssertEqual(arguments.map { "\($0.name): \($0.declaration)" },
+                       ["a: device const float4*", "n: device atomic_uint*", "p: constant P&", "h: constant half&",
+                        "v: device packed_float3*", "t: threadgroup float*"])
+        XCTAssertEqual(arguments.map(\.size), [16, 4, 8, 2, 12, 4])
+        XCTAssertEqual(arguments.map(\.lanes), [4, 1, 1, 1, 3, 1])
+        XCTAssertEqual(arguments.map(\.scalar), [.float, .uint, .other, .float, .float, .float])
+        XCTAssertEqual(arguments.map(\.form), [.pointer, .pointer, .reference, .reference, .pointer, .pointer])
+    }
+
+    /// A failure is reported to the thread whose work failed, and other threads' work runs.
+    func testExecutionErrorsGoToTheThreadThatCausedThem() throws {
+        let device = try Device.makeDefault()
+        let library = try device.compile(source: """
+        kernel void bad(device float* x [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {
+            if (i == 3) return;
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+        }
+        kernel void one(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] = 1; }
+        """)
+        let bad = try library.kernel(named: "bad"), one = try library.kernel(named: "one")
+        let stream = try device.makeStream()
+        let scratch = try device.makeBuffer(length: 64), out = try device.makeBuffer(length: 64)
+        try stream.dispatch(bad, arguments: [Argument(index: 0, .buffer(scratch, offset: 0))], size: [8], threadgroup: [8], byGroups: false)
+        var otherError: (any Error)?
+        let other = Thread {
+            do {
+                try stream.dispatch(one, arguments: [Argument(index: 0, .buffer(out, offset: 0))], size: [16], threadgroup: nil, byGroups: false)
+                try stream.synchronize()
+            } catch { otherError = error }
+        }
+        other.start()
+        while !other.isFinished { usleep(1000) }
+        XCTAssertNil(otherError, "another thread's failure is not this thread's")
+        XCTAssertEqual(Array(UnsafeBufferPointer(start: out.contents.assumingMemoryBound(to: Float.self), count: 16)),
+                       Array(repeating: 1, count: 16), "its work ran")
+        XCTAssertThrowsError(try stream.synchronize()) { XCTAssertTrue("\($0)".contains("bad"), "\($0)") }
+        XCTAssertNoThrow(try stream.synchronize(), "reported once")
+    }
 }

@@ -1,8 +1,11 @@
 // Compile-time facts about kernel parameters, used by the generated binding
-// tables (pm_cpu_bindings): how many bytes a parameter reads at least, and
-// whether the kernel can write through it.
+// tables (pm_cpu_bindings): how many bytes a parameter reads at least,
+// whether the kernel can write through it, and its element type (what Metal's
+// reflection reports as a binding's data type and size).
 #pragma once
 #include "pm_kernel_abi.h"
+
+namespace metal { template <class _PmT> struct atomic; }
 
 namespace pm::abi {
 // A pointer may point at an empty array (the kernel may read nothing), so it
@@ -25,16 +28,58 @@ template <class _PmT> constexpr uint32_t flags_of() {
 // pointers (runtime.h, vptr) count as the plain pointers they stand for.
 template <class _PmT> struct binding_type { typedef _PmT type; };
 
+// The element type: pointee, referenced or value type, without cv.
+template <class _PmT> using element_t = __remove_cvref(__remove_pointer(__remove_reference_t(_PmT)));
+template <class _PmT> struct unatomic { typedef _PmT type; static constexpr uint32_t flag = 0; };
+template <class _PmT> struct unatomic<::metal::atomic<_PmT>> { typedef _PmT type; static constexpr uint32_t flag = PM_BIND_ATOMIC; };
+
+template <class _PmT> constexpr uint32_t form_of() {
+    if constexpr (__is_pointer(__remove_reference_t(_PmT))) return PM_BIND_POINTER;
+    else if constexpr (__is_reference(_PmT)) return PM_BIND_REFERENCE;
+    else return 0;
+}
+
+// PM_ELEM_* | lane bytes << 8 | lanes << 16 (pm_binding.type).
+template <class _PmT> constexpr uint32_t type_of() {
+    typedef element_t<_PmT> _PmE;
+    if constexpr (__is_void(_PmE)) return PM_ELEM_OTHER;
+    else {
+        typedef ::metal::pm_uncv_t<typename unatomic<_PmE>::type> _PmV;
+        typedef ::metal::pm_elem_t<_PmV> _PmS;
+        uint32_t kind = PM_ELEM_OTHER;
+        if constexpr (::metal::pm_same<_PmS, bool>) kind = PM_ELEM_BOOL;
+        else if constexpr (::metal::pm_same<_PmS, ::metal::bfloat>) kind = PM_ELEM_BFLOAT;
+        else if constexpr (::metal::pm_is_float<_PmS>) kind = PM_ELEM_FLOAT;
+        else if constexpr (::metal::pm_is_int<_PmS>) kind = ::metal::pm_is_signed<_PmS> ? PM_ELEM_INT : PM_ELEM_UINT;
+        if (kind == PM_ELEM_OTHER) return PM_ELEM_OTHER;
+        return kind | (uint32_t)sizeof(_PmS) << 8 | (uint32_t)::metal::pm_width<_PmV> << 16;
+    }
+}
+
+template <class _PmT> constexpr uint32_t size_of() {
+    if constexpr (__is_void(element_t<_PmT>)) return 0;
+    else return (uint32_t)sizeof(element_t<_PmT>);
+}
+
 template <auto _PmF> struct params;
 template <class _PmR, class... _PmA, _PmR (*_PmF)(_PmA...)> struct params<_PmF> {
     template <unsigned _PmI> static constexpr uint32_t bytes() {
         return bytes_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
     }
     template <unsigned _PmI> static constexpr uint32_t flags() {
-        return flags_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
+        typedef typename binding_type<__type_pack_element<_PmI, _PmA...>>::type _PmT;
+        return flags_of<_PmT>() | form_of<_PmT>() | unatomic<element_t<_PmT>>::flag;
+    }
+    template <unsigned _PmI> static constexpr uint32_t type() {
+        return type_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
+    }
+    template <unsigned _PmI> static constexpr uint32_t size() {
+        return size_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
     }
 };
 
 template <auto _PmF, unsigned _PmI> constexpr uint32_t param_bytes() { return params<_PmF>::template bytes<_PmI>(); }
 template <auto _PmF, unsigned _PmI> constexpr uint32_t param_flags() { return params<_PmF>::template flags<_PmI>(); }
+template <auto _PmF, unsigned _PmI> constexpr uint32_t param_type() { return params<_PmF>::template type<_PmI>(); }
+template <auto _PmF, unsigned _PmI> constexpr uint32_t param_size() { return params<_PmF>::template size<_PmI>(); }
 } // namespace pm::abi

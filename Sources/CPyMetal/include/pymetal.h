@@ -21,7 +21,17 @@
 extern "C" {
 #endif
 
-#define PM_ABI_VERSION 2
+#define PM_ABI_VERSION 3
+
+// Limits of the binding model (Metal's): [[buffer(0)]] .. [[buffer(30)]] and
+// [[threadgroup(0)]] .. [[threadgroup(30)]]; values passed by copy (setBytes)
+// are 1 to 4096 bytes; each is copied to a 16-byte boundary (the alignment of
+// the widest vector a kernel may read). Device-dependent limits (threadgroup
+// memory, page size, buffer length) are queried from the device.
+#define PM_MAX_BINDINGS 31
+#define PM_MAX_ARGS 64           // pm_arg records per dispatch
+#define PM_MAX_BYTES 4096        // PM_ARG_BYTES length
+#define PM_BYTES_ALIGNMENT 16
 
 typedef uint64_t pm_device;
 typedef uint64_t pm_buffer;
@@ -52,6 +62,8 @@ int32_t pm_device_max_threads_per_threadgroup(int64_t *out, pm_device device);
 int32_t pm_device_max_buffer_length(int64_t *out, pm_device device);
 int32_t pm_device_recommended_working_set(int64_t *out, pm_device device);
 int32_t pm_device_page_size(int64_t *out, pm_device device);    // alignment for pm_buffer_wrap
+// Bytes of threadgroup memory a threadgroup may use (static + [[threadgroup(n)]] lengths).
+int32_t pm_device_max_threadgroup_memory(int64_t *out, pm_device device);
 // The library of pymetal's own kernels (Shaders/), loaded at start-up.
 int32_t pm_device_shader_library(pm_library *out, pm_device device);
 
@@ -59,7 +71,8 @@ int32_t pm_device_shader_library(pm_library *out, pm_device device);
 // New page-aligned memory of `length` bytes (length 0 allocates a minimal buffer).
 int32_t pm_buffer_new(pm_buffer *out, pm_device device, uint64_t length);
 // Wraps caller memory without copying. `pointer` and `length` must be multiples
-// of the page size (pm_device_page_size, 16 KiB on Apple Silicon). The memory
+// of the page size (pm_device_page_size, 16 KiB on Apple Silicon), `length` at
+// most pm_device_max_buffer_length. The memory
 // must stay valid until pm_buffer_release() returns: for wrapped buffers that
 // call waits for pending work that uses the buffer.
 int32_t pm_buffer_wrap(pm_buffer *out, pm_device device, void *pointer, uint64_t length);
@@ -109,16 +122,62 @@ enum pm_access {
     PM_ACCESS_READ_WRITE = 2, // may be written (also when nothing is known)
 };
 int32_t pm_kernel_buffer_access(int32_t *out, pm_kernel kernel, int32_t index);
+
+// The kernel's signature: one record per [[buffer(n)]] and [[threadgroup(n)]]
+// parameter, in declaration order (Metal's pipeline reflection; on Linux the
+// front end's parameter list and the C++ types of the parameters).
+enum pm_binding_kind {
+    PM_BINDING_BUFFER = 0,      // [[buffer(index)]]
+    PM_BINDING_THREADGROUP = 1, // [[threadgroup(index)]]
+};
+enum pm_address_space {
+    PM_SPACE_UNKNOWN = 0,
+    PM_SPACE_DEVICE = 1,
+    PM_SPACE_CONSTANT = 2,
+    PM_SPACE_THREADGROUP = 3,
+};
+enum pm_form {
+    PM_FORM_UNKNOWN = 0,   // a buffer whose pointer / reference form is not reported (Metal's reflection)
+    PM_FORM_POINTER = 1,   // `device T *p`: an array
+    PM_FORM_REFERENCE = 2, // `constant T &v`: one T
+    PM_FORM_VALUE = 3,     // `T v [[buffer(n)]]`: one T, copied
+};
+enum pm_scalar_kind {
+    PM_SCALAR_OTHER = 0,   // a struct, void, or anything else: raw bytes
+    PM_SCALAR_BOOL = 1,
+    PM_SCALAR_INT = 2,     // signed integers (char, short, int, long)
+    PM_SCALAR_UINT = 3,    // unsigned integers (uchar, ushort, uint, ulong)
+    PM_SCALAR_FLOAT = 4,   // half, float
+    PM_SCALAR_BFLOAT = 5,
+};
+typedef struct pm_argument_info {
+    const char *name;      // the parameter's name ("" if unknown); valid as long as the kernel
+    const char *type_name; // the element type: "float", "float4", "atomic_uint", a struct's name, ...
+    int32_t binding;       // pm_binding_kind
+    int32_t index;         // binding index, 0..30
+    int32_t space;         // pm_address_space
+    int32_t form;          // pm_form
+    int32_t access;        // pm_access
+    int32_t scalar;        // pm_scalar_kind of the element type's lanes
+    int32_t scalar_size;   // bytes of one lane (0 for PM_SCALAR_OTHER)
+    int32_t lanes;         // vector width (1 for scalars)
+    int64_t size;          // sizeof the element type (0 when unknown or void)
+} pm_argument_info;
+int32_t pm_kernel_argument_count(int64_t *out, pm_kernel kernel);
+int32_t pm_kernel_argument(pm_argument_info *out, pm_kernel kernel, int64_t position);
 int32_t pm_kernel_release(pm_kernel kernel);
 
 // ---- Streams and dispatch -------------------------------------------------------
-// A stream is a command queue with one open command buffer. Dispatches are
-// encoded into it and committed when a batch is full, on pm_stream_commit or
-// on pm_stream_synchronize.
+// A stream is a command queue with an open command buffer per thread that
+// encodes into it (so that a failure is that thread's alone). Dispatches are
+// encoded into it and committed when a batch is full, on pm_stream_commit,
+// on pm_stream_synchronize, or before another thread's dispatch that uses one
+// of its buffers (work runs in the order it was encoded).
 int32_t pm_stream_new(pm_stream *out, pm_device device);
 int32_t pm_stream_commit(pm_stream stream);
-// Commits and waits for all work; returns PM_ERROR_EXECUTION with the kernel's
-// error if a command buffer failed.
+// Commits and waits for all work (of every thread); returns PM_ERROR_EXECUTION
+// with the kernel's error if work this thread encoded failed (another thread's
+// failures are reported to that thread).
 int32_t pm_stream_synchronize(pm_stream stream);
 // GPU seconds (end - start) of the last completed command buffer (0 if none).
 int32_t pm_stream_gpu_time(double *out, pm_stream stream);
@@ -141,17 +200,21 @@ enum pm_arg_kind {
 
 typedef struct pm_arg {
     int32_t kind;     // pm_arg_kind
-    int32_t index;    // binding index, 0..30
+    int32_t index;    // binding index, 0..PM_MAX_BINDINGS-1
     pm_buffer buffer; // PM_ARG_BUFFER
     uint64_t offset;  // PM_ARG_BUFFER: byte offset into the buffer
-    const void *bytes;// PM_ARG_BYTES (at most 4096 bytes, as Metal's setBytes)
+    const void *bytes;// PM_ARG_BYTES (1 to PM_MAX_BYTES bytes, as Metal's setBytes)
     uint64_t length;  // PM_ARG_BYTES / PM_ARG_THREADGROUP_MEMORY
 } pm_arg;
 
 // Encodes one dispatch. `size` is threads per grid (by_groups = 0, like
 // dispatchThreads) or threadgroups per grid (by_groups = 1, like
 // dispatchThreadgroups). `threadgroup` may be NULL or {0,0,0} to let pymetal
-// choose. Every dimension must be >= 1.
+// choose. Every dimension must be >= 1. The arguments are checked against the
+// kernel's signature before anything is encoded (every parameter bound, with
+// enough bytes): a bad call fails here, not when the work runs. Work that
+// fails when it runs is reported by pm_stream_synchronize on the thread that
+// encoded it, and only there; other threads' work is not affected.
 int32_t pm_dispatch(pm_stream stream, pm_kernel kernel, const pm_arg *args, int32_t arg_count,
                     const uint32_t size[3], const uint32_t threadgroup[3], int32_t by_groups);
 
