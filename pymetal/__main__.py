@@ -121,8 +121,9 @@ def cmd_compile(args):
     print("%s: ok, %d kernel%s" % (args.file, len(lib.functions), "" if len(lib.functions) == 1 else "s"))
     for name in lib.functions:
         fn = lib.function(name)
-        signature = getattr(fn, "signature", None) or getattr(fn, "arguments", None)
-        if signature is None:
+        if fn.arguments is not None:  # the kernel's signature, with each argument's binding
+            signature = ", ".join("%r [[%s(%d)]]" % (a, a.binding, a.index) for a in fn.arguments)
+        else:  # no reflection: the buffers the pipeline reports
             signature = ", ".join("buffer(%d) %s" % item for item in sorted(buffer_access(fn).items()))
         print("  %s(%s)" % (name, signature))
         print("      max threads/group %d, execution width %d, static threadgroup memory %d bytes"

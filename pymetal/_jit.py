@@ -12,7 +12,6 @@ import os
 import threading
 
 from . import _ops
-from .function import Function
 from .device import device as _default_device
 
 _lock = threading.Lock()
@@ -70,8 +69,9 @@ def kernel(name, family, dt):
 def _load(name, family, dt):
     global _precompiled
     dev = _default_device()
-    # At call time: library imports function -> array -> _elementwise -> this module.
+    # At call time: library and function import array -> _elementwise -> this module.
     from . import library as _library
+    from .function import Function
 
     lib = _library.shaders(dev)
     if _precompiled is None:

@@ -615,8 +615,10 @@ class Function:
     def _scalar(self, a, i, p, data, doff):
         """Packs scalar a as the value of parameter p; returns its size."""
         if isinstance(a, np.generic):
-            if a.dtype == p.dtype and p.lanes == 1 or (a.dtype.kind == "V" and p.dtype is None):
-                b = a.tobytes()  # a NumPy scalar of the declared type (or a struct): its bytes
+            if a.dtype == p.dtype and p.lanes == 1 or (a.dtype.kind in "Vc" and p.dtype is None):
+                # A NumPy scalar of the declared type, or a struct (a structured or complex scalar,
+                # e.g. complex64 for Shaders/complex.h's cfloat): its bytes, whose size is checked.
+                b = a.tobytes()
                 if len(b) != p.size:
                     raise TypeError("argument %d of %s(): %s of %d bytes for %r, which takes %d bytes"
                                     % (i, self._name, a.dtype, len(b), p, p.size))
