@@ -61,6 +61,8 @@ enum MSLAttributes {
                      "ballot", "all", "any", "is_first", "active_threads_mask", "is_helper_thread"] {
             names.insert("simd_" + base)
             names.insert("quad_" + base)
+            names.insert("__metal_simd_" + base) // Apple's builtins (pm_msl/builtins.h)
+            names.insert("__metal_quad_" + base)
         }
         return names
     }()
@@ -97,6 +99,7 @@ final class FrontEnd {
     private func process() throws -> FrontEndOutput {
         var i = 0
         _ = parseScope(&i)
+        removeAddressSpaces()
         analyse()
         if !errors.isEmpty { throw CompileDiagnostics(messages: errors) }
         return FrontEndOutput(text: applyEdits(), kernels: kernels)
@@ -309,6 +312,7 @@ final class FrontEnd {
         }
         stripThreadgroup(in: start..<(headEnd + 1), storageAllowed: false)
         if let body { stripThreadgroup(in: body, storageAllowed: true) }
+        if let body, isClassHead(start..<(body.lowerBound - 1)) { mergeAddressSpaceOverloads(body) }
 
         if !isKernel && hostName == nil {
             if let body, let name = definitionName(start, firstParen: firstParen, headEnd: headEnd) {
@@ -387,6 +391,10 @@ final class FrontEnd {
             }
         } else if let paren = firstParen {
             last = paren - 1
+        } else if isPunct(end, 59) {
+            // `template [[host_name("k")]] kernel kernel_t k<float>;`: the type is a
+            // function typedef, so the declarator is the name just before the `;`.
+            last = end - 1
         } else { return nil }
         var ids: [Int] = []
         var i = last
@@ -585,6 +593,106 @@ final class FrontEnd {
         }
         remove(at, through: end, replacement: replacement.joined(separator: " "))
         return end
+    }
+
+    // MARK: - Address spaces
+
+    /// `device`, `thread`, `constant` (prelude.h: words, not macros, for the front end): removed
+    /// from the user's code, `constant` read-only as in MSL (`const`).
+    private func removeAddressSpaces() {
+        for i in tokens.indices where tokens[i].kind == .identifier && isUser(i) {
+            switch text(i) {
+            case "device", "thread": remove(i, through: i)
+            case "constant": remove(i, through: i, replacement: "const")
+            default: break
+            }
+        }
+    }
+
+    private static let addressSpaces: Set<String> = ["device", "thread", "threadgroup", "constant"]
+
+    /// `struct` / `class` / `union` before the body, at the top level of the head: a class definition.
+    private func isClassHead(_ head: Range<Int>) -> Bool {
+        var i = head.lowerBound
+        while i < head.upperBound {
+            if isPunct(i, 40) || isPunct(i, 91) { i = matching(i) + 1; continue }
+            if isPunct(i, 61) { return false } // `S s = {...}`: an initializer
+            if isPunct(i, 60), i > head.lowerBound, text(i - 1) == "template" { i = skipAngles(i); continue }
+            if tokens[i].kind == .identifier, ["struct", "class", "union"].contains(text(i)) { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// Member functions and constructors overloaded on the address space of `this`
+    /// (`S() thread`, `S() threadgroup`, `float get() const device`): every address
+    /// space is the same memory on the CPU, so the overloads would collide as C++;
+    /// the first of each set is kept (the qualifier removed) and the others dropped.
+    /// Nested classes are handled likewise.
+    private func mergeAddressSpaceOverloads(_ body: Range<Int>) {
+        var seen: Set<String> = []
+        var i = body.lowerBound
+        while i < body.upperBound {
+            // access specifiers: `public:`
+            if tokens[i].kind == .identifier, ["public", "private", "protected"].contains(text(i)), isPunct(i + 1, 58),
+               !isPunct(i + 2, 58) {
+                i += 2; continue
+            }
+            if isPunct(i, 59) { i += 1; continue }
+            let start = i
+            var memberBody: Range<Int>? = nil
+            var j = i
+            while j < body.upperBound {
+                if isPunct(j, 59) { break }
+                if isPunct(j, 40) || isPunct(j, 91) { j = matching(j) + 1; continue }
+                if isPunct(j, 60), j > start, text(j - 1) == "template" { j = skipAngles(j); continue }
+                if isPunct(j, 123) {
+                    let close = matching(j)
+                    memberBody = (j + 1)..<close
+                    // braces of a member initializer (`: v{0}, w{1} {}`) go on; a body ends the member
+                    if isPunct(close + 1, 44) || isPunct(close + 1, 123) || isPunct(close + 1, 59) { j = close + 1; continue }
+                    j = close
+                    break
+                }
+                j += 1
+            }
+            let end = min(j, body.upperBound - 1)
+            if let memberBody, isClassHead(start..<(memberBody.lowerBound - 1)) {
+                mergeAddressSpaceOverloads(memberBody)
+            } else if let key = addressSpaceQualified(start, end) {
+                if seen.contains(key) { remove(start, through: end) } else { seen.insert(key) }
+            }
+            i = end + 1
+        }
+    }
+
+    /// For a member `start...end` with an address space after its parameter list, its
+    /// signature without the address spaces (removed from the source here); else nil.
+    private func addressSpaceQualified(_ start: Int, _ end: Int) -> String? {
+        var i = start
+        var params: Int? = nil
+        while i <= end {
+            if isPunct(i, 60), i > start, text(i - 1) == "template" { i = skipAngles(i); continue }
+            if isPunct(i, 91) { i = matching(i) + 1; continue }
+            if isPunct(i, 40) {
+                // `operator()(...)`: the parameter list is the second group
+                if i > start, text(i - 1) == "operator" { i = matching(i) + 1; continue }
+                params = i
+                break
+            }
+            if isPunct(i, 123) || isPunct(i, 61) { return nil }
+            i += 1
+        }
+        guard let open = params else { return nil }
+        var qualifiers: [Int] = []
+        var k = matching(open) + 1
+        while k <= end, !isPunct(k, 123), !isPunct(k, 59), !isPunct(k, 61), !isPunct(k, 58), text(k) != "->" {
+            if tokens[k].kind == .identifier, Self.addressSpaces.contains(text(k)) { qualifiers.append(k) }
+            k += 1
+        }
+        guard !qualifiers.isEmpty else { return nil }
+        for q in qualifiers { remove(q, through: q) }
+        return (start..<k).filter { !qualifiers.contains($0) }.map { text($0) }.joined(separator: " ")
     }
 
     // MARK: - Analysis

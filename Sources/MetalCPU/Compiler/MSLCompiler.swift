@@ -47,7 +47,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let preprocessed = work.appendingPathComponent("preprocessed.ii")
         let headerFlags = tools.headerDirectories.flatMap { ["-isystem", $0] }
         try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-fsigned-char"] + headerFlags
-                + ["-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
+                + ["-DPM_ADDRESS_SPACE_WORDS", "-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
                 work: work)
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
         let output: FrontEndOutput

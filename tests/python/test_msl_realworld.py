@@ -1,0 +1,286 @@
+"""MSL as real projects write it (MLX, llama.cpp's ggml, whisper.cpp), against NumPy:
+kernels instantiated through function-type typedefs, Apple's __metal_* builtins,
+members overloaded on the address space of `this`, <metal_type_traits>,
+matrices, function constants, include paths and the C++ Metal refuses.
+
+Each source is compiled once per module (the CPU backend caches libraries on disk).
+"""
+
+import numpy as np
+import pytest
+
+import pymetal as pm
+
+SIZES = [1, 31, 33, 1000, 100003]
+HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
+
+
+@pytest.fixture
+def rng():
+    return np.random.default_rng(11)
+
+
+# ---------------------------------------------------------------------------
+# 1. Explicit instantiation through a function-type typedef (ggml's host names)
+# ---------------------------------------------------------------------------
+
+TYPEDEF_SRC = HEADER + r"""
+template <typename T>
+kernel void kernel_axpb(device const T * x [[buffer(0)]], device T * y [[buffer(1)]],
+                        constant float & a [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    y[i] = T(a * float(x[i]) + 1.0f);
+}
+typedef decltype(kernel_axpb<float>) kernel_axpb_f32_t;
+typedef decltype(kernel_axpb<half>) kernel_axpb_f16_t;
+// ggml also spells the function type out
+typedef void (kernel_axpb_i32_t)(device const int *, device int *, constant float &, uint);
+
+template [[host_name("axpb_f32")]] kernel kernel_axpb_f32_t kernel_axpb<float>;
+template [[host_name("axpb_f16")]] kernel kernel_axpb_f16_t kernel_axpb<half>;
+template [[host_name("axpb_i32")]] kernel kernel_axpb_i32_t kernel_axpb<int>;
+"""
+
+
+@pytest.fixture(scope="module")
+def typedef_lib(dev):
+    return pm.compile(TYPEDEF_SRC)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name,dtype", [("axpb_f32", np.float32), ("axpb_f16", np.float16), ("axpb_i32", np.int32)])
+def test_typedef_instantiation(typedef_lib, rng, n, name, dtype):
+    x = (rng.standard_normal(n) * 100).astype(dtype)
+    y = np.zeros(n, dtype)
+    a = np.array([1.5], np.float32)
+    typedef_lib.function(name)(x, y, a, grid=n)
+    ref = (1.5 * x.astype(np.float64) + 1.0).astype(dtype)  # clang may contract a * x + 1 into an fma
+    if dtype == np.int32:
+        np.testing.assert_array_equal(y, ref)
+    else:
+        tol = 1e-3 if dtype == np.float16 else 1e-6
+        np.testing.assert_allclose(y.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol)
+    assert sorted(typedef_lib.functions) == ["axpb_f16", "axpb_f32", "axpb_i32"]
+
+
+# ---------------------------------------------------------------------------
+# 2. Apple's __metal_* builtins, as MLX's bf16_math.h uses them
+# ---------------------------------------------------------------------------
+
+BUILTINS_SRC = HEADER + r"""
+// MLX style: bfloat overloads of the math functions written on the builtins,
+// in metal, metal::fast and metal::precise.
+#define instantiate_math(itype, mfast)                                                         \
+    METAL_FUNC itype abs(itype x) { return static_cast<itype>(__metal_fabs(static_cast<float>(x), mfast)); } \
+    METAL_FUNC itype exp(itype x) { return static_cast<itype>(__metal_exp(static_cast<float>(x), mfast)); }  \
+    METAL_FUNC itype fmax3(itype x, itype y, itype z) {                                          \
+        return static_cast<itype>(__metal_fmax3(static_cast<float>(x), static_cast<float>(y), static_cast<float>(z), mfast)); \
+    }
+namespace metal {
+instantiate_math(bfloat, __METAL_MAYBE_FAST_MATH__)
+namespace fast { instantiate_math(bfloat, __METAL_FAST_MATH__) }
+namespace precise { instantiate_math(bfloat, __METAL_PRECISE_MATH__) }
+METAL_FUNC bfloat simd_shuffle_down(bfloat data, ushort delta) {
+    return as_type<bfloat>(__metal_simd_shuffle_down(as_type<ushort>(data), delta));
+}
+METAL_FUNC bfloat simd_shuffle_and_fill_down(bfloat data, bfloat fill, ushort delta) {
+    return as_type<bfloat>(__metal_simd_shuffle_and_fill_down(as_type<ushort>(data), as_type<ushort>(fill), delta,
+                                                              __metal_get_simdgroup_size(ushort())));
+}
+METAL_FUNC bfloat simd_sum(bfloat data) { return static_cast<bfloat>(__metal_simd_sum(static_cast<float>(data))); }
+}
+
+kernel void math_builtins(device const float * x [[buffer(0)]], device float * out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    float v = x[i];
+    device float * o = out + 10 * i;
+    o[0] = __metal_fabs(v, __METAL_MAYBE_FAST_MATH__);
+    o[1] = __metal_exp(v, __METAL_PRECISE_MATH__);
+    o[2] = __metal_exp(v, __METAL_FAST_MATH__);
+    o[3] = __metal_fma(v, 2.0f, 0.5f);
+    o[4] = __metal_fmin3(v, 0.25f, -v, __METAL_MAYBE_FAST_MATH__);
+    o[5] = __metal_fmedian3(v, 0.25f, -v, __METAL_MAYBE_FAST_MATH__);
+    int e;
+    o[6] = __metal_frexp(v, &e);
+    o[7] = e;
+    o[8] = __metal_pow(fabs(v), 1.5f, __METAL_PRECISE_MATH__);
+    o[9] = fast::abs(v) + precise::fmax3(v, 0.0f, 1.0f); // the float overloads stay visible
+}
+
+kernel void bf16_builtins(device const float * x [[buffer(0)]], device float * out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]]) {
+    bfloat b = bfloat(x[i]);
+    device float * o = out + 4 * i;
+    o[0] = float(abs(b));
+    o[1] = float(fast::exp(b));
+    o[2] = float(precise::fmax3(b, bfloat(0.5f), -b));
+    o[3] = float(exp(b));
+}
+
+kernel void simd_builtins(device const float * x [[buffer(0)]], device float * out [[buffer(1)]],
+                          uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+    bfloat b = bfloat(x[i]);
+    device float * o = out + 4 * i;
+    o[0] = __metal_simd_sum(x[i]);
+    o[1] = float(simd_shuffle_down(b, 1));
+    o[2] = float(simd_shuffle_and_fill_down(b, bfloat(-1.0f), 2));
+    o[3] = float(__metal_get_simdgroup_size(ushort()));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def builtins_lib(dev):
+    return pm.compile(BUILTINS_SRC)
+
+
+def _bf16(x):
+    """float32 -> nearest bfloat (round to nearest even) -> float32."""
+    b = np.asarray(x, np.float32).view(np.uint32).astype(np.uint64)
+    b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16 << 16
+    return b.astype(np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_math_builtins(builtins_lib, rng, n):
+    x = (rng.standard_normal(n) * 3).astype(np.float32)
+    out = np.zeros((n, 10), np.float32)
+    builtins_lib.math_builtins(x, out, grid=n)
+    m, e = np.frexp(x)
+    np.testing.assert_array_equal(out[:, 0], np.abs(x))
+    np.testing.assert_allclose(out[:, 1], np.exp(x), rtol=2e-6)
+    np.testing.assert_allclose(out[:, 2], np.exp(x), rtol=1e-4)
+    np.testing.assert_allclose(out[:, 3], x * 2 + 0.5, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(out[:, 4], np.minimum(np.minimum(x, 0.25), -x))
+    np.testing.assert_array_equal(out[:, 5], np.median(np.stack([x, np.full_like(x, 0.25), -x]), axis=0))
+    np.testing.assert_array_equal(out[:, 6], m)
+    np.testing.assert_array_equal(out[:, 7], e)
+    np.testing.assert_allclose(out[:, 8], np.abs(x).astype(np.float64) ** 1.5, rtol=1e-5)
+    np.testing.assert_array_equal(out[:, 9], np.abs(x) + np.maximum(np.maximum(x, 0), 1))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_bfloat_overloads_on_builtins(builtins_lib, rng, n):
+    x = (rng.standard_normal(n) * 3).astype(np.float32)
+    out = np.zeros((n, 4), np.float32)
+    builtins_lib.bf16_builtins(x, out, grid=n)
+    b = _bf16(x)
+    np.testing.assert_array_equal(out[:, 0], np.abs(b))
+    np.testing.assert_allclose(out[:, 1], _bf16(np.exp(b)), rtol=1e-2)
+    np.testing.assert_array_equal(out[:, 2], np.maximum(np.maximum(b, 0.5), -b))
+    np.testing.assert_allclose(out[:, 3], _bf16(np.exp(b)), rtol=1e-2)
+
+
+@pytest.mark.parametrize("n,tg", [(1, 1), (33, 32), (100, 40), (4097, 256)])
+def test_simd_builtins(builtins_lib, rng, n, tg):
+    x = rng.integers(-50, 50, n).astype(np.float32)  # exact sums
+    out = np.zeros((n, 4), np.float32)
+    builtins_lib.simd_builtins(x, out, grid=n, threadgroup=tg)
+    b = _bf16(x)
+    for start in range(0, n, tg):
+        size = min(tg, n - start)
+        for s in range(0, size, 32):
+            lo, hi = start + s, start + min(s + 32, size)
+            k = hi - lo
+            np.testing.assert_array_equal(out[lo:hi, 0], np.full(k, x[lo:hi].sum()))
+            # lanes with a source lane in the simdgroup (the others are undefined on a GPU)
+            np.testing.assert_array_equal(out[lo:hi - 1, 1], b[lo + 1:hi])
+            fill = np.concatenate([b[lo + 2:hi], np.full(min(2, k), -1.0, np.float32)])[:k]
+            if k == 32:  # fill lanes come from the full simdgroup's width
+                np.testing.assert_array_equal(out[lo:hi, 2], fill)
+            else:
+                np.testing.assert_array_equal(out[lo:hi - 2, 2], fill[:max(k - 2, 0)])
+    np.testing.assert_array_equal(out[:, 3], 32)
+
+
+# ---------------------------------------------------------------------------
+# 3. Members overloaded on the address space of `this` (MLX's complex.h)
+# 4. <metal_type_traits>
+# ---------------------------------------------------------------------------
+
+TRAITS_SRC = HEADER + r"""
+#include <metal_type_traits>
+
+static_assert(is_floating_point_v<half> && is_floating_point_v<bfloat> && is_floating_point_v<float>);
+static_assert(!is_floating_point_v<float4> && is_vector_v<float4> && is_vector_v<bool2> && !is_vector_v<float>);
+static_assert(vec_elements<float3>::value == 3 && is_same_v<make_scalar_t<half4>, half>);
+static_assert(is_integral_v<bool> && is_integral_v<ushort> && !is_integral_v<float> && is_arithmetic_v<half>);
+static_assert(is_signed_v<int> && is_signed_v<half> && is_unsigned_v<uint> && !is_signed_v<uint>);
+static_assert(is_same_v<conditional_t<true, int, float>, int> && is_same_v<make_unsigned_t<int>, uint>);
+static_assert(is_same_v<remove_cv_t<const volatile float>, float> && is_same_v<decay_t<const int &>, int>);
+static_assert(is_convertible_v<half, float> && !is_convertible_v<float, device float *>);
+static_assert(is_same<enable_if<true, int>::type, int>::value && integral_constant<int, 3>::value == 3);
+
+struct cplx;
+template <typename T>
+static constexpr constant bool can_convert = !is_same_v<T, cplx> && is_convertible_v<T, float>;
+
+struct cplx {
+    float re;
+    float im;
+    cplx() thread : re(0), im(0) {}
+    cplx() threadgroup : re(0), im(0) {}
+    cplx() device : re(0), im(0) {}
+    cplx() constant : re(0), im(0) {}
+    constexpr cplx(float r, float i) : re(r), im(i) {}
+    template <typename T, typename = typename enable_if<can_convert<T>>::type>
+    constexpr cplx(T x) thread : re(x), im(0) {}
+    template <typename T, typename = typename enable_if<can_convert<T>>::type>
+    constexpr cplx(T x) threadgroup : re(x), im(0) {}
+    template <typename T, typename = typename enable_if<can_convert<T>>::type>
+    constexpr cplx(T x) device : re(x), im(0) {}
+
+    float norm2() const thread { return re * re + im * im; }
+    float norm2() const threadgroup { return re * re + im * im; }
+    float norm2() const device { return re * re + im * im; }
+    float norm2() const constant { return re * re + im * im; }
+    operator float() const thread { return re; }
+    operator float() const device { return re; }
+  public:
+    struct parts {
+        float a, b;
+        float sum() thread { return a + b; }
+        float sum() device { return a + b; }
+    };
+};
+constexpr cplx operator*(cplx a, cplx b) { return cplx(a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re); }
+
+template <typename T>
+enable_if_t<is_floating_point_v<T>, T> twice(T x) { return x + x; }
+template <typename T>
+enable_if_t<is_integral_v<T>, T> twice(T x) { return x * 3; } // tells the overloads apart
+
+kernel void cmul(device const cplx * a [[buffer(0)]], device const cplx * b [[buffer(1)]],
+                 device float * out [[buffer(2)]], uint i [[thread_position_in_grid]],
+                 uint t [[thread_position_in_threadgroup]]) {
+    threadgroup cplx tmp[256];
+    tmp[t] = a[i] * b[i];
+    cplx scale = 2.0f;            // converting constructor, thread address space
+    cplx p = tmp[t] * scale;
+    out[4 * i + 0] = p.re;
+    out[4 * i + 1] = p.im;
+    out[4 * i + 2] = a[i].norm2() + tmp[t].norm2() * 0.0f;  // device and threadgroup overloads
+    device const cplx::parts * q = (device const cplx::parts *)(a + i);
+    cplx::parts local = *q;
+    out[4 * i + 3] = twice(local.sum()) + float(twice(int(1))) + float(a[i]);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def traits_lib(dev):
+    return pm.compile(TRAITS_SRC)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_address_space_overloads_and_traits(traits_lib, rng, n):
+    a = rng.standard_normal((n, 2)).astype(np.float32)
+    b = rng.standard_normal((n, 2)).astype(np.float32)
+    out = np.zeros((n, 4), np.float32)
+    traits_lib.cmul(a, b, out, grid=n, threadgroup=256)
+    ca = a[:, 0].astype(np.complex128) + 1j * a[:, 1]
+    cb = b[:, 0].astype(np.complex128) + 1j * b[:, 1]
+    p = ca * cb * 2
+    np.testing.assert_allclose(out[:, 0], p.real, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out[:, 1], p.imag, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(out[:, 2], np.abs(ca) ** 2, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(out[:, 3], 2 * (a[:, 0] + a[:, 1]) + 3 + a[:, 0], rtol=1e-5, atol=1e-5)
