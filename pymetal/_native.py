@@ -75,6 +75,8 @@ _PROTOTYPES = {
     "pm_library_function_name": (c_int32, [_strp, c_uint64, c_int64]),
     "pm_library_release": (c_int32, [c_uint64]),
     "pm_kernel_new": (c_int32, [_u64p, c_uint64, c_char_p]),
+    "pm_library_function_constants": (c_int32, [c_char_p, c_int64, _i64p, c_uint64, c_char_p]),
+    "pm_kernel_new_specialized": (c_int32, [_u64p, c_uint64, c_char_p, c_char_p]),
     "pm_kernel_max_threads": (c_int32, [_i64p, c_uint64]),
     "pm_kernel_execution_width": (c_int32, [_i64p, c_uint64]),
     "pm_kernel_static_threadgroup_memory": (c_int32, [_i64p, c_uint64]),

@@ -304,12 +304,16 @@ def _dims(value, what):
 class Function:
     """A compute kernel of a Library, ready to call. Get one with lib.function(name)."""
 
-    def __init__(self, library, name):
+    def __init__(self, library, name, constants=None):
         lib = _native.lib()
         self._library = library
         self._device = library.device
         self._name = name
-        self._handle = _native.out_u64(lib.pm_kernel_new, library._owner.handle, name.encode())
+        if constants:  # function constant values, as pm_kernel_new_specialized takes them (library.py)
+            self._handle = _native.out_u64(lib.pm_kernel_new_specialized, library._owner.handle, name.encode(),
+                                           constants.encode())
+        else:
+            self._handle = _native.out_u64(lib.pm_kernel_new, library._owner.handle, name.encode())
         f = weakref.finalize(self, _release_kernel, lib.pm_kernel_release, self._handle, library._owner)
         f.atexit = False
         try:

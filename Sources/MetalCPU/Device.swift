@@ -36,13 +36,18 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
     }
 
     public func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary {
-        let compiled = try MSLCompiler.shared.compile(source: source, options: options ?? MTLCompileOptions())
-        return try CPULibrary(loading: compiled)
+        let options = options ?? MTLCompileOptions()
+        let compiled = try MSLCompiler.shared.compile(source: source, options: options)
+        return try CPULibrary(loading: compiled, origin: (source, options))
     }
 
     public func makeComputePipelineState(function: any MTLFunction) throws -> any MTLComputePipelineState {
         guard let function = function as? CPUFunction else {
             throw MTLPipelineError(message: "function was not made by this device")
+        }
+        guard function.unsetConstants.isEmpty else {
+            throw MTLPipelineError(message: "'\(function.name)' uses function constants without a value ("
+                + function.unsetConstants.joined(separator: ", ") + "): make it with makeFunction(name:constantValues:)")
         }
         return try CPUPipelineState(function: function)
     }

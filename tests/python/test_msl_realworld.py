@@ -284,3 +284,109 @@ def test_address_space_overloads_and_traits(traits_lib, rng, n):
     np.testing.assert_allclose(out[:, 1], p.imag, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(out[:, 2], np.abs(ca) ** 2, rtol=1e-5, atol=1e-6)
     np.testing.assert_allclose(out[:, 3], 2 * (a[:, 0] + a[:, 1]) + 3 + a[:, 0], rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------------------
+# 7. Function constants: values per pipeline, by name or by index
+# ---------------------------------------------------------------------------
+
+CONSTANTS_SRC = HEADER + r"""
+constant bool has_w [[function_constant(20)]];
+constant float eps [[function_constant(1)]];
+constant bool has_eps = is_function_constant_defined(eps);
+constant int reps [[function_constant(2)]];
+constant half hscale [[function_constant(3)]];
+constant uint2 shape [[function_constant(4)]];
+constant bfloat bscale [[function_constant(5)]];
+constant bool use_w = has_w && true;   // a constant derived from another: still a use of has_w
+
+// out = x * w (with has_w) / sqrt(mean(x^2) + eps) over rows of `cols`
+kernel void rms_norm(device const float * x [[buffer(0)]], device const float * w [[buffer(1)]],
+                     device float * out [[buffer(2)]], constant uint & cols [[buffer(3)]],
+                     uint row [[thread_position_in_grid]]) {
+    float s = 0.0f;
+    for (uint c = 0; c < cols; c++) s += x[row * cols + c] * x[row * cols + c];
+    float inv = rsqrt(s / float(cols) + (has_eps ? eps : 1e-5f));
+    for (uint c = 0; c < cols; c++) {
+        float v = x[row * cols + c] * inv;
+        if (use_w) v *= w[c];
+        out[row * cols + c] = v;
+    }
+}
+
+kernel void repeat_add(device float * out [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    for (int k = 0; k < reps; k++) out[i] += float(hscale) + float(bscale) + float(shape.x * shape.y);
+}
+
+kernel void no_constants(device float * out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = 7.0f; }
+"""
+
+
+@pytest.fixture(scope="module")
+def constants_lib(dev):
+    return pm.compile(CONSTANTS_SRC)
+
+
+def _rms_ref(x, w, eps):
+    inv = 1.0 / np.sqrt((x.astype(np.float64) ** 2).mean(axis=1, keepdims=True) + eps)
+    return x * inv * (w if w is not None else 1.0)
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 1), (33, 7), (1000, 64)])
+@pytest.mark.parametrize("constants", [{"has_w": True}, {20: False}, {"has_w": True, "eps": 0.25}, {20: True, 1: 2.0}])
+def test_function_constants_rms(constants_lib, rng, rows, cols, constants):
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    w = rng.standard_normal(cols).astype(np.float32)
+    out = np.zeros_like(x)
+    fn = constants_lib.function("rms_norm", constants=constants)
+    fn(x, w, out, np.array([cols], np.uint32), grid=rows)
+    has_w = constants.get("has_w", constants.get(20))
+    eps = constants.get("eps", constants.get(1, 1e-5))
+    np.testing.assert_allclose(out, _rms_ref(x, w if has_w else None, eps), rtol=1e-5, atol=1e-6)
+    # the same values give the same pipeline
+    assert constants_lib.function("rms_norm", constants=dict(constants)) is fn
+
+
+@pytest.mark.parametrize("n", [1, 33, 1000])
+def test_function_constants_types(constants_lib, n):
+    out = np.zeros(n, np.float32)
+    values = {"reps": 3, "hscale": 0.5, "shape": (2, 3), "bscale": 0.25}
+    constants_lib.function("repeat_add", constants=values)(out, grid=n)
+    np.testing.assert_array_equal(out, np.full(n, 3 * (0.5 + 0.25 + 6)))
+    out = np.zeros(n, np.float32)
+    constants_lib.function("repeat_add", constants={2: 0, 3: 1.0, 4: [1, 1], 5: 1.0})(out, grid=n)
+    np.testing.assert_array_equal(out, np.zeros(n))
+
+
+def test_function_constants_reflection_and_errors(constants_lib):
+    declared = {c["name"]: c for c in constants_lib.function_constants("rms_norm")}
+    assert declared["has_w"]["index"] == 20 and declared["has_w"]["type"] == "bool" and declared["has_w"]["required"]
+    assert declared["eps"]["type"] == "float" and not declared["eps"]["required"]  # guarded by is_function_constant_defined
+    assert declared["shape"]["type"] == "uint2" and not declared["shape"]["required"]
+    out = np.zeros(4, np.float32)
+    constants_lib.no_constants(out, grid=4)  # a kernel that uses none runs without values
+    np.testing.assert_array_equal(out, 7)
+    x = np.ones((2, 2), np.float32)
+    with pytest.raises(pm.CompileError, match=r"has_w.*20.*constants="):
+        constants_lib.rms_norm(x, x, x, np.array([2], np.uint32), grid=2)
+    with pytest.raises(pm.CompileError, match=r"function constant 'has_w' \(index 20, bool\).*no value"):
+        constants_lib.function("rms_norm", constants={"eps": 1.0})
+    with pytest.raises(ValueError, match=r"no function constant 'has_x'.*has_w \[20\] \(bool\)"):
+        constants_lib.function("rms_norm", constants={"has_x": True})
+    with pytest.raises(ValueError, match=r"no function constant 7"):
+        constants_lib.function("rms_norm", constants={7: True})
+    with pytest.raises(TypeError, match=r"'has_w' \(bool\): 1.5 is not a bool"):
+        constants_lib.function("rms_norm", constants={"has_w": 1.5})
+    with pytest.raises(ValueError, match=r"'reps' \(int\).*out of range"):
+        constants_lib.function("repeat_add", constants={"reps": 2 ** 40})
+    with pytest.raises(TypeError, match=r"'shape' \(uint2\) needs 2 values"):
+        constants_lib.function("repeat_add", constants={"shape": 3})
+    with pytest.raises(ValueError, match=r"given twice"):
+        constants_lib.function("rms_norm", constants={"has_w": True, 20: False})
+    with pytest.raises(ValueError, match=r"declares no function constants"):
+        pm.compile(HEADER + "kernel void k(device float* o, uint i [[thread_position_in_grid]]) { o[i] = 1; }") \
+            .function("k", constants={"a": 1})
+    with pytest.raises(pm.FunctionNotFoundError):
+        constants_lib.function("missing", constants={"has_w": True})
+    with pytest.raises(pm.CompileError, match=r"'not_one' is not a function constant"):
+        pm.compile(HEADER + "constant bool d = is_function_constant_defined(not_one);")

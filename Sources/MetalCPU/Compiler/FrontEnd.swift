@@ -17,11 +17,27 @@ struct Kernel {
     let maxTotalThreads: Int
     var usesFibers = false
     var sites: [Int] = []
+    var constants: [Int] = []     // indices of the function constants whose value it needs
+}
+
+/// `constant T name [[function_constant(index)]];`
+struct FunctionConstant {
+    let name: String
+    let index: Int
+    let qualifiedName: String     // e.g. ::ns::has_w
+}
+
+/// A function constant's value: MTLDataType raw value and the value's bytes.
+public struct FunctionConstantValue: Hashable, Sendable {
+    public let type: UInt
+    public let bytes: [UInt8]
+    public init(type: UInt, bytes: [UInt8]) { self.type = type; self.bytes = bytes }
 }
 
 struct FrontEndOutput {
     let text: String
     let kernels: [Kernel]
+    var constants: [FunctionConstant] = []
 }
 
 struct CompileDiagnostics: Error { let messages: [String] }
@@ -88,11 +104,17 @@ final class FrontEnd {
     private var sites: [(token: Int, id: Int)] = []
     private var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private var namespaces: [String] = []
+    private let constantValues: [Int: FunctionConstantValue]?  // nil: compiled without values
+    private var constants: [FunctionConstant] = []
+    private var definedQueries: Set<Int> = []                   // names inside is_function_constant_defined(...)
 
-    private init(_ src: LexedSource) { self.src = src }
+    private init(_ src: LexedSource, constantValues: [Int: FunctionConstantValue]?) {
+        self.src = src
+        self.constantValues = constantValues
+    }
 
-    static func run(preprocessed text: String) throws -> FrontEndOutput {
-        let frontEnd = FrontEnd(Lexer.lex(text))
+    static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil) throws -> FrontEndOutput {
+        let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues)
         return try frontEnd.process()
     }
 
@@ -100,9 +122,10 @@ final class FrontEnd {
         var i = 0
         _ = parseScope(&i)
         removeAddressSpaces()
+        rewriteConstantQueries()
         analyse()
         if !errors.isEmpty { throw CompileDiagnostics(messages: errors) }
-        return FrontEndOutput(text: applyEdits(), kernels: kernels)
+        return FrontEndOutput(text: applyEdits(), kernels: kernels, constants: constants)
     }
 
     // MARK: - Helpers
@@ -264,6 +287,7 @@ final class FrontEnd {
         }
         // Declaration head: markers, attributes and the parameter list.
         var decltypeGroup: Range<Int>? = nil
+        var constantIndex: (index: Int, attribute: Int)? = nil
         while i < headEnd {
             if let close = attributeEnd(i) {
                 let attributes = parseAttributes(i, close)
@@ -279,6 +303,10 @@ final class FrontEnd {
                     case "max_total_threads_per_threadgroup":
                         if let n = integerArgument(attribute, i) { maxThreads = n } else {
                             error(i, "max_total_threads_per_threadgroup needs an integer constant")
+                        }
+                    case "function_constant" where firstParen == nil && body == nil:
+                        if let n = integerArgument(attribute, i), (0..<65536).contains(n) { constantIndex = (n, i) } else {
+                            error(i, "function_constant needs an index from 0 to 65535")
                         }
                     default:
                         if MSLAttributes.isMSL(attribute.name) {
@@ -310,6 +338,10 @@ final class FrontEnd {
             if isPunct(i, 40) { i = matching(i) + 1; continue }
             i += 1
         }
+        if let constantIndex {
+            functionConstant(start, end, index: constantIndex.index, attribute: constantIndex.attribute)
+            return
+        }
         stripThreadgroup(in: start..<(headEnd + 1), storageAllowed: false)
         if let body { stripThreadgroup(in: body, storageAllowed: true) }
         if let body, isClassHead(start..<(body.lowerBound - 1)) { mergeAddressSpaceOverloads(body) }
@@ -317,6 +349,9 @@ final class FrontEnd {
         if !isKernel && hostName == nil {
             if let body, let name = definitionName(start, firstParen: firstParen, headEnd: headEnd) {
                 definitions[name, default: []].append(body)
+            } else if body == nil, let (name, initializer) = initializedVariable(start, end) {
+                // `constant bool use_w = has_w && ...;`: kernels naming it use what it names
+                definitions[name, default: []].append(initializer)
             }
             return
         }
@@ -595,6 +630,64 @@ final class FrontEnd {
         return end
     }
 
+    // MARK: - Function constants
+
+    /// `constant T name [[function_constant(i)]];` becomes `constexpr T name = value;`,
+    /// with the value MetalCPU compiles this source for (makeFunction(name:constantValues:)),
+    /// or T() when it has none (is_function_constant_defined is then false, and MetalCPU
+    /// refuses a pipeline whose kernel uses it).
+    private func functionConstant(_ start: Int, _ end: Int, index: Int, attribute: Int) {
+        var first = start
+        while first < attribute, ["constant", "const", "static", "constexpr"].contains(text(first)) { first += 1 }
+        let nameAt = attribute - 1
+        guard nameAt > first, tokens[nameAt].kind == .identifier, isPunct(end, 59) else {
+            error(start, "a function constant is declared as `constant T name [[function_constant(index)]];`")
+            return
+        }
+        let name = text(nameAt)
+        let type = (first..<nameAt).map { text($0) }.joined(separator: " ")
+        if constants.contains(where: { $0.index == index }) {
+            error(attribute, "function constant index \(index) is used twice")
+        }
+        constants.append(FunctionConstant(name: name, index: index, qualifiedName: declaratorSource([nameAt])))
+        var replacement = "constexpr \(type) \(name) = \(type)();"
+        if let value = constantValues?[index] {
+            let given = MTLDataType(rawValue: value.type).map { "\($0)" } ?? "MTLDataType \(value.type)"
+            let bytes = value.bytes.isEmpty ? "0" : value.bytes.map { String(format: "0x%02x", $0) }.joined(separator: ", ")
+            replacement = "static_assert(::pm::abi::data_type<\(type)>() == \(value.type), \"function constant '\(name)' "
+                + "(index \(index)) is declared '\(type)' but was given a \(given) value\"); "
+                + "constexpr \(type) \(name) = ::pm::abi::constant_value<\(type)>({\(bytes)});"
+        }
+        remove(start, through: end, replacement: replacement)
+    }
+
+    /// `is_function_constant_defined(name)` -> true / false.
+    private func rewriteConstantQueries() {
+        for i in tokens.indices where tokens[i].kind == .identifier && isUser(i) && text(i) == "is_function_constant_defined" {
+            guard isPunct(i + 1, 40), i + 3 < tokens.count, tokens[i + 2].kind == .identifier, isPunct(i + 3, 41) else {
+                error(i, "is_function_constant_defined takes the name of a function constant")
+                continue
+            }
+            guard let constant = constants.first(where: { $0.name == text(i + 2) }) else {
+                error(i + 2, "'\(text(i + 2))' is not a function constant ([[function_constant(index)]])")
+                continue
+            }
+            definedQueries.insert(i + 2)
+            remove(i, through: i + 3, replacement: constantValues?[constant.index] != nil ? "true" : "false")
+        }
+    }
+
+    /// `T name = initializer;` at namespace scope: the name and the initializer's tokens.
+    private func initializedVariable(_ start: Int, _ end: Int) -> (String, Range<Int>)? {
+        var i = start
+        while i < end {
+            if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 60) { return nil } // functions, templates: not this
+            if isPunct(i, 61), i > start, tokens[i - 1].kind == .identifier { return (text(i - 1), (i + 1)..<(end + 1)) }
+            i += 1
+        }
+        return nil
+    }
+
     // MARK: - Address spaces
 
     /// `device`, `thread`, `constant` (prelude.h: words, not macros, for the front end): removed
@@ -709,7 +802,7 @@ final class FrontEnd {
             var fibers = false
             while true {
                 while scanned < bodies.count {
-                    for t in bodies[scanned] where tokens[t].kind == .identifier {
+                    for t in bodies[scanned] where tokens[t].kind == .identifier && !definedQueries.contains(t) {
                         let name = text(t)
                         if MSLAttributes.rendezvous.contains(name) { fibers = true }
                         if !seen.contains(name) { seen.insert(name); work.append(name) }
@@ -722,6 +815,9 @@ final class FrontEnd {
                 if let template = templateKernels[name], !bodies.contains(template.body) { bodies.append(template.body) }
             }
             kernels[index].usesFibers = fibers
+            // A constant the source asks is_function_constant_defined about is optional (the code guards its uses).
+            let optional = Set(definedQueries.map { text($0) })
+            kernels[index].constants = constants.filter { seen.contains($0.name) && !optional.contains($0.name) }.map(\.index)
             kernels[index].sites = sites.filter { site in bodies.contains { $0.contains(site.token) } }.map(\.id)
             if fibers { fiberBodies.formUnion(bodies) }
         }

@@ -15,7 +15,10 @@ public final class MSLCompiler: @unchecked Sendable {
     public private(set) var pchBuilds = 0
 
     /// Compiles `source` (or returns the cached library) and returns the library file.
-    public func compile(source: String, options: MTLCompileOptions, includeDirectories: [String] = []) throws -> URL {
+    /// `constantValues`: the function constants' values by index (makeFunction(name:constantValues:)); nil compiles
+    /// every function constant undefined.
+    public func compile(source: String, options: MTLCompileOptions, includeDirectories: [String] = [],
+                        constantValues: [Int: FunctionConstantValue]? = nil) throws -> URL {
         let tools = try lock { () throws -> Toolchain in
             if let toolchain { return toolchain }
             let found = try Toolchain.find()
@@ -28,6 +31,9 @@ public final class MSLCompiler: @unchecked Sendable {
         digest.update(flags.joined(separator: "\u{1}"))
         digest.update("\u{0}")
         digest.update(source)
+        for (index, value) in (constantValues ?? [:]).sorted(by: { $0.key < $1.key }) {
+            digest.update("\u{0}\(index):\(value.type):\(value.bytes)")
+        }
         let key = digest.hexDigest()
         if let url = lock({ memo[key] }) { return url }
 
@@ -52,11 +58,11 @@ public final class MSLCompiler: @unchecked Sendable {
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
         let output: FrontEndOutput
         do {
-            output = try FrontEnd.run(preprocessed: text)
+            output = try FrontEnd.run(preprocessed: text, constantValues: constantValues)
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure, message: diagnostics.messages.joined(separator: "\n"))
         }
-        let unit = output.text + LauncherGenerator.generate(output.kernels)
+        let unit = output.text + LauncherGenerator.generate(output.kernels, constants: output.constants)
         // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
         // libm call that may set errno is never vectorised (nor is a loop around it).
         let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",

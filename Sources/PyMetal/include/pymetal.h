@@ -82,6 +82,13 @@ int32_t pm_library_release(pm_library library);
 
 // A compute pipeline for a function of a library (cached per library and name).
 int32_t pm_kernel_new(pm_kernel *out, pm_library library, const char *function);
+/* Function constants (`constant bool has_w [[function_constant(20)]];`): the ones `function` declares,
+   as lines "index<TAB>MTLDataType<TAB>required<TAB>name" (*needed: bytes with the NUL; nothing is
+   written when that exceeds capacity), and a kernel specialised with values given as lines
+   "index MTLDataType hex-bytes" (Metal's makeFunction(name:constantValues:)). */
+int32_t pm_library_function_constants(char *buffer, int64_t capacity, int64_t *needed, pm_library library,
+                                      const char *function);
+int32_t pm_kernel_new_specialized(pm_kernel *out, pm_library library, const char *function, const char *values);
 int32_t pm_kernel_max_threads(int64_t *out, pm_kernel kernel);       // per threadgroup
 int32_t pm_kernel_execution_width(int64_t *out, pm_kernel kernel);   // SIMD width
 int32_t pm_kernel_static_threadgroup_memory(int64_t *out, pm_kernel kernel); // bytes
