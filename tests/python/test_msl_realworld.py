@@ -390,3 +390,88 @@ def test_function_constants_reflection_and_errors(constants_lib):
         constants_lib.function("missing", constants={"has_w": True})
     with pytest.raises(pm.CompileError, match=r"'not_one' is not a function constant"):
         pm.compile(HEADER + "constant bool d = is_function_constant_defined(not_one);")
+
+
+# ---------------------------------------------------------------------------
+# 5. Matrices: floatNxM, halfNxM, matrix<T, C, R>
+# ---------------------------------------------------------------------------
+
+MATRIX_SRC = HEADER + r"""
+// out per i: m * v (4), v * m (4), (m * b)[c] (16), transpose(m) (16), det(m), det(m3), det(m2),
+//            m3 * v.xyz (3), float2x3 * float2 (3), float3 row * float2x3 (2), diag/ctor checks (4), half (4)
+kernel void matrices(device const float4x4 * ms [[buffer(0)]], device const float4x4 * bs [[buffer(1)]],
+                     device const float4 * vs [[buffer(2)]], device const float3x3 * m3s [[buffer(3)]],
+                     device const half4x4 * hs [[buffer(4)]], device float * out [[buffer(5)]],
+                     uint i [[thread_position_in_grid]]) {
+    float4x4 m = ms[i];
+    float4 v = vs[i];
+    device float * o = out + 62 * i;
+    float4 mv = m * v;
+    float4 vm = v * m;
+    float4x4 mb = m * bs[i];
+    float4x4 t = transpose(m);
+    for (int k = 0; k < 4; k++) { o[k] = mv[k]; o[4 + k] = vm[k]; }
+    for (int c = 0; c < 4; c++) for (int r = 0; r < 4; r++) { o[8 + 4 * c + r] = mb[c][r]; o[24 + 4 * c + r] = t[c][r]; }
+    float3x3 m3 = m3s[i];
+    float2x2 m2(m[0].xy, m[1].xy);
+    o[40] = determinant(m);
+    o[41] = determinant(m3);
+    o[42] = determinant(m2);
+    float3 m3v = m3 * v.xyz;
+    float2x3 a(m3[0], m3[1]);            // two float3 columns
+    float3 av = a * v.xy;
+    float2 ra = v.xyz * a;
+    for (int k = 0; k < 3; k++) { o[43 + k] = m3v[k]; o[46 + k] = av[k]; }
+    o[49] = ra.x; o[50] = ra.y;
+    float3x3 d(2.0f);                    // the diagonal
+    float2x2 s(1.0f, 2.0f, 3.0f, 4.0f);  // column by column
+    o[51] = d[0][0] + d[1][1] * 10.0f + d[0][1] * 100.0f;
+    o[52] = s[1][0];
+    o[53] = (s * 2.0f - s)[0][1];
+    o[54] = (-s + s)[1][1];
+    half4x4 h = hs[i];
+    half4 hv = h * half4(v);
+    float4x4 hf = float4x4(h);
+    o[55] = float(hv.x); o[56] = float(hv.w); o[57] = hf[2][3]; o[58] = float(determinant(half2x2(h[0].xy, h[1].xy)));
+    o[59] = sizeof(float3x3); o[60] = sizeof(half4x3); o[61] = sizeof(float2x4);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def matrix_lib(dev):
+    return pm.compile(MATRIX_SRC)
+
+
+@pytest.mark.parametrize("n", [1, 33, 1000])
+def test_matrices(matrix_lib, rng, n):
+    ms = rng.standard_normal((n, 4, 4)).astype(np.float32)   # [i][column][row]
+    bs = rng.standard_normal((n, 4, 4)).astype(np.float32)
+    vs = rng.standard_normal((n, 4)).astype(np.float32)
+    m3s = rng.standard_normal((n, 3, 4)).astype(np.float32)  # float3 columns are 16 bytes
+    hs = rng.standard_normal((n, 4, 4)).astype(np.float16)
+    out = np.zeros((n, 62), np.float32)
+    matrix_lib.matrices(ms, bs, vs, m3s, hs, out, grid=n)
+    M = ms.transpose(0, 2, 1).astype(np.float64)             # as mathematical matrices (rows x columns)
+    B = bs.transpose(0, 2, 1).astype(np.float64)
+    M3 = m3s[:, :, :3].transpose(0, 2, 1).astype(np.float64)
+    v = vs.astype(np.float64)
+    tol = dict(rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out[:, 0:4], np.einsum("nij,nj->ni", M, v), **tol)
+    np.testing.assert_allclose(out[:, 4:8], np.einsum("ni,nij->nj", v, M), **tol)
+    np.testing.assert_allclose(out[:, 8:24].reshape(n, 4, 4), (M @ B).transpose(0, 2, 1), **tol)
+    np.testing.assert_allclose(out[:, 24:40].reshape(n, 4, 4), ms.transpose(0, 2, 1), **tol)
+    np.testing.assert_allclose(out[:, 40], np.linalg.det(M), rtol=1e-4, atol=1e-3)
+    np.testing.assert_allclose(out[:, 41], np.linalg.det(M3), **tol)
+    np.testing.assert_allclose(out[:, 42], np.linalg.det(M[:, :2, :2]), **tol)
+    np.testing.assert_allclose(out[:, 43:46], np.einsum("nij,nj->ni", M3, v[:, :3]), **tol)
+    np.testing.assert_allclose(out[:, 46:49], np.einsum("nij,nj->ni", M3[:, :, :2], v[:, :2]), **tol)
+    np.testing.assert_allclose(out[:, 49:51], np.einsum("ni,nij->nj", v[:, :3], M3[:, :, :2]), **tol)
+    np.testing.assert_array_equal(out[:, 51:55], np.tile([22.0, 3.0, 2.0, 0.0], (n, 1)))
+    H = hs.transpose(0, 2, 1).astype(np.float64)
+    hv = np.einsum("nij,nj->ni", H, vs.astype(np.float16).astype(np.float64))
+    np.testing.assert_allclose(out[:, 55], hv[:, 0], rtol=2e-2, atol=2e-2)
+    np.testing.assert_allclose(out[:, 56], hv[:, 3], rtol=2e-2, atol=2e-2)
+    np.testing.assert_array_equal(out[:, 57], hs[:, 2, 3].astype(np.float32))
+    np.testing.assert_allclose(out[:, 58], np.linalg.det(H[:, :2, :2]), rtol=2e-2, atol=2e-2)
+    np.testing.assert_array_equal(out[0, 59:62], [48, 32, 32])  # MSL sizes: padded 3-element columns
