@@ -70,6 +70,7 @@ _PROTOTYPES = {
     "pm_buffer_length": (c_int32, [_u64p, c_uint64]),
     "pm_buffer_release": (c_int32, [c_uint64]),
     "pm_library_compile": (c_int32, [_u64p, c_uint64, c_char_p, c_char_p, c_int32]),
+    "pm_library_compile_version": (c_int32, [_u64p, c_uint64, c_char_p, c_char_p, c_int32, c_int32]),
     "pm_library_load": (c_int32, [_u64p, c_uint64, c_char_p]),
     "pm_library_function_count": (c_int32, [_i64p, c_uint64]),
     "pm_library_function_name": (c_int32, [_strp, c_uint64, c_int64]),

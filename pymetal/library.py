@@ -242,30 +242,110 @@ def _macro_text(macros):
     return "\n".join(lines).encode()
 
 
-def compile(source, *, macros=None, fast_math=False, device=None):
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]')
+_PRAGMA_ONCE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+once\b")
+_LANGUAGE_VERSIONS = ("2.4", "3.0", "3.1", "3.2")
+
+
+def _quoted_path(path):
+    return '"%s"' % path.replace("\\", "\\\\").replace('"', '\\"')
+
+
+def _expand_includes(text, name, directory, include_dirs, once, depth=0):
+    """The source with the #include lines that name a file in `directory` (quoted
+    includes: the including file's own folder, as `xcrun metal` does) or in
+    `include_dirs` replaced by that file, between #line markers (so diagnostics
+    name the file and line). Metal's runtime compiler reads no files, so this is
+    done before compiling, on every platform. `#pragma once` is honoured per
+    file; <metal_stdlib> and other names found nowhere stay for the compiler."""
+    if depth > 100:
+        raise ValueError("#include nested more than 100 deep (an include cycle?) in %s" % name)
+    lines = text.split("\n")
+    out = []
+    for number, line in enumerate(lines, 1):
+        m = _INCLUDE.match(line)
+        if _PRAGMA_ONCE.match(line) and depth > 0:
+            out.append("")  # handled through `once`
+            continue
+        if not m:
+            out.append(line)
+            continue
+        folders = ([directory] if m.group(1) == '"' and directory else []) + list(include_dirs)
+        found = next((os.path.join(d, m.group(2)) for d in folders if os.path.isfile(os.path.join(d, m.group(2)))), None)
+        if found is None:
+            out.append(line)
+            continue
+        found = os.path.realpath(found)
+        if found in once:
+            out.append("")
+            continue
+        with open(found, encoding="utf-8") as f:
+            body = f.read()
+        if any(_PRAGMA_ONCE.match(l) for l in body.split("\n")):
+            once.add(found)
+        out.append("#line 1 %s" % _quoted_path(found))
+        out.append(_expand_includes(body, found, os.path.dirname(found), include_dirs, once, depth + 1))
+        out.append("#line %d %s" % (number + 1, _quoted_path(name)))
+    return "\n".join(out)
+
+
+def _compile(source, name, directory, defines, macros, include_dirs, fast_math, language_version, device):
+    if defines is not None and macros is not None:
+        raise TypeError("give defines= or its older name macros=, not both")
+    defines = defines if defines is not None else macros
+    if language_version is None:
+        version = 0
+    elif str(language_version) in _LANGUAGE_VERSIONS:
+        major, minor = str(language_version).split(".")
+        version = int(major) * 100 + int(minor)
+    else:
+        raise ValueError("language_version=%r: Metal's are %s" % (language_version, ", ".join(_LANGUAGE_VERSIONS)))
+    if include_dirs is None:
+        include_dirs = []
+    elif isinstance(include_dirs, (str, bytes, os.PathLike)):
+        include_dirs = [include_dirs]
+    dirs = []
+    for d in include_dirs:
+        d = os.fsdecode(os.fspath(d))
+        if not os.path.isdir(d):
+            raise FileNotFoundError(2, "include directory not found", d)
+        dirs.append(os.path.abspath(d))
+    if directory or dirs:
+        source = "#line 1 %s\n%s" % (_quoted_path(name), _expand_includes(source, name, directory, dirs, set()))
+    elif name != "program_source":
+        source = "#line 1 %s\n%s" % (_quoted_path(name), source)
+    dev = device or _default_device()
+    handle = _native.out_u64(
+        _native.lib().pm_library_compile_version, dev.handle, source.encode("utf-8"),
+        _macro_text(defines), 1 if fast_math else 0, version)
+    return Library(handle, dev)
+
+
+def compile(source, *, defines=None, include_dirs=None, fast_math=False, language_version=None, device=None,
+            macros=None):
     """Compiles MSL source into a Library.
 
-    macros: {"NAME": value} (value None for a bare #define) or ["NAME=VALUE", ...].
+    defines: {"NAME": value} (value None for a bare #define) or ["NAME=VALUE", ...]
+    (``macros=`` is the older name). include_dirs: folders searched by
+    ``#include "..."`` and ``#include <...>`` (besides Metal's own headers).
     fast_math: False (default, safe IEEE math on every platform) or True.
+    language_version: "2.4", "3.0", "3.1" or "3.2" (default: the platform's).
     Raises CompileError (with .diagnostics) if the source does not compile.
     """
     if isinstance(source, (bytes, bytearray)):
         source = bytes(source).decode("utf-8")
     if not isinstance(source, str):
         raise TypeError("compile() takes MSL source as a str, not %s" % type(source).__name__)
-    dev = device or _default_device()
-    lib = _native.lib()
-    handle = _native.out_u64(
-        lib.pm_library_compile, dev.handle, source.encode("utf-8"),
-        _macro_text(macros), 1 if fast_math else 0)
-    return Library(handle, dev)
+    return _compile(source, "program_source", None, defines, macros, include_dirs, fast_math, language_version, device)
 
 
-def load(path, *, macros=None, fast_math=False, device=None):
+def load(path, *, defines=None, include_dirs=None, fast_math=False, language_version=None, device=None, macros=None):
     """Loads a library from a file.
 
-    A ``.metal`` file is compiled (diagnostics name the file); anything else is
-    a prebuilt library (.metallib on macOS, MetalCPU's library on Linux).
+    A ``.metal`` file is compiled (diagnostics name the file; ``#include "..."``
+    is found next to the including file first, then in include_dirs, as
+    ``xcrun metal`` does); anything else is a prebuilt library (.metallib on
+    macOS, MetalCPU's library on Linux).
     """
     path = os.fspath(path)
     if isinstance(path, bytes):
@@ -276,12 +356,12 @@ def load(path, *, macros=None, fast_math=False, device=None):
     if path.endswith(".metal"):
         with open(path, encoding="utf-8") as f:
             text = f.read()
-        quoted = path.replace("\\", "\\\\").replace('"', '\\"')
-        lib = compile('#line 1 "%s"\n%s' % (quoted, text), macros=macros, fast_math=fast_math, device=dev)
+        lib = _compile(text, path, os.path.dirname(os.path.abspath(path)), defines, macros, include_dirs, fast_math,
+                       language_version, dev)
         lib._origin = path
         return lib
-    if macros or fast_math:
-        raise ValueError("macros= and fast_math= apply only to .metal source files")
+    if defines or macros or fast_math or include_dirs or language_version:
+        raise ValueError("defines=, include_dirs=, fast_math= and language_version= apply only to .metal source files")
     handle = _native.out_u64(_native.lib().pm_library_load, dev.handle, os.fsencode(path))
     return Library(handle, dev, origin=path)
 

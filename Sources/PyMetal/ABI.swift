@@ -152,9 +152,20 @@ public func pm_buffer_release(_ handle: UInt64) -> Int32 {
 @_cdecl("pm_library_compile")
 public func pm_library_compile(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64, _ source: UnsafePointer<CChar>?,
                                _ macros: UnsafePointer<CChar>?, _ fastMath: Int32) -> Int32 {
+    pm_library_compile_version(out, handle, source, macros, fastMath, 0)
+}
+
+/// pm_library_compile with a Metal language version (major * 100 + minor, e.g. 302; 0: the default).
+@_cdecl("pm_library_compile_version")
+public func pm_library_compile_version(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64, _ source: UnsafePointer<CChar>?,
+                                       _ macros: UnsafePointer<CChar>?, _ fastMath: Int32, _ version: Int32) -> Int32 {
     status {
+        let language = version == 0 ? nil : Device.languageVersion(Int(version))
+        guard version == 0 || language != nil else {
+            throw EngineError.invalid("Metal language version \(version / 100).\(version % 100) is not one of "
+                + Device.languageVersions.map { "\($0 / 100).\($0 % 100)" }.joined(separator: ", "))
+        }
         let out = try output(out)
-        let text = try string(source, "source")
         var definitions: [String: String] = [:]
         if let macros {
             for line in String(cString: macros).split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).isEmpty {
@@ -162,7 +173,8 @@ public func pm_library_compile(_ out: UnsafeMutablePointer<UInt64>?, _ handle: U
                 definitions[String(parts[0]).trimmingCharacters(in: .whitespaces)] = parts.count > 1 ? String(parts[1]) : "1"
             }
         }
-        out.pointee = handles.insert(LibraryObject(try device(handle).device.compile(source: text, macros: definitions, fastMath: fastMath != 0)))
+        out.pointee = handles.insert(LibraryObject(try device(handle).device.compile(
+            source: try string(source, "source"), macros: definitions, fastMath: fastMath != 0, languageVersion: language)))
     }
 }
 

@@ -6,6 +6,8 @@ matrices, function constants, include paths and the C++ Metal refuses.
 Each source is compiled once per module (the CPU backend caches libraries on disk).
 """
 
+import os
+
 import numpy as np
 import pytest
 
@@ -475,3 +477,138 @@ def test_matrices(matrix_lib, rng, n):
     np.testing.assert_array_equal(out[:, 57], hs[:, 2, 3].astype(np.float32))
     np.testing.assert_allclose(out[:, 58], np.linalg.det(H[:, :2, :2]), rtol=2e-2, atol=2e-2)
     np.testing.assert_array_equal(out[0, 59:62], [48, 32, 32])  # MSL sizes: padded 3-element columns
+
+
+# ---------------------------------------------------------------------------
+# Compiling a project: include paths, quoted includes next to the file, defines,
+# language version; a multi-file project in the style of MLX's kernels/ folder
+# ---------------------------------------------------------------------------
+
+PROJECTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "msl_projects")
+KERNELS = os.path.join(PROJECTS, "mlxlike", "kernels")
+DTYPES = {"float32": np.float32, "float16": np.float16, "int32": np.int32, "bfloat16": "bf16"}
+
+
+@pytest.fixture(scope="module")
+def binary_lib(dev):
+    with open(os.path.join(KERNELS, "binary.metal")) as f:
+        return pm.compile(f.read(), include_dirs=[PROJECTS])
+
+
+@pytest.fixture(scope="module")
+def rms_lib(dev):
+    return pm.load(os.path.join(KERNELS, "rms_norm.metal"))  # its #include "utils.h" is found next to it
+
+
+def _sample(rng, shape, tname):
+    if tname == "int32":
+        return rng.integers(-1000, 1000, shape).astype(np.int32)
+    x = rng.standard_normal(shape).astype(np.float32)
+    return x.astype(np.float16) if tname == "float16" else x
+
+
+def _as_bf16_bits(x):
+    return (_bf16(x).view(np.uint32) >> 16).astype(np.uint16)
+
+
+def _from_bf16_bits(b):
+    return (b.astype(np.uint32) << 16).view(np.float32)
+
+
+REFS = {"Add": np.add, "Multiply": np.multiply, "Maximum": np.maximum}
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("op", ["Add", "Multiply", "Maximum"])
+@pytest.mark.parametrize("tname", ["float32", "float16", "int32", "bfloat16"])
+def test_project_binary_kernels(binary_lib, rng, n, op, tname):
+    a, b = _sample(rng, n, tname), _sample(rng, n, tname)
+    if tname == "bfloat16":
+        a_bits, b_bits = _as_bf16_bits(a), _as_bf16_bits(b)
+        out = np.zeros(n, np.uint16)
+        binary_lib.function("vv_%s%s" % (op, tname))(a_bits, b_bits, out, grid=n)
+        ref = _bf16(REFS[op](_from_bf16_bits(a_bits), _from_bf16_bits(b_bits)))
+        np.testing.assert_array_equal(_from_bf16_bits(out), ref)
+        return
+    out = np.zeros(n, a.dtype)
+    binary_lib.function("vv_%s%s" % (op, tname))(a, b, out, grid=n)
+    np.testing.assert_array_equal(out, REFS[op](a, b))
+    binary_lib.function("sv_%s%s" % (op, tname))(a[:1], b, out, grid=n)
+    np.testing.assert_array_equal(out, REFS[op](a[:1], b))
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (64, 33), (7, 1, 300)])
+def test_project_strided_kernel(binary_lib, rng, shape):
+    base = rng.standard_normal([2 * s for s in shape]).astype(np.float32)
+    a = base[tuple(slice(None, None, 2) for _ in shape)]  # a strided view of base
+    x = rng.standard_normal(shape[::-1]).astype(np.float32)
+    b = x.T                                               # a transposed view of x
+    out = np.zeros(shape, np.float32)
+    strides = [np.array([s // 4 for s in v.strides], np.int64) for v in (a, b)]
+    binary_lib.g_Addfloat32(base, x, out, np.array(shape, np.int32), strides[0], strides[1],
+                            np.array([len(shape)], np.int32), grid=out.size)
+    np.testing.assert_array_equal(out, a + b)
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 1), (3, 31), (17, 1000), (2, 4099)])
+@pytest.mark.parametrize("tname", ["float32", "float16", "bfloat16"])
+@pytest.mark.parametrize("has_w", [True, False])
+def test_project_rms_norm(rms_lib, rng, rows, cols, tname, has_w):
+    x = rng.standard_normal((rows, cols)).astype(np.float32)
+    w = rng.standard_normal(cols).astype(np.float32)
+    eps = np.array([1e-5], np.float32)
+    size = np.array([cols], np.uint32)
+    fn = rms_lib.function("rms" + tname, constants={"has_w": has_w})
+    if tname == "bfloat16":
+        xb, wb = _as_bf16_bits(x), _as_bf16_bits(w)
+        out = np.zeros((rows, cols), np.uint16)
+        fn(xb, wb, out, eps, size, groups=rows, threadgroup=256)
+        got, x, w, tol = _from_bf16_bits(out), _from_bf16_bits(xb), _from_bf16_bits(wb), 2e-2
+    else:
+        dtype = DTYPES[tname]
+        x, w = x.astype(dtype), w.astype(dtype)
+        out = np.zeros((rows, cols), dtype)
+        fn(x, w, out, eps, size, groups=rows, threadgroup=256)
+        got, tol = out.astype(np.float32), 1e-5 if dtype == np.float32 else 2e-3
+    x64 = x.astype(np.float64)
+    ref = x64 / np.sqrt((x64 ** 2).mean(axis=1, keepdims=True) + 1e-5)
+    if has_w:
+        ref = ref * w.astype(np.float64)
+    np.testing.assert_allclose(got, ref, rtol=tol, atol=tol * 4)
+
+
+def test_compile_options(dev, tmp_path):
+    (tmp_path / "inc").mkdir()
+    (tmp_path / "inc" / "scale.h").write_text("#pragma once\n#define SCALE 3\n")
+    (tmp_path / "inc" / "twice.h").write_text('#pragma once\n#include "scale.h"\ninline float twice(float x) { return 2 * x; }\n')
+    src = HEADER + r"""
+#include "twice.h"
+#include <twice.h>
+#include "scale.h"
+kernel void k(device float * o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    o[i] = twice(o[i]) * SCALE + OFFSET + __METAL_VERSION__;
+}
+"""
+    out = np.ones(5, np.float32)
+    pm.compile(src, include_dirs=[str(tmp_path / "inc")], defines={"OFFSET": 10}, language_version="3.2").k(out, grid=5)
+    np.testing.assert_array_equal(out, 2 * 3 + 10 + 320)
+    out = np.ones(5, np.float32)
+    pm.compile(src, include_dirs=tmp_path / "inc", defines=["OFFSET=1"], language_version="3.0").k(out, grid=5)
+    np.testing.assert_array_equal(out, 2 * 3 + 1 + 300)
+    with pytest.raises(ValueError, match="language_version='4.0'"):
+        pm.compile(src, language_version="4.0")
+    with pytest.raises(FileNotFoundError):
+        pm.compile(src, include_dirs=[str(tmp_path / "missing")])
+    with pytest.raises(TypeError, match="not both"):
+        pm.compile(src, defines={"A": 1}, macros={"A": 1})
+    with pytest.raises(pm.CompileError, match="twice.h"):
+        pm.compile(src, defines={"OFFSET": 1})  # no include path: the header is not found
+
+
+def test_diagnostics_in_included_files(dev, tmp_path):
+    (tmp_path / "helpers.h").write_text("#pragma once\n\ninline float broken(float x) {\n    return x + undefined_name;\n}\n")
+    main = tmp_path / "main.metal"
+    main.write_text(HEADER + '#include "helpers.h"\n\nkernel void k(device float * o [[buffer(0)]]) { o[0] = broken(1); }\n')
+    with pytest.raises(pm.CompileError) as e:
+        pm.load(str(main))
+    assert "%s:4:16: error: use of undeclared identifier 'undefined_name'" % (tmp_path / "helpers.h") in str(e.value)

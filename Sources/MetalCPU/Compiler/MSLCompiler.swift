@@ -187,6 +187,9 @@ public final class MSLCompiler: @unchecked Sendable {
             else if let string = value as? NSString { flags.append("-D\(name)=\(string)") }
             else { flags.append("-D\(name)=\(value)") }
         }
+        // __METAL_VERSION__ as Metal defines it for the language version (3.2 -> 320).
+        let version = options.languageVersion.rawValue
+        flags.append("-D__METAL_VERSION__=\((version >> 16) * 100 + ((version & 0xffff) * 10))")
         let fast = options.mathMode == .fast && options.fastMathEnabled
         flags.append(fast ? "-ffast-math" : "-fno-fast-math")
         return flags

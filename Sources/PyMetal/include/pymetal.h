@@ -72,6 +72,9 @@ int32_t pm_buffer_release(pm_buffer buffer);
 // ---- Libraries and kernels ----------------------------------------------------
 // Compiles MSL source. `macros` is NULL or "NAME=VALUE\nNAME2\n..." (one per line);
 // `fast_math` 0 selects safe math (pymetal's default on every platform).
+/* pm_library_compile for a Metal language version: major * 100 + minor (302 for 3.2), 0 for the default. */
+int32_t pm_library_compile_version(pm_library *out, pm_device device, const char *source, const char *macros,
+                                   int32_t fast_math, int32_t language_version);
 int32_t pm_library_compile(pm_library *out, pm_device device, const char *source,
                            const char *macros, int32_t fast_math);
 // Loads a prebuilt library file (.metallib on macOS; MetalCPU's library on Linux).

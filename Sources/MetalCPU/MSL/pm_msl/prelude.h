@@ -15,7 +15,9 @@
 #define constant const
 #define thread
 #endif
+#ifndef __METAL_VERSION__ // MSLCompiler defines it from MTLCompileOptions.languageVersion
 #define __METAL_VERSION__ 310
+#endif
 #define __METAL_MACOS__ 1
 #define __HAVE_BFLOAT__ 1
 #define __HAVE_SIMDGROUP_FUTURE__ 0
