@@ -612,3 +612,18 @@ def test_diagnostics_in_included_files(dev, tmp_path):
     with pytest.raises(pm.CompileError) as e:
         pm.load(str(main))
     assert "%s:4:16: error: use of undeclared identifier 'undefined_name'" % (tmp_path / "helpers.h") in str(e.value)
+
+
+def test_diagnostics_use_the_users_columns(dev):
+    src = HEADER + (
+        "kernel void k(device float * o [[buffer(0)]], uint i [[thread_position_in_grid]]) {\n"
+        "    float4 v = float4(1, 2, 3, 4) + float4(o[i], 0, 0, 0) + undefined_thing;\n"
+        "    o[i] = v.x;\n"
+        "}\n")
+    with pytest.raises(pm.CompileError) as e:
+        pm.compile(src)
+    line = src.split("\n")[3]
+    message = str(e.value)
+    assert "program_source:4:%d: error: use of undeclared identifier 'undefined_thing'" % (
+        line.index("undefined_thing") + 1) in message
+    assert line in message and "pm_make" not in message  # the excerpt is the user's line

@@ -69,10 +69,15 @@ public final class MSLCompiler: @unchecked Sendable {
                        "-fsigned-char", // MSL char is signed, also on arm64
                        "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
         let library = work.appendingPathComponent("library.so")
-        if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache, output: library)) {
-            let file = work.appendingPathComponent("unit.ii")
-            try unit.write(to: file, atomically: false, encoding: .utf8)
-            try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path], work: work)
+        do {
+            if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache, output: library)) {
+                let file = work.appendingPathComponent("unit.ii")
+                try unit.write(to: file, atomically: false, encoding: .utf8)
+                try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path], work: work)
+            }
+        } catch let error as MTLLibraryError where error.code == .compileFailure {
+            // clang saw the rewritten text: show the user's lines and columns (Diagnostics.swift)
+            throw MTLLibraryError(code: .compileFailure, message: Diagnostics.userColumns(error.message, source: source))
         }
         // Publish atomically: concurrent compilers of the same source race harmlessly.
         if rename(library.path, target.path) != 0 && !FileManager.default.fileExists(atPath: target.path) {
