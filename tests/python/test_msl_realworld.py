@@ -627,3 +627,56 @@ def test_diagnostics_use_the_users_columns(dev):
     assert "program_source:4:%d: error: use of undeclared identifier 'undefined_thing'" % (
         line.index("undefined_thing") + 1) in message
     assert line in message and "pm_make" not in message  # the excerpt is the user's line
+
+
+# ---------------------------------------------------------------------------
+# 6. Position attributes on ordinary functions (ggml's *_impl helpers)
+# 8. max_total_threads_per_threadgroup depending on template parameters (MLX's sort.metal)
+# ---------------------------------------------------------------------------
+
+POSITIONS_SRC = HEADER + r"""
+void store_impl(device float * o, uint3 tgpig [[threadgroup_position_in_grid]],
+                ushort tiisg [[thread_index_in_simdgroup]], ushort sgitg [[simdgroup_index_in_threadgroup]]) {
+    o[tgpig.x * 64 + sgitg * 32 + tiisg] = float(tgpig.x) * 1000.0f + float(sgitg) * 100.0f + float(tiisg);
+}
+template <typename T>
+void add_impl(device T * o, uint i [[thread_position_in_grid]]) { o[i] += T(1); }
+
+template <typename T, short BLOCK_THREADS, short N_PER_THREAD = 1>
+[[kernel, max_total_threads_per_threadgroup(BLOCK_THREADS * N_PER_THREAD)]]
+void block_kernel(device T * o [[buffer(0)]], uint3 tgpig [[threadgroup_position_in_grid]],
+                  ushort tiisg [[thread_index_in_simdgroup]], ushort sgitg [[simdgroup_index_in_threadgroup]],
+                  uint i [[thread_position_in_grid]]) {
+    store_impl(o, tgpig, tiisg, sgitg);
+    add_impl(o, i);
+}
+#define instantiate_block(name, ...) \
+    template [[host_name(name)]] [[kernel]] decltype(block_kernel<__VA_ARGS__>) block_kernel<__VA_ARGS__>;
+instantiate_block("block_64", float, 64)
+instantiate_block("block_128", float, 32, 4)
+
+constant constexpr int kThreads = 96;
+[[kernel, max_total_threads_per_threadgroup(kThreads)]]
+void fixed(device float * o [[buffer(0)]], uint i [[thread_position_in_grid]]) { add_impl(o, i); }
+"""
+
+
+@pytest.fixture(scope="module")
+def positions_lib(dev):
+    return pm.compile(POSITIONS_SRC)
+
+
+@pytest.mark.parametrize("groups", [1, 3, 50])
+def test_position_attributes_on_helpers(positions_lib, groups):
+    out = np.zeros(groups * 64, np.float32)
+    positions_lib.block_64(out, groups=groups, threadgroup=64)
+    g, s, t = np.meshgrid(np.arange(groups), np.arange(2), np.arange(32), indexing="ij")
+    np.testing.assert_array_equal(out, (g * 1000.0 + s * 100.0 + t + 1).ravel())
+
+
+def test_template_dependent_max_threads(positions_lib):
+    assert positions_lib.block_64.max_threads_per_threadgroup == 64
+    assert positions_lib.block_128.max_threads_per_threadgroup == 128
+    assert positions_lib.fixed.max_threads_per_threadgroup == 96
+    with pytest.raises(ValueError, match="64"):
+        positions_lib.block_64(np.zeros(128, np.float32), groups=1, threadgroup=128)

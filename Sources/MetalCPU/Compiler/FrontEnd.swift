@@ -15,9 +15,18 @@ struct Kernel {
     let function: String          // fully qualified C++ expression, e.g. ::ns::add<float>
     let bindings: [KernelBinding]
     let maxTotalThreads: Int
+    /// A max_total_threads_per_threadgroup that is not a literal (`BLOCK_THREADS`, a template
+    /// parameter): a C++ constant expression the launcher table evaluates.
+    var maxThreadsExpression: String? = nil
     var usesFibers = false
     var sites: [Int] = []
     var constants: [Int] = []     // indices of the function constants whose value it needs
+}
+
+struct TemplateParameter {
+    let name: String
+    let isType: Bool
+    let defaultValue: String?
 }
 
 /// `constant T name [[function_constant(index)]];`
@@ -100,7 +109,8 @@ final class FrontEnd {
     private var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
     private var kernelRoots: [Int: [String]] = [:]          // kernel index -> extra identifiers (template args)
     private var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
-    private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int)] = [:]
+    private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int,
+                                           maxExpression: String?, parameters: [TemplateParameter])] = [:]
     private var sites: [(token: Int, id: Int)] = []
     private var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private var namespaces: [String] = []
@@ -273,6 +283,7 @@ final class FrontEnd {
         var isKernel = false
         var hostName: String? = nil
         var maxThreads = 0
+        var maxExpression: String? = nil
         var firstParen: Int? = nil
         var i = start
         var isTemplate = false, isInstantiation = false
@@ -301,7 +312,10 @@ final class FrontEnd {
                             hostName = range.map { String(text($0).dropFirst().dropLast()) }.joined()
                         } else { error(i, "host_name needs a string, as in [[host_name(\"name\")]]") }
                     case "max_total_threads_per_threadgroup":
-                        if let n = integerArgument(attribute, i) { maxThreads = n } else {
+                        if let n = integerArgument(attribute, i) { maxThreads = n } else if let range = attribute.arguments,
+                                                                                              !range.isEmpty {
+                            maxExpression = range.map { text($0) }.joined(separator: " ") // evaluated by clang
+                        } else {
                             error(i, "max_total_threads_per_threadgroup needs an integer constant")
                         }
                     case "function_constant" where firstParen == nil && body == nil:
@@ -347,6 +361,7 @@ final class FrontEnd {
         if let body, isClassHead(start..<(body.lowerBound - 1)) { mergeAddressSpaceOverloads(body) }
 
         if !isKernel && hostName == nil {
+            if let paren = firstParen { removeParameterAttributes(paren) }
             if let body, let name = definitionName(start, firstParen: firstParen, headEnd: headEnd) {
                 definitions[name, default: []].append(body)
             } else if body == nil, let (name, initializer) = initializedVariable(start, end) {
@@ -366,7 +381,9 @@ final class FrontEnd {
             bindings = parameters(paren, kernel: plainName)
         }
         if isTemplate {
-            if let body, let bindings { templateKernels[plainName] = (bindings, body, maxThreads) }
+            if let body, let bindings {
+                templateKernels[plainName] = (bindings, body, maxThreads, maxExpression, templateParameters(start + 1))
+            }
             return
         }
         var kernelBindings = bindings ?? []
@@ -377,7 +394,12 @@ final class FrontEnd {
             if let primary = templateKernels[plainName] {
                 if bindings == nil || bindings!.isEmpty { kernelBindings = primary.bindings }
                 kernelBody = primary.body
-                if threads == 0 { threads = primary.maxThreads }
+                if threads == 0 && maxExpression == nil {
+                    threads = primary.maxThreads
+                    if let expression = primary.maxExpression {
+                        maxExpression = instantiated(expression, primary.parameters, declarator)
+                    }
+                }
             } else if let bindings, !bindings.isEmpty, definitions[plainName] != nil {
                 // A plain function template made a kernel by an instantiation that repeats the attributes.
                 kernelBindings = bindings
@@ -393,10 +415,59 @@ final class FrontEnd {
         }
         let qualified = declaratorSource(declarator)
         kernels.append(Kernel(hostName: hostName ?? plainName, function: qualified,
-                              bindings: kernelBindings, maxTotalThreads: threads))
+                              bindings: kernelBindings, maxTotalThreads: threads, maxThreadsExpression: maxExpression))
         let index = kernels.count - 1
         kernelBodies[index] = kernelBody
         kernelRoots[index] = roots
+    }
+
+    /// `template <typename T, int N = 4>` at `open` (the `<`): names, whether each is a type, defaults.
+    private func templateParameters(_ open: Int) -> [TemplateParameter] {
+        let close = skipAngles(open) - 1
+        var result: [TemplateParameter] = []
+        var begin = open + 1
+        var j = open + 1
+        while j <= close {
+            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
+            if isPunct(j, 60) { j = skipAngles(j); continue }
+            if isPunct(j, 44) || j == close {
+                let parameter = begin..<j
+                let equals = parameter.first { isPunct($0, 61) }
+                let head = begin..<(equals ?? j)
+                if let name = head.last(where: { tokens[$0].kind == .identifier }) {
+                    result.append(TemplateParameter(
+                        name: text(name), isType: ["typename", "class"].contains(text(begin)),
+                        defaultValue: equals.map { (($0 + 1)..<j).map { text($0) }.joined(separator: " ") }))
+                }
+                begin = j + 1
+            }
+            j += 1
+        }
+        return result
+    }
+
+    /// `expression` (naming template parameters) for the instantiation `declarator` (`f < float , 256 >`):
+    /// a constexpr lambda that declares each parameter as its argument.
+    private func instantiated(_ expression: String, _ parameters: [TemplateParameter], _ declarator: [Int]) -> String {
+        var arguments: [String] = []
+        if let open = declarator.first(where: { isPunct($0, 60) }), let close = declarator.last, isPunct(close, 62) {
+            var begin = open + 1
+            var j = open + 1
+            while j <= close {
+                if isPunct(j, 40) || isPunct(j, 91) { j = matching(j) + 1; continue }
+                if isPunct(j, 60) && j != open { j = skipAngles(j); continue }
+                if isPunct(j, 44) || j == close {
+                    arguments.append((begin..<j).map { text($0) }.joined(separator: " "))
+                    begin = j + 1
+                }
+                j += 1
+            }
+        }
+        let declarations = parameters.enumerated().compactMap { (n, parameter) -> String? in
+            guard let value = n < arguments.count ? arguments[n] : parameter.defaultValue else { return nil }
+            return parameter.isType ? "using \(parameter.name) = \(value);" : "constexpr auto \(parameter.name) = \(value);"
+        }
+        return "[] { \(declarations.joined(separator: " ")) return (\(expression)); }()"
     }
 
     private func attributeSource(_ attribute: Attribute) -> String {
@@ -568,6 +639,22 @@ final class FrontEnd {
         }
         finish(close - 1)
         return result
+    }
+
+    /// Metal accepts position (and binding) attributes on the parameters of ordinary functions
+    /// (ggml's `*_impl` helpers) and ignores them there: removed.
+    private func removeParameterAttributes(_ open: Int) {
+        var j = open + 1
+        let close = matching(open)
+        while j < close {
+            if let end = attributeEnd(j) {
+                let kept = parseAttributes(j, end).filter { !MSLAttributes.isMSL($0.name) }.map(attributeSource)
+                remove(j, through: end, replacement: kept.isEmpty ? "" : "[[\(kept.joined(separator: ", "))]]")
+                j = end + 1
+                continue
+            }
+            j += 1
+        }
     }
 
     // MARK: - threadgroup

@@ -21,7 +21,7 @@ enum LauncherGenerator {
                 out += "static const int sites_\(index)[] = {\(kernel.sites.map(String.init).joined(separator: ", "))};\n"
                 sites = "sites_\(index)"
             }
-            entries.append("  {\(quoted(kernel.hostName)), &::pm::rt::run<\(runner)>, \(mode), \(kernel.maxTotalThreads), \(sites), \(kernel.sites.count)}")
+            entries.append("  {\(quoted(kernel.hostName)), &::pm::rt::run<\(runner)>, \(mode), \(kernel.maxThreadsExpression.map { "(uint32_t)(\($0))" } ?? "\(kernel.maxTotalThreads)"), \(sites), \(kernel.sites.count)}")
             let rows = kernel.bindings.enumerated().map { (position, binding) -> String in
                 let bytes = "::pm::abi::param_bytes<&\(kernel.function), \(position)>()"
                 let flags = "::pm::abi::param_flags<&\(kernel.function), \(position)>()"
