@@ -680,3 +680,90 @@ def test_template_dependent_max_threads(positions_lib):
     assert positions_lib.fixed.max_threads_per_threadgroup == 96
     with pytest.raises(ValueError, match="64"):
         positions_lib.block_64(np.zeros(128, np.float32), groups=1, threadgroup=128)
+
+
+# ---------------------------------------------------------------------------
+# 9. <metal_pack>, fmax3 / fmin3 / fmedian3
+# ---------------------------------------------------------------------------
+
+PACK_SRC = HEADER + r"""
+#include <metal_pack>
+kernel void pack(device const float4 * x [[buffer(0)]], device uint * p [[buffer(1)]],
+                 device float4 * u [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    float4 v = x[i];
+    p[6 * i + 0] = pack_float_to_unorm4x8(v);
+    p[6 * i + 1] = pack_float_to_snorm4x8(v);
+    p[6 * i + 2] = pack_float_to_unorm2x16(v.xy);
+    p[6 * i + 3] = pack_float_to_snorm2x16(v.zw);
+    p[6 * i + 4] = pack_half_to_unorm4x8(half4(v));
+    p[6 * i + 5] = pack_float_to_unorm1010102(v);
+    u[4 * i + 0] = unpack_unorm4x8_to_float(p[6 * i]);
+    u[4 * i + 1] = unpack_snorm4x8_to_float(p[6 * i + 1]);
+    u[4 * i + 2] = float4(unpack_unorm2x16_to_float(p[6 * i + 2]), unpack_snorm2x16_to_float(p[6 * i + 3]));
+    u[4 * i + 3] = float4(unpack_unorm10a2_to_float(p[6 * i + 5]));
+}
+kernel void minmax3(device const float * x [[buffer(0)]], device const float * y [[buffer(1)]],
+                    device const float * z [[buffer(2)]], device float * out [[buffer(3)]],
+                    uint i [[thread_position_in_grid]]) {
+    out[3 * i + 0] = fmax3(x[i], y[i], z[i]);
+    out[3 * i + 1] = fmin3(x[i], y[i], z[i]);
+    out[3 * i + 2] = float(fmedian3(half(x[i]), half(y[i]), half(z[i])));
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def pack_lib(dev):
+    return pm.compile(PACK_SRC)
+
+
+def _quantise(x, scale, signed, bits):
+    lo = -1.0 if signed else 0.0
+    # in float arithmetic, as the MSL rule (x * 255.0f, round to nearest even)
+    q = np.rint(np.clip(np.nan_to_num(x, nan=0.0), lo, 1.0).astype(np.float32) * np.float32(scale)).astype(np.int64)
+    return q & ((1 << bits) - 1)
+
+
+def _pack(parts, bits):
+    out = np.zeros(parts[0].shape, np.uint64)
+    shift = 0
+    for part, b in zip(parts, bits):
+        out |= part.astype(np.uint64) << np.uint64(shift)
+        shift += b
+    return out.astype(np.uint32)
+
+
+@pytest.mark.parametrize("n", [1, 33, 1000])
+def test_pack_functions(pack_lib, rng, n):
+    x = rng.uniform(-1.3, 1.3, (n, 4)).astype(np.float32)
+    x[0, 0] = 0.5 / 255  # a tie: rounds to even
+    p = np.zeros((n, 6), np.uint32)
+    u = np.zeros((n, 4, 4), np.float32)
+    pack_lib.pack(x, p, u, grid=n)
+    un8 = [_quantise(x[:, k], 255, False, 8) for k in range(4)]
+    sn8 = [_quantise(x[:, k], 127, True, 8) for k in range(4)]
+    np.testing.assert_array_equal(p[:, 0], _pack(un8, [8] * 4))
+    np.testing.assert_array_equal(p[:, 1], _pack(sn8, [8] * 4))
+    np.testing.assert_array_equal(p[:, 2], _pack([_quantise(x[:, k], 65535, False, 16) for k in (0, 1)], [16, 16]))
+    np.testing.assert_array_equal(p[:, 3], _pack([_quantise(x[:, k], 32767, True, 16) for k in (2, 3)], [16, 16]))
+    xh = x.astype(np.float16).astype(np.float32)
+    np.testing.assert_array_equal(p[:, 4], _pack([_quantise(xh[:, k], 255, False, 8) for k in range(4)], [8] * 4))
+    np.testing.assert_array_equal(p[:, 5], _pack([_quantise(x[:, k], 1023, False, 10) for k in range(3)]
+                                                 + [_quantise(x[:, 3], 3, False, 2)], [10, 10, 10, 2]))
+    np.testing.assert_allclose(u[:, 0], np.stack(un8, 1) / 255.0, rtol=1e-6)
+    signed = np.stack([np.where(q >= 128, q - 256, q) for q in sn8], 1)
+    np.testing.assert_allclose(u[:, 1], np.maximum(signed / 127.0, -1), rtol=1e-6)
+    np.testing.assert_allclose(u[:, 2, :2], np.clip(x[:, :2], 0, 1), atol=1 / 65535)
+    np.testing.assert_allclose(u[:, 2, 2:], np.clip(x[:, 2:], -1, 1), atol=1 / 32767)
+    np.testing.assert_allclose(u[:, 3, :3], np.clip(x[:, :3], 0, 1), atol=0.5 / 1023 + 1e-7)
+
+
+@pytest.mark.parametrize("n", [1, 33, 1000])
+def test_fmax3_fmin3_fmedian3(pack_lib, rng, n):
+    x, y, z = (rng.standard_normal(n).astype(np.float32) for _ in range(3))
+    out = np.zeros((n, 3), np.float32)
+    pack_lib.minmax3(x, y, z, out, grid=n)
+    np.testing.assert_array_equal(out[:, 0], np.maximum(np.maximum(x, y), z))
+    np.testing.assert_array_equal(out[:, 1], np.minimum(np.minimum(x, y), z))
+    h = np.stack([x, y, z]).astype(np.float16)
+    np.testing.assert_array_equal(out[:, 2], np.median(h.astype(np.float32), axis=0))
