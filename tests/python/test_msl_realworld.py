@@ -767,3 +767,50 @@ def test_fmax3_fmin3_fmedian3(pack_lib, rng, n):
     np.testing.assert_array_equal(out[:, 1], np.minimum(np.minimum(x, y), z))
     h = np.stack([x, y, z]).astype(np.float16)
     np.testing.assert_array_equal(out[:, 2], np.median(h.astype(np.float32), axis=0))
+
+
+# ---------------------------------------------------------------------------
+# What Metal refuses fails here too
+# ---------------------------------------------------------------------------
+
+KERNEL_WITH = "kernel void k(device float * o [[buffer(0)]], uint i [[thread_position_in_grid]]) { %s }\n"
+
+
+@pytest.mark.parametrize("body,word", [
+    ("double d = o[i]; o[i] = d;", "double"),
+    ("float * p = new float[4]; o[i] = p[0];", "new"),
+    ("delete o;", "delete"),
+    ("if (o[i] < 0) throw 1;", "throw"),
+    ("try { o[i] = 1; } catch (...) {}", "try"),
+    ("static thread_local float t = 0; o[i] = t;", "thread_local"),
+    ("goto end; end: o[i] = 1;", "goto"),
+    ("o[i] = float(sizeof(typeid(float)));", "typeid"),
+])
+def test_refused_cpp(dev, body, word):
+    with pytest.raises(pm.CompileError, match=r"program_source:\d+:\d+: error: '%s' is not supported" % word):
+        pm.compile(HEADER + KERNEL_WITH % body)
+
+
+def test_refused_declarations(dev):
+    with pytest.raises(pm.CompileError, match="'virtual' is not supported: Metal has no virtual functions"):
+        pm.compile(HEADER + "struct B { virtual float f() { return 1; } };\n" + KERNEL_WITH % "o[i] = 1;")
+    with pytest.raises(pm.CompileError, match="dynamic_cast"):
+        pm.compile(HEADER + "struct B {}; struct D : B {};\n" + KERNEL_WITH % "B b; D * d = dynamic_cast<D *>(&b); o[i] = 1;")
+    # a deleted special member is not the delete operator
+    lib = pm.compile(HEADER + "struct S { float v; S() = default; S(const S &) = delete; };\n" + KERNEL_WITH % "S s; s.v = 2; o[i] = s.v;")
+    out = np.zeros(3, np.float32)
+    lib.k(out, grid=3)
+    np.testing.assert_array_equal(out, 2)
+
+
+def test_missing_metal_stdlib(dev, tmp_path):
+    with pytest.raises(pm.CompileError, match=r"includes no Metal header: add #include <metal_stdlib>"):
+        pm.compile(KERNEL_WITH % "o[i] = 1;")
+    # any Metal header counts, also through the user's own header
+    out = np.zeros(3, np.float32)
+    pm.compile("#include <metal_math>\n" + KERNEL_WITH % "o[i] = metal::sqrt(4.0f);").k(out, grid=3)
+    np.testing.assert_array_equal(out, 2)
+    (tmp_path / "common.h").write_text("#pragma once\n#include <metal_stdlib>\n")
+    (tmp_path / "k.metal").write_text('#include "common.h"\n' + KERNEL_WITH % "o[i] = 5;")
+    pm.load(str(tmp_path / "k.metal")).k(out, grid=3)
+    np.testing.assert_array_equal(out, 5)

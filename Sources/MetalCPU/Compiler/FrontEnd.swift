@@ -132,6 +132,7 @@ final class FrontEnd {
         var i = 0
         _ = parseScope(&i)
         removeAddressSpaces()
+        refuseWhatMetalRefuses()
         rewriteConstantQueries()
         analyse()
         if !errors.isEmpty { throw CompileDiagnostics(messages: errors) }
@@ -773,6 +774,53 @@ final class FrontEnd {
             i += 1
         }
         return nil
+    }
+
+    // MARK: - What Metal refuses
+
+    /// C++ the MSL specification excludes (its section on C++ restrictions, and the scalar
+    /// types it lists), so that code that fails on a Mac fails here first.
+    private static let refused: [String: String] = [
+        "double": "Metal has no double type (use float)",
+        "new": "Metal has no new / delete operators (no dynamic allocation)",
+        "delete": "Metal has no new / delete operators (no dynamic allocation)",
+        "throw": "Metal has no exception handling",
+        "try": "Metal has no exception handling",
+        "catch": "Metal has no exception handling",
+        "virtual": "Metal has no virtual functions",
+        "thread_local": "Metal has no thread_local storage",
+        "goto": "Metal has no goto statement",
+        "dynamic_cast": "Metal has no dynamic_cast (no run-time type information)",
+        "typeid": "Metal has no typeid (no run-time type information)",
+    ]
+
+    /// The words above in the user's code (`= delete` declares a deleted function: allowed), and a
+    /// source that includes no Metal header (MetalCPU includes <metal_stdlib> itself; Metal declares
+    /// its types and functions only for a source that includes it). clang -E -dI keeps each
+    /// #include as a line (already expanded: removed here).
+    private func refuseWhatMetalRefuses() {
+        var includesMetal = false
+        var firstUser: Int? = nil
+        for i in tokens.indices {
+            let token = tokens[i]
+            if token.kind == .punctuation, src.bytes[token.start] == 35, token.end - token.start > 8 {
+                let directive = text(i)
+                if directive.hasPrefix("#include") || directive.hasPrefix("#import") {
+                    if isUser(i), directive.contains("<metal_") { includesMetal = true }
+                    remove(i, through: i)
+                }
+                continue
+            }
+            guard isUser(i) else { continue }
+            if firstUser == nil { firstUser = i }
+            guard token.kind == .identifier, let reason = Self.refused[text(i)] else { continue }
+            if text(i) == "delete" && isPunct(i - 1, 61) { continue }
+            error(i, "'\(text(i))' is not supported: \(reason) (Metal Shading Language specification)")
+        }
+        if let firstUser, !includesMetal {
+            error(firstUser, "the source includes no Metal header: add #include <metal_stdlib> (Metal declares its types and "
+                  + "functions only where it is included; without it this source does not compile on a Mac)")
+        }
     }
 
     // MARK: - Address spaces

@@ -52,7 +52,8 @@ public final class MSLCompiler: @unchecked Sendable {
         try ("#line 1 \"program_source\"\n" + Literals.rewrite(source)).write(to: input, atomically: false, encoding: .utf8)
         let preprocessed = work.appendingPathComponent("preprocessed.ii")
         let headerFlags = tools.headerDirectories.flatMap { ["-isystem", $0] }
-        try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-fsigned-char"] + headerFlags
+        // -dI: #include lines stay in the output (FrontEnd checks that the source includes <metal_stdlib>)
+        try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-dI", "-fsigned-char"] + headerFlags
                 + ["-DPM_ADDRESS_SPACE_WORDS", "-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
                 work: work)
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
