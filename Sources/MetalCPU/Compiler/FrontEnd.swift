@@ -118,13 +118,19 @@ final class FrontEnd {
     private var constants: [FunctionConstant] = []
     private var definedQueries: Set<Int> = []                   // names inside is_function_constant_defined(...)
 
-    private init(_ src: LexedSource, constantValues: [Int: FunctionConstantValue]?) {
+    private let requireMetalHeader: Bool
+
+    private init(_ src: LexedSource, constantValues: [Int: FunctionConstantValue]?, requireMetalHeader: Bool) {
         self.src = src
         self.constantValues = constantValues
+        self.requireMetalHeader = requireMetalHeader
     }
 
-    static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil) throws -> FrontEndOutput {
-        let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues)
+    /// `requireMetalHeader`: the text comes from clang -E -dI (its #include lines show whether the
+    /// source includes a Metal header; MSLCompiler); tests may pass other text.
+    static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil,
+                    requireMetalHeader: Bool = false) throws -> FrontEndOutput {
+        let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues, requireMetalHeader: requireMetalHeader)
         return try frontEnd.process()
     }
 
@@ -817,7 +823,7 @@ final class FrontEnd {
             if text(i) == "delete" && isPunct(i - 1, 61) { continue }
             error(i, "'\(text(i))' is not supported: \(reason) (Metal Shading Language specification)")
         }
-        if let firstUser, !includesMetal {
+        if requireMetalHeader, let firstUser, !includesMetal {
             error(firstUser, "the source includes no Metal header: add #include <metal_stdlib> (Metal declares its types and "
                   + "functions only where it is included; without it this source does not compile on a Mac)")
         }

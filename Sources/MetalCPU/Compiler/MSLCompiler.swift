@@ -59,7 +59,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
         let output: FrontEndOutput
         do {
-            output = try FrontEnd.run(preprocessed: text, constantValues: constantValues)
+            output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true)
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure, message: diagnostics.messages.joined(separator: "\n"))
         }
