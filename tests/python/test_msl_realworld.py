@@ -121,8 +121,9 @@ kernel void bf16_builtins(device const float * x [[buffer(0)]], device float * o
 kernel void simd_builtins(device const float * x [[buffer(0)]], device float * out [[buffer(1)]],
                           uint i [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
     bfloat b = bfloat(x[i]);
-    device float * o = out + 4 * i;
+    device float * o = out + 5 * i;
     o[0] = __metal_simd_sum(x[i]);
+    o[4] = __metal_simd_xor(x[i]);  // MLX calls it on floats: their bits combine
     o[1] = float(simd_shuffle_down(b, 1));
     o[2] = float(simd_shuffle_and_fill_down(b, bfloat(-1.0f), 2));
     o[3] = float(__metal_get_simdgroup_size(ushort()));
@@ -175,7 +176,7 @@ def test_bfloat_overloads_on_builtins(builtins_lib, rng, n):
 @pytest.mark.parametrize("n,tg", [(1, 1), (33, 32), (100, 40), (4097, 256)])
 def test_simd_builtins(builtins_lib, rng, n, tg):
     x = rng.integers(-50, 50, n).astype(np.float32)  # exact sums
-    out = np.zeros((n, 4), np.float32)
+    out = np.zeros((n, 5), np.float32)
     builtins_lib.simd_builtins(x, out, grid=n, threadgroup=tg)
     b = _bf16(x)
     for start in range(0, n, tg):
@@ -184,6 +185,8 @@ def test_simd_builtins(builtins_lib, rng, n, tg):
             lo, hi = start + s, start + min(s + 32, size)
             k = hi - lo
             np.testing.assert_array_equal(out[lo:hi, 0], np.full(k, x[lo:hi].sum()))
+            bits = np.bitwise_xor.reduce(x[lo:hi].view(np.uint32))
+            np.testing.assert_array_equal(out[lo:hi, 4].view(np.uint32), np.full(k, bits, np.uint32))
             # lanes with a source lane in the simdgroup (the others are undefined on a GPU)
             np.testing.assert_array_equal(out[lo:hi - 1, 1], b[lo + 1:hi])
             fill = np.concatenate([b[lo + 2:hi], np.full(min(2, k), -1.0, np.float32)])[:k]
