@@ -817,3 +817,18 @@ def test_missing_metal_stdlib(dev, tmp_path):
     (tmp_path / "k.metal").write_text('#include "common.h"\n' + KERNEL_WITH % "o[i] = 5;")
     pm.load(str(tmp_path / "k.metal")).k(out, grid=3)
     np.testing.assert_array_equal(out, 5)
+
+
+def test_function_constant_index_expressions(dev):
+    src = HEADER + r"""
+#define FC_MUL_MV 600
+constant short FC_nsg [[function_constant(FC_MUL_MV + 0)]];
+constant short FC_nxpsg [[function_constant((FC_MUL_MV + 1) * 1)]];
+kernel void k(device float * o [[buffer(2 * 2 - 4)]], uint i [[thread_position_in_grid]]) { o[i] = FC_nsg * 10 + FC_nxpsg; }
+"""
+    lib = pm.compile(src)
+    assert [(c["name"], c["index"], c["type"]) for c in lib.function_constants("k")] == [
+        ("FC_nsg", 600, "short"), ("FC_nxpsg", 601, "short")]
+    out = np.zeros(33, np.float32)
+    lib.function("k", constants={600: 4, "FC_nxpsg": -7})(out, grid=33)
+    np.testing.assert_array_equal(out, 33)

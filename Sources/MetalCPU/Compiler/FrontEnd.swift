@@ -212,8 +212,53 @@ final class FrontEnd {
     }
 
     private func integerArgument(_ attribute: Attribute, _ at: Int) -> Int? {
-        guard let range = attribute.arguments else { return nil }
-        return Self.integerValue(range.map { text($0) }.joined().filter { $0 != "(" && $0 != ")" })
+        guard let range = attribute.arguments, !range.isEmpty else { return nil }
+        var i = range.lowerBound
+        guard let value = integerExpression(&i, range.upperBound), i == range.upperBound else { return nil }
+        return value
+    }
+
+    /// An integer constant expression of literals, + - * / % and parentheses (ggml's
+    /// `[[function_constant(FC_MUL_MV + 0)]]` once its macro is expanded); nil for anything else.
+    private func integerExpression(_ i: inout Int, _ end: Int, precedence: Int = 0) -> Int? {
+        var value: Int
+        if i < end, isPunct(i, 40) {
+            i += 1
+            guard let inner = integerExpression(&i, end), i < end, isPunct(i, 41) else { return nil }
+            i += 1
+            value = inner
+        } else if i < end, isPunct(i, 45) || isPunct(i, 43) {
+            let negate = isPunct(i, 45)
+            i += 1
+            guard let operand = integerExpression(&i, end, precedence: 2) else { return nil }
+            value = negate ? -operand : operand
+        } else if i < end, tokens[i].kind == .number, let literal = Self.integerValue(text(i)) {
+            i += 1
+            value = literal
+        } else {
+            return nil
+        }
+        while i < end, tokens[i].kind == .punctuation, tokens[i].end - tokens[i].start == 1 {
+            let op = src.bytes[tokens[i].start]
+            let level: Int
+            switch op {
+            case 43, 45: level = 1       // + -
+            case 42, 47, 37: level = 2   // * / %
+            default: return value
+            }
+            guard level > precedence else { return value }
+            i += 1
+            guard let rhs = integerExpression(&i, end, precedence: level) else { return nil }
+            switch op {
+            case 43: value += rhs
+            case 45: value -= rhs
+            case 42: value *= rhs
+            default:
+                guard rhs != 0 else { return nil }
+                value = op == 47 ? value / rhs : value % rhs
+            }
+        }
+        return value
     }
 
     /// The value of an integer literal such as `16`, `0x20u`, `32ul`; nil for anything else.
