@@ -255,4 +255,35 @@ final class KernelTests: XCTestCase {
         let source = "#include <metal_stdlib>\nkernel void k(constant float* c [[buffer(0)]], uint i [[thread_position_in_grid]]) { c[i] = 1; }"
         XCTAssertThrowsError(try h.library(source))
     }
+
+    /// Function constants as Metal's API sets them: by index or by name, per function.
+    func testFunctionConstantValues() throws {
+        let source = """
+        #include <metal_stdlib>
+        constant bool has_w [[function_constant(20)]];
+        constant float scale [[function_constant(1)]];
+        kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = has_w ? scale * i : -1; }
+        """
+        let library = try h.library(source)
+        let plain = try XCTUnwrap(library.makeFunction(name: "k"))
+        XCTAssertEqual(plain.functionConstantsDictionary["has_w"]?.index, 20)
+        XCTAssertEqual(plain.functionConstantsDictionary["scale"]?.type, .float)
+        XCTAssertEqual(plain.functionConstantsDictionary["scale"]?.required, true)
+        XCTAssertThrowsError(try h.device.makeComputePipelineState(function: plain), "no values: no pipeline")
+        let values = MTLFunctionConstantValues()
+        var yes = true, half: Float = 0.5
+        values.setConstantValue(&yes, type: .bool, index: 20)
+        XCTAssertThrowsError(try library.makeFunction(name: "k", constantValues: values), "scale has no value")
+        values.setConstantValue(&half, type: .float, withName: "scale")
+        let function = try library.makeFunction(name: "k", constantValues: values)
+        let pipeline = try h.device.makeComputePipelineState(function: function)
+        let out = h.buffer(count: 4 * 8)
+        let done = h.run(pipeline, buffers: [out], grid: MTLSize(width: 8, height: 1, depth: 1),
+                         group: MTLSize(width: 8, height: 1, depth: 1))
+        XCTAssertEqual(done.status, .completed)
+        XCTAssertEqual(read(out, as: Float.self, count: 8), (0..<8).map { Float($0) * 0.5 })
+        var wrong: Int32 = 1
+        values.setConstantValue(&wrong, type: .int, index: 20)
+        XCTAssertThrowsError(try library.makeFunction(name: "k", constantValues: values), "a bool given an int")
+    }
 }
