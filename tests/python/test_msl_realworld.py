@@ -832,3 +832,13 @@ kernel void k(device float * o [[buffer(2 * 2 - 4)]], uint i [[thread_position_i
     out = np.zeros(33, np.float32)
     lib.function("k", constants={600: 4, "FC_nxpsg": -7})(out, grid=33)
     np.testing.assert_array_equal(out, 33)
+
+
+def test_front_end_errors_use_the_users_columns(dev):
+    line = "kernel void k(device float * o [[buffer(0)]]) { float4 a = float4(SQ(1.0f), 2, 3, 4); double d = a.x; o[0] = d; }"
+    src = HEADER + "#define SQ(x) ((x) * (x))\n" + line + "\n"
+    with pytest.raises(pm.CompileError) as e:
+        pm.compile(src)
+    message = str(e.value)
+    assert "program_source:4:%d: error: 'double' is not supported" % (line.index("double") + 1) in message
+    assert line in message  # the excerpt is the user's line, macros unexpanded

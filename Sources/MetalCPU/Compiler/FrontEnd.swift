@@ -154,8 +154,17 @@ final class FrontEnd {
         return t.kind == .punctuation && t.end - t.start == 1 && src.bytes[t.start] == c
     }
     private func isUser(_ i: Int) -> Bool { !src.files[Int(tokens[i].file)].isSystem }
+    /// An error at token i, with clang's excerpt layout (the preprocessed line and a caret), which
+    /// MSLCompiler turns into the user's line and column (Diagnostics.swift).
     private func error(_ i: Int, _ message: String) {
-        errors.append("\(src.location(tokens[min(i, tokens.count - 1)])): error: \(message)")
+        let token = tokens[min(i, tokens.count - 1)]
+        var start = token.start, end = token.start
+        while start > 0, src.bytes[start - 1] != 10 { start -= 1 }
+        while end < src.bytes.count, src.bytes[end] != 10 { end += 1 }
+        let line = String(decoding: src.bytes[start..<end], as: UTF8.self)
+        let gutter = String(repeating: " ", count: max(0, 5 - String(token.line).count)) + "\(token.line) | "
+        let caret = String(repeating: " ", count: gutter.count - 2) + "| " + String(repeating: " ", count: token.start - start) + "^"
+        errors.append("\(src.location(token)): error: \(message)\n\(gutter)\(line)\n\(caret)")
     }
     private func remove(_ from: Int, through to: Int, replacement: String = "") {
         let start = tokens[from].start, end = tokens[to].end

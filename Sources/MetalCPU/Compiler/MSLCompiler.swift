@@ -61,7 +61,8 @@ public final class MSLCompiler: @unchecked Sendable {
         do {
             output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true)
         } catch let diagnostics as CompileDiagnostics {
-            throw MTLLibraryError(code: .compileFailure, message: diagnostics.messages.joined(separator: "\n"))
+            throw MTLLibraryError(code: .compileFailure,
+                                  message: Diagnostics.userColumns(diagnostics.messages.joined(separator: "\n"), source: source))
         }
         let unit = output.text + LauncherGenerator.generate(output.kernels, constants: output.constants)
         // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
