@@ -842,3 +842,51 @@ def test_front_end_errors_use_the_users_columns(dev):
     message = str(e.value)
     assert "program_source:4:%d: error: 'double' is not supported" % (line.index("double") + 1) in message
     assert line in message  # the excerpt is the user's line, macros unexpanded
+
+
+def test_declarations_overloaded_on_address_spaces(dev):
+    # MLX's steel/utils/type_traits.h: specializations per address space, and traits of its own
+    src = HEADER + r"""
+namespace metal {
+template <typename T> struct is_empty : metal::bool_constant<__is_empty(T)> {};
+template <typename... Ts> struct make_void { typedef void type; };
+template <typename T> struct pointer_element {};
+template <typename T> struct pointer_element<thread T *> { using type = remove_cv_t<T>; };
+template <typename T> struct pointer_element<device T *> { using type = remove_cv_t<T>; };
+template <typename T> struct pointer_element<constant T *> { using type = remove_cv_t<T>; };
+template <typename T> struct pointer_element<threadgroup T *> { using type = remove_cv_t<T>; };
+template <typename T> using pointer_element_t = typename pointer_element<remove_cv_t<T>>::type;
+template <short val> struct is_integral<integral_constant<decltype(val), val>> : true_type {};
+}
+inline float first(device const float * p) { return p[0]; }
+inline float first(threadgroup const float * p) { return p[0]; }
+inline float first(constant float * p) { return p[0]; }
+struct Loader {
+    float get(device const float * p) const { return p[1]; }
+    float get(threadgroup const float * p) const { return p[1]; }
+};
+kernel void k(device float * o [[buffer(0)]], constant float * c [[buffer(1)]], uint i [[thread_position_in_grid]],
+              uint l [[thread_position_in_threadgroup]]) {
+    threadgroup float t[64][2];
+    t[l][0] = o[2 * i];
+    t[l][1] = o[2 * i + 1];
+    static_assert(is_same_v<pointer_element_t<constant float *>, float> && is_integral_v<integral_constant<short, 3>>);
+    static_assert(!is_empty<float4>::value);
+    pointer_element_t<device float *> v = first(o + 2 * i) + first(t[l]) + first(c) + Loader().get(t[l]) + Loader().get(o + 2 * i);
+    o[2 * i] = v;
+}
+"""
+    rng = np.random.default_rng(3)
+    for n in (1, 33, 1000):
+        o = rng.standard_normal((n, 2)).astype(np.float32)
+        c = np.array([1.5], np.float32)
+        ref = 2 * o[:, 0] + 1.5 + 2 * o[:, 1]
+        pm.compile(src).k(o, c, grid=n, threadgroup=64)
+        np.testing.assert_allclose(o[:, 0], ref, rtol=1e-6, atol=1e-5)
+    different = HEADER + """
+inline float first(device const float * p) { return p[0]; }
+inline float first(threadgroup const float * p) { return p[1]; }
+kernel void k(device float * o [[buffer(0)]]) { o[0] = first(o); }
+"""
+    with pytest.raises(pm.CompileError, match=r"program_source:5:1: error: overloads that differ only in address spaces"):
+        pm.compile(different)

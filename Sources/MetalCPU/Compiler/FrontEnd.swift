@@ -116,7 +116,8 @@ final class FrontEnd {
     private var namespaces: [String] = []
     private let constantValues: [Int: FunctionConstantValue]?  // nil: compiled without values
     private var constants: [FunctionConstant] = []
-    private var definedQueries: Set<Int> = []                   // names inside is_function_constant_defined(...)
+    private var definedQueries: Set<Int> = []
+    private var seenDeclarations: [String: String] = [:]        // addressSpaceFreeKey of namespace-scope declarations -> body                   // names inside is_function_constant_defined(...)
 
     private let requireMetalHeader: Bool
 
@@ -341,6 +342,14 @@ final class FrontEnd {
     /// One namespace-scope declaration of the user's code, tokens [start, end].
     private func declaration(_ start: Int, _ end: Int, body: Range<Int>?) {
         let headEnd = body.map { $0.lowerBound - 1 } ?? end // `{` or the last token
+        if let key = addressSpaceFreeKey(start..<headEnd, hasBody: body != nil) {
+            // overloads / specializations on address spaces alone (MLX's pointer_element<device T*>,
+            // <threadgroup T*>, ...) are one C++ declaration: the first is kept
+            if isDuplicate(namespaces.joined(separator: "::") + "\u{0}" + key, body, start, in: &seenDeclarations) {
+                remove(start, through: end)
+                return
+            }
+        }
         var isKernel = false
         var hostName: String? = nil
         var maxThreads = 0
@@ -918,7 +927,7 @@ final class FrontEnd {
     /// the first of each set is kept (the qualifier removed) and the others dropped.
     /// Nested classes are handled likewise.
     private func mergeAddressSpaceOverloads(_ body: Range<Int>) {
-        var seen: Set<String> = []
+        var seen: [String: String] = [:]
         var i = body.lowerBound
         while i < body.upperBound {
             // access specifiers: `public:`
@@ -947,11 +956,45 @@ final class FrontEnd {
             let end = min(j, body.upperBound - 1)
             if let memberBody, isClassHead(start..<(memberBody.lowerBound - 1)) {
                 mergeAddressSpaceOverloads(memberBody)
-            } else if let key = addressSpaceQualified(start, end) {
-                if seen.contains(key) { remove(start, through: end) } else { seen.insert(key) }
+            } else if let key = addressSpaceQualified(start, end)
+                        ?? addressSpaceFreeKey(start..<(memberBody.map { $0.lowerBound - 1 } ?? end), hasBody: memberBody != nil) {
+                if isDuplicate(key, memberBody, start, in: &seen) { remove(start, through: end) }
             }
             i = end + 1
         }
+    }
+
+    /// Whether a declaration with this address-space-free `key` was seen (recording it if not). Every
+    /// address space is the same memory here, so such overloads are one function; when their bodies
+    /// differ the CPU cannot choose as the GPU would: an error rather than a silently different result.
+    private func isDuplicate(_ key: String, _ body: Range<Int>?, _ at: Int, in seen: inout [String: String]) -> Bool {
+        let code = body.map { range in
+            range.filter { !(tokens[$0].kind == .identifier && Self.addressSpaces.contains(text($0))) }.map { text($0) }
+                .joined(separator: " ")
+        } ?? ""
+        guard let first = seen[key] else {
+            seen[key] = code
+            return false
+        }
+        if first != code {
+            error(at, "overloads that differ only in address spaces (device, threadgroup, constant, thread) have "
+                  + "different bodies: pymetal's CPU backend runs every address space in one memory and cannot tell them apart")
+        }
+        return true
+    }
+
+    /// The text of a declaration head that names an address space, as C++ sees it once the address
+    /// spaces are gone (`constant` is `const`); nil when it names none.
+    private func addressSpaceFreeKey(_ head: Range<Int>, hasBody: Bool) -> String? {
+        guard head.contains(where: { tokens[$0].kind == .identifier && Self.addressSpaces.contains(text($0)) }) else {
+            return nil
+        }
+        let words = head.compactMap { i -> String? in
+            let word = text(i)
+            if tokens[i].kind == .identifier && Self.addressSpaces.contains(word) { return word == "constant" ? "const" : nil }
+            return word
+        }
+        return words.joined(separator: " ") + (hasBody ? " {}" : " ;")
     }
 
     /// For a member `start...end` with an address space after its parameter list, its
