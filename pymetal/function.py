@@ -316,12 +316,16 @@ class Function:
     (`own`: one of the array library's kernels, which it binds itself: strided
     views and scratch memory of any dtype; not for kernels users call.)"""
 
-    def __init__(self, library, name, own=False):
+    def __init__(self, library, name, own=False, constants=None):
         lib = _native.lib()
         self._library = library
         self._device = library.device
         self._name = name
-        self._handle = _native.out_u64(lib.pm_kernel_new, library._owner.handle, name.encode())
+        if constants:  # function constant values, as pm_kernel_new_specialized takes them (library.py)
+            self._handle = _native.out_u64(lib.pm_kernel_new_specialized, library._owner.handle, name.encode(),
+                                           constants.encode())
+        else:
+            self._handle = _native.out_u64(lib.pm_kernel_new, library._owner.handle, name.encode())
         f = weakref.finalize(self, _release_kernel, lib.pm_kernel_release, self._handle, library._owner)
         f.atexit = False
         try:

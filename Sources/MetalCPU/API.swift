@@ -149,11 +149,87 @@ public protocol MTLBuffer: MTLResource {
 
 public protocol MTLFunction: AnyObject {
     var name: String { get }
+    /// The function constants the function declares, by name.
+    var functionConstantsDictionary: [String: MTLFunctionConstant] { get }
 }
 
 public protocol MTLLibrary: AnyObject {
     func makeFunction(name functionName: String) -> (any MTLFunction)?
+    /// A function specialised with values for its function constants (looked up by index, then by name).
+    func makeFunction(name: String, constantValues: MTLFunctionConstantValues) throws -> any MTLFunction
     var functionNames: [String] { get }
+}
+
+/// The types of Metal values MetalCPU can set as function constants (Apple's raw values).
+public enum MTLDataType: UInt, Sendable {
+    case none = 0
+    case float = 3, float2, float3, float4
+    case half = 16, half2, half3, half4
+    case int = 29, int2, int3, int4
+    case uint = 33, uint2, uint3, uint4
+    case short = 37, short2, short3, short4
+    case ushort = 41, ushort2, ushort3, ushort4
+    case char = 45, char2, char3, char4
+    case uchar = 49, uchar2, uchar3, uchar4
+    case bool = 53, bool2, bool3, bool4
+    case long = 81, long2, long3, long4
+    case ulong = 85, ulong2, ulong3, ulong4
+    case bfloat = 121, bfloat2, bfloat3, bfloat4
+
+    /// Bytes of one value (a 3-vector is packed here: its 3 elements).
+    public var size: Int {
+        let raw = rawValue
+        func width(_ base: UInt) -> Int { Int(raw - base) + 1 }
+        switch raw {
+        case 3...6: return 4 * width(3)
+        case 16...19: return 2 * width(16)
+        case 29...36: return 4 * width(raw >= 33 ? 33 : 29)
+        case 37...44: return 2 * width(raw >= 41 ? 41 : 37)
+        case 45...56: return width(raw >= 53 ? 53 : raw >= 49 ? 49 : 45)
+        case 81...88: return 8 * width(raw >= 85 ? 85 : 81)
+        case 121...124: return 2 * width(121)
+        default: return 0
+        }
+    }
+}
+
+/// A function constant a function declares (`constant bool has_w [[function_constant(20)]];`).
+public final class MTLFunctionConstant: @unchecked Sendable {
+    public let name: String
+    public let type: MTLDataType
+    public let index: Int
+    /// Whether the function uses its value (not only is_function_constant_defined).
+    public let required: Bool
+    init(name: String, type: MTLDataType, index: Int, required: Bool) {
+        self.name = name
+        self.type = type
+        self.index = index
+        self.required = required
+    }
+}
+
+/// Values for function constants, by index or by name.
+public final class MTLFunctionConstantValues: @unchecked Sendable {
+    var byIndex: [Int: FunctionConstantValue] = [:]
+    var byName: [String: FunctionConstantValue] = [:]
+    public init() {}
+
+    private static func value(_ pointer: UnsafeRawPointer, _ type: MTLDataType) -> FunctionConstantValue {
+        FunctionConstantValue(type: type.rawValue, bytes: Array(UnsafeRawBufferPointer(start: pointer, count: type.size)))
+    }
+    public func setConstantValue(_ value: UnsafeRawPointer, type: MTLDataType, index: Int) {
+        byIndex[index] = Self.value(value, type)
+    }
+    public func setConstantValue(_ value: UnsafeRawPointer, type: MTLDataType, withName name: String) {
+        byName[name] = Self.value(value, type)
+    }
+    public func setConstantValues(_ values: UnsafeRawPointer, type: MTLDataType, range: Range<Int>) {
+        for (n, index) in range.enumerated() { setConstantValue(values + n * type.size, type: type, index: index) }
+    }
+    public func reset() {
+        byIndex = [:]
+        byName = [:]
+    }
 }
 
 public protocol MTLComputePipelineState: AnyObject {
@@ -194,7 +270,7 @@ public protocol MTLComputeCommandEncoder: MTLCommandEncoder {
 
 /// Errors thrown by MetalCPU, shaped like Metal's NSError domains.
 public struct MTLLibraryError: Error, CustomStringConvertible, LocalizedError {
-    public enum Code: Int { case unsupported = 1, internalError, compileFailure, fileNotFound }
+    public enum Code: Int { case unsupported = 1, internalError, compileFailure, fileNotFound, functionNotFound = 5 }
     public let code: Code
     public let message: String
     public var description: String { message }

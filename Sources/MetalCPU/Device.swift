@@ -40,16 +40,20 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
     public func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary {
         let options = options ?? MTLCompileOptions()
         do {
-            return try CPULibrary(loading: try MSLCompiler.shared.compile(source: source, options: options))
+            return try CPULibrary(loading: try MSLCompiler.shared.compile(source: source, options: options), origin: (source, options))
         } catch let error as MTLLibraryError where error.code != .compileFailure {
             // Evicted by another process between the cache's check and loading: once more, compiled afresh.
-            return try CPULibrary(loading: try MSLCompiler.shared.compile(source: source, options: options))
+            return try CPULibrary(loading: try MSLCompiler.shared.compile(source: source, options: options), origin: (source, options))
         }
     }
 
     public func makeComputePipelineState(function: any MTLFunction) throws -> any MTLComputePipelineState {
         guard let function = function as? CPUFunction else {
             throw MTLPipelineError(message: "function was not made by this device")
+        }
+        guard function.unsetConstants.isEmpty else {
+            throw MTLPipelineError(message: "'\(function.name)' uses function constants without a value ("
+                + function.unsetConstants.joined(separator: ", ") + "): make it with makeFunction(name:constantValues:)")
         }
         return try CPUPipelineState(function: function)
     }

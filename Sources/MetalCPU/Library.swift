@@ -14,8 +14,18 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
     /// a process that compiles kernel after kernel keeps only those it uses mapped.
     deinit { dlclose(handle) }
 
-    init(loading url: URL) throws {
+    /// Function constants: (name, index, declared type, the kernels that use the value).
+    let constants: [(name: String, index: Int, type: MTLDataType, kernels: Set<String>)]
+    /// The source and options a library was compiled from (nil for a library file):
+    /// specialising a function for function constant values compiles them again.
+    let origin: (source: String, options: MTLCompileOptions)?
+    /// Compiled with function constant values (for one makeFunction(name:constantValues:)).
+    let specialized: Bool
+
+    init(loading url: URL, origin: (source: String, options: MTLCompileOptions)? = nil, specialized: Bool = false) throws {
         self.url = url
+        self.origin = origin
+        self.specialized = specialized
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw MTLLibraryError(code: .fileNotFound, message: "no library file at \(url.path)")
         }
@@ -26,6 +36,7 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
         }
         do {
             (kernels, functionNames) = try Self.describe(handle, url: url)
+            constants = Self.functionConstants(handle)
         } catch {
             dlclose(handle)
             throw error
@@ -63,9 +74,56 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
         return (kernels, names)
     }
 
+    /// The library's function constants (the front end's table; none for a library without any).
+    private static func functionConstants(_ handle: UnsafeMutableRawPointer)
+        -> [(name: String, index: Int, type: MTLDataType, kernels: Set<String>)] {
+        var constants: [(name: String, index: Int, type: MTLDataType, kernels: Set<String>)] = []
+        if var row = dlsym(handle, PM_FUNCTION_CONSTANTS_SYMBOL)?.assumingMemoryBound(to: pm_function_constant.self) {
+            while let name = row.pointee.name {
+                let users = String(cString: row.pointee.kernels).split(separator: "\n").map(String.init)
+                constants.append((String(cString: name), Int(row.pointee.index), MTLDataType(rawValue: UInt(row.pointee.type)) ?? .none,
+                                  Set(users)))
+                row += 1
+            }
+        }
+        return constants
+    }
+
     public func makeFunction(name functionName: String) -> (any MTLFunction)? {
         guard let kernel = kernels[functionName] else { return nil }
         return CPUFunction(name: functionName, desc: kernel.desc, bindings: kernel.bindings, library: self)
+    }
+
+    /// Values are looked up by index, then by name; values for constants the library does not
+    /// declare are ignored (as Metal does). Compiles the source again with the values.
+    public func makeFunction(name: String, constantValues: MTLFunctionConstantValues) throws -> any MTLFunction {
+        guard let function = makeFunction(name: name) else {
+            throw MTLLibraryError(code: .functionNotFound, message: "no function named '\(name)' in the library")
+        }
+        guard !constants.isEmpty else { return function }
+        var values: [Int: FunctionConstantValue] = [:]
+        for constant in constants {
+            guard let value = constantValues.byIndex[constant.index] ?? constantValues.byName[constant.name] else {
+                if constant.kernels.contains(name) {
+                    throw MTLLibraryError(code: .compileFailure, message: "function constant '\(constant.name)' (index "
+                        + "\(constant.index), \(constant.type)) of '\(name)' has no value: give it one by index or by name")
+                }
+                continue
+            }
+            if value.type != constant.type.rawValue {
+                let given = MTLDataType(rawValue: value.type).map { "\($0)" } ?? "MTLDataType \(value.type)"
+                throw MTLLibraryError(code: .compileFailure, message: "function constant '\(constant.name)' (index "
+                    + "\(constant.index)) is declared \(constant.type) but was given a \(given) value")
+            }
+            values[constant.index] = value
+        }
+        guard let origin else {
+            throw MTLLibraryError(code: .unsupported, message: "\(url.path) is a library file: MetalCPU specialises "
+                + "function constants by compiling the source again (make the library from source)")
+        }
+        let url = try MSLCompiler.shared.compile(source: origin.source, options: origin.options, constantValues: values)
+        let library = try CPULibrary(loading: url, origin: origin, specialized: true)
+        return library.makeFunction(name: name)!
     }
 }
 
@@ -74,6 +132,15 @@ public final class CPUFunction: MTLFunction, @unchecked Sendable {
     let desc: pm_kernel_desc
     let bindings: [pm_binding]
     let library: CPULibrary // keeps the kernel's code loaded
+    public var functionConstantsDictionary: [String: MTLFunctionConstant] {
+        Dictionary(library.constants.map { ($0.name, MTLFunctionConstant(name: $0.name, type: $0.type, index: $0.index,
+                                                                         required: $0.kernels.contains(name))) },
+                   uniquingKeysWith: { first, _ in first })
+    }
+    /// The function constants whose value it uses and does not have (a library compiled without values).
+    var unsetConstants: [String] {
+        library.specialized ? [] : library.constants.filter { $0.kernels.contains(name) }.map { "\($0.name) [\($0.index)]" }
+    }
 
     init(name: String, desc: pm_kernel_desc, bindings: [pm_binding], library: CPULibrary) {
         self.name = name

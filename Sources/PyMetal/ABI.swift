@@ -172,9 +172,20 @@ public func pm_buffer_release(_ handle: UInt64) -> Int32 {
 @_cdecl("pm_library_compile")
 public func pm_library_compile(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64, _ source: UnsafePointer<CChar>?,
                                _ macros: UnsafePointer<CChar>?, _ fastMath: Int32) -> Int32 {
+    pm_library_compile_version(out, handle, source, macros, fastMath, 0)
+}
+
+/// pm_library_compile with a Metal language version (major * 100 + minor, e.g. 302; 0: the default).
+@_cdecl("pm_library_compile_version")
+public func pm_library_compile_version(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64, _ source: UnsafePointer<CChar>?,
+                                       _ macros: UnsafePointer<CChar>?, _ fastMath: Int32, _ version: Int32) -> Int32 {
     status {
+        let language = version == 0 ? nil : Device.languageVersion(Int(version))
+        guard version == 0 || language != nil else {
+            throw EngineError.invalid("Metal language version \(version / 100).\(version % 100) is not one of "
+                + Device.languageVersions.map { "\($0 / 100).\($0 % 100)" }.joined(separator: ", "))
+        }
         let out = try output(out)
-        let text = try string(source, "source")
         var definitions: [String: String] = [:]
         if let macros {
             for line in String(cString: macros).split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).isEmpty {
@@ -184,7 +195,8 @@ public func pm_library_compile(_ out: UnsafeMutablePointer<UInt64>?, _ handle: U
                 definitions[name] = parts.count > 1 ? String(parts[1]) : "1"
             }
         }
-        out.pointee = handles.insert(LibraryObject(try device(handle).device.compile(source: text, macros: definitions, fastMath: fastMath != 0)))
+        out.pointee = handles.insert(LibraryObject(try device(handle).device.compile(
+            source: try string(source, "source"), macros: definitions, fastMath: fastMath != 0, languageVersion: language)))
     }
 }
 
@@ -223,6 +235,53 @@ public func pm_kernel_new(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64
     status {
         let out = try output(out)
         out.pointee = handles.insert(KernelObject(try library(handle).library.kernel(named: try string(name, "function name"))))
+    }
+}
+
+// MARK: Function constants (the msl branch's block)
+
+/// Writes the function constants `name` declares as text, one per line:
+/// "index<TAB>MTLDataType raw value<TAB>required (0/1)<TAB>name"; *needed gets the bytes
+/// it takes with the NUL (when above capacity nothing is written: call again).
+@_cdecl("pm_library_function_constants")
+public func pm_library_function_constants(_ buffer: UnsafeMutablePointer<CChar>?, _ capacity: Int64,
+                                          _ needed: UnsafeMutablePointer<Int64>?, _ handle: UInt64,
+                                          _ name: UnsafePointer<CChar>?) -> Int32 {
+    status {
+        let needed = try output(needed, "needed")
+        let constants = try library(handle).library.functionConstants(named: try string(name, "function name"))
+        let text = constants.map { "\($0.index)\t\($0.type)\t\($0.required ? 1 : 0)\t\($0.name)\n" }.joined()
+        let bytes = Array(text.utf8CString)
+        needed.pointee = Int64(bytes.count)
+        guard bytes.count <= capacity else { return }
+        guard let buffer else { throw EngineError.invalid("buffer pointer is NULL") }
+        bytes.withUnsafeBufferPointer { buffer.update(from: $0.baseAddress!, count: bytes.count) }
+    }
+}
+
+/// A kernel specialised with function constant values, one per line:
+/// "index MTLDataType-raw-value hex-bytes" (e.g. "20 53 01" sets constant 20 to the bool true).
+@_cdecl("pm_kernel_new_specialized")
+public func pm_kernel_new_specialized(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64, _ name: UnsafePointer<CChar>?,
+                                      _ values: UnsafePointer<CChar>?) -> Int32 {
+    status {
+        let out = try output(out)
+        var constants: [Library.ConstantValue] = []
+        for line in try string(values, "values").split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            guard fields.count == 3, let index = Int(fields[0]), let type = UInt(fields[1]), fields[2].count % 2 == 0 else {
+                throw EngineError.invalid("function constant value '\(line)' is not 'index type hex-bytes'")
+            }
+            let hex = Array(fields[2])
+            let bytes = try stride(from: 0, to: hex.count, by: 2).map { at -> UInt8 in
+                guard let byte = UInt8(String(hex[at...at + 1]), radix: 16) else {
+                    throw EngineError.invalid("function constant value '\(line)': '\(fields[2])' is not hex")
+                }
+                return byte
+            }
+            constants.append(Library.ConstantValue(index: index, type: type, bytes: bytes))
+        }
+        out.pointee = handles.insert(try library(handle).library.kernel(named: try string(name, "function name"), constants: constants))
     }
 }
 

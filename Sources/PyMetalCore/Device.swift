@@ -71,8 +71,22 @@ public final class Device: @unchecked Sendable {
 
     /// Compiles MSL in pymetal's math mode: safe unless asked (as MLX, because
     /// fast math gets exp(-inf) and friends wrong), the same on every platform.
-    public func compile(source: String, macros: [String: String] = [:], fastMath: Bool = false) throws -> Library {
+    /// The Metal language versions compile(languageVersion:) takes (major * 100 + minor).
+    public static let languageVersions = [204, 300, 301, 302]
+    public static func languageVersion(_ version: Int) -> MTLLanguageVersion? {
+        switch version {
+        case 204: return .version2_4
+        case 300: return .version3_0
+        case 301: return .version3_1
+        case 302: if #available(macOS 15.0, *) { return .version3_2 } else { return nil }
+        default: return nil
+        }
+    }
+
+    public func compile(source: String, macros: [String: String] = [:], fastMath: Bool = false,
+                        languageVersion: MTLLanguageVersion? = nil) throws -> Library {
         let options = MTLCompileOptions()
+        if let languageVersion { options.languageVersion = languageVersion }
         if !macros.isEmpty {
             options.preprocessorMacros = macros.mapValues { NSString(string: $0) }
         }

@@ -18,12 +18,60 @@ public final class Library: @unchecked Sendable {
         functionNames = library.functionNames.sorted()
     }
 
-    /// The pipeline for `name`, made once per library.
-    public func kernel(named name: String) throws -> Kernel {
-        if let cached = lock({ kernels[name] }) { return cached }
-        guard let function = library.makeFunction(name: name) else {
-            let known = functionNames.isEmpty ? "the library has no kernels" : "available: " + functionNames.joined(separator: ", ")
-            throw EngineError(.notFound, "no kernel function named '\(name)' (\(known))")
+    /// A function constant's value: its index, MTLDataType raw value and bytes.
+    public struct ConstantValue: Hashable {
+        public let index: Int
+        public let type: UInt
+        public let bytes: [UInt8]
+        public init(index: Int, type: UInt, bytes: [UInt8]) { self.index = index; self.type = type; self.bytes = bytes }
+    }
+
+    /// The function constants `name` declares: (name, index, MTLDataType raw value, whether it needs a value).
+    public func functionConstants(named name: String) throws -> [(name: String, index: Int, type: UInt, required: Bool)] {
+        guard let function = library.makeFunction(name: name) else { throw notFound(name) }
+        return function.functionConstantsDictionary.values.map { ($0.name, $0.index, $0.type.rawValue, $0.required) }
+            .sorted { $0.index < $1.index }
+    }
+
+    /// Bytes of a scalar or vector MTLDataType's value (3-vectors packed), 0 for others.
+    static func size(of type: UInt) -> Int {
+        // (first raw value of the family, bytes per element): float, half, int, uint, short, ushort, char, uchar, bool,
+        // long, ulong, bfloat; each family is the scalar and its 2-, 3-, 4-vectors.
+        let families: [(UInt, Int)] = [(3, 4), (16, 2), (29, 4), (33, 4), (37, 2), (41, 2), (45, 1), (49, 1), (53, 1),
+                                       (81, 8), (85, 8), (121, 2)]
+        guard let family = families.first(where: { type >= $0.0 && type < $0.0 + 4 }) else { return 0 }
+        return family.1 * Int(type - family.0 + 1)
+    }
+
+    private func notFound(_ name: String) -> EngineError {
+        let known = functionNames.isEmpty ? "the library has no kernels" : "available: " + functionNames.joined(separator: ", ")
+        return EngineError(.notFound, "no kernel function named '\(name)' (\(known))")
+    }
+
+    /// The pipeline for `name` (specialised with function constant values), made once per library and values.
+    public func kernel(named name: String, constants: [ConstantValue] = []) throws -> Kernel {
+        let key = constants.isEmpty ? name : name + "\u{0}" + constants.sorted { $0.index < $1.index }
+            .map { "\($0.index):\($0.type):\($0.bytes)" }.joined(separator: ";")
+        if let cached = lock({ kernels[key] }) { return cached }
+        let function: any MTLFunction
+        if constants.isEmpty {
+            guard let plain = library.makeFunction(name: name) else { throw notFound(name) }
+            function = plain
+        } else {
+            guard library.makeFunction(name: name) != nil else { throw notFound(name) }
+            let values = MTLFunctionConstantValues()
+            for constant in constants {
+                guard let type = MTLDataType(rawValue: constant.type), constant.bytes.count == Self.size(of: constant.type) else {
+                    throw EngineError.invalid("function constant \(constant.index): \(constant.bytes.count) bytes are not "
+                        + "a value of MTLDataType \(constant.type)")
+                }
+                constant.bytes.withUnsafeBytes { values.setConstantValue($0.baseAddress!, type: type, index: constant.index) }
+            }
+            do {
+                function = try library.makeFunction(name: name, constantValues: values)
+            } catch {
+                throw EngineError(.compile, "cannot specialise '\(name)': \(describe(error))")
+            }
         }
         let pipeline: any MTLComputePipelineState
         var reflection: MTLComputePipelineReflection?
@@ -34,8 +82,8 @@ public final class Library: @unchecked Sendable {
         }
         let kernel = Kernel(name: name, pipeline: pipeline, arguments: KernelArgument.list(reflection), library: self)
         return lock {
-            if let raced = kernels[name] { return raced }
-            kernels[name] = kernel
+            if let raced = kernels[key] { return raced }
+            kernels[key] = kernel
             return kernel
         }
     }

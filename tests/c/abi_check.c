@@ -30,11 +30,14 @@ int main(void) {
     pm_buffer huge;
     EXPECT_ERROR(pm_buffer_new(&huge, device, UINT64_MAX), PM_ERROR_INVALID_ARGUMENT);
     pm_library library;
-    EXPECT_ERROR(pm_library_compile(&library, device, "kernel void k(device float* o [[buffer(0)]]) { o[0] = nope; }", NULL, 0),
+    EXPECT_ERROR(pm_library_compile(&library, device,
+                                    "#include <metal_stdlib>\nkernel void k(device float* o [[buffer(0)]]) { o[0] = nope; }",
+                                    NULL, 0),
                  PM_ERROR_COMPILE);
     if (!strstr(pm_last_error(), "nope")) { fprintf(stderr, "diagnostics lack the name: %s\n", pm_last_error()); return 1; }
 
     const char *source =
+        "#include <metal_stdlib>\n"
         "kernel void scale(device float* x [[buffer(0)]], constant float& a [[buffer(1)]],\n"
         "                  uint i [[thread_position_in_grid]]) { x[i] *= a; }\n";
     CHECK(pm_library_compile(&library, device, source, NULL, 0));

@@ -106,6 +106,19 @@ typedef struct pm_kernel_bindings {
 
 #define PM_BINDINGS_SYMBOL "pm_cpu_bindings"
 
+// The library's function constants (`constant bool has_w [[function_constant(20)]];`),
+// exported as `pm_cpu_function_constants` by a library that declares any, ended by
+// a NULL name. A library compiled without values has every constant undefined;
+// MetalCPU compiles the source again with the values of makeFunction(name:constantValues:).
+typedef struct pm_function_constant {
+    const char *name;
+    uint32_t index;         // [[function_constant(index)]]
+    uint32_t type;          // MTLDataType raw value of the declared type (0: none MetalCPU can set)
+    const char *kernels;    // host names of the kernels that use its value, each followed by '\n'
+} pm_function_constant;
+
+#define PM_FUNCTION_CONSTANTS_SYMBOL "pm_cpu_function_constants"
+
 #ifdef __cplusplus
 }
 #endif

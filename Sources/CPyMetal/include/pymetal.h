@@ -85,6 +85,9 @@ int32_t pm_buffer_release(pm_buffer buffer);
 // ---- Libraries and kernels ----------------------------------------------------
 // Compiles MSL source. `macros` is NULL or "NAME=VALUE\nNAME2\n..." (one per line);
 // `fast_math` 0 selects safe math (pymetal's default on every platform).
+/* pm_library_compile for a Metal language version: major * 100 + minor (302 for 3.2), 0 for the default. */
+int32_t pm_library_compile_version(pm_library *out, pm_device device, const char *source, const char *macros,
+                                   int32_t fast_math, int32_t language_version);
 int32_t pm_library_compile(pm_library *out, pm_device device, const char *source,
                            const char *macros, int32_t fast_math);
 // Loads a prebuilt library file (.metallib on macOS; MetalCPU's library on Linux).
@@ -108,6 +111,13 @@ int32_t pm_compile_interrupt_socket(int32_t socket);
 
 // A compute pipeline for a function of a library (cached per library and name).
 int32_t pm_kernel_new(pm_kernel *out, pm_library library, const char *function);
+/* Function constants (`constant bool has_w [[function_constant(20)]];`): the ones `function` declares,
+   as lines "index<TAB>MTLDataType<TAB>required<TAB>name" (*needed: bytes with the NUL; nothing is
+   written when that exceeds capacity), and a kernel specialised with values given as lines
+   "index MTLDataType hex-bytes" (Metal's makeFunction(name:constantValues:)). */
+int32_t pm_library_function_constants(char *buffer, int64_t capacity, int64_t *needed, pm_library library,
+                                      const char *function);
+int32_t pm_kernel_new_specialized(pm_kernel *out, pm_library library, const char *function, const char *values);
 int32_t pm_kernel_max_threads(int64_t *out, pm_kernel kernel);       // per threadgroup
 int32_t pm_kernel_execution_width(int64_t *out, pm_kernel kernel);   // SIMD width
 int32_t pm_kernel_static_threadgroup_memory(int64_t *out, pm_kernel kernel); // bytes

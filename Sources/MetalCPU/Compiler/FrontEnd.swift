@@ -17,13 +17,38 @@ struct Kernel {
     let function: String          // fully qualified C++ expression, e.g. ::ns::add<float>
     let bindings: [KernelBinding]
     let maxTotalThreads: Int
+    /// A max_total_threads_per_threadgroup that is not a literal (`BLOCK_THREADS`, a template
+    /// parameter): a C++ constant expression the launcher table evaluates.
+    var maxThreadsExpression: String? = nil
     var usesFibers = false
     var sites: [Int] = []
+    var constants: [Int] = []     // indices of the function constants whose value it needs
+}
+
+struct TemplateParameter {
+    let name: String
+    let isType: Bool
+    let defaultValue: String?
+}
+
+/// `constant T name [[function_constant(index)]];`
+struct FunctionConstant {
+    let name: String
+    let index: Int
+    let qualifiedName: String     // e.g. ::ns::has_w
+}
+
+/// A function constant's value: MTLDataType raw value and the value's bytes.
+public struct FunctionConstantValue: Hashable, Sendable {
+    public let type: UInt
+    public let bytes: [UInt8]
+    public init(type: UInt, bytes: [UInt8]) { self.type = type; self.bytes = bytes }
 }
 
 struct FrontEndOutput {
     let text: String
     let kernels: [Kernel]
+    var constants: [FunctionConstant] = []
 }
 
 struct CompileDiagnostics: Error { let messages: [String] }
@@ -63,6 +88,8 @@ enum MSLAttributes {
                      "ballot", "all", "any", "is_first", "active_threads_mask", "is_helper_thread"] {
             names.insert("simd_" + base)
             names.insert("quad_" + base)
+            names.insert("__metal_simd_" + base) // Apple's builtins (pm_msl/builtins.h)
+            names.insert("__metal_quad_" + base)
         }
         return names
     }()
@@ -84,16 +111,30 @@ final class FrontEnd {
     private var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
     private var kernelRoots: [Int: [String]] = [:]          // kernel index -> extra identifiers (template args)
     private var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
-    private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int)] = [:]
+    private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int,
+                                           maxExpression: String?, parameters: [TemplateParameter])] = [:]
     private var sites: [(token: Int, id: Int)] = []
     private var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private var namespaces: [String] = []
+    private let constantValues: [Int: FunctionConstantValue]?  // nil: compiled without values
+    private var constants: [FunctionConstant] = []
+    private var definedQueries: Set<Int> = []
+    private var seenDeclarations: [String: String] = [:]        // addressSpaceFreeKey of namespace-scope declarations -> body                   // names inside is_function_constant_defined(...)
 
-    private init(_ src: LexedSource) { self.src = src }
+    private let requireMetalHeader: Bool
 
+    private init(_ src: LexedSource, constantValues: [Int: FunctionConstantValue]?, requireMetalHeader: Bool) {
+        self.src = src
+        self.constantValues = constantValues
+        self.requireMetalHeader = requireMetalHeader
+    }
+
+    /// `requireMetalHeader`: the text comes from clang -E -dI (its #include lines show whether the
+    /// source includes a Metal header; MSLCompiler); tests may pass other text.
     /// `validation`: a shader-validation build (PM_VALIDATION): pointer parameters are checked (checkedPointer).
-    static func run(preprocessed text: String, validation: Bool = false) throws -> FrontEndOutput {
-        let frontEnd = FrontEnd(Lexer.lex(text))
+    static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil,
+                    requireMetalHeader: Bool = false, validation: Bool = false) throws -> FrontEndOutput {
+        let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues, requireMetalHeader: requireMetalHeader)
         frontEnd.validation = validation
         return try frontEnd.process()
     }
@@ -102,9 +143,12 @@ final class FrontEnd {
     private func process() throws -> FrontEndOutput {
         var i = 0
         _ = parseScope(&i)
+        removeAddressSpaces()
+        refuseWhatMetalRefuses()
+        rewriteConstantQueries()
         analyse()
         if !errors.isEmpty { throw CompileDiagnostics(messages: errors) }
-        return FrontEndOutput(text: applyEdits(), kernels: kernels)
+        return FrontEndOutput(text: applyEdits(), kernels: kernels, constants: constants)
     }
 
     // MARK: - Helpers
@@ -116,8 +160,17 @@ final class FrontEnd {
         return t.kind == .punctuation && t.end - t.start == 1 && src.bytes[t.start] == c
     }
     private func isUser(_ i: Int) -> Bool { !src.files[Int(tokens[i].file)].isSystem }
+    /// An error at token i, with clang's excerpt layout (the preprocessed line and a caret), which
+    /// MSLCompiler turns into the user's line and column (Diagnostics.swift).
     private func error(_ i: Int, _ message: String) {
-        errors.append("\(src.location(tokens[min(i, tokens.count - 1)])): error: \(message)")
+        let token = tokens[min(i, tokens.count - 1)]
+        var start = token.start, end = token.start
+        while start > 0, src.bytes[start - 1] != 10 { start -= 1 }
+        while end < src.bytes.count, src.bytes[end] != 10 { end += 1 }
+        let line = String(decoding: src.bytes[start..<end], as: UTF8.self)
+        let gutter = String(repeating: " ", count: max(0, 5 - String(token.line).count)) + "\(token.line) | "
+        let caret = String(repeating: " ", count: gutter.count - 2) + "| " + String(repeating: " ", count: token.start - start) + "^"
+        errors.append("\(src.location(token)): error: \(message)\n\(gutter)\(line)\n\(caret)")
     }
     private func remove(_ from: Int, through to: Int, replacement: String = "") {
         let start = tokens[from].start, end = tokens[to].end
@@ -174,8 +227,53 @@ final class FrontEnd {
     }
 
     private func integerArgument(_ attribute: Attribute, _ at: Int) -> Int? {
-        guard let range = attribute.arguments else { return nil }
-        return Self.integerValue(range.map { text($0) }.joined().filter { $0 != "(" && $0 != ")" })
+        guard let range = attribute.arguments, !range.isEmpty else { return nil }
+        var i = range.lowerBound
+        guard let value = integerExpression(&i, range.upperBound), i == range.upperBound else { return nil }
+        return value
+    }
+
+    /// An integer constant expression of literals, + - * / % and parentheses (ggml's
+    /// `[[function_constant(FC_MUL_MV + 0)]]` once its macro is expanded); nil for anything else.
+    private func integerExpression(_ i: inout Int, _ end: Int, precedence: Int = 0) -> Int? {
+        var value: Int
+        if i < end, isPunct(i, 40) {
+            i += 1
+            guard let inner = integerExpression(&i, end), i < end, isPunct(i, 41) else { return nil }
+            i += 1
+            value = inner
+        } else if i < end, isPunct(i, 45) || isPunct(i, 43) {
+            let negate = isPunct(i, 45)
+            i += 1
+            guard let operand = integerExpression(&i, end, precedence: 2) else { return nil }
+            value = negate ? -operand : operand
+        } else if i < end, tokens[i].kind == .number, let literal = Self.integerValue(text(i)) {
+            i += 1
+            value = literal
+        } else {
+            return nil
+        }
+        while i < end, tokens[i].kind == .punctuation, tokens[i].end - tokens[i].start == 1 {
+            let op = src.bytes[tokens[i].start]
+            let level: Int
+            switch op {
+            case 43, 45: level = 1       // + -
+            case 42, 47, 37: level = 2   // * / %
+            default: return value
+            }
+            guard level > precedence else { return value }
+            i += 1
+            guard let rhs = integerExpression(&i, end, precedence: level) else { return nil }
+            switch op {
+            case 43: value += rhs
+            case 45: value -= rhs
+            case 42: value *= rhs
+            default:
+                guard rhs != 0 else { return nil }
+                value = op == 47 ? value / rhs : value % rhs
+            }
+        }
+        return value
     }
 
     /// The value of an integer literal such as `16`, `0x20u`, `32ul`; nil for anything else.
@@ -249,9 +347,18 @@ final class FrontEnd {
     /// One namespace-scope declaration of the user's code, tokens [start, end].
     private func declaration(_ start: Int, _ end: Int, body: Range<Int>?) {
         let headEnd = body.map { $0.lowerBound - 1 } ?? end // `{` or the last token
+        if let key = addressSpaceFreeKey(start..<headEnd, hasBody: body != nil) {
+            // overloads / specializations on address spaces alone (MLX's pointer_element<device T*>,
+            // <threadgroup T*>, ...) are one C++ declaration: the first is kept
+            if isDuplicate(namespaces.joined(separator: "::") + "\u{0}" + key, body, start, in: &seenDeclarations) {
+                remove(start, through: end)
+                return
+            }
+        }
         var isKernel = false
         var hostName: String? = nil
         var maxThreads = 0
+        var maxExpression: String? = nil
         var firstParen: Int? = nil
         var i = start
         var isTemplate = false, isInstantiation = false
@@ -266,6 +373,7 @@ final class FrontEnd {
         }
         // Declaration head: markers, attributes and the parameter list.
         var decltypeGroup: Range<Int>? = nil
+        var constantIndex: (index: Int, attribute: Int)? = nil
         while i < headEnd {
             if let close = attributeEnd(i) {
                 let attributes = parseAttributes(i, close)
@@ -279,8 +387,15 @@ final class FrontEnd {
                             hostName = range.map { String(text($0).dropFirst().dropLast()) }.joined()
                         } else { error(i, "host_name needs a string, as in [[host_name(\"name\")]]") }
                     case "max_total_threads_per_threadgroup":
-                        if let n = integerArgument(attribute, i) { maxThreads = n } else {
+                        if let n = integerArgument(attribute, i) { maxThreads = n } else if let range = attribute.arguments,
+                                                                                              !range.isEmpty {
+                            maxExpression = range.map { text($0) }.joined(separator: " ") // evaluated by clang
+                        } else {
                             error(i, "max_total_threads_per_threadgroup needs an integer constant")
+                        }
+                    case "function_constant" where firstParen == nil && body == nil:
+                        if let n = integerArgument(attribute, i), (0..<65536).contains(n) { constantIndex = (n, i) } else {
+                            error(i, "function_constant needs an index from 0 to 65535")
                         }
                     default:
                         if MSLAttributes.isMSL(attribute.name) {
@@ -312,12 +427,21 @@ final class FrontEnd {
             if isPunct(i, 40) { i = matching(i) + 1; continue }
             i += 1
         }
+        if let constantIndex {
+            functionConstant(start, end, index: constantIndex.index, attribute: constantIndex.attribute)
+            return
+        }
         stripThreadgroup(in: start..<(headEnd + 1), storageAllowed: false)
         if let body { stripThreadgroup(in: body, storageAllowed: true) }
+        if let body, isClassHead(start..<(body.lowerBound - 1)) { mergeAddressSpaceOverloads(body) }
 
         if !isKernel && hostName == nil {
+            if let paren = firstParen { removeParameterAttributes(paren) }
             if let body, let name = definitionName(start, firstParen: firstParen, headEnd: headEnd) {
                 definitions[name, default: []].append(body)
+            } else if body == nil, let (name, initializer) = initializedVariable(start, end) {
+                // `constant bool use_w = has_w && ...;`: kernels naming it use what it names
+                definitions[name, default: []].append(initializer)
             }
             return
         }
@@ -332,7 +456,9 @@ final class FrontEnd {
             bindings = parameters(paren, kernel: plainName)
         }
         if isTemplate {
-            if let body, let bindings { templateKernels[plainName] = (bindings, body, maxThreads) }
+            if let body, let bindings {
+                templateKernels[plainName] = (bindings, body, maxThreads, maxExpression, templateParameters(start + 1))
+            }
             return
         }
         var kernelBindings = bindings ?? []
@@ -343,7 +469,12 @@ final class FrontEnd {
             if let primary = templateKernels[plainName] {
                 if bindings == nil || bindings!.isEmpty { kernelBindings = primary.bindings }
                 kernelBody = primary.body
-                if threads == 0 { threads = primary.maxThreads }
+                if threads == 0 && maxExpression == nil {
+                    threads = primary.maxThreads
+                    if let expression = primary.maxExpression {
+                        maxExpression = instantiated(expression, primary.parameters, declarator)
+                    }
+                }
             } else if let bindings, !bindings.isEmpty, definitions[plainName] != nil {
                 // A plain function template made a kernel by an instantiation that repeats the attributes.
                 kernelBindings = bindings
@@ -365,10 +496,59 @@ final class FrontEnd {
             return
         }
         kernels.append(Kernel(hostName: hostName ?? plainName, function: qualified,
-                              bindings: kernelBindings, maxTotalThreads: threads))
+                              bindings: kernelBindings, maxTotalThreads: threads, maxThreadsExpression: maxExpression))
         let index = kernels.count - 1
         kernelBodies[index] = kernelBody
         kernelRoots[index] = roots
+    }
+
+    /// `template <typename T, int N = 4>` at `open` (the `<`): names, whether each is a type, defaults.
+    private func templateParameters(_ open: Int) -> [TemplateParameter] {
+        let close = skipAngles(open) - 1
+        var result: [TemplateParameter] = []
+        var begin = open + 1
+        var j = open + 1
+        while j <= close {
+            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
+            if isPunct(j, 60) { j = skipAngles(j); continue }
+            if isPunct(j, 44) || j == close {
+                let parameter = begin..<j
+                let equals = parameter.first { isPunct($0, 61) }
+                let head = begin..<(equals ?? j)
+                if let name = head.last(where: { tokens[$0].kind == .identifier }) {
+                    result.append(TemplateParameter(
+                        name: text(name), isType: ["typename", "class"].contains(text(begin)),
+                        defaultValue: equals.map { (($0 + 1)..<j).map { text($0) }.joined(separator: " ") }))
+                }
+                begin = j + 1
+            }
+            j += 1
+        }
+        return result
+    }
+
+    /// `expression` (naming template parameters) for the instantiation `declarator` (`f < float , 256 >`):
+    /// a constexpr lambda that declares each parameter as its argument.
+    private func instantiated(_ expression: String, _ parameters: [TemplateParameter], _ declarator: [Int]) -> String {
+        var arguments: [String] = []
+        if let open = declarator.first(where: { isPunct($0, 60) }), let close = declarator.last, isPunct(close, 62) {
+            var begin = open + 1
+            var j = open + 1
+            while j <= close {
+                if isPunct(j, 40) || isPunct(j, 91) { j = matching(j) + 1; continue }
+                if isPunct(j, 60) && j != open { j = skipAngles(j); continue }
+                if isPunct(j, 44) || j == close {
+                    arguments.append((begin..<j).map { text($0) }.joined(separator: " "))
+                    begin = j + 1
+                }
+                j += 1
+            }
+        }
+        let declarations = parameters.enumerated().compactMap { (n, parameter) -> String? in
+            guard let value = n < arguments.count ? arguments[n] : parameter.defaultValue else { return nil }
+            return parameter.isType ? "using \(parameter.name) = \(value);" : "constexpr auto \(parameter.name) = \(value);"
+        }
+        return "[] { \(declarations.joined(separator: " ")) return (\(expression)); }()"
     }
 
     private func attributeSource(_ attribute: Attribute) -> String {
@@ -398,6 +578,10 @@ final class FrontEnd {
             }
         } else if let paren = firstParen {
             last = paren - 1
+        } else if isPunct(end, 59) {
+            // `template [[host_name("k")]] kernel kernel_t k<float>;`: the type is a
+            // function typedef, so the declarator is the name just before the `;`.
+            last = end - 1
         } else { return nil }
         var ids: [Int] = []
         var i = last
@@ -558,7 +742,7 @@ final class FrontEnd {
         let name = end - 1, star = end - 2
         guard star > first, tokens[name].kind == .identifier, isPunct(star, 42) else { return }
         guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
-        let type = sourceText(first..<star)
+        let type = sourceText(Array(first..<star))
         guard !type.contains("atomic") else { return }
         remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index)> ")
     }
@@ -578,10 +762,27 @@ final class FrontEnd {
             name = text(end)
             plain.removeLast()
         }
-        let qualifiers: Set<String> = ["const", "volatile", "restrict", "__restrict", "__restrict__", "*", "&", "&&"]
+        let qualifiers: Set<String> = ["const", "volatile", "restrict", "__restrict", "__restrict__", "*", "&", "&&",
+                                       "device", "constant", "thread", "threadgroup"]
         let words = plain.map { text($0) }.filter { !qualifiers.contains($0) }
         return (name, words.joined(separator: " ").replacingOccurrences(of: " :: ", with: "::")
             .replacingOccurrences(of: " < ", with: "<").replacingOccurrences(of: " >", with: ">"))
+    }
+
+    /// Metal accepts position (and binding) attributes on the parameters of ordinary functions
+    /// (ggml's `*_impl` helpers) and ignores them there: removed.
+    private func removeParameterAttributes(_ open: Int) {
+        var j = open + 1
+        let close = matching(open)
+        while j < close {
+            if let end = attributeEnd(j) {
+                let kept = parseAttributes(j, end).filter { !MSLAttributes.isMSL($0.name) }.map(attributeSource)
+                remove(j, through: end, replacement: kept.isEmpty ? "" : "[[\(kept.joined(separator: ", "))]]")
+                j = end + 1
+                continue
+            }
+            j += 1
+        }
     }
 
     // MARK: - threadgroup
@@ -646,14 +847,260 @@ final class FrontEnd {
     }
 
     /// Tokens as written: a space only where the source has one, so that a
-    /// punctuator the lexer splits (`<<`, `>>=`, `::`) is not torn apart.
-    private func sourceText(_ range: Range<Int>) -> String {
+    /// punctuator the lexer splits (`<<`, `>>=`, `::`) is not torn apart. Address
+    /// spaces are left out (`constant` is `const`), as removeAddressSpaces does.
+    private func sourceText(_ range: Range<Int>) -> String { sourceText(Array(range)) }
+    private func sourceText(_ indices: [Int]) -> String {
         var out = ""
-        for i in range {
-            if i > range.lowerBound && tokens[i].start != tokens[i - 1].end { out += " " }
-            out += text(i)
+        for i in indices {
+            var word = text(i)
+            if tokens[i].kind == .identifier && Self.addressSpaces.contains(word) {
+                guard word == "constant" else { continue }
+                word = "const"
+            }
+            if !out.isEmpty && i > indices[0] && tokens[i].start != tokens[i - 1].end { out += " " }
+            out += word
         }
         return out
+    }
+
+    // MARK: - Function constants
+
+    /// `constant T name [[function_constant(i)]];` becomes `constexpr T name = value;`,
+    /// with the value MetalCPU compiles this source for (makeFunction(name:constantValues:)),
+    /// or T() when it has none (is_function_constant_defined is then false, and MetalCPU
+    /// refuses a pipeline whose kernel uses it).
+    private func functionConstant(_ start: Int, _ end: Int, index: Int, attribute: Int) {
+        var first = start
+        while first < attribute, ["constant", "const", "static", "constexpr"].contains(text(first)) { first += 1 }
+        let nameAt = attribute - 1
+        guard nameAt > first, tokens[nameAt].kind == .identifier, isPunct(end, 59) else {
+            error(start, "a function constant is declared as `constant T name [[function_constant(index)]];`")
+            return
+        }
+        let name = text(nameAt)
+        let type = (first..<nameAt).map { text($0) }.joined(separator: " ")
+        if constants.contains(where: { $0.index == index }) {
+            error(attribute, "function constant index \(index) is used twice")
+        }
+        constants.append(FunctionConstant(name: name, index: index, qualifiedName: declaratorSource([nameAt])))
+        var replacement = "constexpr \(type) \(name) = \(type)();"
+        if let value = constantValues?[index] {
+            let given = MTLDataType(rawValue: value.type).map { "\($0)" } ?? "MTLDataType \(value.type)"
+            let bytes = value.bytes.isEmpty ? "0" : value.bytes.map { String(format: "0x%02x", $0) }.joined(separator: ", ")
+            replacement = "static_assert(::pm::abi::data_type<\(type)>() == \(value.type), \"function constant '\(name)' "
+                + "(index \(index)) is declared '\(type)' but was given a \(given) value\"); "
+                + "constexpr \(type) \(name) = ::pm::abi::constant_value<\(type)>({\(bytes)});"
+        }
+        remove(start, through: end, replacement: replacement)
+    }
+
+    /// `is_function_constant_defined(name)` -> true / false.
+    private func rewriteConstantQueries() {
+        for i in tokens.indices where tokens[i].kind == .identifier && isUser(i) && text(i) == "is_function_constant_defined" {
+            guard isPunct(i + 1, 40), i + 3 < tokens.count, tokens[i + 2].kind == .identifier, isPunct(i + 3, 41) else {
+                error(i, "is_function_constant_defined takes the name of a function constant")
+                continue
+            }
+            guard let constant = constants.first(where: { $0.name == text(i + 2) }) else {
+                error(i + 2, "'\(text(i + 2))' is not a function constant ([[function_constant(index)]])")
+                continue
+            }
+            definedQueries.insert(i + 2)
+            remove(i, through: i + 3, replacement: constantValues?[constant.index] != nil ? "true" : "false")
+        }
+    }
+
+    /// `T name = initializer;` at namespace scope: the name and the initializer's tokens.
+    private func initializedVariable(_ start: Int, _ end: Int) -> (String, Range<Int>)? {
+        var i = start
+        while i < end {
+            if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 60) { return nil } // functions, templates: not this
+            if isPunct(i, 61), i > start, tokens[i - 1].kind == .identifier { return (text(i - 1), (i + 1)..<(end + 1)) }
+            i += 1
+        }
+        return nil
+    }
+
+    // MARK: - What Metal refuses
+
+    /// C++ the MSL specification excludes (its section on C++ restrictions, and the scalar
+    /// types it lists), so that code that fails on a Mac fails here first.
+    private static let refused: [String: String] = [
+        "double": "Metal has no double type (use float)",
+        "new": "Metal has no new / delete operators (no dynamic allocation)",
+        "delete": "Metal has no new / delete operators (no dynamic allocation)",
+        "throw": "Metal has no exception handling",
+        "try": "Metal has no exception handling",
+        "catch": "Metal has no exception handling",
+        "virtual": "Metal has no virtual functions",
+        "thread_local": "Metal has no thread_local storage",
+        "goto": "Metal has no goto statement",
+        "dynamic_cast": "Metal has no dynamic_cast (no run-time type information)",
+        "typeid": "Metal has no typeid (no run-time type information)",
+    ]
+
+    /// The words above in the user's code (`= delete` declares a deleted function: allowed), and a
+    /// source that includes no Metal header (MetalCPU includes <metal_stdlib> itself; Metal declares
+    /// its types and functions only for a source that includes it). clang -E -dI keeps each
+    /// #include as a line (already expanded: removed here).
+    private func refuseWhatMetalRefuses() {
+        var includesMetal = false
+        var firstUser: Int? = nil
+        for i in tokens.indices {
+            let token = tokens[i]
+            if token.kind == .punctuation, src.bytes[token.start] == 35, token.end - token.start > 8 {
+                let directive = text(i)
+                if directive.hasPrefix("#include") || directive.hasPrefix("#import") {
+                    if isUser(i), directive.contains("<metal_") { includesMetal = true }
+                    remove(i, through: i)
+                }
+                continue
+            }
+            guard isUser(i) else { continue }
+            if firstUser == nil { firstUser = i }
+            guard token.kind == .identifier, let reason = Self.refused[text(i)] else { continue }
+            if text(i) == "delete" && isPunct(i - 1, 61) { continue }
+            error(i, "'\(text(i))' is not supported: \(reason) (Metal Shading Language specification)")
+        }
+        if requireMetalHeader, let firstUser, !includesMetal {
+            error(firstUser, "the source includes no Metal header: add #include <metal_stdlib> (Metal declares its types and "
+                  + "functions only where it is included; without it this source does not compile on a Mac)")
+        }
+    }
+
+    // MARK: - Address spaces
+
+    /// `device`, `thread`, `constant` (prelude.h: words, not macros, for the front end): removed
+    /// from the user's code, `constant` read-only as in MSL (`const`).
+    private func removeAddressSpaces() {
+        for i in tokens.indices where tokens[i].kind == .identifier && isUser(i) {
+            switch text(i) {
+            case "device", "thread": remove(i, through: i)
+            case "constant": remove(i, through: i, replacement: "const")
+            default: break
+            }
+        }
+    }
+
+    private static let addressSpaces: Set<String> = ["device", "thread", "threadgroup", "constant"]
+
+    /// `struct` / `class` / `union` before the body, at the top level of the head: a class definition.
+    private func isClassHead(_ head: Range<Int>) -> Bool {
+        var i = head.lowerBound
+        while i < head.upperBound {
+            if isPunct(i, 40) || isPunct(i, 91) { i = matching(i) + 1; continue }
+            if isPunct(i, 61) { return false } // `S s = {...}`: an initializer
+            if isPunct(i, 60), i > head.lowerBound, text(i - 1) == "template" { i = skipAngles(i); continue }
+            if tokens[i].kind == .identifier, ["struct", "class", "union"].contains(text(i)) { return true }
+            i += 1
+        }
+        return false
+    }
+
+    /// Member functions and constructors overloaded on the address space of `this`
+    /// (`S() thread`, `S() threadgroup`, `float get() const device`): every address
+    /// space is the same memory on the CPU, so the overloads would collide as C++;
+    /// the first of each set is kept (the qualifier removed) and the others dropped.
+    /// Nested classes are handled likewise.
+    private func mergeAddressSpaceOverloads(_ body: Range<Int>) {
+        var seen: [String: String] = [:]
+        var i = body.lowerBound
+        while i < body.upperBound {
+            // access specifiers: `public:`
+            if tokens[i].kind == .identifier, ["public", "private", "protected"].contains(text(i)), isPunct(i + 1, 58),
+               !isPunct(i + 2, 58) {
+                i += 2; continue
+            }
+            if isPunct(i, 59) { i += 1; continue }
+            let start = i
+            var memberBody: Range<Int>? = nil
+            var j = i
+            while j < body.upperBound {
+                if isPunct(j, 59) { break }
+                if isPunct(j, 40) || isPunct(j, 91) { j = matching(j) + 1; continue }
+                if isPunct(j, 60), j > start, text(j - 1) == "template" { j = skipAngles(j); continue }
+                if isPunct(j, 123) {
+                    let close = matching(j)
+                    memberBody = (j + 1)..<close
+                    // braces of a member initializer (`: v{0}, w{1} {}`) go on; a body ends the member
+                    if isPunct(close + 1, 44) || isPunct(close + 1, 123) || isPunct(close + 1, 59) { j = close + 1; continue }
+                    j = close
+                    break
+                }
+                j += 1
+            }
+            let end = min(j, body.upperBound - 1)
+            if let memberBody, isClassHead(start..<(memberBody.lowerBound - 1)) {
+                mergeAddressSpaceOverloads(memberBody)
+            } else if let key = addressSpaceQualified(start, end)
+                        ?? addressSpaceFreeKey(start..<(memberBody.map { $0.lowerBound - 1 } ?? end), hasBody: memberBody != nil) {
+                if isDuplicate(key, memberBody, start, in: &seen) { remove(start, through: end) }
+            }
+            i = end + 1
+        }
+    }
+
+    /// Whether a declaration with this address-space-free `key` was seen (recording it if not). Every
+    /// address space is the same memory here, so such overloads are one function; when their bodies
+    /// differ the CPU cannot choose as the GPU would: an error rather than a silently different result.
+    private func isDuplicate(_ key: String, _ body: Range<Int>?, _ at: Int, in seen: inout [String: String]) -> Bool {
+        let code = body.map { range in
+            range.filter { !(tokens[$0].kind == .identifier && Self.addressSpaces.contains(text($0))) }.map { text($0) }
+                .joined(separator: " ")
+        } ?? ""
+        guard let first = seen[key] else {
+            seen[key] = code
+            return false
+        }
+        if first != code {
+            error(at, "overloads that differ only in address spaces (device, threadgroup, constant, thread) have "
+                  + "different bodies: pymetal's CPU backend runs every address space in one memory and cannot tell them apart")
+        }
+        return true
+    }
+
+    /// The text of a declaration head that names an address space, as C++ sees it once the address
+    /// spaces are gone (`constant` is `const`); nil when it names none.
+    private func addressSpaceFreeKey(_ head: Range<Int>, hasBody: Bool) -> String? {
+        guard head.contains(where: { tokens[$0].kind == .identifier && Self.addressSpaces.contains(text($0)) }) else {
+            return nil
+        }
+        let words = head.compactMap { i -> String? in
+            let word = text(i)
+            if tokens[i].kind == .identifier && Self.addressSpaces.contains(word) { return word == "constant" ? "const" : nil }
+            return word
+        }
+        return words.joined(separator: " ") + (hasBody ? " {}" : " ;")
+    }
+
+    /// For a member `start...end` with an address space after its parameter list, its
+    /// signature without the address spaces (removed from the source here); else nil.
+    private func addressSpaceQualified(_ start: Int, _ end: Int) -> String? {
+        var i = start
+        var params: Int? = nil
+        while i <= end {
+            if isPunct(i, 60), i > start, text(i - 1) == "template" { i = skipAngles(i); continue }
+            if isPunct(i, 91) { i = matching(i) + 1; continue }
+            if isPunct(i, 40) {
+                // `operator()(...)`: the parameter list is the second group
+                if i > start, text(i - 1) == "operator" { i = matching(i) + 1; continue }
+                params = i
+                break
+            }
+            if isPunct(i, 123) || isPunct(i, 61) { return nil }
+            i += 1
+        }
+        guard let open = params else { return nil }
+        var qualifiers: [Int] = []
+        var k = matching(open) + 1
+        while k <= end, !isPunct(k, 123), !isPunct(k, 59), !isPunct(k, 61), !isPunct(k, 58), text(k) != "->" {
+            if tokens[k].kind == .identifier, Self.addressSpaces.contains(text(k)) { qualifiers.append(k) }
+            k += 1
+        }
+        guard !qualifiers.isEmpty else { return nil }
+        for q in qualifiers { remove(q, through: q) }
+        return (start..<k).filter { !qualifiers.contains($0) }.map { text($0) }.joined(separator: " ")
     }
 
     // MARK: - Analysis
@@ -670,7 +1117,7 @@ final class FrontEnd {
             var fibers = false
             while true {
                 while scanned < bodies.count {
-                    for t in bodies[scanned] where tokens[t].kind == .identifier {
+                    for t in bodies[scanned] where tokens[t].kind == .identifier && !definedQueries.contains(t) {
                         let name = text(t)
                         if MSLAttributes.rendezvous.contains(name) { fibers = true }
                         if !seen.contains(name) { seen.insert(name); work.append(name) }
@@ -683,6 +1130,9 @@ final class FrontEnd {
                 if let template = templateKernels[name], !bodies.contains(template.body) { bodies.append(template.body) }
             }
             kernels[index].usesFibers = fibers
+            // A constant the source asks is_function_constant_defined about is optional (the code guards its uses).
+            let optional = Set(definedQueries.map { text($0) })
+            kernels[index].constants = constants.filter { seen.contains($0.name) && !optional.contains($0.name) }.map(\.index)
             kernels[index].sites = sites.filter { site in bodies.contains { $0.contains(site.token) } }.map(\.id)
             if fibers { fiberBodies.formUnion(bodies) }
         }

@@ -2,7 +2,7 @@
 // instantiated with the kernel and its bindings), the binding tables, and the
 // two exported symbols MetalCPU reads (see pm_kernel_abi.h).
 enum LauncherGenerator {
-    static func generate(_ kernels: [Kernel]) -> String {
+    static func generate(_ kernels: [Kernel], constants: [FunctionConstant] = []) -> String {
         var out = "\n# 1 \"metalcpu_launchers\"\nnamespace pm_generated {\n"
         var entries: [String] = []
         var tables: [String] = []
@@ -21,7 +21,7 @@ enum LauncherGenerator {
                 out += "static const int sites_\(index)[] = {\(kernel.sites.map(String.init).joined(separator: ", "))};\n"
                 sites = "sites_\(index)"
             }
-            entries.append("  {\(quoted(kernel.hostName)), &::pm::rt::run<\(runner)>, \(mode), \(kernel.maxTotalThreads), \(sites), \(kernel.sites.count)}")
+            entries.append("  {\(quoted(kernel.hostName)), &::pm::rt::run<\(runner)>, \(mode), \(kernel.maxThreadsExpression.map { "(uint32_t)(\($0))" } ?? "\(kernel.maxTotalThreads)"), \(sites), \(kernel.sites.count)}")
             let rows = kernel.bindings.enumerated().map { (position, binding) -> String in
                 func fact(_ name: String) -> String { "::pm::abi::param_\(name)<&\(kernel.function), \(position)>()" }
                 let names = "\(quoted(binding.name)), \(quoted(binding.typeText))"
@@ -48,6 +48,16 @@ enum LauncherGenerator {
             out += "static const ::pm::rt::kernel_entry entries[] = {\n\(entries.joined(separator: ",\n"))\n};\n"
         }
         out += "} // namespace pm_generated\n"
+        if !constants.isEmpty {
+            // One pm_function_constant row per constant: which kernels use its value.
+            let rows = constants.map { constant -> String in
+                let users = kernels.filter { $0.constants.contains(constant.index) }.map { $0.hostName + "\n" }.joined()
+                return "{\(quoted(constant.name)), \(constant.index), ::pm::abi::data_type<decltype(\(constant.qualifiedName))>(), "
+                    + "\(quoted(users))}"
+            }
+            out += "extern \"C\" __attribute__((visibility(\"default\"))) const pm_function_constant pm_cpu_function_constants[] = "
+                + "{\(rows.joined(separator: ", ")), {nullptr, 0, 0, nullptr}};\n"
+        }
         out += "extern \"C\" __attribute__((visibility(\"default\"))) const pm_kernel_bindings pm_cpu_bindings[] = {\(tables.joined(separator: ", "))};\n"
         out += "extern \"C\" __attribute__((visibility(\"default\"))) uint32_t pm_cpu_library(const pm_kernel_desc **kernels, uint32_t *count) {\n"
         out += "  return ::pm::rt::library(pm_generated::entries, \(count), kernels, count);\n}\n"
@@ -55,6 +65,7 @@ enum LauncherGenerator {
     }
 
     private static func quoted(_ s: String) -> String {
-        "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+        "\"" + s.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
+            .replacingOccurrences(of: "\n", with: "\\n") + "\""
     }
 }

@@ -21,15 +21,20 @@ public final class MSLCompiler: @unchecked Sendable {
     public private(set) var pchBuilds = 0
 
     /// Compiles `source` (or returns the cached library) and returns the library file.
-    public func compile(source: String, options: MTLCompileOptions, includeDirectories: [String] = []) throws -> URL {
+    /// `constantValues`: the function constants' values by index (makeFunction(name:constantValues:)); nil compiles
+    /// every function constant undefined.
+    public func compile(source: String, options: MTLCompileOptions, includeDirectories: [String] = [],
+                        constantValues: [Int: FunctionConstantValue]? = nil) throws -> URL {
         do {
-            return try compileOrStop(source: source, options: options, includeDirectories: includeDirectories)
+            return try compileOrStop(source: source, options: options, includeDirectories: includeDirectories,
+                                     constantValues: constantValues)
         } catch let stopped as CompileStopped {
             throw MTLLibraryError(code: .compileFailure, message: stopped.message)
         }
     }
 
-    private func compileOrStop(source: String, options: MTLCompileOptions, includeDirectories: [String]) throws -> URL {
+    private func compileOrStop(source: String, options: MTLCompileOptions, includeDirectories: [String],
+                               constantValues: [Int: FunctionConstantValue]?) throws -> URL {
         let tools = try lock { () throws -> Toolchain in
             if let toolchain { return toolchain }
             let found = try Toolchain.find()
@@ -42,6 +47,9 @@ public final class MSLCompiler: @unchecked Sendable {
         digest.update(flags.joined(separator: "\u{1}"))
         digest.update("\u{0}")
         digest.update(source)
+        for (index, value) in (constantValues ?? [:]).sorted(by: { $0.key < $1.key }) {
+            digest.update("\u{0}\(index):\(value.type):\(value.bytes)")
+        }
         let key = digest.hexDigest()
         // The memo's file may have been evicted by another process since.
         if let url = lock({ memo[key] }), access(url.path, F_OK) == 0 { return url }
@@ -63,17 +71,20 @@ public final class MSLCompiler: @unchecked Sendable {
         try ("#line 1 \"program_source\"\n" + Literals.rewrite(source)).write(to: input, atomically: false, encoding: .utf8)
         let preprocessed = work.appendingPathComponent("preprocessed.ii")
         let headerFlags = tools.headerDirectories.flatMap { ["-isystem", $0] }
-        try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-fsigned-char"] + headerFlags
-                + ["-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
+        // -dI: #include lines stay in the output (FrontEnd checks that the source includes <metal_stdlib>)
+        try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-dI", "-fsigned-char"] + headerFlags
+                + ["-DPM_ADDRESS_SPACE_WORDS", "-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
                 work: work, job: job)
         let text = try String(contentsOf: preprocessed, encoding: .utf8)
         let output: FrontEndOutput
         do {
-            output = try FrontEnd.run(preprocessed: text, validation: flags.contains(Self.validationFlag))
+            output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true,
+                                      validation: flags.contains(Self.validationFlag))
         } catch let diagnostics as CompileDiagnostics {
-            throw MTLLibraryError(code: .compileFailure, message: diagnostics.messages.joined(separator: "\n"))
+            throw MTLLibraryError(code: .compileFailure,
+                                  message: Diagnostics.userColumns(diagnostics.messages.joined(separator: "\n"), source: source))
         }
-        let unit = output.text + LauncherGenerator.generate(output.kernels)
+        let unit = output.text + LauncherGenerator.generate(output.kernels, constants: output.constants)
         // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
         // libm call that may set errno is never vectorised (nor is a loop around it).
         let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
@@ -81,10 +92,15 @@ public final class MSLCompiler: @unchecked Sendable {
                        "-fstack-clash-protection", // big frames probe each page: an overflow hits the guard page (guard.c)
                        "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
         let library = work.appendingPathComponent("library.so")
-        if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache.path, output: library, job: job)) {
-            let file = work.appendingPathComponent("unit.ii")
-            try unit.write(to: file, atomically: false, encoding: .utf8)
-            try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path], work: work, job: job)
+        do {
+            if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache.path, output: library, job: job)) {
+                let file = work.appendingPathComponent("unit.ii")
+                try unit.write(to: file, atomically: false, encoding: .utf8)
+                try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path], work: work, job: job)
+            }
+        } catch let error as MTLLibraryError where error.code == .compileFailure {
+            // clang saw the rewritten text: show the user's lines and columns (Diagnostics.swift)
+            throw MTLLibraryError(code: .compileFailure, message: Diagnostics.userColumns(error.message, source: source))
         }
         let target = URL(fileURLWithPath: try cache.publish(library.path, key: key))
         try cache.evict(keep: key)
@@ -225,6 +241,9 @@ public final class MSLCompiler: @unchecked Sendable {
             else if let string = value as? NSString { flags.append("-D\(name)=\(string)") }
             else { flags.append("-D\(name)=\(value)") }
         }
+        // __METAL_VERSION__ as Metal defines it for the language version (3.2 -> 320).
+        let version = options.languageVersion.rawValue
+        flags.append("-D__METAL_VERSION__=\((version >> 16) * 100 + ((version & 0xffff) * 10))")
         let fast = options.mathMode == .fast && options.fastMathEnabled
         flags.append(fast ? "-ffast-math" : "-fno-fast-math")
         return flags

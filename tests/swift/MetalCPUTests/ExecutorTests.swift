@@ -9,6 +9,7 @@ final class ExecutorTests: XCTestCase {
     let h = Harness()
 
     static let source = """
+    #include <metal_stdlib>
     kernel void add(device const float* a [[buffer(0)]], device const float* b [[buffer(1)]],
                     device float* o [[buffer(2)]], uint i [[thread_position_in_grid]]) {
         o[i] = a[i] + b[i];

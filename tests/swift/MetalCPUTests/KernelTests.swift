@@ -42,7 +42,7 @@ final class KernelTests: XCTestCase {
     }
 
     func testMisspelledAttributeIsAnError() {
-        let source = "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grd]]) { o[i] = 1; }"
+        let source = "#include <metal_stdlib>\nkernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grd]]) { o[i] = 1; }"
         XCTAssertThrowsError(try h.library(source)) { error in
             XCTAssertTrue("\(error)".contains("thread_position_in_grd"), "\(error)")
         }
@@ -124,6 +124,7 @@ final class KernelTests: XCTestCase {
 
     func testRefusalsBecomeCommandBufferErrors() throws {
         let source = """
+        #include <metal_stdlib>
         kernel void fill(device float* o [[buffer(0)]], constant float4& v [[buffer(1)]], uint i [[thread_position_in_grid]]) { o[i] = v.x; }
         """
         let pipeline = try h.pipeline(source, "fill")
@@ -151,7 +152,7 @@ final class KernelTests: XCTestCase {
     }
 
     func testCommandBufferRetainsBuffersAndCallsHandlers() throws {
-        let source = "kernel void inc(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] += 1; }"
+        let source = "#include <metal_stdlib>\nkernel void inc(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] += 1; }"
         let pipeline = try h.pipeline(source, "inc")
         let freed = expectation(description: "deallocator runs after completion")
         let handled = expectation(description: "completion handler")
@@ -190,7 +191,7 @@ final class KernelTests: XCTestCase {
     }
 
     func testCacheHitDoesNotRunClang() throws {
-        let source = "kernel void cached(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = \(UInt32.random(in: 0...1_000_000)); }"
+        let source = "#include <metal_stdlib>\nkernel void cached(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = \(UInt32.random(in: 0...1_000_000)); }"
         let options = MTLCompileOptions()
         let first = MSLCompiler()
         _ = try first.compile(source: source, options: options)
@@ -204,6 +205,7 @@ final class KernelTests: XCTestCase {
 
     func testThreadgroupMemoryLimit() throws {
         let source = """
+        #include <metal_stdlib>
         kernel void big(device float* o [[buffer(0)]], threadgroup float* t [[threadgroup(0)]], uint i [[thread_position_in_grid]]) { t[0] = 1; o[i] = t[0]; }
         """
         let pipeline = try h.pipeline(source, "big")
@@ -215,7 +217,7 @@ final class KernelTests: XCTestCase {
         done = h.run(pipeline, buffers: [out], grid: MTLSize(width: 4, height: 1, depth: 1), group: MTLSize(width: 4, height: 1, depth: 1))
         XCTAssertEqual(done.status, .error, "unset [[threadgroup(0)]] length is refused")
         XCTAssertTrue("\(done.error!)".contains("threadgroup(0)"), "\(done.error!)")
-        let tooBig = "kernel void huge(device float* o [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) { threadgroup float t[9000]; t[i] = 1; o[i] = t[i]; }"
+        let tooBig = "#include <metal_stdlib>\nkernel void huge(device float* o [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) { threadgroup float t[9000]; t[i] = 1; o[i] = t[i]; }"
         XCTAssertThrowsError(try h.pipeline(tooBig, "huge")) { error in
             XCTAssertTrue("\(error)".contains("36000"), "\(error)")
         }
@@ -250,7 +252,38 @@ final class KernelTests: XCTestCase {
 
     /// The constant address space is read-only, as in MSL: writing to it does not compile.
     func testWritingConstantMemoryIsACompileError() {
-        let source = "kernel void k(constant float* c [[buffer(0)]], uint i [[thread_position_in_grid]]) { c[i] = 1; }"
+        let source = "#include <metal_stdlib>\nkernel void k(constant float* c [[buffer(0)]], uint i [[thread_position_in_grid]]) { c[i] = 1; }"
         XCTAssertThrowsError(try h.library(source))
+    }
+
+    /// Function constants as Metal's API sets them: by index or by name, per function.
+    func testFunctionConstantValues() throws {
+        let source = """
+        #include <metal_stdlib>
+        constant bool has_w [[function_constant(20)]];
+        constant float scale [[function_constant(1)]];
+        kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = has_w ? scale * i : -1; }
+        """
+        let library = try h.library(source)
+        let plain = try XCTUnwrap(library.makeFunction(name: "k"))
+        XCTAssertEqual(plain.functionConstantsDictionary["has_w"]?.index, 20)
+        XCTAssertEqual(plain.functionConstantsDictionary["scale"]?.type, .float)
+        XCTAssertEqual(plain.functionConstantsDictionary["scale"]?.required, true)
+        XCTAssertThrowsError(try h.device.makeComputePipelineState(function: plain), "no values: no pipeline")
+        let values = MTLFunctionConstantValues()
+        var yes = true, half: Float = 0.5
+        values.setConstantValue(&yes, type: .bool, index: 20)
+        XCTAssertThrowsError(try library.makeFunction(name: "k", constantValues: values), "scale has no value")
+        values.setConstantValue(&half, type: .float, withName: "scale")
+        let function = try library.makeFunction(name: "k", constantValues: values)
+        let pipeline = try h.device.makeComputePipelineState(function: function)
+        let out = h.buffer(count: 4 * 8)
+        let done = h.run(pipeline, buffers: [out], grid: MTLSize(width: 8, height: 1, depth: 1),
+                         group: MTLSize(width: 8, height: 1, depth: 1))
+        XCTAssertEqual(done.status, .completed)
+        XCTAssertEqual(read(out, as: Float.self, count: 8), (0..<8).map { Float($0) * 0.5 })
+        var wrong: Int32 = 1
+        values.setConstantValue(&wrong, type: .int, index: 20)
+        XCTAssertThrowsError(try library.makeFunction(name: "k", constantValues: values), "a bool given an int")
     }
 }

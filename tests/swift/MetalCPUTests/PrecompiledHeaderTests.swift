@@ -45,7 +45,7 @@ final class PrecompiledHeaderTests: XCTestCase {
 
     /// Compiles a kernel that writes the marker (distinct source per `tag`) and returns the value it writes.
     private func run(_ compiler: MSLCompiler, tag: Int) throws -> UInt32 {
-        let source = "kernel void k(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = pm_pch_test::marker() + \(tag)u * 0; }"
+        let source = "#include <metal_stdlib>\nkernel void k(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = pm_pch_test::marker() + \(tag)u * 0; }"
         let library = try h.device.makeLibrary(URL: try compiler.compile(source: source, options: MTLCompileOptions()))
         let pipeline = try h.device.makeComputePipelineState(function: XCTUnwrap(library.makeFunction(name: "k")))
         let out = h.buffer(count: 4)

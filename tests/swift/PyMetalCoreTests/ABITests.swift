@@ -63,7 +63,7 @@ final class ABITests: XCTestCase {
 
     func testDispatchThroughTheABI() throws {
         var library: UInt64 = 0, kernel: UInt64 = 0, stream: UInt64 = 0, buffer: UInt64 = 0
-        let source = "kernel void iota(device uint* o [[buffer(0)]], constant uint& base [[buffer(1)]], uint i [[thread_position_in_grid]]) { o[i] = base + i; }"
+        let source = "#include <metal_stdlib>\nkernel void iota(device uint* o [[buffer(0)]], constant uint& base [[buffer(1)]], uint i [[thread_position_in_grid]]) { o[i] = base + i; }"
         XCTAssertEqual(pm_library_compile(&library, device, source, nil, 0), 0, lastError())
         XCTAssertEqual(pm_kernel_new(&kernel, library, "missing"), 3)
         XCTAssertTrue(lastError().contains("iota"), "lists the available kernels: \(lastError())")

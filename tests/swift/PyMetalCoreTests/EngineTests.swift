@@ -5,6 +5,7 @@ final class EngineTests: XCTestCase {
     func testWrappedBufferReleaseWaitsForPendingWork() throws {
         let device = try Device.makeDefault()
         let library = try device.compile(source: """
+        #include <metal_stdlib>
         kernel void slow(device uint* o [[buffer(0)]], uint i [[thread_position_in_grid]]) {
             uint x = i; for (uint k = 0; k < 20000; k++) { x = x * 1664525u + 1013904223u; } o[i] = x | 1u;
         }
@@ -27,7 +28,7 @@ final class EngineTests: XCTestCase {
 
     func testDefaultThreadgroups() throws {
         let device = try Device.makeDefault()
-        let kernel = try device.compile(source: "kernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }")
+        let kernel = try device.compile(source: "#include <metal_stdlib>\nkernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }")
             .kernel(named: "k")
         XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [1000, 1, 1]), [256, 1, 1])
         XCTAssertEqual(Stream.defaultThreadgroup(for: kernel, size: [10, 1, 1]), [10, 1, 1], "clipped to the grid")
@@ -40,6 +41,7 @@ final class EngineTests: XCTestCase {
     func testBufferAccessFromReflection() throws {
         let device = try Device.makeDefault()
         let kernel = try device.compile(source: """
+        #include <metal_stdlib>
         kernel void k(device const float* a [[buffer(0)]], device float* b [[buffer(2)]],
                       constant float& s [[buffer(3)]], uint i [[thread_position_in_grid]]) { b[i] = a[i] * s; }
         """).kernel(named: "k")

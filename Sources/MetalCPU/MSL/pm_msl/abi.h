@@ -8,6 +8,13 @@
 namespace metal { template <class _PmT> struct atomic; }
 
 namespace pm::abi {
+// Scalars and clang vectors: element type and width (boolN, packed types: 0).
+template <class _PmT> struct pm_vinfo_width { typedef _PmT elem; static constexpr int value = 1; };
+template <class _PmT, int _PmN> struct pm_vinfo_width<_PmT __attribute__((ext_vector_type(_PmN)))> {
+    typedef _PmT elem;
+    static constexpr int value = _PmN;
+};
+
 // A pointer may point at an empty array (the kernel may read nothing), so it
 // needs only to be bound; a reference or a value is read whole.
 template <class _PmT> constexpr uint32_t bytes_of() {
@@ -77,6 +84,25 @@ template <class _PmR, class... _PmA, _PmR (*_PmF)(_PmA...)> struct params<_PmF> 
         return size_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
     }
 };
+
+// Function constants: the MTLDataType of a declared type (MTLDataType's raw
+// values; 0 for a type MetalCPU cannot set), and a value from its bytes.
+template <class _PmT> constexpr uint32_t data_type() {
+    typedef __remove_cv(_PmT) _PmU;
+    constexpr int n = pm_vinfo_width<_PmU>::value;
+    typedef typename pm_vinfo_width<_PmU>::elem _PmE;
+    uint32_t base = __is_same(_PmE, float) ? 3 : __is_same(_PmE, _Float16) ? 16 : __is_same(_PmE, int) ? 29
+        : __is_same(_PmE, unsigned int) ? 33 : __is_same(_PmE, short) ? 37 : __is_same(_PmE, unsigned short) ? 41
+        : __is_same(_PmE, char) || __is_same(_PmE, signed char) ? 45 : __is_same(_PmE, unsigned char) ? 49
+        : __is_same(_PmE, bool) ? 53 : __is_same(_PmE, long) ? 81 : __is_same(_PmE, unsigned long) ? 85
+        : __is_same(_PmE, __bf16) ? 121 : 0;
+    return base == 0 || n < 1 || n > 4 ? 0 : base + (uint32_t)(n - 1);
+}
+template <class _PmT, size_t _PmN> constexpr _PmT constant_value(const unsigned char (&bytes)[_PmN]) {
+    struct raw { unsigned char b[sizeof(_PmT)]; } r{};
+    for (size_t i = 0; i < _PmN && i < sizeof(_PmT); i++) r.b[i] = bytes[i];
+    return __builtin_bit_cast(_PmT, r);
+}
 
 template <auto _PmF, unsigned _PmI> constexpr uint32_t param_bytes() { return params<_PmF>::template bytes<_PmI>(); }
 template <auto _PmF, unsigned _PmI> constexpr uint32_t param_flags() { return params<_PmF>::template flags<_PmI>(); }

@@ -91,70 +91,26 @@ inline _PmT refract(_PmT i, pm_identity_t<_PmT> n, pm_elem_t<_PmT> eta) {
 
 // metal::precise:: and metal::fast:: name the same functions (the precise
 // results are also acceptable fast results), except those with a fast variant
-// of their own (math.h: exp, exp2, log, log2, sin, cos, tan, tanh, pow).
+// of their own (math.h: exp, exp2, log, log2, sin, cos, tan, tanh, pow). Each
+// namespace declares its names itself (no using-directive), so that a project
+// adding an overload to one of them (MLX: metal::fast::abs(bfloat)) adds to
+// the set instead of hiding it.
+#define PM_SHARED_NAMES(_PmX) _PmX(acos) _PmX(acosh) _PmX(asin) _PmX(asinh) _PmX(atan) _PmX(atan2) \
+    _PmX(atanh) _PmX(cbrt) _PmX(ceil) _PmX(copysign) _PmX(cosh) _PmX(cospi) _PmX(divide) _PmX(exp10) \
+    _PmX(fabs) _PmX(abs) _PmX(fdim) _PmX(floor) _PmX(fma) _PmX(fmax) _PmX(fmin) _PmX(fmod) \
+    _PmX(fract) _PmX(frexp) _PmX(ilogb) _PmX(ldexp) _PmX(log10) _PmX(modf) _PmX(nextafter) \
+    _PmX(powr) _PmX(rint) _PmX(round) _PmX(rsqrt) _PmX(sincos) _PmX(sinh) _PmX(sinpi) _PmX(sqrt) \
+    _PmX(tanpi) _PmX(trunc) _PmX(clamp) _PmX(mix) _PmX(saturate) _PmX(sign) _PmX(smoothstep) \
+    _PmX(step) _PmX(max) _PmX(min) _PmX(max3) _PmX(min3) _PmX(median3) _PmX(dot) _PmX(cross) \
+    _PmX(distance) _PmX(distance_squared) _PmX(length) _PmX(length_squared) _PmX(normalize) \
+    _PmX(faceforward) _PmX(reflect) _PmX(refract) _PmX(fmax3) _PmX(fmin3) _PmX(fmedian3)
+#define PM_USING(name) using metal::name;
 namespace precise {
-using metal::acos;
-using metal::acosh;
-using metal::asin;
-using metal::asinh;
-using metal::atan;
-using metal::atan2;
-using metal::atanh;
-using metal::cbrt;
-using metal::ceil;
-using metal::copysign;
-using metal::cosh;
-using metal::cospi;
-using metal::divide;
-using metal::exp10;
-using metal::fabs;
-using metal::abs;
-using metal::fdim;
-using metal::floor;
-using metal::fma;
-using metal::fmax;
-using metal::fmin;
-using metal::fmod;
-using metal::fract;
-using metal::frexp;
-using metal::ilogb;
-using metal::ldexp;
-using metal::log10;
-using metal::modf;
-using metal::nextafter;
-using metal::powr;
-using metal::rint;
-using metal::round;
-using metal::rsqrt;
-using metal::sincos;
-using metal::sinh;
-using metal::sinpi;
-using metal::sqrt;
-using metal::tanpi;
-using metal::trunc;
-using metal::clamp;
-using metal::mix;
-using metal::saturate;
-using metal::sign;
-using metal::smoothstep;
-using metal::step;
-using metal::max;
-using metal::min;
-using metal::max3;
-using metal::min3;
-using metal::median3;
-using metal::dot;
-using metal::cross;
-using metal::distance;
-using metal::distance_squared;
-using metal::length;
-using metal::length_squared;
-using metal::normalize;
-using metal::faceforward;
-using metal::reflect;
-using metal::refract;
+PM_SHARED_NAMES(PM_USING)
 } // namespace precise
 namespace fast {
-using namespace ::metal::precise; // qualified lookup (fast::sin) follows using-directives
+PM_SHARED_NAMES(PM_USING)
 } // namespace fast
+#undef PM_USING
+#undef PM_SHARED_NAMES
 } // namespace metal

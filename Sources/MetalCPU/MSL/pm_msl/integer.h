@@ -289,7 +289,11 @@ PM_ITYPES(PM_IMINMAX, _)
     template <class _PmP = void> inline _PmT median3(_PmT x, _PmT y, _PmT z) {                                            \
         pm_dep_t<_PmP, _PmT> a = x;                                                                              \
         return pm_fmax(pm_fmin(a, y), pm_fmin(pm_fmax(a, y), z));                                          \
-    }
+    }                                                                                                      \
+    /* the math functions of the same meaning (metal_math) */                                              \
+    template <class _PmP = void> inline _PmT fmax3(_PmT x, _PmT y, _PmT z) { return max3<_PmP>(x, y, z); }  \
+    template <class _PmP = void> inline _PmT fmin3(_PmT x, _PmT y, _PmT z) { return min3<_PmP>(x, y, z); }  \
+    template <class _PmP = void> inline _PmT fmedian3(_PmT x, _PmT y, _PmT z) { return median3<_PmP>(x, y, z); }
 PM_FTYPES(PM_FMINMAX3, _)
 #undef PM_FMINMAX3
 
@@ -314,6 +318,9 @@ PM_ANY3(clamp)
 PM_ANY3(max3)
 PM_ANY3(min3)
 PM_ANY3(median3)
+PM_ANY3(fmax3)
+PM_ANY3(fmin3)
+PM_ANY3(fmedian3)
 #undef PM_ANY2
 #undef PM_ANY3
 

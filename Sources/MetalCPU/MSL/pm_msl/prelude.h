@@ -4,11 +4,20 @@
 // space is read-only in MSL: as `const`, a kernel that writes to it fails to
 // compile here as on a Mac, and pm::abi::flags_of reports such buffers read-only
 // (`constant const T*` only draws clang's duplicate-const warning).
+// MetalCPU's front end sees `device`, `thread` and `constant` as words
+// (PM_ADDRESS_SPACE_WORDS) and removes them itself, so that it can tell apart
+// member functions overloaded on the address space of `this` (MLX's
+// `complex64_t() thread` / `complex64_t() threadgroup`); C++ compiled without
+// the front end (tests/msl_runtime) gets them as macros.
 #pragma once
+#ifndef PM_ADDRESS_SPACE_WORDS
 #define device
 #define constant const
 #define thread
+#endif
+#ifndef __METAL_VERSION__ // MSLCompiler defines it from MTLCompileOptions.languageVersion
 #define __METAL_VERSION__ 310
+#endif
 #define __METAL_MACOS__ 1
 #define __HAVE_BFLOAT__ 1
 #define __HAVE_SIMDGROUP_FUTURE__ 0

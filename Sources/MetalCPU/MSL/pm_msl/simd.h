@@ -76,9 +76,19 @@ struct op_sum { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { retu
 struct op_product { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a * b; } template <class _PmT> static PM_AI _PmT id() { return (_PmT)1; } };
 struct op_min { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return __builtin_elementwise_min(a, b); } };
 struct op_max { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return __builtin_elementwise_max(a, b); } };
-struct op_and { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a & b; } };
-struct op_or { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a | b; } };
-struct op_xor { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return a ^ b; } };
+// and / or / xor of floating values (Apple's __metal_simd_xor(float), which MLX's bf16 overloads
+// call) combine their bit patterns.
+template <class _PmT, class _PmF> PM_AI _PmT bitwise(_PmT a, _PmT b, _PmF f) {
+    if constexpr (__is_integral(_PmT) || !__is_arithmetic(_PmT)) {
+        return f(a, b);
+    } else {
+        typedef unsigned _BitInt(sizeof(_PmT) * 8) _PmU;
+        return __builtin_bit_cast(_PmT, (_PmU)f(__builtin_bit_cast(_PmU, a), __builtin_bit_cast(_PmU, b)));
+    }
+}
+struct op_and { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return bitwise(a, b, [](auto x, auto y) { return x & y; }); } };
+struct op_or { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return bitwise(a, b, [](auto x, auto y) { return x | y; }); } };
+struct op_xor { template <class _PmT> static PM_AI _PmT f(_PmT a, _PmT b) { return bitwise(a, b, [](auto x, auto y) { return x ^ y; }); } };
 
 template <class _PmT, class _PmOp, uint32_t _PmW> void c_reduce(simd_slot &s) {
     const uint32_t act = s.arrived_mask;
