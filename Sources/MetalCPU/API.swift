@@ -61,7 +61,8 @@ public protocol MTLBinding: AnyObject {
     var isUsed: Bool { get }
 }
 
-/// The data types reflection reports (Metal's names; the scalar and vector ones).
+/// The data types reflection reports and function constants take (Metal's names and raw values;
+/// the scalar and vector ones).
 public enum MTLDataType: UInt, Sendable {
     case none = 0, `struct` = 1, pointer = 60
     case float = 3, float2, float3, float4
@@ -160,22 +161,7 @@ public protocol MTLLibrary: AnyObject {
     var functionNames: [String] { get }
 }
 
-/// The types of Metal values MetalCPU can set as function constants (Apple's raw values).
-public enum MTLDataType: UInt, Sendable {
-    case none = 0
-    case float = 3, float2, float3, float4
-    case half = 16, half2, half3, half4
-    case int = 29, int2, int3, int4
-    case uint = 33, uint2, uint3, uint4
-    case short = 37, short2, short3, short4
-    case ushort = 41, ushort2, ushort3, ushort4
-    case char = 45, char2, char3, char4
-    case uchar = 49, uchar2, uchar3, uchar4
-    case bool = 53, bool2, bool3, bool4
-    case long = 81, long2, long3, long4
-    case ulong = 85, ulong2, ulong3, ulong4
-    case bfloat = 121, bfloat2, bfloat3, bfloat4
-
+extension MTLDataType {
     /// Bytes of one value (a 3-vector is packed here: its 3 elements).
     public var size: Int {
         let raw = rawValue
