@@ -83,7 +83,7 @@ class Library:
         if name not in names:
             raise FunctionNotFoundError(self._not_found(name, names))
         try:
-            fn = Function(self, name, key[1] if constants else None)
+            fn = Function(self, name, constants=key[1] if constants else None)
         except NotFoundError as e:
             raise FunctionNotFoundError("%s (%s)" % (self._not_found(name, names), e)) from None
         except CompileError as e:

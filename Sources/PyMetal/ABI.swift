@@ -281,7 +281,8 @@ public func pm_kernel_new_specialized(_ out: UnsafeMutablePointer<UInt64>?, _ ha
             }
             constants.append(Library.ConstantValue(index: index, type: type, bytes: bytes))
         }
-        out.pointee = handles.insert(try library(handle).library.kernel(named: try string(name, "function name"), constants: constants))
+        out.pointee = handles.insert(KernelObject(try library(handle).library.kernel(named: try string(name, "function name"),
+                                                                                   constants: constants)))
     }
 }
 

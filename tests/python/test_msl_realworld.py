@@ -807,10 +807,15 @@ def test_refused_declarations(dev):
 
 
 def test_missing_metal_stdlib(dev, tmp_path):
-    with pytest.raises(pm.CompileError, match=r"includes no Metal header: add #include <metal_stdlib>"):
-        pm.compile(KERNEL_WITH % "o[i] = 1;")
-    # any Metal header counts, also through the user's own header
     out = np.zeros(3, np.float32)
+    # Metal's scalar and vector types are built in: a kernel that uses only them needs no header
+    pm.compile(KERNEL_WITH % "o[i] = 1;").k(out, grid=3)
+    np.testing.assert_array_equal(out, 1)
+    # namespace metal (and its functions) exist only where a Metal header is included
+    for src in ("using namespace metal;\n" + KERNEL_WITH % "o[i] = 1;", KERNEL_WITH % "o[i] = metal::sqrt(4.0f);"):
+        with pytest.raises(pm.CompileError, match=r"includes no Metal header: add #include <metal_stdlib>"):
+            pm.compile(src)
+    # any Metal header counts, also through the user's own header
     pm.compile("#include <metal_math>\n" + KERNEL_WITH % "o[i] = metal::sqrt(4.0f);").k(out, grid=3)
     np.testing.assert_array_equal(out, 2)
     (tmp_path / "common.h").write_text("#pragma once\n#include <metal_stdlib>\n")

@@ -118,8 +118,9 @@ final class FrontEnd {
     private var namespaces: [String] = []
     private let constantValues: [Int: FunctionConstantValue]?  // nil: compiled without values
     private var constants: [FunctionConstant] = []
-    private var definedQueries: Set<Int> = []
-    private var seenDeclarations: [String: String] = [:]        // addressSpaceFreeKey of namespace-scope declarations -> body                   // names inside is_function_constant_defined(...)
+    private var definedQueries: Set<Int> = []                   // names inside is_function_constant_defined(...)
+    private var seenHeads: Set<String> = []                      // namespace-scope declaration heads as written
+    private var seenDeclarations: [String: String] = [:]        // addressSpaceFreeKey of namespace-scope declarations -> body
 
     private let requireMetalHeader: Bool
 
@@ -347,7 +348,9 @@ final class FrontEnd {
     /// One namespace-scope declaration of the user's code, tokens [start, end].
     private func declaration(_ start: Int, _ end: Int, body: Range<Int>?) {
         let headEnd = body.map { $0.lowerBound - 1 } ?? end // `{` or the last token
-        if let key = addressSpaceFreeKey(start..<headEnd, hasBody: body != nil) {
+        // An identical head seen before is a redefinition, not an overload: left for the checks below.
+        let head = namespaces.joined(separator: "::") + "\u{0}" + (start..<headEnd).map { text($0) }.joined(separator: " ")
+        if let key = addressSpaceFreeKey(start..<headEnd, hasBody: body != nil), seenHeads.insert(head).inserted {
             // overloads / specializations on address spaces alone (MLX's pointer_element<device T*>,
             // <threadgroup T*>, ...) are one C++ declaration: the first is kept
             if isDuplicate(namespaces.joined(separator: "::") + "\u{0}" + key, body, start, in: &seenDeclarations) {
@@ -941,12 +944,13 @@ final class FrontEnd {
     ]
 
     /// The words above in the user's code (`= delete` declares a deleted function: allowed), and a
-    /// source that includes no Metal header (MetalCPU includes <metal_stdlib> itself; Metal declares
-    /// its types and functions only for a source that includes it). clang -E -dI keeps each
-    /// #include as a line (already expanded: removed here).
+    /// source that names namespace `metal` but includes no Metal header (MetalCPU includes
+    /// <metal_stdlib> itself; Metal's scalar and vector types are built in, but namespace metal and
+    /// its functions exist only where a Metal header is included). clang -E -dI keeps each #include
+    /// as a line (already expanded: removed here).
     private func refuseWhatMetalRefuses() {
         var includesMetal = false
-        var firstUser: Int? = nil
+        var namesMetal: Int? = nil
         for i in tokens.indices {
             let token = tokens[i]
             if token.kind == .punctuation, src.bytes[token.start] == 35, token.end - token.start > 8 {
@@ -958,14 +962,15 @@ final class FrontEnd {
                 continue
             }
             guard isUser(i) else { continue }
-            if firstUser == nil { firstUser = i }
+            if namesMetal == nil, token.kind == .identifier, text(i) == "metal" { namesMetal = i }
             guard token.kind == .identifier, let reason = Self.refused[text(i)] else { continue }
             if text(i) == "delete" && isPunct(i - 1, 61) { continue }
             error(i, "'\(text(i))' is not supported: \(reason) (Metal Shading Language specification)")
         }
-        if requireMetalHeader, let firstUser, !includesMetal {
-            error(firstUser, "the source includes no Metal header: add #include <metal_stdlib> (Metal declares its types and "
-                  + "functions only where it is included; without it this source does not compile on a Mac)")
+        if requireMetalHeader, let namesMetal, !includesMetal {
+            error(namesMetal, "namespace metal is used, but the source includes no Metal header: add #include <metal_stdlib> "
+                  + "(Metal declares namespace metal and its functions only where it is included; without it this source "
+                  + "does not compile on a Mac)")
         }
     }
 
