@@ -89,8 +89,10 @@ public final class MSLCompiler: @unchecked Sendable {
         // libm call that may set errno is never vectorised (nor is a loop around it).
         let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
                        "-fsigned-char", // MSL char is signed, also on arm64
-                       "-fstack-clash-protection", // big frames probe each page: an overflow hits the guard page (guard.c)
                        "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
+            // Validation builds probe each page of a big frame, so that a stack overflow hits the guard page
+            // (guard.c) instead of jumping over it; not by default: it halves the reductions' speed here.
+            + (flags.contains(Self.validationFlag) ? ["-fstack-clash-protection"] : [])
         let library = work.appendingPathComponent("library.so")
         do {
             if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache.path, output: library, job: job)) {
