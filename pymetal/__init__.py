@@ -21,8 +21,6 @@ __array_api_version__ = "2024.12"  # the Python Array API standard pymetal imple
 
 import importlib as _importlib
 import os as _os
-import sys as _sys
-import types as _types
 
 # Start-up: `import pymetal; pymetal.device()` loads only errors, the device and
 # libPyMetal (ctypes). Everything else imports NumPy (70-130 ms here), so the
@@ -71,21 +69,3 @@ def __getattr__(name):
 def __dir__():
     _load_api()
     return sorted(globals())
-
-
-def array(*args, **kwargs):
-    """pymetal.array (stands in until the array API is loaded, then replaced)."""
-    return _load_api()["array"](*args, **kwargs)
-
-
-class _Package(_types.ModuleType):
-    def __setattr__(self, name, value):
-        # The import system binds a submodule on its package when it is first
-        # imported (pymetal.array = <module>), which may now happen after the
-        # function pm.array was bound: the function keeps the name.
-        if name == "array" and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
-
-
-_sys.modules[__name__].__class__ = _Package

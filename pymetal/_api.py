@@ -15,7 +15,7 @@ from collections import namedtuple
 
 from . import dtypes as _dt
 from . import _elementwise as _ew
-from .array import _new, normalize_axis
+from ._array import _new, normalize_axis
 from .device import Device, device as _default_device
 
 from . import __array_api_version__ as API_VERSION  # noqa: E402

@@ -7,7 +7,7 @@ import numpy as np
 from . import _jit
 from . import _ops
 from . import dtypes as _dt
-from .array import _device, _new
+from ._array import _device, _new
 from . import _elementwise as _ew
 
 

@@ -30,7 +30,7 @@ import ctypes as C
 import numpy as np
 
 from . import dtypes as _dt
-from .array import Array, _device, _from_numpy, c_strides
+from ._array import Array, _device, _from_numpy, c_strides
 
 _KDLCPU = 1
 _FLAG_READ_ONLY = 1

@@ -15,7 +15,7 @@ import numpy as np
 from . import _jit
 from . import _ops
 from . import dtypes as _dt
-from .array import Array, _new, asarray
+from ._array import Array, _new, asarray
 
 _U32_MAX = 0xFFFFFFFF
 _TG = 256  # threads per threadgroup for elementwise kernels

@@ -16,7 +16,7 @@ import numpy as np
 
 from . import _jit
 from . import dtypes as _dt
-from .array import Array, _new, asarray, axis_last, normalize_axis
+from ._array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
 
 _GATHER = struct.Struct("<QQQI4x")

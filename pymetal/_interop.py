@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _elementwise as _ew
 from . import _ops
-from .array import Array
+from ._array import Array
 
 _UFUNCS = {}
 for _name, _op in list(_ops.UNARY.items()) + list(_ops.BINARY.items()):

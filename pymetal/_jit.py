@@ -69,7 +69,7 @@ def kernel(name, family, dt):
 def _load(name, family, dt):
     global _precompiled
     dev = _default_device()
-    # At call time: library and function import array -> _elementwise -> this module.
+    # At call time: library and function import _array -> _elementwise -> this module.
     from . import library as _library
     from .function import Function
 

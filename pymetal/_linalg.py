@@ -8,7 +8,7 @@ accumulate in float32.
 import numpy as np
 
 from . import dtypes as _dt
-from .array import Array, _new, normalize_axis
+from ._array import Array, _new, normalize_axis
 from . import _elementwise as _ew
 from . import _reduce as _red
 

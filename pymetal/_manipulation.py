@@ -5,7 +5,7 @@ import operator
 import numpy as np
 
 from . import dtypes as _dt
-from .array import Array, _new, normalize_axis
+from ._array import Array, _new, normalize_axis
 from . import _elementwise as _ew
 from . import _indexing as _ix
 

@@ -9,7 +9,7 @@ from .dtypes import (
     float16, bfloat16, float32, can_cast, finfo, iinfo, isdtype, result_type,
     float64, complex64, complex128,  # float64/complex128: dtype objects only (no arrays of them)
 )
-from .array import (
+from ._array import (
     Array, array, asarray, empty, empty_like, full, full_like, ones, ones_like, zeros, zeros_like,
 )
 from ._buffer import cache_info, clear_cache

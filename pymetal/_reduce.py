@@ -16,7 +16,7 @@ import numpy as np
 from . import _jit
 from . import _ops
 from . import dtypes as _dt
-from .array import Array, _new, normalize_axis
+from ._array import Array, _new, normalize_axis
 from . import _elementwise as _ew
 
 _PARAMS = struct.Struct("<QQQI4x")

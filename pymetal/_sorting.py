@@ -8,7 +8,7 @@ number, the count, to size the result.
 """
 
 from . import dtypes as _dt
-from .array import Array, _new, asarray, axis_last, normalize_axis
+from ._array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
 
 

@@ -32,7 +32,7 @@ import numpy as np
 
 from . import dtypes as _dt
 from . import _elementwise as _ew
-from .array import _new, asarray, normalize_axis
+from ._array import _new, asarray, normalize_axis
 from .library import shaders as _shaders
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",

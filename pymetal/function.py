@@ -37,7 +37,7 @@ import numpy as np
 from . import _native
 from ._buffer import Buffer
 from ._signature import Argument
-from .array import Array, owner_of
+from ._array import Array, owner_of
 from .dtypes import SUPPORTED, check_dtype
 
 __all__ = ["Function", "Argument"]

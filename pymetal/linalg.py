@@ -36,7 +36,7 @@ from . import _elementwise as _ew
 from . import _reduce as _red
 from ._linalg import matmul, outer, tensordot, vecdot
 from ._manipulation import matrix_transpose, moveaxis, stack
-from .array import asarray, normalize_axis
+from ._array import asarray, normalize_axis
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from ..array import empty
+from .._array import empty
 from ..function import Function
 from ..library import shaders
 
