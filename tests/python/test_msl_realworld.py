@@ -952,3 +952,49 @@ def test_constant_const_draws_no_warning(dev):
         pm.compile(src)
     assert "undeclared identifier 'nope'" in str(e.value)
     assert "warning" not in str(e.value)
+
+
+ARRAY_SRC = r"""
+#include <metal_stdlib>
+#include <metal_array>
+using namespace metal;
+// MLX's DivMod: a functor returning metal::array<T, 2>, initialised from a braced list
+struct DivMod {
+    template <typename T> metal::array<T, 2> operator()(T x, T y) { return {T(x / y), T(x % y)}; }
+};
+template <typename T, typename Op>
+kernel void two_out(device const T * a [[buffer(0)]], device const T * b [[buffer(1)]], device T * c [[buffer(2)]],
+                    device T * d [[buffer(3)]], uint i [[thread_position_in_grid]]) {
+    auto out = Op()(a[i], b[i]);
+    c[i] = out[0];
+    d[i] = out.back() + T(out.size() - 2 + out.empty());
+}
+template [[host_name("divmod_i32")]] kernel void two_out<int, DivMod>(
+    device const int *, device const int *, device int *, device int *, uint i [[thread_position_in_grid]]);
+template [[host_name("divmod_u16")]] kernel void two_out<ushort, DivMod>(
+    device const ushort *, device const ushort *, device ushort *, device ushort *, uint i [[thread_position_in_grid]]);
+kernel void sum3(device const float * x [[buffer(0)]], device float * o [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    metal::array<float, 3> v = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
+    float s = 0;
+    for (float e : v) s += e;
+    o[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name,dtype", [("divmod_i32", np.int32), ("divmod_u16", np.uint16)])
+def test_metal_array(dev, rng, n, name, dtype):
+    lib = pm.compile(ARRAY_SRC)
+    info = np.iinfo(dtype)
+    a = rng.integers(max(info.min, -1000), 1000, n).astype(dtype)
+    b = rng.integers(1, 50, n).astype(dtype) * np.where(rng.random(n) < 0.5, 1, -1 if info.min else 1).astype(dtype)
+    c, d = np.zeros(n, dtype), np.zeros(n, dtype)
+    lib.function(name)(a, b, c, d, grid=n)
+    q = np.trunc(a.astype(np.float64) / b).astype(dtype)  # MSL divides toward zero, as C++
+    np.testing.assert_array_equal(c, q)
+    np.testing.assert_array_equal(d, (a - q * b).astype(dtype))
+    x = rng.standard_normal((n, 3)).astype(np.float32)
+    o = np.zeros(n, np.float32)
+    lib.sum3(x, o, grid=n)
+    np.testing.assert_allclose(o, x.sum(axis=1), rtol=1e-5, atol=1e-5)
