@@ -895,3 +895,106 @@ kernel void k(device float * o [[buffer(0)]]) { o[0] = first(o); }
 """
     with pytest.raises(pm.CompileError, match=r"program_source:5:1: error: overloads that differ only in address spaces"):
         pm.compile(different)
+
+
+CONSTANT_CONST_SRC = HEADER + r"""
+// MLX's utils.h: one helper per address space of shape / strides, `constant const` spelled out
+inline size_t elem_to_loc(uint elem, device const int * shape, device const size_t * strides, int ndim) {
+    size_t loc = 0;
+    for (int i = ndim - 1; i >= 0; --i) { loc += (elem % shape[i]) * strides[i]; elem /= shape[i]; }
+    return loc;
+}
+inline size_t elem_to_loc(uint elem, constant const int * shape, constant const size_t * strides, int ndim) {
+    size_t loc = 0;
+    for (int i = ndim - 1; i >= 0; --i) { loc += (elem % shape[i]) * strides[i]; elem /= shape[i]; }
+    return loc;
+}
+template <typename T>
+kernel void gather_device(device const T * x [[buffer(0)]], device T * out [[buffer(1)]],
+                          device const int * shape [[buffer(2)]], device const size_t * strides [[buffer(3)]],
+                          constant const int & ndim [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    out[i] = x[elem_to_loc(i, shape, strides, ndim)];
+}
+template <typename T>
+kernel void gather_constant(device const T * x [[buffer(0)]], device T * out [[buffer(1)]],
+                            constant const int * shape [[buffer(2)]], constant const size_t * strides [[buffer(3)]],
+                            constant const int & ndim [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    out[i] = x[elem_to_loc(i, shape, strides, ndim)];
+}
+template [[host_name("gather_device_f32")]] kernel void gather_device<float>(
+    device const float *, device float *, device const int *, device const size_t *, constant const int &, uint [[thread_position_in_grid]]);
+template [[host_name("gather_constant_f32")]] kernel void gather_constant<float>(
+    device const float *, device float *, constant const int *, constant const size_t *, constant const int &, uint [[thread_position_in_grid]]);
+template [[host_name("gather_constant_i16")]] kernel void gather_constant<short>(
+    device const short *, device short *, constant const int *, constant const size_t *, constant const int &, uint [[thread_position_in_grid]]);
+"""
+
+
+@pytest.mark.parametrize("shape", [(0, 3), (1, 1), (31, 33), (7, 1, 5), (101, 1000)])
+@pytest.mark.parametrize("name,dtype", [("gather_device_f32", np.float32), ("gather_constant_f32", np.float32),
+                                        ("gather_constant_i16", np.int16)])
+def test_constant_const_overloads(dev, rng, shape, name, dtype):
+    # `constant const T*` and `device const T*` overloads are one C++ function here (same body)
+    lib = pm.compile(CONSTANT_CONST_SRC)
+    x = (rng.standard_normal(shape) * 100).astype(dtype)
+    view = x.T  # gather the transpose through strides counted in elements
+    out = np.zeros(view.size, dtype)
+    strides = np.array([s // x.itemsize for s in view.strides], np.uint64)
+    if out.size:
+        lib.function(name)(x, out, np.array(view.shape, np.int32), strides, np.array(x.ndim, np.int32), grid=out.size)
+    np.testing.assert_array_equal(out, view.ravel())
+
+
+def test_constant_const_draws_no_warning(dev):
+    # Metal takes `constant const T&` silently; the one error is not buried under duplicate-const warnings
+    src = HEADER + "kernel void k(device float * o [[buffer(0)]], constant const float & a [[buffer(1)]]) { o[0] = a + nope; }"
+    with pytest.raises(pm.CompileError) as e:
+        pm.compile(src)
+    assert "undeclared identifier 'nope'" in str(e.value)
+    assert "warning" not in str(e.value)
+
+
+ARRAY_SRC = r"""
+#include <metal_stdlib>
+#include <metal_array>
+using namespace metal;
+// MLX's DivMod: a functor returning metal::array<T, 2>, initialised from a braced list
+struct DivMod {
+    template <typename T> metal::array<T, 2> operator()(T x, T y) { return {T(x / y), T(x % y)}; }
+};
+template <typename T, typename Op>
+kernel void two_out(device const T * a [[buffer(0)]], device const T * b [[buffer(1)]], device T * c [[buffer(2)]],
+                    device T * d [[buffer(3)]], uint i [[thread_position_in_grid]]) {
+    auto out = Op()(a[i], b[i]);
+    c[i] = out[0];
+    d[i] = out.back() + T(out.size() - 2 + out.empty());
+}
+template [[host_name("divmod_i32")]] kernel void two_out<int, DivMod>(
+    device const int *, device const int *, device int *, device int *, uint i [[thread_position_in_grid]]);
+template [[host_name("divmod_u16")]] kernel void two_out<ushort, DivMod>(
+    device const ushort *, device const ushort *, device ushort *, device ushort *, uint i [[thread_position_in_grid]]);
+kernel void sum3(device const float * x [[buffer(0)]], device float * o [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    metal::array<float, 3> v = {x[3 * i], x[3 * i + 1], x[3 * i + 2]};
+    float s = 0;
+    for (float e : v) s += e;
+    o[i] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name,dtype", [("divmod_i32", np.int32), ("divmod_u16", np.uint16)])
+def test_metal_array(dev, rng, n, name, dtype):
+    lib = pm.compile(ARRAY_SRC)
+    info = np.iinfo(dtype)
+    a = rng.integers(max(info.min, -1000), 1000, n).astype(dtype)
+    b = rng.integers(1, 50, n).astype(dtype) * np.where(rng.random(n) < 0.5, 1, -1 if info.min else 1).astype(dtype)
+    c, d = np.zeros(n, dtype), np.zeros(n, dtype)
+    lib.function(name)(a, b, c, d, grid=n)
+    q = np.trunc(a.astype(np.float64) / b).astype(dtype)  # MSL divides toward zero, as C++
+    np.testing.assert_array_equal(c, q)
+    np.testing.assert_array_equal(d, (a - q * b).astype(dtype))
+    x = rng.standard_normal((n, 3)).astype(np.float32)
+    o = np.zeros(n, np.float32)
+    lib.sum3(x, o, grid=n)
+    np.testing.assert_allclose(o, x.sum(axis=1), rtol=1e-5, atol=1e-5)

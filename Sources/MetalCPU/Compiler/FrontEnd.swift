@@ -1071,10 +1071,17 @@ final class FrontEnd {
         guard head.contains(where: { tokens[$0].kind == .identifier && Self.addressSpaces.contains(text($0)) }) else {
             return nil
         }
-        let words = head.compactMap { i -> String? in
-            let word = text(i)
-            if tokens[i].kind == .identifier && Self.addressSpaces.contains(word) { return word == "constant" ? "const" : nil }
-            return word
+        var words: [String] = []
+        for i in head {
+            var word = text(i)
+            if tokens[i].kind == .identifier && Self.addressSpaces.contains(word) {
+                guard word == "constant" else { continue }
+                word = "const"
+            }
+            // `constant const int*` is C++'s `const const int*`, one `const` (MLX's utils.h overloads
+            // elem_to_loc on `device const int*` and `constant const int*`)
+            if word == "const" && words.last == "const" { continue }
+            words.append(word)
         }
         return words.joined(separator: " ") + (hasBody ? " {}" : " ;")
     }

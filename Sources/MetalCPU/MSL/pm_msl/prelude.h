@@ -15,6 +15,9 @@
 #define constant const
 #define thread
 #endif
+// Metal takes `constant const T&` (MLX writes it throughout) without a word; as
+// C++'s `const const T&` it draws one warning per use, burying a real error under them.
+#pragma clang diagnostic ignored "-Wduplicate-decl-specifier"
 #ifndef __METAL_VERSION__ // MSLCompiler defines it from MTLCompileOptions.languageVersion
 #define __METAL_VERSION__ 310
 #endif
