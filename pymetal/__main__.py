@@ -9,10 +9,8 @@
 """
 
 import argparse
-import inspect
 import os
 import platform
-import shutil
 import sys
 
 import pymetal as pm
@@ -28,27 +26,14 @@ kernel void axpy(device const float* x [[buffer(0)]], device float* y [[buffer(1
 """
 
 
-def kernel_cache_dir():
-    """Where compiled kernels are cached (MetalCPU: $XDG_CACHE_HOME/pymetal/msl)."""
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return os.path.join(base, "pymetal", "msl")
-
-
-def kernel_cache_info():
-    """{'path', 'files', 'bytes'}: pm.kernel_cache_info() where pymetal has it, else the folder's contents."""
-    native = getattr(pm, "kernel_cache_info", None)
-    info = dict(native()) if native is not None else {}
-    if {"path", "files", "bytes"} <= info.keys():
-        return info
-    path, files, size = info.get("path", kernel_cache_dir()), 0, 0
-    for folder, _, names in os.walk(path):
-        for name in names:
-            try:
-                size += os.path.getsize(os.path.join(folder, name))
-                files += 1
-            except OSError:
-                pass  # removed meanwhile (another process's temporary file)
-    return dict(info, path=path, files=files, bytes=size)
+def cache_summary():
+    """One line on the disk cache of compiled kernels (pm.kernel_cache_info())."""
+    info = pm.kernel_cache_info()
+    if info["path"] is None:
+        return "none here (Metal caches compiled kernels itself)"
+    return "%s: %d files, %.1f MiB of at most %.0f MiB%s" % (
+        info["path"], info["entries"], info["bytes"] / 2**20, info["max_bytes"] / 2**20,
+        "" if info["persistent"] else " (this process only)")
 
 
 def self_check():
@@ -71,7 +56,6 @@ def cmd_info(args):
     dev = pm.device()
     import numpy as np
 
-    cache = kernel_cache_info()
     rows = [
         ("device", dev.name),
         ("backend", dev.backend),
@@ -82,7 +66,7 @@ def cmd_info(args):
         ("libPyMetal", pm.library_path()),
         ("python", "%s (%s)" % (platform.python_version(), sys.executable)),
         ("numpy", np.__version__),
-        ("kernel cache", "%s: %d files, %.1f MiB" % (cache["path"], cache["files"], cache["bytes"] / 2**20)),
+        ("kernel cache", cache_summary()),
     ]
     for key, value in rows:
         print("%-18s %s" % (key + ":", value))
@@ -107,14 +91,9 @@ def cmd_compile(args):
     if not os.path.isfile(args.file):
         print("pymetal compile: %s: no such file" % args.file, file=sys.stderr)
         return 2
-    options = {"macros": args.define or None, "fast_math": args.fast_math}
-    if args.include:
-        if "include_dirs" not in inspect.signature(pm.load).parameters:
-            print("pymetal compile: -I needs a pymetal whose load() takes include_dirs=", file=sys.stderr)
-            return 2
-        options["include_dirs"] = args.include
-    try:
-        lib = pm.load(args.file, **options)  # diagnostics name the file, as `xcrun metal`'s do
+    try:  # diagnostics name the file, as `xcrun metal`'s do
+        lib = pm.load(args.file, defines=args.define or None, include_dirs=args.include or None,
+                      fast_math=args.fast_math)
     except pm.CompileError as e:
         print(e, file=sys.stderr)
         return 1
@@ -132,16 +111,9 @@ def cmd_compile(args):
 
 
 def cmd_cache(args):
-    if args.action == "info":
-        info = kernel_cache_info()
-        print("%s: %d files, %.1f MiB" % (info["path"], info["files"], info["bytes"] / 2**20))
-        return 0
-    native = getattr(pm, "clear_kernel_cache", None)
-    if native is not None:
-        native()
-    else:
-        shutil.rmtree(kernel_cache_dir(), ignore_errors=True)
-    print("cleared %s" % kernel_cache_info()["path"])
+    if args.action == "clear":
+        print("cleared %d kernel libraries" % pm.clear_kernel_cache())
+    print(cache_summary())
     return 0
 
 
