@@ -70,19 +70,14 @@ template <class _PmT> constexpr uint32_t size_of() {
 
 template <auto _PmF> struct params;
 template <class _PmR, class... _PmA, _PmR (*_PmF)(_PmA...)> struct params<_PmF> {
-    template <unsigned _PmI> static constexpr uint32_t bytes() {
-        return bytes_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
-    }
+    // Parameter _PmI as its binding sees it (validation's checked pointers as plain pointers).
+    template <unsigned _PmI> using param_t = typename binding_type<__type_pack_element<_PmI, _PmA...>>::type;
+    template <unsigned _PmI> static constexpr uint32_t bytes() { return bytes_of<param_t<_PmI>>(); }
     template <unsigned _PmI> static constexpr uint32_t flags() {
-        typedef typename binding_type<__type_pack_element<_PmI, _PmA...>>::type _PmT;
-        return flags_of<_PmT>() | form_of<_PmT>() | unatomic<element_t<_PmT>>::flag;
+        return flags_of<param_t<_PmI>>() | form_of<param_t<_PmI>>() | unatomic<element_t<param_t<_PmI>>>::flag;
     }
-    template <unsigned _PmI> static constexpr uint32_t type() {
-        return type_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
-    }
-    template <unsigned _PmI> static constexpr uint32_t size() {
-        return size_of<typename binding_type<__type_pack_element<_PmI, _PmA...>>::type>();
-    }
+    template <unsigned _PmI> static constexpr uint32_t type() { return type_of<param_t<_PmI>>(); }
+    template <unsigned _PmI> static constexpr uint32_t size() { return size_of<param_t<_PmI>>(); }
 };
 
 // Function constants: the MTLDataType of a declared type (MTLDataType's raw
