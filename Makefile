@@ -11,11 +11,21 @@ all: demo
 
 build: swift shaders python
 
-swift:
+# Stamps make a built checkout's `make demo` skip both steps (SwiftPM's own
+# up-to-date check and the shader library's load cost about 3 s); any change
+# under Sources/ or Shaders/ runs them again.
+SWIFT_STAMP  := .build/.pymetal-swift
+SHADER_STAMP := .build/.pymetal-shaders
+swift: $(SWIFT_STAMP)
+$(SWIFT_STAMP): Package.swift $(shell find Sources -type f)
+	@echo "swift: swift build -c release (a few minutes the first time)"
 	swift build -c release
+	touch $@
 
-shaders: swift
+shaders: $(SHADER_STAMP)
+$(SHADER_STAMP): $(SWIFT_STAMP) scripts/build_shaders.sh $(shell find Shaders -type f)
 	CONFIGURATION=release scripts/build_shaders.sh
+	touch $@
 
 # A virtual environment that reuses the machine's NumPy/pytest when present.
 $(PY):

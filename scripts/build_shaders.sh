@@ -41,6 +41,18 @@ else
         swift build --package-path "$root" -c "$configuration" --product pymetal-metallib >/dev/null
         metallib="$root/.build/$configuration/pymetal-metallib"
     fi
-    echo "build_shaders: compiling Shaders/ for the CPU backend (about a minute the first time)"
-    "$metallib" "$root/Shaders" "$out/pymetal-cpu.metallib"
+    echo "build_shaders: Shaders/ for the CPU backend (about two minutes the first time; cached after)"
+    # One clang++ run over all of Shaders/ gives no progress of its own: say
+    # every 15 s that it is still going (a cached build returns at once).
+    "$metallib" "$root/Shaders" "$out/pymetal-cpu.metallib" &
+    pid=$!
+    start=$SECONDS next=15
+    while kill -0 "$pid" 2>/dev/null; do
+        sleep 0.25
+        if (( SECONDS - start >= next )); then
+            echo "build_shaders: still compiling Shaders/ ($((SECONDS - start)) s)"
+            next=$((next + 15))
+        fi
+    done
+    wait "$pid"
 fi
