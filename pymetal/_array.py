@@ -75,7 +75,7 @@ def _extent(shape, strides, itemsize):
     return lo, hi + itemsize
 
 
-_C_STRIDES = {}
+_C_STRIDES: dict = {}
 
 
 def c_strides(shape, itemsize):
@@ -772,7 +772,7 @@ def _nocopy_strides(old_shape, old_strides, new_shape, itemsize):
 
 # ---- constructors -------------------------------------------------------------------
 
-_LAYOUTS = {}  # (shape, dtype, page size) -> (size, nbytes, C strides, allocator size class)
+_LAYOUTS: dict = {}  # (shape, dtype, page size) -> (size, nbytes, C strides, allocator size class)
 _make_array = object.__new__
 
 

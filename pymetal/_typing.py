@@ -18,8 +18,8 @@ from ._array import Array
 Scalar: TypeAlias = Union[bool, int, float, complex]
 #: Anything pymetal turns into an array: a pymetal Array, a NumPy array, nested sequences, a scalar.
 ArrayLike: TypeAlias = Union[Array, npt.ArrayLike]
-#: A dtype: a pymetal dtype (``pm.float32``), a NumPy dtype or type, or its name.
-DTypeLike: TypeAlias = npt.DTypeLike
+#: A dtype: a pymetal dtype (``pm.float32``), a NumPy dtype or type, its name, or None (the default).
+DTypeLike: TypeAlias = Union[npt.DTypeLike, None]
 #: A shape: an int or a sequence of ints.
 ShapeLike: TypeAlias = Union[int, Sequence[int]]
 #: An axis, several axes, or None (all).

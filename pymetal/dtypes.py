@@ -30,7 +30,7 @@ try:
 
     bfloat16 = np.dtype(_ml_dtypes.bfloat16)
 except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-    _ml_dtypes = None
+    _ml_dtypes = None  # type: ignore[assignment]  # only when the dependency is missing
     bfloat16 = None
 
 __all__ = [
@@ -188,7 +188,7 @@ def _promote_pair(a, b):
     return _SIGNED[u.itemsize * 2]
 
 
-_PAIR_CACHE = {}
+_PAIR_CACHE: dict = {}
 
 
 def promote_types(a, b):

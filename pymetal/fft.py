@@ -75,7 +75,7 @@ def _as(name, x, want):
 
 # ---- constants of a length, kept on the device -------------------------------------------------
 
-_consts = {}
+_consts: dict = {}
 
 
 def _const(key, make, dev):

@@ -62,7 +62,7 @@ def _collapse(shape, *strides):
     return out
 
 
-_plans = {}
+_plans: dict = {}
 
 
 def matmul(a, b, out, *, variant=None):
