@@ -25,12 +25,22 @@ writeable, page-aligned: the rule of no-copy Metal buffers) and copies
 otherwise; ``copy=False`` then raises BufferError.
 """
 
+from __future__ import annotations
+
 import ctypes as C
 
 import numpy as np
 
 from . import dtypes as _dt
 from ._array import Array, _device, _from_numpy, c_strides
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Scalar
 
 _KDLCPU = 1
 _FLAG_READ_ONLY = 1
@@ -198,11 +208,16 @@ def _as_numpy(x):
     return np.ndarray(shape, dt, buffer=np.asarray(owner), offset=-lo, strides=strides)
 
 
-def from_dlpack(x, /, *, device=None, copy=None):
+def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = None) -> Array:
     """A pymetal array of a DLPack producer's data (NumPy arrays, PyTorch CPU tensors, ...).
 
     Shares the producer's memory when it is C-contiguous, writeable and page-aligned;
     otherwise copies (copy=False then raises BufferError; copy=True always copies).
+
+    Examples:
+        >>> a = np.arange(4, dtype=np.int16)
+        >>> pm.from_dlpack(a)
+        Array([0, 1, 2, 3], dtype=int16)
     """
     dev = _device(device)
     if isinstance(x, Array):
