@@ -9,6 +9,8 @@ The library is loaded lazily, on first use, from the first of:
 A library whose ``pm_abi_version()`` differs from :data:`ABI_VERSION` is refused.
 """
 
+from __future__ import annotations
+
 import ctypes
 import os
 import sys
@@ -254,10 +256,16 @@ def lib():
     return _lib
 
 
-def library_path():
-    """The path of the loaded libPyMetal (loads it if needed)."""
+def library_path() -> str:
+    """The path of the loaded libPyMetal (loads it if needed).
+
+    Examples:
+        >>> import os
+        >>> os.path.isfile(pm.library_path())
+        True
+    """
     lib()
-    return _lib_path
+    return _lib_path  # type: ignore[return-value]  # set by lib()
 
 
 def last_error():
