@@ -12,6 +12,7 @@ import ast
 import doctest
 import inspect
 import os
+import re
 import types
 
 import numpy as np
@@ -182,3 +183,28 @@ def test_example(test):
     out = []
     runner.run(test, out=out.append)
     assert runner.failures == 0, "".join(out)
+
+
+def _guide_blocks():
+    docs = os.path.join(os.path.dirname(__file__), "..", "..", "docs")
+    pages = sorted(f for f in os.listdir(docs) if f.endswith(".md"))
+    out = []
+    for page in pages:
+        with open(os.path.join(docs, page)) as f:
+            blocks = re.findall(r"```python\n(.*?)```", f.read(), re.S)
+        if blocks:
+            out.append((page, blocks))
+    return out
+
+
+@pytest.mark.parametrize("page, blocks", _guide_blocks(), ids=[p for p, _ in _guide_blocks()])
+def test_user_guide_code_runs(page, blocks, capsys):
+    # The guide's Python blocks run in order, one namespace per page.
+    namespace = {}
+    for block in blocks:
+        exec(compile(block, page, "exec"), namespace)
+    printed = capsys.readouterr().out
+    # Where a print line says what it prints (`print(x)  # -> [3. 3. 3.]`), it is checked.
+    expected = [m for b in blocks for m in re.findall(r"^print\(.*\)\s+# -> (.*)$", b, re.M)]
+    for e in expected:
+        assert e.strip() in printed, (page, e, printed)
