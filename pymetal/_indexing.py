@@ -145,7 +145,7 @@ def _advanced(view, adv):
         arrays.append(idx)
     bshape = _ew.broadcast_shapes(*(i._shape for i in arrays))
     # Linear index over the indexed axes (row-major), negative indices wrapped first.
-    lin = None
+    lin: Any = None
     for a, idx in zip(axes, arrays):
         n = view._shape[a]
         idx = _ew.binary("remainder", idx, n) if n else idx

@@ -19,6 +19,10 @@ from ctypes import POINTER, byref, c_char_p, c_double, c_int32, c_int64, c_uint3
 
 from .errors import LibraryError, error_for_status
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 # The C ABI's constants and records, as Sources/CPyMetal/include/pymetal.h
 # defines them (tests/python/test_c_abi.py compiles a C program that prints the
 # header's values and layouts and compares them with these).
@@ -171,8 +175,8 @@ _BUILD_HINT = (
     "pymetal source tree, or set PYMETAL_LIBRARY to the path of libPyMetal"
 )
 
-_lib = None
-_lib_path = None
+_lib: Any = None  # the ctypes CDLL, once loaded
+_lib_path: str | None = None
 _lock = threading.Lock()
 
 

@@ -50,6 +50,14 @@ __all__ = [
 ]
 
 bool_ = np.dtype(np.bool_)
+int8: np.dtype
+int16: np.dtype
+int32: np.dtype
+int64: np.dtype
+uint8: np.dtype
+uint16: np.dtype
+uint32: np.dtype
+uint64: np.dtype
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32 = np.dtype(np.float16), np.dtype(np.float32)

@@ -63,8 +63,8 @@ _c_char = ctypes.c_char
 _addressof = ctypes.addressof
 _memmove = ctypes.memmove
 _ndarray = np.ndarray
-_wrap = None
-_release_buffer = None
+_wrap: Any = None
+_release_buffer: Any = None
 
 
 def _bind_native():
@@ -88,6 +88,7 @@ class _Scratch:
 
     __slots__ = ("args", "data", "data_addr", "datamv", "staging", "staging_bytes", "temporary", "handle",
                  "handle_ref")
+    staging_bytes: int  # declared for type checkers (set in __init__, used in stage above it)
 
     def stage(self, device, i, nbytes):
         """A new staging buffer of at least nbytes for argument i."""
@@ -104,10 +105,10 @@ class _Scratch:
         b.host_ready()  # memory from the array allocator may still be read by queued kernels
         return b
 
-    def __init__(self):
-        self.staging = [None] * _native.PM_MAX_BINDINGS
+    def __init__(self) -> None:
+        self.staging: list = [None] * _native.PM_MAX_BINDINGS
         self.staging_bytes = 0
-        self.temporary = []
+        self.temporary: list = []
         self.args = ctypes.create_string_buffer(_ARG_SIZE * _native.PM_MAX_ARGS)
         self.data = ctypes.create_string_buffer(_native.PM_MAX_BYTES * _native.PM_MAX_BINDINGS)
         self.data_addr = _addressof(self.data)

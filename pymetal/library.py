@@ -226,7 +226,7 @@ class Library:
 
 
 # MTLDataType raw value -> (MSL name, NumPy dtype of an element, width); bfloat is encoded apart.
-_DATA_TYPES = {}
+_DATA_TYPES: dict = {}
 for _base, _name, _dtype in [(3, "float", np.float32), (16, "half", np.float16), (29, "int", np.int32),
                              (33, "uint", np.uint32), (37, "short", np.int16), (41, "ushort", np.uint16),
                              (45, "char", np.int8), (49, "uchar", np.uint8), (53, "bool", np.bool_),
