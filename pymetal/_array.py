@@ -548,7 +548,12 @@ class Array:
         return complex(self._scalar(complex))
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
-        """The Python Array API namespace of pymetal arrays: the pymetal module."""
+        """The Python Array API namespace of pymetal arrays: the pymetal module.
+
+        Examples:
+            >>> pm.zeros(2).__array_namespace__() is pm
+            True
+        """
         import pymetal
         if api_version is not None and api_version not in _api.SUPPORTED_VERSIONS:
             raise ValueError("api_version=%r: pymetal implements the Array API %s (and accepts %s)"
@@ -634,9 +639,34 @@ class Array:
 
     # ---- indexing -------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
+        """Indexing as NumPy's: basic indexing (ints, slices, ``...``, None) gives a view;
+        integer arrays and boolean masks gather (a kernel).
+
+        Examples:
+            >>> x = pm.arange(12).reshape(3, 4)
+            >>> x[1]
+            Array([4, 5, 6, 7], dtype=int64)
+            >>> x[:, ::2]
+            Array([[ 0,  2],
+                   [ 4,  6],
+                   [ 8, 10]], dtype=int64)
+            >>> x[x > 8]
+            Array([ 9, 10, 11], dtype=int64)
+            >>> x[pm.asarray([2, 0]), 1]
+            Array([9, 1], dtype=int64)
+        """
         return _ix.getitem(self, key)
 
     def __setitem__(self, key: Any, value: ArrayLike) -> None:
+        """Assignment through an index, as NumPy's (the value is broadcast and converted).
+
+        Examples:
+            >>> x = pm.zeros(5, pm.int32)
+            >>> x[1:3] = 7
+            >>> x[pm.asarray([0, 4])] = pm.asarray([1, 2], dtype=pm.int32)
+            >>> x
+            Array([1, 7, 7, 0, 2], dtype=int32)
+        """
         _ix.setitem(self, key, value)
 
     if TYPE_CHECKING:

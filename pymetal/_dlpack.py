@@ -94,7 +94,20 @@ _capsule_set_name = _capi("PyCapsule_SetName", C.c_int, C.py_object, C.c_void_p)
 
 # ---- export -----------------------------------------------------------------------------
 
-def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+def _dlpack(self: Array, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+            dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+    """The array as a DLPack capsule (``Array.__dlpack__``): the same memory, seen by NumPy, PyTorch, ...
+
+    pymetal memory is CPU-addressable, so the capsule names the CPU device;
+    ``np.from_dlpack(x)`` is a zero-copy view.
+
+    Examples:
+        >>> x = pm.arange(3, dtype=pm.int32)
+        >>> a = np.from_dlpack(x)
+        >>> a[0] = 5
+        >>> x
+        Array([5, 1, 2], dtype=int32)
+    """
     if stream is not None:
         raise ValueError("__dlpack__: pymetal exports CPU-addressable memory; stream must be None, not %r"
                          % (stream,))
@@ -114,7 +127,7 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
               if v is not None}
     try:
-        cap = a.__dlpack__(**kwargs)
+        cap = a.__dlpack__(**kwargs)  # type: ignore[arg-type]  # only the keywords given, each of its type
     except BufferError as e:
         raise BufferError("__dlpack__: %s arrays cannot be exported through DLPack (%s)" % (x._dtype, e)) from None
     if bf16:
@@ -122,7 +135,13 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     return cap
 
 
-def _dlpack_device(self):
+def _dlpack_device(self: Array) -> tuple[int, int]:
+    """The DLPack device of the array's memory (``Array.__dlpack_device__``): the CPU, (1, 0).
+
+    Examples:
+        >>> pm.zeros(2).__dlpack_device__()
+        (1, 0)
+    """
     return (_KDLCPU, 0)
 
 

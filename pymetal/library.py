@@ -209,6 +209,12 @@ class Library:
         return self.function(name)
 
     def __getitem__(self, name: str) -> Function:
+        """The kernel function `name`, as ``lib.function(name)``.
+
+        Examples:
+            >>> pm.shaders()["add_float32"] is pm.shaders().add_float32
+            True
+        """
         return self.function(name)
 
     def __contains__(self, name: object) -> bool:

@@ -22,6 +22,9 @@ import pymetal as pm
 
 SUBMODULES = ("linalg", "fft", "nn")
 CLASSES_WITHOUT_API = (np.dtype,)  # pm.float32 & co. are NumPy dtype objects
+# Special methods that are API users call by their name or through syntax worth documenting.
+DOCUMENTED_DUNDERS = ("__call__", "__getitem__", "__setitem__", "__array_namespace__", "__dlpack__",
+                      "__dlpack_device__")
 
 
 def _public_callables():
@@ -38,7 +41,7 @@ def _public_callables():
         found.setdefault(name, obj)
         if inspect.isclass(obj) and obj.__module__.startswith("pymetal"):
             for attr, member in vars(obj).items():
-                if attr.startswith("_") and attr != "__call__":
+                if attr.startswith("_") and attr not in DOCUMENTED_DUNDERS:
                     continue
                 if isinstance(member, (staticmethod, classmethod)):
                     member = member.__func__
