@@ -222,7 +222,8 @@ def unique_all(x: ArrayLike, /) -> UniqueAllResult:
     Examples:
         >>> r = pm.unique_all(pm.asarray([3, 1, 3, 2]))
         >>> r.values, r.indices, r.inverse_indices, r.counts
-        (Array([1, 2, 3], dtype=int64), Array([1, 3, 0], dtype=int64), Array([2, 0, 2, 1], dtype=int64), Array([1, 1, 2], dtype=int64))
+        (Array([1, 2, 3], dtype=int64), Array([1, 3, 0], dtype=int64),
+         Array([2, 0, 2, 1], dtype=int64), Array([1, 1, 2], dtype=int64))
     """
     return UniqueAllResult(*_unique(x))
 

@@ -197,7 +197,8 @@ def _arg(name, x, axis=None, keepdims=False):
 
 # ---- public functions ------------------------------------------------------------------------
 
-def sum(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None, keepdims: bool = False) -> Array:
+def sum(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None,
+        keepdims: bool = False) -> Array:
     """Sum over axis (all axes by default).
 
     Integers accumulate in 64 bits, float16 and bfloat16 in float32; partial sums
@@ -215,7 +216,8 @@ def sum(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, dtype: DT
     return reduce("sum", x, axis, keepdims, _dt.check_dtype(dtype) if dtype is not None else None)
 
 
-def prod(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None, keepdims: bool = False) -> Array:
+def prod(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None,
+         keepdims: bool = False) -> Array:
     """Product over axis (all axes by default).
 
     Examples:
@@ -324,7 +326,8 @@ def mean(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims
     return r if out == r._dtype else _ew.astype(r, out)
 
 
-def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
+def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
+        keepdims: bool = False) -> Array:
     """Variance over axis with `correction` degrees of freedom removed (two passes).
 
     Examples:
@@ -346,7 +349,8 @@ def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
     return r if out == _dt.float32 else _ew.astype(r, out)
 
 
-def std(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
+def std(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
+        keepdims: bool = False) -> Array:
     """Standard deviation over axis (the square root of var).
 
     Examples:

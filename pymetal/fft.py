@@ -318,8 +318,8 @@ def _axes_and_sizes(name, x, s, axes):
     return axes, [None if v == -1 else _n(v) for v in s]
 
 
-def fftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None, axes: tuple[int, ...] | list[int] | None = None,
-         norm: Norm = "backward") -> Array:
+def fftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
+         axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
     """The n-dimensional transform over axes (all by default), complex64.
 
     s: the length of each transformed axis (crop or zero-pad).
@@ -335,8 +335,8 @@ def fftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None, axes:
     return x
 
 
-def ifftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None, axes: tuple[int, ...] | list[int] | None = None,
-         norm: Norm = "backward") -> Array:
+def ifftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
+          axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
     """The n-dimensional inverse transform over axes (all by default), complex64.
 
     Examples:
@@ -350,8 +350,8 @@ def ifftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None, axes
     return x
 
 
-def rfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None, axes: tuple[int, ...] | list[int] | None = None,
-         norm: Norm = "backward") -> Array:
+def rfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
+          axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
     """The n-dimensional transform of a real array: rfft over the last axis, fft over the others.
 
     Examples:
@@ -368,8 +368,8 @@ def rfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None, axes
     return y
 
 
-def irfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None, axes: tuple[int, ...] | list[int] | None = None,
-         norm: Norm = "backward") -> Array:
+def irfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
+           axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
     """The inverse of rfftn: ifft over all axes but the last, irfft over the last (float32).
 
     Examples:

@@ -507,8 +507,9 @@ class Function:
         return self._launch_config(grid, groups, threadgroup)  # raises for what is not ints
 
     # ---- calling ---------------------------------------------------------------------
-    def __call__(self, *args: Any, grid: int | tuple[int, ...] | None = None, groups: int | tuple[int, ...] | None = None,
-                 threadgroup: int | tuple[int, ...] | None = None, threadgroup_memory: Any = None, raw: bool = False) -> None:
+    def __call__(self, *args: Any, grid: int | tuple[int, ...] | None = None,
+                 groups: int | tuple[int, ...] | None = None, threadgroup: int | tuple[int, ...] | None = None,
+                 threadgroup_memory: Any = None, raw: bool = False) -> None:
         """Runs the kernel: binds each argument by its declared kind and encodes the dispatch.
 
         Args:

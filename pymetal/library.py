@@ -149,7 +149,9 @@ class Library:
         Examples:
             >>> lib = pm.compile('''
             ... constant bool use_b [[function_constant(0)]];
-            ... kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { if (use_b) x[i] = 1.0f; }
+            ... kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+            ...     if (use_b) x[i] = 1.0f;
+            ... }
             ... ''')
             >>> lib.function_constants("k")
             [{'name': 'use_b', 'index': 0, 'type': 'bool', 'required': True, 'code': 53}]
