@@ -59,8 +59,18 @@ def clear_kernel_cache() -> int:
     The next use of a kernel compiles it again.
 
     Examples:
-        >>> callable(pm.clear_kernel_cache)  # not run here: it would make the next tests recompile
-        True
+        >>> import os, tempfile
+        >>> saved = os.environ.get("XDG_CACHE_HOME")
+        >>> os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp()  # a cache of its own for this example
+        >>> lib = pm.compile("kernel void k(device float* x [[buffer(0)]]) { x[0] = 1.0f; }")
+        >>> if pm.device().backend == "cpu":  # (Metal caches kernels itself: no path)
+        ...     assert pm.kernel_cache_info()["entries"] == 1
+        ...     assert pm.clear_kernel_cache() == 1
+        ...     assert pm.kernel_cache_info()["entries"] == 0
+        >>> if saved is None:
+        ...     del os.environ["XDG_CACHE_HOME"]
+        ... else:
+        ...     os.environ["XDG_CACHE_HOME"] = saved
     """
     return _native.out_i64(_native.lib().pm_kernel_cache_clear)
 

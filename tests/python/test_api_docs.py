@@ -184,7 +184,12 @@ def test_example(test):
     test.globs = {"pm": pm, "np": np}
     runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     out = []
-    runner.run(test, out=out.append)
+    environ = dict(os.environ)
+    try:
+        runner.run(test, out=out.append)
+    finally:  # an example that sets a variable (a cache folder of its own) leaves nothing behind
+        os.environ.clear()
+        os.environ.update(environ)
     assert runner.failures == 0, "".join(out)
 
 
