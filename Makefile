@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test runtime-test python-test bench clean array-api-test array-api-tests-full wheel-test docs fuzz
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test typecheck bench clean array-api-test array-api-tests-full wheel-test docs fuzz
 
 all: demo
 
@@ -57,7 +57,11 @@ python-test: build
 	$(PY) -m pymetal._jit 2
 	PYMETAL_REQUIRE_LIBRARY=1 $(PY) -m pytest tests/python -q
 
-test: build swift-test runtime-test python-test array-api-test
+test: build swift-test runtime-test typecheck python-test array-api-test
+
+# mypy over the package and examples/ (configuration: [tool.mypy] in pyproject.toml).
+typecheck: $(STAMP)
+	$(PY) -m mypy
 
 # ---- Array API conformance (arrayapi): the data-apis array-api-tests suite at a
 # pinned commit, few examples in `make test`, many in the exhaustive run.

@@ -13,7 +13,7 @@ kernel void add2_kernel(device uint8_t *in [[ buffer(0) ]],
 """
 
 
-def main():
+def main() -> str:
     add2 = pm.compile(SOURCE).function("add2_kernel")
     values = np.random.default_rng(1).integers(0, 254, size=1024, dtype=np.uint8)
     expected = values + 2

@@ -31,7 +31,7 @@ kernel void helloABC(const device float *A [[buffer(0)]],
 FLOPS_PER_THREAD = 400 * 8 + 6
 
 
-def reference(A, B, blocks=400):
+def reference(A: np.ndarray, B: np.ndarray, blocks: int = 400) -> np.ndarray:
     D, E, F, G = A.copy(), B.copy(), A + B, A - B
     for _ in range(blocks):
         D += A * G
@@ -41,7 +41,7 @@ def reference(A, B, blocks=400):
     return D + E + F + G
 
 
-def main(count=1 << 20, repeats=5):
+def main(count: int = 1 << 20, repeats: int = 5) -> str:
     kernel = pm.compile(SOURCE).helloABC
     rng = np.random.default_rng(3)
     A = pm.asarray(rng.uniform(-0.01, 0.01, count).astype(np.float32))

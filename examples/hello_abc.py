@@ -18,7 +18,7 @@ kernel void helloABC(const device float *A [[buffer(0)]],
 """
 
 
-def main(repeats=10):
+def main(repeats: int = 10) -> str:
     hello = pm.compile(SOURCE).helloABC
     count = 10
     A = np.arange(10, dtype=np.float32)

@@ -11,17 +11,17 @@ PARAMS = np.dtype([("c", np.float32, 2), ("scale", np.float32), ("width", np.uin
                    ("height", np.uint32), ("iterations", np.uint32)], align=True)
 
 
-def write_png(path, rgba):
+def write_png(path: str, rgba: np.ndarray) -> None:
     height, width, _ = rgba.shape
     raw = b"".join(b"\x00" + rgba[y].tobytes() for y in range(height))
-    def chunk(kind, data):
+    def chunk(kind: bytes, data: bytes) -> bytes:
         return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
     png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0))
     png += chunk(b"IDAT", zlib.compress(raw, 6)) + chunk(b"IEND", b"")
     pathlib.Path(path).write_bytes(png)
 
 
-def main(width=768, height=512, path="output/julia.png"):
+def main(width: int = 768, height: int = 512, path: str = "output/julia.png") -> str:
     julia = pm.load(str(SHADER)).julia
     params = np.zeros((), PARAMS)
     params["c"] = (-0.8, 0.156)

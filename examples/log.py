@@ -14,7 +14,7 @@ kernel void log_kernel(device float *in  [[ buffer(0) ]],
 """
 
 
-def main():
+def main() -> str:
     log = pm.compile(SOURCE).log_kernel
     input_array = np.random.default_rng(2).random(100_000).astype(np.float32) + 1e-3
     output_array = np.empty_like(input_array)

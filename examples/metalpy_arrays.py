@@ -7,7 +7,7 @@ import numpy as np
 import pymetal as pm
 
 
-def main():
+def main() -> str:
     a = pm.asarray([1.0, 2.0, 3.0, 4.0])
     b = pm.asarray([5.0, 6.0, 7.0, 8.0])
     c = a + b  # gpu.add(a, b)

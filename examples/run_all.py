@@ -12,7 +12,7 @@ EXAMPLES = ["square_cube", "add2", "log", "hello_abc", "compute_throughput", "ju
             "sklearn_pca_ridge"]
 
 
-def main():
+def main() -> int:
     device = pm.device()
     print(f"pymetal on {device.name} (backend: {device.backend})\n")
     report, failed = [], 0

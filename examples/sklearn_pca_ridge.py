@@ -14,7 +14,7 @@ import numpy as np  # noqa: E402
 import pymetal as pm  # noqa: E402
 
 
-def main():
+def main() -> str:
     try:
         import sklearn
         from sklearn.decomposition import PCA

@@ -21,7 +21,7 @@ kernel void cube_kernel(const device float *in [[buffer(0)]],
 """
 
 
-def main():
+def main() -> str:
     lib = pm.compile(SOURCE)
     data = np.array([1.0, 2.0, 3.0, 4.0], dtype=np.float32)
     squared = np.empty_like(data)

@@ -16,6 +16,8 @@ On Linux the same engine runs the kernels on the CPU. libPyMetal is loaded on
 first use (see pymetal._native for where it is looked for).
 """
 
+from __future__ import annotations
+
 __version__ = "0.1.0"
 __array_api_version__ = "2024.12"  # the Python Array API standard pymetal implements
 
@@ -39,11 +41,19 @@ from .errors import (
 from .device import Device, device, synchronize, set_kernel_timeout, kernel_timeout
 from ._native import ABI_VERSION, library_path
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what __getattr__ below loads on first use, for type checkers
+    from typing import Any
+
+    from ._namespace import *  # noqa: F401,F403
+    from ._namespace import __array_namespace_info__  # noqa: F401
+    from . import fft, linalg, nn  # noqa: F401
+
 
 _LAZY_DUNDERS = ("__array_namespace_info__",)
 
 
-def _load_api():
+def _load_api() -> dict[str, Any]:
     """Binds the rest of the namespace (pymetal/_namespace.py) on the package; returns it."""
     api = _importlib.import_module(__name__ + "._namespace")
     namespace = {k: v for k, v in vars(api).items() if not k.startswith("_") or k in _LAZY_DUNDERS}
@@ -51,7 +61,7 @@ def _load_api():
     return namespace
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     if name == "__all__":  # `from pymetal import *`
         _load_api()
         return [k for k in globals() if not k.startswith("_")]
@@ -66,6 +76,6 @@ def __getattr__(name):
     raise AttributeError("module 'pymetal' has no attribute %r" % name)
 
 
-def __dir__():
+def __dir__() -> list[str]:
     _load_api()
     return sorted(globals())

@@ -11,12 +11,21 @@ listed either. The default floating type is float32, the default integer and
 index type int64.
 """
 
+from __future__ import annotations
+
 from collections import namedtuple
 
 from . import dtypes as _dt
 from . import _elementwise as _ew
 from ._array import _new, normalize_axis
 from .device import Device, device as _default_device
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._array import Array
+    from ._typing import ArrayLike, DTypeLike, Scalar
 
 from . import __array_api_version__ as API_VERSION  # noqa: E402
 SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
@@ -35,36 +44,82 @@ _STANDARD_DTYPES = {
 
 
 class Info:
-    """What ``pm.__array_namespace_info__()`` returns (the standard's inspection API)."""
+    """What ``pm.__array_namespace_info__()`` returns (the standard's inspection API).
 
-    def capabilities(self):
+    Examples:
+        >>> info = pm.__array_namespace_info__()
+        >>> info.default_dtypes()["real floating"]
+        dtype('float32')
+    """
+
+    def capabilities(self) -> dict[str, Any]:
+        """What the namespace supports: boolean indexing, data-dependent shapes, max dimensions.
+
+        Examples:
+            >>> pm.__array_namespace_info__().capabilities()["boolean indexing"]
+            True
+        """
         # "max dimensions": arrays of any rank work when contiguous; 8 is the
         # most a strided kernel takes after merging contiguous dimensions.
         return {"boolean indexing": True, "data-dependent shapes": True, "max dimensions": 8}
 
-    def default_device(self):
+    def default_device(self) -> Device:
+        """The default device (pm.device()).
+
+        Examples:
+            >>> pm.__array_namespace_info__().default_device() is pm.device()
+            True
+        """
         return _default_device()
 
-    def devices(self):
+    def devices(self) -> list[Device]:
+        """The devices arrays can live on: the one pymetal device.
+
+        Examples:
+            >>> len(pm.__array_namespace_info__().devices())
+            1
+        """
         return [_default_device()]
 
-    def default_dtypes(self, *, device=None):
+    def default_dtypes(self, *, device: Device | None = None) -> dict[str, Any]:
+        """The default dtypes: real and complex floating, integral and indexing.
+
+        Examples:
+            >>> pm.__array_namespace_info__().default_dtypes()["integral"]
+            dtype('int64')
+        """
         _check_device(device)
         return {"real floating": _dt.float32, "complex floating": _dt.complex64,
                 "integral": _dt.int64, "indexing": _dt.int64}
 
-    def dtypes(self, *, device=None, kind=None):
+    def dtypes(self, *, device: Device | None = None, kind: str | tuple[str, ...] | None = None) -> dict[str, Any]:
+        """The standard's dtypes the device supports, by name (those of `kind` when given).
+
+        Examples:
+            >>> sorted(pm.__array_namespace_info__().dtypes(kind="real floating"))
+            ['float32']
+        """
         _check_device(device)
         return {name: dt for name, dt in _STANDARD_DTYPES.items() if kind is None or _dt.isdtype(dt, kind)}
 
 
-def __array_namespace_info__():
-    """The Array API inspection namespace: capabilities, devices and data types."""
+def __array_namespace_info__() -> Info:
+    """The Array API inspection namespace: capabilities, devices and data types.
+
+    Examples:
+        >>> pm.__array_namespace_info__().capabilities()["max dimensions"]
+        8
+    """
     return Info()
 
 
-def broadcast_shapes(*shapes):
-    """The shape that arrays of the given shapes broadcast to."""
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape that arrays of the given shapes broadcast to.
+
+    Examples:
+        >>> pm.broadcast_shapes((2, 1), (3,))
+        (2, 3)
+    """
     if not shapes:
         return ()
     return _ew.broadcast_shapes(*(tuple(s) for s in shapes))
@@ -79,22 +134,37 @@ def _numeric(name, x):
     return x
 
 
-def real(x, /):
-    """The real part (float32 for complex64); a copy of a real array."""
+def real(x: ArrayLike, /) -> Array:
+    """The real part (float32 for complex64); a copy of a real array.
+
+    Examples:
+        >>> pm.real(pm.asarray([1 + 2j, 3 - 1j]))
+        Array([1., 3.], dtype=float32)
+    """
     x = _numeric("real", x)
     return _ew.unary("real", x) if _dt.kind(x._dtype) == "c" else _ew.ascontiguous(x, force=True)
 
 
-def imag(x, /):
-    """The imaginary part (float32 for complex64); zeros for a real array."""
+def imag(x: ArrayLike, /) -> Array:
+    """The imaginary part (float32 for complex64); zeros for a real array.
+
+    Examples:
+        >>> pm.imag(pm.asarray([1 + 2j, 3 - 1j]))
+        Array([ 2., -1.], dtype=float32)
+    """
     x = _numeric("imag", x)
     if _dt.kind(x._dtype) == "c":
         return _ew.unary("imag", x)
     return _ew.fill(_new(x._shape, x._dtype, x._buf.device), 0)
 
 
-def conj(x, /):
-    """The complex conjugate; a copy of a real array."""
+def conj(x: ArrayLike, /) -> Array:
+    """The complex conjugate; a copy of a real array.
+
+    Examples:
+        >>> pm.conj(pm.asarray([1 + 2j]))
+        Array([1.-2.j], dtype=complex64)
+    """
     return _ew.unary("conj", _numeric("conj", x))
 
 
@@ -143,26 +213,53 @@ def _unique(x):
     return values, indices, inverse.reshape(x._shape), counts
 
 
-def unique_all(x, /):
-    """Distinct values (sorted; complex: by real, then imaginary part), the index of each one's first occurrence, the
-    inverse indices (x's shape) and the counts."""
+def unique_all(x: ArrayLike, /) -> UniqueAllResult:
+    """Distinct values, the index of each one's first occurrence, the inverse indices and the counts.
+
+    Values are sorted (complex: by real, then imaginary part); the inverse indices
+    have x's shape. A named tuple (values, indices, inverse_indices, counts).
+
+    Examples:
+        >>> r = pm.unique_all(pm.asarray([3, 1, 3, 2]))
+        >>> r.values, r.indices, r.inverse_indices, r.counts
+        (Array([1, 2, 3], dtype=int64), Array([1, 3, 0], dtype=int64),
+         Array([2, 0, 2, 1], dtype=int64), Array([1, 1, 2], dtype=int64))
+    """
     return UniqueAllResult(*_unique(x))
 
 
-def unique_counts(x, /):
-    """Distinct values (sorted) and how often each occurs."""
+def unique_counts(x: ArrayLike, /) -> UniqueCountsResult:
+    """Distinct values (sorted) and how often each occurs: a named tuple (values, counts).
+
+    Examples:
+        >>> values, counts = pm.unique_counts(pm.asarray([5, 5, 7]))
+        >>> values, counts
+        (Array([5, 7], dtype=int64), Array([2, 1], dtype=int64))
+    """
     values, _, _, counts = _unique(x)
     return UniqueCountsResult(values, counts)
 
 
-def unique_inverse(x, /):
-    """Distinct values (sorted) and, for each element of x, the index of its value."""
+def unique_inverse(x: ArrayLike, /) -> UniqueInverseResult:
+    """Distinct values (sorted) and, for each element of x, the index of its value.
+
+    A named tuple (values, inverse_indices).
+
+    Examples:
+        >>> pm.unique_inverse(pm.asarray([5, 5, 7])).inverse_indices
+        Array([0, 0, 1], dtype=int64)
+    """
     values, _, inverse, _ = _unique(x)
     return UniqueInverseResult(values, inverse)
 
 
-def isin(x1, x2, /, *, invert=False):
-    """Whether each element of x1 occurs in x2 (binary search over sorted x2)."""
+def isin(x1: ArrayLike, x2: ArrayLike, /, *, invert: bool = False) -> Array:
+    """Whether each element of x1 occurs in x2 (binary search over sorted x2).
+
+    Examples:
+        >>> pm.isin(pm.asarray([1, 2, 3, 4]), pm.asarray([2, 4]))
+        Array([False,  True, False,  True], dtype=bool)
+    """
     from ._indexing import take
     from ._sorting import searchsorted, sort
 
@@ -185,8 +282,16 @@ def isin(x1, x2, /, *, invert=False):
 
 # ---- utility ------------------------------------------------------------------------------------
 
-def diff(x, /, *, axis=-1, n=1, prepend=None, append=None):
-    """The n-th discrete difference along axis (prepend/append concatenated first)."""
+def diff(x: ArrayLike, /, *, axis: int = -1, n: int = 1, prepend: ArrayLike | None = None,
+         append: ArrayLike | None = None) -> Array:
+    """The n-th discrete difference along axis (prepend/append concatenated first).
+
+    Examples:
+        >>> pm.diff(pm.asarray([1, 4, 9, 16]))
+        Array([3, 5, 7], dtype=int64)
+        >>> pm.diff(pm.asarray([1, 4, 9, 16]), n=2)
+        Array([2, 2], dtype=int64)
+    """
     from ._manipulation import concat
 
     x = _ew.as_array(x)

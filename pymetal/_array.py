@@ -9,6 +9,8 @@ array from the host (``.numpy()``, ``np.asarray``, printing, ``bool()``,
 copies: it returns a NumPy view whose ``.base`` chain keeps the memory alive.
 """
 
+from __future__ import annotations
+
 import ctypes
 import operator
 
@@ -18,6 +20,14 @@ from . import dtypes as _dt
 from ._buffer import Buffer, View
 from .device import device as _default_device
 from .dtypes import check_dtype
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+    from typing import Any
+
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Scalar, ShapeLike
 
 __all__ = ["Array", "empty", "zeros", "ones", "full", "asarray", "array",
            "empty_like", "zeros_like", "ones_like", "full_like"]
@@ -65,7 +75,7 @@ def _extent(shape, strides, itemsize):
     return lo, hi + itemsize
 
 
-_C_STRIDES = {}
+_C_STRIDES: dict = {}
 
 
 def c_strides(shape, itemsize):
@@ -130,12 +140,28 @@ class Flags:
 
 
 class Array:
-    """An n-dimensional array in memory shared by the CPU and the device."""
+    """An n-dimensional array in memory shared by the CPU and the device.
+
+    Make one with :func:`asarray`, :func:`zeros`, :func:`arange`, ...; operators
+    (``+``, ``*``, ``@``, ``<``, ...), indexing and the ``pm.*`` functions run as
+    kernels on the device, asynchronously. ``.numpy()`` is a zero-copy NumPy view.
+
+    Examples:
+        >>> x = pm.asarray([[1.0, 2.0], [3.0, 4.0]])
+        >>> x
+        Array([[1., 2.],
+               [3., 4.]], dtype=float32)
+        >>> (x * 2 + 1)[0]
+        Array([3., 5.], dtype=float32)
+        >>> x.numpy().sum()
+        np.float32(10.0)
+    """
 
     __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_size", "_cc", "_np", "__weakref__")
     __array_priority__ = 100  # NumPy defers binary operators to pymetal
 
-    def __init__(self, buf, offset, shape, dtype, strides=None):
+    def __init__(self, buf: Any, offset: int, shape: tuple[int, ...], dtype: np.dtype,
+                 strides: tuple[int, ...] | None = None) -> None:
         # Internal: use pm.empty / zeros / asarray / array.
         self._buf = buf
         self._offset = offset
@@ -154,36 +180,134 @@ class Array:
         self._np = None
 
     # ---- metadata -------------------------------------------------------------
-    shape = property(lambda self: self._shape, doc="Tuple of dimensions.")
-    dtype = property(lambda self: self._dtype, doc="The element type (a NumPy dtype).")
-    strides = property(lambda self: self._strides, doc="Bytes between elements along each dimension.")
-    size = property(lambda self: self._size, doc="Number of elements.")
-    ndim = property(lambda self: len(self._shape), doc="Number of dimensions.")
-    itemsize = property(lambda self: self._dtype.itemsize, doc="Bytes per element.")
-    nbytes = property(lambda self: self._size * self._dtype.itemsize, doc="Bytes of the elements.")
-    device = property(lambda self: self._buf.device, doc="The pymetal Device the memory belongs to.")
-    flags = property(lambda self: Flags(self), doc="Contiguity flags (c_contiguous, f_contiguous).")
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """Tuple of dimensions.
+
+        Examples:
+            >>> pm.zeros((2, 3)).shape
+            (2, 3)
+        """
+        return self._shape
 
     @property
-    def is_contiguous(self):
-        """True if the elements are dense in C (row-major) order."""
+    def dtype(self) -> np.dtype:
+        """The element type (a NumPy dtype).
+
+        Examples:
+            >>> pm.asarray([1, 2]).dtype
+            dtype('int64')
+        """
+        return self._dtype
+
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """Bytes between elements along each dimension.
+
+        Examples:
+            >>> pm.zeros((2, 3)).strides
+            (12, 4)
+        """
+        return self._strides
+
+    @property
+    def size(self) -> int:
+        """Number of elements.
+
+        Examples:
+            >>> pm.zeros((2, 3)).size
+            6
+        """
+        return self._size
+
+    @property
+    def ndim(self) -> int:
+        """Number of dimensions.
+
+        Examples:
+            >>> pm.zeros((2, 3)).ndim
+            2
+        """
+        return len(self._shape)
+
+    @property
+    def itemsize(self) -> int:
+        """Bytes per element.
+
+        Examples:
+            >>> pm.zeros(3, pm.float16).itemsize
+            2
+        """
+        return self._dtype.itemsize
+
+    @property
+    def nbytes(self) -> int:
+        """Bytes of the elements.
+
+        Examples:
+            >>> pm.zeros((2, 3)).nbytes
+            24
+        """
+        return self._size * self._dtype.itemsize
+
+    @property
+    def device(self) -> Device:
+        """The pymetal Device the memory belongs to.
+
+        Examples:
+            >>> pm.zeros(3).device is pm.device()
+            True
+        """
+        return self._buf.device
+
+    @property
+    def flags(self) -> Flags:
+        """Contiguity flags (c_contiguous, f_contiguous), like ndarray.flags.
+
+        Examples:
+            >>> pm.zeros((2, 3)).T.flags.f_contiguous
+            True
+        """
+        return Flags(self)
+
+    @property
+    def is_contiguous(self) -> bool:
+        """True if the elements are dense in C (row-major) order.
+
+        Examples:
+            >>> x = pm.zeros((2, 3))
+            >>> x.is_contiguous, x.T.is_contiguous
+            (True, False)
+        """
         return self._cc
 
     @property
-    def T(self):
-        """The array with its dimensions reversed (a view)."""
+    def T(self) -> Array:
+        """The array with its dimensions reversed (a view).
+
+        Examples:
+            >>> pm.asarray([[1, 2, 3]]).T
+            Array([[1],
+                   [2],
+                   [3]], dtype=int64)
+        """
         return self.permute_dims(tuple(range(self.ndim))[::-1])
 
     @property
-    def mT(self):
-        """The last two dimensions swapped (a view), as the Array API's matrix transpose."""
+    def mT(self) -> Array:
+        """The last two dimensions swapped (a view), as the Array API's matrix transpose.
+
+        Examples:
+            >>> pm.zeros((4, 2, 3)).mT.shape
+            (4, 3, 2)
+        """
         if self.ndim < 2:
             raise ValueError("mT needs at least 2 dimensions, the array has %d" % self.ndim)
         axes = list(range(self.ndim))
         axes[-1], axes[-2] = axes[-2], axes[-1]
         return self.permute_dims(tuple(axes))
 
-    def __len__(self):
+    def __len__(self) -> int:
         if not self._shape:
             raise TypeError("len() of a 0-d pymetal array")
         return self._shape[0]
@@ -192,20 +316,44 @@ class Array:
     def _view(self, offset, shape, strides, dtype=None):
         return Array(self._buf, offset, shape, dtype or self._dtype, strides)
 
-    def permute_dims(self, axes):
-        """A view with the dimensions in the order `axes` (no copy)."""
+    def permute_dims(self, axes: tuple[int, ...] | list[int]) -> Array:
+        """A view with the dimensions in the order `axes` (no copy).
+
+        Examples:
+            >>> pm.zeros((2, 3, 4)).permute_dims((2, 0, 1)).shape
+            (4, 2, 3)
+        """
         axes = tuple(normalize_axis(a, self.ndim) for a in axes)
         if sorted(axes) != list(range(self.ndim)):
             raise ValueError("permute_dims: axes %r are not a permutation of 0..%d" % (axes, self.ndim - 1))
         return self._view(self._offset, tuple(self._shape[a] for a in axes), tuple(self._strides[a] for a in axes))
 
-    def transpose(self, *axes):
+    def transpose(self, *axes: Any) -> Array:
+        """A view with the dimensions permuted (reversed when no axes are given), like ndarray.transpose.
+
+        Examples:
+            >>> x = pm.zeros((2, 3, 4))
+            >>> x.transpose().shape, x.transpose(1, 0, 2).shape
+            ((4, 3, 2), (3, 2, 4))
+        """
         if len(axes) == 1 and isinstance(axes[0], (tuple, list)):
             axes = axes[0]
         return self.permute_dims(axes) if axes else self.T
 
-    def reshape(self, *shape, copy=None):
-        """The array in a new shape: a view when NumPy's reshape would give one."""
+    def reshape(self, *shape: Any, copy: bool | None = None) -> Array:
+        """The array in a new shape: a view when NumPy's reshape would give one.
+
+        Args:
+            shape: the new shape, as ints or one tuple; one dimension may be -1.
+            copy: True always copies, False raises ValueError where a copy would be needed.
+
+        Examples:
+            >>> pm.arange(6).reshape(2, 3)
+            Array([[0, 1, 2],
+                   [3, 4, 5]], dtype=int64)
+            >>> pm.arange(6).reshape((3, -1)).shape
+            (3, 2)
+        """
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
         shape = _resolve_shape(shape, self._size)
@@ -222,7 +370,14 @@ class Array:
             return src._view(src._offset, shape, None)
         return self._view(self._offset, shape, strides)
 
-    def broadcast_to(self, shape):
+    def broadcast_to(self, shape: ShapeLike) -> Array:
+        """A read-only-in-spirit view broadcast to `shape` (repeated elements share memory).
+
+        Examples:
+            >>> pm.asarray([1, 2, 3]).broadcast_to((2, 3))
+            Array([[1, 2, 3],
+                   [1, 2, 3]], dtype=int64)
+        """
         shape = normalize_shape(shape)
         nd = len(shape)
         if nd < self.ndim:
@@ -242,7 +397,13 @@ class Array:
                 raise ValueError("cannot broadcast shape %r to %r" % (self._shape, shape))
         return self._view(self._offset, shape, tuple(strides))
 
-    def expand_dims(self, axis=0):
+    def expand_dims(self, axis: int | tuple[int, ...] = 0) -> Array:
+        """A view with a new dimension of size 1 at `axis` (or at each of several axes).
+
+        Examples:
+            >>> pm.zeros((2, 3)).expand_dims(1).shape
+            (2, 1, 3)
+        """
         axes = (axis,) if isinstance(axis, (int, np.integer)) else tuple(axis)
         nd = self.ndim + len(axes)
         axes = sorted(normalize_axis(a, nd) for a in axes)
@@ -254,7 +415,15 @@ class Array:
             strides.insert(a, 0)
         return self._view(self._offset, tuple(shape), tuple(strides))
 
-    def squeeze(self, axis=None):
+    def squeeze(self, axis: int | tuple[int, ...] | None = None) -> Array:
+        """A view without the dimensions of size 1 (all of them, or those in `axis`).
+
+        Examples:
+            >>> pm.zeros((1, 3, 1)).squeeze().shape
+            (3,)
+            >>> pm.zeros((1, 3, 1)).squeeze(axis=0).shape
+            (3, 1)
+        """
         if axis is None:
             keep = [i for i, n in enumerate(self._shape) if n != 1]
         else:
@@ -265,14 +434,31 @@ class Array:
             keep = [i for i in range(self.ndim) if i not in axes]
         return self._view(self._offset, tuple(self._shape[i] for i in keep), tuple(self._strides[i] for i in keep))
 
-    def ravel(self):
+    def ravel(self) -> Array:
+        """The elements in one dimension (a view when possible).
+
+        Examples:
+            >>> pm.asarray([[1, 2], [3, 4]]).ravel()
+            Array([1, 2, 3, 4], dtype=int64)
+        """
         return self.reshape(-1)
 
-    def flatten(self):
+    def flatten(self) -> Array:
+        """A copy of the elements in one dimension.
+
+        Examples:
+            >>> pm.asarray([[1, 2], [3, 4]]).T.flatten()
+            Array([1, 3, 2, 4], dtype=int64)
+        """
         return self.reshape(-1, copy=True)
 
-    def view(self, dtype=None):
-        """The same memory seen as another dtype of the same itemsize (or the same dtype)."""
+    def view(self, dtype: DTypeLike = None) -> Array:
+        """The same memory seen as another dtype of the same itemsize (or the same dtype).
+
+        Examples:
+            >>> pm.asarray([1.0, -2.0]).view(pm.uint32)
+            Array([1065353216, 3221225472], dtype=uint32)
+        """
         if dtype is None:
             return self._view(self._offset, self._shape, self._strides)
         dt = check_dtype(dtype)
@@ -291,14 +477,24 @@ class Array:
             self._np = a
         return a
 
-    def numpy(self):
-        """A zero-copy NumPy view of the array (after pending work completed)."""
+    def numpy(self) -> np.ndarray:
+        """A zero-copy NumPy view of the array (after pending work completed).
+
+        Writing to the view writes to the pymetal array.
+
+        Examples:
+            >>> x = pm.arange(3)
+            >>> a = x.numpy()
+            >>> a[0] = 7
+            >>> x
+            Array([7, 1, 2], dtype=int64)
+        """
         buf = self._buf
         if buf.epoch > buf.device.synced:
             buf.device.synchronize()
         return self._host().view()
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> np.ndarray:
         a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
@@ -308,10 +504,24 @@ class Array:
             return a.copy()
         return a
 
-    def tolist(self):
+    def tolist(self) -> Any:
+        """The elements as nested Python lists of Python scalars.
+
+        Examples:
+            >>> pm.asarray([[1, 2], [3, 4]]).tolist()
+            [[1, 2], [3, 4]]
+        """
         return self.numpy().tolist()
 
-    def item(self, *args):
+    def item(self, *args: int) -> Any:
+        """One element as a Python scalar (the only one, or the one at the given index).
+
+        Examples:
+            >>> pm.asarray([[1.5]]).item()
+            1.5
+            >>> pm.asarray([10, 20, 30]).item(2)
+            30
+        """
         return self.numpy().item(*args)
 
     def _scalar(self, kind):
@@ -320,38 +530,43 @@ class Array:
                             % (self._shape,))
         return kind(self.numpy().reshape(()).item() if kind is not bool else self.numpy().reshape(())[()])
 
-    def __bool__(self):
+    def __bool__(self) -> bool:
         return self._scalar(bool)
 
-    def __int__(self):
+    def __int__(self) -> int:
         return self._scalar(int)
 
-    def __float__(self):
+    def __float__(self) -> float:
         return self._scalar(float)
 
-    def __index__(self):
+    def __index__(self) -> int:
         if _dt.kind(self._dtype) not in "iu":
             raise TypeError("only integer arrays can be used as an index, not %s" % self._dtype)
         return self._scalar(int)
 
-    def __complex__(self):
+    def __complex__(self) -> complex:
         return complex(self._scalar(complex))
 
-    def __array_namespace__(self, /, *, api_version=None):
-        """The Python Array API namespace of pymetal arrays: the pymetal module."""
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        """The Python Array API namespace of pymetal arrays: the pymetal module.
+
+        Examples:
+            >>> pm.zeros(2).__array_namespace__() is pm
+            True
+        """
         import pymetal
         if api_version is not None and api_version not in _api.SUPPORTED_VERSIONS:
             raise ValueError("api_version=%r: pymetal implements the Array API %s (and accepts %s)"
                              % (api_version, _api.API_VERSION, ", ".join(_api.SUPPORTED_VERSIONS)))
         return pymetal
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Array]:
         if not self._shape:
             raise TypeError("iteration over a 0-d pymetal array")
         for i in range(self._shape[0]):
             yield self[i]
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         a = self.numpy()
         name = _dt.NAMES.get(self._dtype, str(self._dtype))
         if a.size == 0:
@@ -359,21 +574,37 @@ class Array:
         body = np.array2string(a, separator=", ", prefix="Array(")
         return "Array(%s, dtype=%s)" % (body, name)
 
-    def __str__(self):
+    def __str__(self) -> str:
         return str(self.numpy())
 
-    def __format__(self, spec):
+    def __format__(self, spec: str) -> str:
         return format(self.numpy(), spec) if spec else str(self)
 
-    def __hash__(self):
+    def __hash__(self) -> int:
         raise TypeError("unhashable type: 'pymetal.Array'")
 
     # ---- copies and conversions ---------------------------------------------------
-    def copy(self):
-        """A new C-contiguous array with a copy of the data (a kernel)."""
+    def copy(self) -> Array:
+        """A new C-contiguous array with a copy of the data (a kernel).
+
+        Examples:
+            >>> x = pm.asarray([1, 2])
+            >>> y = x.copy()
+            >>> y[0] = 5
+            >>> x, y
+            (Array([1, 2], dtype=int64), Array([5, 2], dtype=int64))
+        """
         return _ew.ascontiguous(self, force=True)
 
-    def astype(self, dtype, copy=True):
+    def astype(self, dtype: DTypeLike, copy: bool = True) -> Array:
+        """The values converted to `dtype` (C casting, as NumPy's astype).
+
+        With copy=False the array itself is returned when it already has that dtype.
+
+        Examples:
+            >>> pm.asarray([1.7, -2.5]).astype(pm.int32)
+            Array([ 1, -2], dtype=int32)
+        """
         dt = check_dtype(dtype)
         if dt == self._dtype and not copy:
             return self
@@ -383,25 +614,123 @@ class Array:
                             "use pm.real(x) or pm.abs(x)" % _dt.NAMES[dt])
         return _ew.astype(self, dt)
 
-    def fill(self, value):
+    def fill(self, value: Scalar | Array) -> None:
+        """Sets every element to `value` (a kernel).
+
+        Examples:
+            >>> x = pm.empty(3, pm.int32)
+            >>> x.fill(7)
+            >>> x
+            Array([7, 7, 7], dtype=int32)
+        """
         _ew.fill(self, value)
 
-    def to_device(self, device, /, stream=None):
+    def to_device(self, device: Device | str | None, /, stream: Any = None) -> Array:
+        """The array on `device`: itself (a pymetal device's memory is shared with the CPU).
+
+        Examples:
+            >>> x = pm.zeros(2)
+            >>> x.to_device(pm.device()) is x
+            True
+        """
         if device is not None and device is not self._buf.device and device != "cpu":
             raise ValueError("to_device: pymetal arrays live on %r" % (self._buf.device,))
         return self
 
     # ---- indexing -------------------------------------------------------------------
-    def __getitem__(self, key):
+    def __getitem__(self, key: Any) -> Array:
+        """Indexing as NumPy's: basic indexing (ints, slices, ``...``, None) gives a view;
+        integer arrays and boolean masks gather (a kernel).
+
+        Examples:
+            >>> x = pm.arange(12).reshape(3, 4)
+            >>> x[1]
+            Array([4, 5, 6, 7], dtype=int64)
+            >>> x[:, ::2]
+            Array([[ 0,  2],
+                   [ 4,  6],
+                   [ 8, 10]], dtype=int64)
+            >>> x[x > 8]
+            Array([ 9, 10, 11], dtype=int64)
+            >>> x[pm.asarray([2, 0]), 1]
+            Array([9, 1], dtype=int64)
+        """
         return _ix.getitem(self, key)
 
-    def __setitem__(self, key, value):
+    def __setitem__(self, key: Any, value: ArrayLike) -> None:
+        """Assignment through an index, as NumPy's (the value is broadcast and converted).
+
+        Examples:
+            >>> x = pm.zeros(5, pm.int32)
+            >>> x[1:3] = 7
+            >>> x[pm.asarray([0, 4])] = pm.asarray([1, 2], dtype=pm.int32)
+            >>> x
+            Array([1, 7, 7, 0, 2], dtype=int32)
+        """
         _ix.setitem(self, key, value)
+
+    if TYPE_CHECKING:
+        # Set on the class by _elementwise.py, _linalg.py, _dlpack.py and _interop.py;
+        # declared here for type checkers.
+        def __add__(self, other: ArrayLike, /) -> Array: ...
+        def __radd__(self, other: ArrayLike, /) -> Array: ...
+        def __iadd__(self, other: ArrayLike, /) -> Array: ...
+        def __sub__(self, other: ArrayLike, /) -> Array: ...
+        def __rsub__(self, other: ArrayLike, /) -> Array: ...
+        def __isub__(self, other: ArrayLike, /) -> Array: ...
+        def __mul__(self, other: ArrayLike, /) -> Array: ...
+        def __rmul__(self, other: ArrayLike, /) -> Array: ...
+        def __imul__(self, other: ArrayLike, /) -> Array: ...
+        def __truediv__(self, other: ArrayLike, /) -> Array: ...
+        def __rtruediv__(self, other: ArrayLike, /) -> Array: ...
+        def __itruediv__(self, other: ArrayLike, /) -> Array: ...
+        def __floordiv__(self, other: ArrayLike, /) -> Array: ...
+        def __rfloordiv__(self, other: ArrayLike, /) -> Array: ...
+        def __ifloordiv__(self, other: ArrayLike, /) -> Array: ...
+        def __mod__(self, other: ArrayLike, /) -> Array: ...
+        def __rmod__(self, other: ArrayLike, /) -> Array: ...
+        def __imod__(self, other: ArrayLike, /) -> Array: ...
+        def __pow__(self, other: ArrayLike, /) -> Array: ...
+        def __rpow__(self, other: ArrayLike, /) -> Array: ...
+        def __ipow__(self, other: ArrayLike, /) -> Array: ...
+        def __and__(self, other: ArrayLike, /) -> Array: ...
+        def __rand__(self, other: ArrayLike, /) -> Array: ...
+        def __iand__(self, other: ArrayLike, /) -> Array: ...
+        def __or__(self, other: ArrayLike, /) -> Array: ...
+        def __ror__(self, other: ArrayLike, /) -> Array: ...
+        def __ior__(self, other: ArrayLike, /) -> Array: ...
+        def __xor__(self, other: ArrayLike, /) -> Array: ...
+        def __rxor__(self, other: ArrayLike, /) -> Array: ...
+        def __ixor__(self, other: ArrayLike, /) -> Array: ...
+        def __lshift__(self, other: ArrayLike, /) -> Array: ...
+        def __rlshift__(self, other: ArrayLike, /) -> Array: ...
+        def __ilshift__(self, other: ArrayLike, /) -> Array: ...
+        def __rshift__(self, other: ArrayLike, /) -> Array: ...
+        def __rrshift__(self, other: ArrayLike, /) -> Array: ...
+        def __irshift__(self, other: ArrayLike, /) -> Array: ...
+        def __matmul__(self, other: ArrayLike, /) -> Array: ...
+        def __rmatmul__(self, other: ArrayLike, /) -> Array: ...
+        def __imatmul__(self, other: ArrayLike, /) -> Array: ...
+        def __eq__(self, other: object, /) -> Array: ...  # type: ignore[override]  # elementwise, as NumPy
+        def __ne__(self, other: object, /) -> Array: ...  # type: ignore[override]  # elementwise, as NumPy
+        def __lt__(self, other: ArrayLike, /) -> Array: ...
+        def __le__(self, other: ArrayLike, /) -> Array: ...
+        def __gt__(self, other: ArrayLike, /) -> Array: ...
+        def __ge__(self, other: ArrayLike, /) -> Array: ...
+        def __neg__(self) -> Array: ...
+        def __pos__(self) -> Array: ...
+        def __abs__(self) -> Array: ...
+        def __invert__(self) -> Array: ...
+        def __dlpack__(self, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                       dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any: ...
+        def __dlpack_device__(self) -> tuple[int, int]: ...
+        def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any: ...
+        def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any: ...
 
 
 # ---- helpers for views -----------------------------------------------------------
 
-def normalize_axis(axis, ndim):
+def normalize_axis(axis: int, ndim: int) -> int:
     try:
         a = operator.index(axis)
     except TypeError:
@@ -473,7 +802,7 @@ def _nocopy_strides(old_shape, old_strides, new_shape, itemsize):
 
 # ---- constructors -------------------------------------------------------------------
 
-_LAYOUTS = {}  # (shape, dtype, page size) -> (size, nbytes, C strides, allocator size class)
+_LAYOUTS: dict = {}  # (shape, dtype, page size) -> (size, nbytes, C strides, allocator size class)
 _make_array = object.__new__
 
 
@@ -510,18 +839,35 @@ def _device(device):
     return device
 
 
-def empty(shape, dtype=None, *, device=None):
-    """A new uninitialised array (float32 unless dtype is given)."""
+def empty(shape: ShapeLike, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new uninitialised array (float32 unless dtype is given).
+
+    Examples:
+        >>> x = pm.empty((2, 3), pm.int32)
+        >>> x.shape, x.dtype
+        ((2, 3), dtype('int32'))
+    """
     return _new(normalize_shape(shape), check_dtype(dtype or _dt.default_float), _device(device))
 
 
-def zeros(shape, dtype=None, *, device=None):
-    """A new array of zeros (float32 unless dtype is given)."""
+def zeros(shape: ShapeLike, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array of zeros (float32 unless dtype is given).
+
+    Examples:
+        >>> pm.zeros((2, 2))
+        Array([[0., 0.],
+               [0., 0.]], dtype=float32)
+    """
     return full(shape, 0, dtype or _dt.default_float, device=device)
 
 
-def ones(shape, dtype=None, *, device=None):
-    """A new array of ones (float32 unless dtype is given)."""
+def ones(shape: ShapeLike, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array of ones (float32 unless dtype is given).
+
+    Examples:
+        >>> pm.ones(3, pm.int8)
+        Array([1, 1, 1], dtype=int8)
+    """
     return full(shape, 1, dtype or _dt.default_float, device=device)
 
 
@@ -539,8 +885,15 @@ def _scalar_dtype(value):
     raise TypeError("fill value must be a number, not %s" % type(value).__name__)
 
 
-def full(shape, fill_value, dtype=None, *, device=None):
-    """A new array filled with fill_value (dtype inferred: int -> int64, float -> float32)."""
+def full(shape: ShapeLike, fill_value: Scalar, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array filled with fill_value (dtype inferred: int -> int64, float -> float32).
+
+    Examples:
+        >>> pm.full((2,), 7)
+        Array([7, 7], dtype=int64)
+        >>> pm.full(2, 0.5)
+        Array([0.5, 0.5], dtype=float32)
+    """
     dt = check_dtype(dtype) if dtype is not None else _scalar_dtype(fill_value)
     x = _new(normalize_shape(shape), dt, _device(device))
     _ew.fill(x, fill_value)
@@ -551,19 +904,44 @@ def _like(a, dtype):
     return check_dtype(dtype) if dtype is not None else check_dtype(a.dtype)
 
 
-def empty_like(x, /, dtype=None, *, device=None):
+def empty_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new uninitialised array of x's shape and dtype (or `dtype`).
+
+    Examples:
+        >>> pm.empty_like(pm.zeros((2, 3), pm.int16)).dtype
+        dtype('int16')
+    """
     return empty(np.shape(x), _like(x, dtype), device=device)
 
 
-def zeros_like(x, /, dtype=None, *, device=None):
+def zeros_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array of zeros of x's shape and dtype (or `dtype`).
+
+    Examples:
+        >>> pm.zeros_like(pm.asarray([1, 2, 3]))
+        Array([0, 0, 0], dtype=int64)
+    """
     return zeros(np.shape(x), _like(x, dtype), device=device)
 
 
-def ones_like(x, /, dtype=None, *, device=None):
+def ones_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array of ones of x's shape and dtype (or `dtype`).
+
+    Examples:
+        >>> pm.ones_like(pm.asarray([1, 2]), dtype=pm.float32)
+        Array([1., 1.], dtype=float32)
+    """
     return ones(np.shape(x), _like(x, dtype), device=device)
 
 
-def full_like(x, /, fill_value, dtype=None, *, device=None):
+def full_like(x: ArrayLike, /, fill_value: Scalar, dtype: DTypeLike = None, *,
+              device: Device | None = None) -> Array:
+    """A new array of x's shape and dtype (or `dtype`) filled with fill_value.
+
+    Examples:
+        >>> pm.full_like(pm.zeros(2), 3.5)
+        Array([3.5, 3.5], dtype=float32)
+    """
     return full(np.shape(x), fill_value, _like(x, dtype), device=device)
 
 
@@ -600,7 +978,8 @@ def _from_numpy(a, dev, copy=None):
     return x
 
 
-def asarray(obj, /, dtype=None, *, device=None, copy=None):
+def asarray(obj: Any, /, dtype: DTypeLike = None, *, device: Device | str | None = None,
+            copy: bool | None = None) -> Array:
     """A pymetal array for obj, sharing memory where possible.
 
     - a pymetal Array of the same dtype is returned as is (copy=True copies);
@@ -608,6 +987,16 @@ def asarray(obj, /, dtype=None, *, device=None, copy=None):
       view of pymetal memory, is used without copying (the result shares memory);
     - anything else is copied (copy=False then raises ValueError). Python data
       (lists, floats) with no dtype given: floats become float32, ints int64.
+
+    Examples:
+        >>> pm.asarray([1.0, 2.0])
+        Array([1., 2.], dtype=float32)
+        >>> pm.asarray([1, 2], dtype=pm.uint8)
+        Array([1, 2], dtype=uint8)
+        >>> a = np.zeros(1024, np.float32)
+        >>> x = pm.asarray(a)   # shares a's memory when it is page-aligned, else copies
+        >>> x.shape
+        (1024,)
     """
     dev = _device(device)
     if isinstance(obj, Array):
@@ -647,8 +1036,16 @@ def _host_values(obj):
     return obj
 
 
-def array(obj, dtype=None, *, device=None, copy=True):
-    """A new pymetal array with a copy of obj's data, like np.array."""
+def array(obj: Any, dtype: DTypeLike = None, *, device: Device | str | None = None, copy: bool | None = True) -> Array:
+    """A new pymetal array with a copy of obj's data, like np.array.
+
+    Examples:
+        >>> a = np.arange(3, dtype=np.int32)
+        >>> x = pm.array(a)
+        >>> a[0] = 9
+        >>> x
+        Array([0, 1, 2], dtype=int32)
+    """
     return asarray(obj, dtype=dtype, device=device, copy=copy)
 
 

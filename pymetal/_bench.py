@@ -52,7 +52,7 @@ def run(quick=False):
     dev = pm.device()
     print("pymetal bench on %s (%s backend): median seconds, ratio = NumPy / pymetal" % (dev.name, dev.backend))
     print("%-8s %12s %12s %12s %8s" % ("op", "elements", "pymetal", "numpy", "ratio"))
-    results = {}
+    results: dict = {}
     for name, (f_pm, f_np, shape_of) in _operations().items():
         for n in sizes:
             if name == "matmul" and n > (1 << 20):

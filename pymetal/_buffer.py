@@ -15,6 +15,8 @@ pending work that uses them); the finalizer keeps the wrapped object (``keep``)
 alive until the release has returned.
 """
 
+from __future__ import annotations
+
 import os
 import threading
 import weakref
@@ -61,13 +63,26 @@ class _Pool:
 _pool = _Pool()
 
 
-def clear_cache():
-    """Releases the memory the array allocator keeps for reuse."""
+def clear_cache() -> None:
+    """Releases the memory the array allocator keeps for reuse.
+
+    Examples:
+        >>> pm.clear_cache()
+        >>> pm.cache_info()["bytes"]
+        0
+    """
     _pool.clear(_native.lib().pm_buffer_release)
 
 
-def cache_info():
-    """{'bytes': cached bytes, 'limit': ..., 'hits': ..., 'misses': ...}."""
+def cache_info() -> dict[str, int]:
+    """The array allocator's cache: {'bytes': cached bytes, 'limit': ..., 'hits': ..., 'misses': ...}.
+
+    Memory of arrays no longer used is kept (up to limit) for new arrays of a similar size.
+
+    Examples:
+        >>> sorted(pm.cache_info())
+        ['bytes', 'hits', 'limit', 'misses']
+    """
     return {"bytes": _pool.cached, "limit": _pool.limit, "hits": _pool.hits, "misses": _pool.misses}
 
 

@@ -25,12 +25,22 @@ writeable, page-aligned: the rule of no-copy Metal buffers) and copies
 otherwise; ``copy=False`` then raises BufferError.
 """
 
+from __future__ import annotations
+
 import ctypes as C
 
 import numpy as np
 
 from . import dtypes as _dt
 from ._array import Array, _device, _from_numpy, c_strides
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Scalar
 
 _KDLCPU = 1
 _FLAG_READ_ONLY = 1
@@ -84,7 +94,20 @@ _capsule_set_name = _capi("PyCapsule_SetName", C.c_int, C.py_object, C.c_void_p)
 
 # ---- export -----------------------------------------------------------------------------
 
-def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+def _dlpack(self: Array, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+            dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> Any:
+    """The array as a DLPack capsule (``Array.__dlpack__``): the same memory, seen by NumPy, PyTorch, ...
+
+    pymetal memory is CPU-addressable, so the capsule names the CPU device;
+    ``np.from_dlpack(x)`` is a zero-copy view.
+
+    Examples:
+        >>> x = pm.arange(3, dtype=pm.int32)
+        >>> a = np.from_dlpack(x)
+        >>> a[0] = 5
+        >>> x
+        Array([5, 1, 2], dtype=int32)
+    """
     if stream is not None:
         raise ValueError("__dlpack__: pymetal exports CPU-addressable memory; stream must be None, not %r"
                          % (stream,))
@@ -104,7 +127,7 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     kwargs = {k: v for k, v in (("max_version", max_version), ("dl_device", dl_device), ("copy", copy))
               if v is not None}
     try:
-        cap = a.__dlpack__(**kwargs)
+        cap = a.__dlpack__(**kwargs)  # type: ignore[arg-type]  # only the keywords given, each of its type
     except BufferError as e:
         raise BufferError("__dlpack__: %s arrays cannot be exported through DLPack (%s)" % (x._dtype, e)) from None
     if bf16:
@@ -112,7 +135,13 @@ def _dlpack(self, *, stream=None, max_version=None, dl_device=None, copy=None):
     return cap
 
 
-def _dlpack_device(self):
+def _dlpack_device(self: Array) -> tuple[int, int]:
+    """The DLPack device of the array's memory (``Array.__dlpack_device__``): the CPU, (1, 0).
+
+    Examples:
+        >>> pm.zeros(2).__dlpack_device__()
+        (1, 0)
+    """
     return (_KDLCPU, 0)
 
 
@@ -198,11 +227,16 @@ def _as_numpy(x):
     return np.ndarray(shape, dt, buffer=np.asarray(owner), offset=-lo, strides=strides)
 
 
-def from_dlpack(x, /, *, device=None, copy=None):
+def from_dlpack(x: Any, /, *, device: Device | None = None, copy: bool | None = None) -> Array:
     """A pymetal array of a DLPack producer's data (NumPy arrays, PyTorch CPU tensors, ...).
 
     Shares the producer's memory when it is C-contiguous, writeable and page-aligned;
     otherwise copies (copy=False then raises BufferError; copy=True always copies).
+
+    Examples:
+        >>> a = np.arange(4, dtype=np.int16)
+        >>> pm.from_dlpack(a)
+        Array([0, 1, 2, 3], dtype=int16)
     """
     dev = _device(device)
     if isinstance(x, Array):

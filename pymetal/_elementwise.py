@@ -8,14 +8,30 @@ dimensions), allocates the output from the caching allocator and encodes one
 kernel on the device's stream. Nothing waits for the device.
 """
 
+from __future__ import annotations
+
 import struct
 
 import numpy as np
 
+from . import _examples
 from . import _jit
 from . import _ops
 from . import dtypes as _dt
 from ._array import Array, _new, asarray
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+
+    from .device import Device
+    from ._typing import ArrayLike, Scalar
+
+    class _Unary(Protocol):
+        def __call__(self, x: ArrayLike, /, *, out: Array | None = None) -> Array: ...
+
+    class _Binary(Protocol):
+        def __call__(self, x1: ArrayLike | Scalar, x2: ArrayLike | Scalar, /, *, out: Array | None = None) -> Array: ...
 
 _U32_MAX = 0xFFFFFFFF
 _TG = 256  # threads per threadgroup for elementwise kernels
@@ -27,7 +43,7 @@ def is_scalar(x):
     return isinstance(x, (bool, int, float, complex)) and not isinstance(x, np.generic)
 
 
-def as_array(x, dev=None):
+def as_array(x: object, dev: Device | None = None) -> Array:
     """An Array for an array-like operand (NumPy arrays shared when possible)."""
     if isinstance(x, Array):
         return x
@@ -76,7 +92,7 @@ def broadcast_shapes(*shapes):
 # ---- layouts ---------------------------------------------------------------------------
 
 _STRIDED = struct.Struct("<i8I4x32q")
-_params_cache = {}
+_params_cache: dict = {}
 
 
 def collapse(shape, strides_list):
@@ -208,7 +224,7 @@ def fill(x, value):
 
 # ---- unary --------------------------------------------------------------------------------
 
-_SUPPORTS = {}
+_SUPPORTS: dict = {}
 
 
 def _compute_dtype(op, dt):
@@ -226,7 +242,7 @@ def _compute_dtype(op, dt):
                     % (op.name, _dt.NAMES.get(dt, dt), ", ".join(_dt.NAMES[d] for d in _ops.dtypes_of(op.kinds))))
 
 
-_FAST_UNARY = {}  # (name, dtype) -> (Function, result dtype) or False
+_FAST_UNARY: dict = {}  # (name, dtype) -> (Function, result dtype) or False
 
 
 def unary(name, x, out=None):
@@ -307,7 +323,7 @@ def _operand_dtype(x):
     return _dt.check_dtype(x.dtype)
 
 
-_FAST = {}  # (name, dtype, dtype or float) -> (Function, result dtype, layout) for the hot path
+_FAST: dict = {}  # (name, dtype, dtype or float) -> (Function, result dtype, layout) for the hot path
 
 
 def _fast_plan(name, a, b):
@@ -400,8 +416,14 @@ def _scalar_array(value, dt, dev):
 
 # ---- ternary -------------------------------------------------------------------------------
 
-def where(condition, x1, x2, /):
-    """Elements of x1 where condition is true, else of x2 (all broadcast)."""
+def where(condition: ArrayLike, x1: ArrayLike | Scalar, x2: ArrayLike | Scalar, /) -> Array:
+    """Elements of x1 where condition is true, else of x2 (all broadcast).
+
+    Examples:
+        >>> x = pm.asarray([1.0, -2.0, 3.0])
+        >>> pm.where(x > 0, x, 0.0)
+        Array([1., 0., 3.], dtype=float32)
+    """
     arrays = [v for v in (x1, x2) if not is_scalar(v)]
     if arrays:
         arrs = [as_array(v) for v in arrays]
@@ -417,8 +439,13 @@ def where(condition, x1, x2, /):
     return _ternary("where", _dt.bool_, c, x1, x2, dt)
 
 
-def clip(x, /, min=None, max=None):
-    """x limited to [min, max] (either may be None); NaN stays NaN."""
+def clip(x: ArrayLike, /, min: ArrayLike | Scalar | None = None, max: ArrayLike | Scalar | None = None) -> Array:
+    """x limited to [min, max] (either may be None); NaN stays NaN.
+
+    Examples:
+        >>> pm.clip(pm.asarray([-5, 0, 5, 10]), 0, 6)
+        Array([0, 0, 5, 6], dtype=int64)
+    """
     x = as_array(x)
     dt = x._dtype
     if _dt.kind(dt) in "bc":
@@ -457,20 +484,30 @@ def _ternary(name, cdt, c, x1, x2, dt):
 # ---- module functions from the table ---------------------------------------------------------
 
 def _make_unary(name):
-    def f(x, /, *, out=None):
+    def f(x: ArrayLike, /, *, out: Array | None = None) -> Array:
         return unary(name, x, out)
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = "Elementwise %s of x (a Metal kernel; NumPy's np.%s)." % (name, _ops.UNARY[name].numpy or name)
+    f.__doc__ = "Elementwise %s of x (a Metal kernel; NumPy's np.%s).%s" % (
+        name, _ops.UNARY[name].numpy or name, _example(name))
     return f
 
 
 def _make_binary(name):
-    def f(x1, x2, /, *, out=None):
+    def f(x1: ArrayLike | Scalar, x2: ArrayLike | Scalar, /, *, out: Array | None = None) -> Array:
         return binary(name, x1, x2, out)
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = "Elementwise %s of x1 and x2, broadcast (a Metal kernel; NumPy's np.%s)." % (
-        name, _ops.BINARY[name].numpy or name)
+    f.__doc__ = "Elementwise %s of x1 and x2, broadcast (a Metal kernel; NumPy's np.%s).%s" % (
+        name, _ops.BINARY[name].numpy or name, _example(name))
     return f
+
+
+def _example(name):
+    """The Examples section of an elementwise function's docstring (table in _examples.py)."""
+    lines = _examples.ELEMENTWISE.get(name)
+    if not lines:
+        return ""
+    body = ["    >>> " + s for s in lines[:-1]] + ["    " + lines[-1]]
+    return "\n\nout= takes an Array to write the result into.\n\nExamples:\n" + "\n".join(body) + "\n"
 
 
 FUNCTIONS = {}
@@ -481,6 +518,83 @@ for _name in _ops.BINARY:
 globals().update(FUNCTIONS)
 maximum = FUNCTIONS["maximum"]
 minimum = FUNCTIONS["minimum"]
+
+# Declared for type checkers: the functions above, made from _ops's table
+# (annotations only, nothing is evaluated; tests/python/test_api_docs.py checks the list).
+abs: _Unary
+negative: _Unary
+positive: _Unary
+sign: _Unary
+square: _Unary
+sqrt: _Unary
+rsqrt: _Unary
+reciprocal: _Unary
+exp: _Unary
+exp2: _Unary
+expm1: _Unary
+log: _Unary
+log2: _Unary
+log10: _Unary
+log1p: _Unary
+sin: _Unary
+cos: _Unary
+tan: _Unary
+asin: _Unary
+acos: _Unary
+atan: _Unary
+sinh: _Unary
+cosh: _Unary
+tanh: _Unary
+asinh: _Unary
+acosh: _Unary
+atanh: _Unary
+erf: _Unary
+floor: _Unary
+ceil: _Unary
+round: _Unary
+trunc: _Unary
+isnan: _Unary
+isinf: _Unary
+isfinite: _Unary
+signbit: _Unary
+logical_not: _Unary
+bitwise_invert: _Unary
+conj: _Unary
+real: _Unary
+imag: _Unary
+relu: _Unary
+sigmoid: _Unary
+softplus: _Unary
+silu: _Unary
+gelu: _Unary
+gelu_tanh: _Unary
+add: _Binary
+subtract: _Binary
+multiply: _Binary
+divide: _Binary
+floor_divide: _Binary
+remainder: _Binary
+pow: _Binary
+atan2: _Binary
+hypot: _Binary
+copysign: _Binary
+nextafter: _Binary
+logaddexp: _Binary
+equal: _Binary
+not_equal: _Binary
+less: _Binary
+less_equal: _Binary
+greater: _Binary
+greater_equal: _Binary
+logical_and: _Binary
+logical_or: _Binary
+logical_xor: _Binary
+bitwise_and: _Binary
+bitwise_or: _Binary
+bitwise_xor: _Binary
+bitwise_left_shift: _Binary
+bitwise_right_shift: _Binary
+leaky_relu: _Binary
 
 
 # ---- operators ------------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ runs: pymetal index arrays are read for that, and a boolean mask's count of
 true elements (a host wait).
 """
 
+from __future__ import annotations
+
 import operator
 import struct
 
@@ -18,6 +20,14 @@ from . import _jit
 from . import dtypes as _dt
 from ._array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Scalar
 
 _GATHER = struct.Struct("<QQQI4x")
 
@@ -135,7 +145,7 @@ def _advanced(view, adv):
         arrays.append(idx)
     bshape = _ew.broadcast_shapes(*(i._shape for i in arrays))
     # Linear index over the indexed axes (row-major), negative indices wrapped first.
-    lin = None
+    lin: Any = None
     for a, idx in zip(axes, arrays):
         n = view._shape[a]
         idx = _ew.binary("remainder", idx, n) if n else idx
@@ -151,7 +161,7 @@ def _advanced(view, adv):
     return moved, m, lin, bshape, place, [view._shape[i] for i in rest]
 
 
-def getitem(x, key):
+def getitem(x: Array, key: Any) -> Array:
     entries = _expand(x, key)
     view, adv = _basic(x, entries)
     if not adv:
@@ -166,7 +176,7 @@ def getitem(x, key):
     return out
 
 
-def setitem(x, key, value):
+def setitem(x: Array, key: Any, value: Any) -> None:
     entries = _expand(x, key)
     view, adv = _basic(x, entries)
     if not adv:
@@ -208,8 +218,17 @@ def _gather_params(n, m, inner, per_row):
     return _GATHER.pack(n, m, inner, per_row)
 
 
-def take(x, indices, /, *, axis=None):
-    """Elements of x at `indices` along `axis` (x flattened when axis is None)."""
+def take(x: ArrayLike, indices: ArrayLike, /, *, axis: int | None = None) -> Array:
+    """Elements of x at `indices` along `axis` (x flattened when axis is None).
+
+    Examples:
+        >>> x = pm.asarray([[1, 2, 3], [4, 5, 6]])
+        >>> pm.take(x, pm.asarray([2, 0]), axis=1)
+        Array([[3, 1],
+               [6, 4]], dtype=int64)
+        >>> pm.take(x, pm.asarray([5, 0]))
+        Array([6, 1], dtype=int64)
+    """
     x = _ew.as_array(x)
     if axis is None:
         x = x.reshape(-1)
@@ -246,8 +265,14 @@ def _scatter(flat, idx, vals):
        grid=(inner, m, 1), threadgroup=(min(inner, 256), 1, 1))
 
 
-def take_along_axis(x, indices, /, *, axis=-1):
-    """out[..., j, ...] = x[..., indices[..., j, ...], ...] along `axis`."""
+def take_along_axis(x: ArrayLike, indices: ArrayLike, /, *, axis: int = -1) -> Array:
+    """out[..., j, ...] = x[..., indices[..., j, ...], ...] along `axis`.
+
+    Examples:
+        >>> x = pm.asarray([[30, 10, 20]])
+        >>> pm.take_along_axis(x, pm.argsort(x, axis=1), axis=1)
+        Array([[10, 20, 30]], dtype=int64)
+    """
     x = _ew.as_array(x)
     axis = normalize_axis(axis, x.ndim)
     idx, host = _index_array(indices, x._buf.device)

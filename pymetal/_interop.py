@@ -13,7 +13,7 @@ from . import _elementwise as _ew
 from . import _ops
 from ._array import Array
 
-_UFUNCS = {}
+_UFUNCS: dict = {}
 for _name, _op in list(_ops.UNARY.items()) + list(_ops.BINARY.items()):
     uf = getattr(np, _op.numpy or _name, None)
     if isinstance(uf, np.ufunc) and _name not in ("relu", "leaky_relu"):
@@ -55,7 +55,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     return getattr(ufunc, method)(*_host(inputs), **_host(kwargs))
 
 
-_GUFUNCS = {np.matmul: "matmul"}
+_GUFUNCS: dict = {np.matmul: "matmul"}
 if isinstance(getattr(np, "vecdot", None), np.ufunc):
     _GUFUNCS[np.vecdot] = "vecdot"
 _REDUCING = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",

@@ -15,8 +15,8 @@ from . import _ops
 from .device import device as _default_device
 
 _lock = threading.Lock()
-_functions = {}   # name -> Function
-_families = {}    # (family, dtype) -> Library
+_functions: dict = {}   # name -> Function
+_families: dict = {}    # (family, dtype) -> Library
 _precompiled = None
 
 

@@ -5,12 +5,22 @@ CPU backend, simdgroup_matrix tiles on Apple GPUs); float16 and bfloat16
 accumulate in float32.
 """
 
+from __future__ import annotations
+
 import numpy as np
 
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
 from . import _elementwise as _ew
 from . import _reduce as _red
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Scalar
 
 
 def _kernel_ready(x):
@@ -22,8 +32,19 @@ def _kernel_ready(x):
     return _ew.ascontiguous(x)
 
 
-def matmul(x1, x2, /):
-    """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions broadcast."""
+def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Matrix product with NumPy's rules: 1-D operands are vectors, leading dimensions broadcast.
+
+    Also ``x1 @ x2``.
+
+    Examples:
+        >>> a = pm.asarray([[1.0, 2.0], [3.0, 4.0]])
+        >>> pm.matmul(a, pm.asarray([1.0, 1.0]))
+        Array([3., 7.], dtype=float32)
+        >>> a @ a
+        Array([[ 7., 10.],
+               [15., 22.]], dtype=float32)
+    """
     from ._kernels import matmul as _mm
 
     a, b = _ew.as_array(x1), _ew.as_array(x2)
@@ -43,7 +64,7 @@ def matmul(x1, x2, /):
         b = b.reshape(-1, 1)
     if a._shape[-1] != b._shape[-2]:
         raise ValueError("matmul: shapes %r and %r do not align (%d != %d)"
-                         % (x1.shape, x2.shape, a._shape[-1], b._shape[-2]))
+                         % (np.shape(x1), np.shape(x2), a._shape[-1], b._shape[-2]))
     batch = _ew.broadcast_shapes(a._shape[:-2], b._shape[:-2])
     m, k, n = a._shape[-2], a._shape[-1], b._shape[-1]
     a = _kernel_ready(a.broadcast_to(batch + (m, k)))
@@ -107,8 +128,17 @@ def _prod(sizes):
     return p
 
 
-def tensordot(x1, x2, /, *, axes=2):
-    """Sum of products over the last `axes` axes of x1 and the first of x2 (or explicit axis lists)."""
+def tensordot(x1: ArrayLike, x2: ArrayLike, /, *,
+              axes: int | tuple[tuple[int, ...] | list[int], tuple[int, ...] | list[int]] = 2) -> Array:
+    """Sum of products over the last `axes` axes of x1 and the first of x2 (or explicit axis lists).
+
+    Examples:
+        >>> a = pm.ones((2, 3, 4))
+        >>> pm.tensordot(a, pm.ones((3, 4, 5)), axes=2).shape
+        (2, 5)
+        >>> pm.tensordot(a, pm.ones((4, 3)), axes=([1, 2], [1, 0]))
+        Array([12., 12.], dtype=float32)
+    """
     a, b = _ew.as_array(x1), _ew.as_array(x2)
     if isinstance(axes, int):
         if axes < 0:
@@ -136,8 +166,13 @@ def tensordot(x1, x2, /, *, axes=2):
     return matmul(am, bm).reshape(tuple(a._shape[i] for i in free_a) + tuple(b._shape[i] for i in free_b))
 
 
-def vecdot(x1, x2, /, *, axis=-1):
-    """Dot product of vectors along axis (broadcast); complex: sum(conj(x1) * x2), as the standard."""
+def vecdot(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
+    """Dot product of vectors along axis (broadcast); complex: sum(conj(x1) * x2), as the standard.
+
+    Examples:
+        >>> pm.vecdot(pm.asarray([[1.0, 2.0], [3.0, 4.0]]), pm.asarray([1.0, 10.0]))
+        Array([21., 43.], dtype=float32)
+    """
     a, b = _ew.as_array(x1), _ew.as_array(x2)
     nd = min(a.ndim, b.ndim)
     if nd == 0 or not -nd <= axis < nd:
@@ -154,8 +189,14 @@ def vecdot(x1, x2, /, *, axis=-1):
     return _red.sum(prod, axis=ax, dtype=prod._dtype)  # the operands' type (sum would widen integers)
 
 
-def outer(x1, x2, /):
-    """Outer product of two 1-D arrays."""
+def outer(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Outer product of two 1-D arrays.
+
+    Examples:
+        >>> pm.outer(pm.asarray([1, 2]), pm.asarray([1, 10, 100]))
+        Array([[  1,  10, 100],
+               [  2,  20, 200]], dtype=int64)
+    """
     a, b = _ew.as_array(x1), _ew.as_array(x2)
     if a.ndim != 1 or b.ndim != 1:
         raise ValueError("outer: both operands must be 1-D")

@@ -1,5 +1,7 @@
 """Shape manipulation: views where possible, copy kernels otherwise."""
 
+from __future__ import annotations
+
 import operator
 
 import numpy as np
@@ -9,60 +11,140 @@ from ._array import Array, _new, normalize_axis
 from . import _elementwise as _ew
 from . import _indexing as _ix
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
-def reshape(x, /, shape, *, copy=None):
-    """x in a new shape: a view when the layout allows it (copy=False insists), else a copy."""
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, ShapeLike
+
+
+def reshape(x: ArrayLike, /, shape: ShapeLike, *, copy: bool | None = None) -> Array:
+    """x in a new shape: a view when the layout allows it (copy=False insists), else a copy.
+
+    Examples:
+        >>> pm.reshape(pm.arange(6), (2, 3))
+        Array([[0, 1, 2],
+               [3, 4, 5]], dtype=int64)
+    """
     return _ew.as_array(x).reshape(shape, copy=copy)
 
 
-def ascontiguousarray(x, /):
-    """x itself if C-contiguous, else a C-contiguous copy (what a kernel argument needs)."""
+def ascontiguousarray(x: ArrayLike, /) -> Array:
+    """x itself if C-contiguous, else a C-contiguous copy (what a kernel argument needs).
+
+    Examples:
+        >>> t = pm.zeros((2, 3)).T
+        >>> t.is_contiguous, pm.ascontiguousarray(t).is_contiguous
+        (False, True)
+    """
     return _ew.ascontiguous(_ew.as_array(x))
 
 
-def ravel(x, /):
+def ravel(x: ArrayLike, /) -> Array:
+    """x in one dimension (a view when possible).
+
+    Examples:
+        >>> pm.ravel(pm.asarray([[1, 2], [3, 4]]))
+        Array([1, 2, 3, 4], dtype=int64)
+    """
     return _ew.as_array(x).reshape(-1)
 
 
-def astype(x, dtype, /, *, copy=True, device=None):
-    """x converted to dtype (a copy unless copy=False and x already has that dtype)."""
+def astype(x: ArrayLike, dtype: DTypeLike, /, *, copy: bool = True, device: Device | None = None) -> Array:
+    """x converted to dtype (a copy unless copy=False and x already has that dtype).
+
+    Examples:
+        >>> pm.astype(pm.asarray([1, 2]), pm.float16)
+        Array([1., 2.], dtype=float16)
+    """
     return _ew.as_array(x).astype(dtype, copy=copy)
 
 
-def permute_dims(x, /, axes):
+def permute_dims(x: ArrayLike, /, axes: tuple[int, ...]) -> Array:
+    """A view of x with its dimensions in the order `axes`.
+
+    Examples:
+        >>> pm.permute_dims(pm.zeros((2, 3, 4)), (1, 2, 0)).shape
+        (3, 4, 2)
+    """
     return _ew.as_array(x).permute_dims(axes)
 
 
-def transpose(x, /, axes=None):
+def transpose(x: ArrayLike, /, axes: tuple[int, ...] | None = None) -> Array:
+    """A view of x with its dimensions reversed, or in the order `axes`.
+
+    Examples:
+        >>> pm.transpose(pm.asarray([[1, 2, 3]]))
+        Array([[1],
+               [2],
+               [3]], dtype=int64)
+    """
     x = _ew.as_array(x)
     return x.T if axes is None else x.permute_dims(axes)
 
 
-def matrix_transpose(x, /):
+def matrix_transpose(x: ArrayLike, /) -> Array:
+    """A view of x with its last two dimensions swapped.
+
+    Examples:
+        >>> pm.matrix_transpose(pm.zeros((5, 2, 3))).shape
+        (5, 3, 2)
+    """
     return _ew.as_array(x).mT
 
 
-def expand_dims(x, /, axis=0):
+def expand_dims(x: ArrayLike, /, axis: int | tuple[int, ...] = 0) -> Array:
+    """A view of x with a new dimension of size 1 at axis.
+
+    Examples:
+        >>> pm.expand_dims(pm.zeros(3), axis=0).shape
+        (1, 3)
+    """
     return _ew.as_array(x).expand_dims(axis)
 
 
-def squeeze(x, /, axis=None):
+def squeeze(x: ArrayLike, /, axis: int | tuple[int, ...] | None = None) -> Array:
+    """A view of x without its dimensions of size 1 (all, or those in axis).
+
+    Examples:
+        >>> pm.squeeze(pm.zeros((1, 3, 1)), axis=2).shape
+        (1, 3)
+    """
     return _ew.as_array(x).squeeze(axis)
 
 
-def broadcast_to(x, /, shape):
+def broadcast_to(x: ArrayLike, /, shape: ShapeLike) -> Array:
+    """A view of x broadcast to shape (no copy).
+
+    Examples:
+        >>> pm.broadcast_to(pm.asarray([[1], [2]]), (2, 3))
+        Array([[1, 1, 1],
+               [2, 2, 2]], dtype=int64)
+    """
     return _ew.as_array(x).broadcast_to(shape)
 
 
-def broadcast_arrays(*arrays):
-    """Views of the arrays broadcast against each other."""
+def broadcast_arrays(*arrays: ArrayLike) -> list[Array]:
+    """Views of the arrays broadcast against each other.
+
+    Examples:
+        >>> a, b = pm.broadcast_arrays(pm.zeros((2, 1)), pm.zeros(3))
+        >>> a.shape, b.shape
+        ((2, 3), (2, 3))
+    """
     arrs = [_ew.as_array(a) for a in arrays]
     shape = _ew.broadcast_shapes(*(a._shape for a in arrs))
     return [a.broadcast_to(shape) for a in arrs]
 
 
-def moveaxis(x, source, destination, /):
-    """x with axes moved from source to destination (a view)."""
+def moveaxis(x: ArrayLike, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
+    """x with axes moved from source to destination (a view).
+
+    Examples:
+        >>> pm.moveaxis(pm.zeros((2, 3, 4)), 0, -1).shape
+        (3, 4, 2)
+    """
     x = _ew.as_array(x)
     src = [normalize_axis(a, x.ndim) for a in ((source,) if isinstance(source, int) else source)]
     dst = [normalize_axis(a, x.ndim) for a in ((destination,) if isinstance(destination, int) else destination)]
@@ -74,8 +156,16 @@ def moveaxis(x, source, destination, /):
     return x.permute_dims(order)
 
 
-def concat(arrays, /, *, axis=0):
-    """Arrays joined along an existing axis (axis=None: flattened first)."""
+def concat(arrays: Sequence[ArrayLike], /, *, axis: int | None = 0) -> Array:
+    """Arrays joined along an existing axis (axis=None: flattened first).
+
+    Examples:
+        >>> pm.concat([pm.asarray([1, 2]), pm.asarray([3])])
+        Array([1, 2, 3], dtype=int64)
+        >>> pm.concat([pm.zeros((2, 1)), pm.ones((2, 2))], axis=1)
+        Array([[0., 1., 1.],
+               [0., 1., 1.]], dtype=float32)
+    """
     arrs = [_ew.as_array(a) for a in arrays]
     if not arrs:
         raise ValueError("concat needs at least one array")
@@ -106,8 +196,14 @@ def concat(arrays, /, *, axis=0):
 concatenate = concat
 
 
-def stack(arrays, /, *, axis=0):
-    """Arrays joined along a new axis."""
+def stack(arrays: Sequence[ArrayLike], /, *, axis: int = 0) -> Array:
+    """Arrays of one shape joined along a new axis.
+
+    Examples:
+        >>> pm.stack([pm.asarray([1, 2]), pm.asarray([3, 4])], axis=1)
+        Array([[1, 3],
+               [2, 4]], dtype=int64)
+    """
     arrs = [_ew.as_array(a) for a in arrays]
     if not arrs:
         raise ValueError("stack needs at least one array")
@@ -118,8 +214,15 @@ def stack(arrays, /, *, axis=0):
     return concat([a.expand_dims(axis) for a in arrs], axis=axis)
 
 
-def split(x, indices_or_sections, /, axis=0):
-    """Views of x split along axis: into N equal parts, or at the given indices."""
+def split(x: ArrayLike, indices_or_sections: int | Sequence[int], /, axis: int = 0) -> list[Array]:
+    """Views of x split along axis: into N equal parts, or at the given indices.
+
+    Examples:
+        >>> pm.split(pm.arange(6), 3)
+        [Array([0, 1], dtype=int64), Array([2, 3], dtype=int64), Array([4, 5], dtype=int64)]
+        >>> [p.shape for p in pm.split(pm.arange(6), [1, 4])]
+        [(1,), (3,), (2,)]
+    """
     x = _ew.as_array(x)
     axis = normalize_axis(axis, x.ndim)
     n = x._shape[axis]
@@ -134,14 +237,26 @@ def split(x, indices_or_sections, /, axis=0):
     return [x[pre + (slice(lo, max(lo, hi)),)] for lo, hi in zip(bounds[:-1], bounds[1:])]
 
 
-def unstack(x, /, *, axis=0):
+def unstack(x: ArrayLike, /, *, axis: int = 0) -> tuple[Array, ...]:
+    """Views of x's slices along axis, as a tuple.
+
+    Examples:
+        >>> pm.unstack(pm.asarray([[1, 2], [3, 4]]))
+        (Array([1, 2], dtype=int64), Array([3, 4], dtype=int64))
+    """
     x = _ew.as_array(x)
     axis = normalize_axis(axis, x.ndim)
     return tuple(x[(slice(None),) * axis + (i,)] for i in range(x._shape[axis]))
 
 
-def flip(x, /, *, axis=None):
-    """x reversed along axis (all axes by default): a view with negative strides."""
+def flip(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """x reversed along axis (all axes by default): a view with negative strides.
+
+    Examples:
+        >>> pm.flip(pm.asarray([[1, 2], [3, 4]]), axis=1)
+        Array([[2, 1],
+               [4, 3]], dtype=int64)
+    """
     x = _ew.as_array(x)
     axes = range(x.ndim) if axis is None else [normalize_axis(a, x.ndim)
                                                 for a in ((axis,) if isinstance(axis, int) else axis)]
@@ -151,8 +266,13 @@ def flip(x, /, *, axis=None):
     return x[tuple(key)]
 
 
-def roll(x, /, shift, *, axis=None):
-    """x with elements shifted along axis (wrapping around); axis=None rolls the flattened array."""
+def roll(x: ArrayLike, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """x with elements shifted along axis (wrapping around); axis=None rolls the flattened array.
+
+    Examples:
+        >>> pm.roll(pm.arange(5), 2)
+        Array([3, 4, 0, 1, 2], dtype=int64)
+    """
     x = _ew.as_array(x)
     if axis is None:
         return roll(x.reshape(-1), shift, axis=0).reshape(x._shape)
@@ -177,8 +297,14 @@ def roll(x, /, shift, *, axis=None):
     return out if out is not x else _ew.ascontiguous(x, force=True)
 
 
-def tile(x, /, repetitions):
-    """x repeated `repetitions` times along each axis."""
+def tile(x: ArrayLike, /, repetitions: int | tuple[int, ...]) -> Array:
+    """x repeated `repetitions` times along each axis.
+
+    Examples:
+        >>> pm.tile(pm.asarray([1, 2]), (2, 2))
+        Array([[1, 2, 1, 2],
+               [1, 2, 1, 2]], dtype=int64)
+    """
     x = _ew.as_array(x)
     reps = (repetitions,) if isinstance(repetitions, int) else tuple(repetitions)
     nd = max(len(reps), x.ndim)
@@ -191,8 +317,17 @@ def tile(x, /, repetitions):
     return _ew.ascontiguous(v, force=True).reshape(tuple(r * n for r, n in zip(reps, x._shape)))
 
 
-def repeat(x, repeats, /, *, axis=None):
-    """Each element repeated `repeats` times (an int, or one count per element) along axis."""
+def repeat(x: ArrayLike, repeats: int | ArrayLike, /, *, axis: int | None = None) -> Array:
+    """Each element repeated `repeats` times (an int, or one count per element) along axis.
+
+    Without axis, x is flattened first.
+
+    Examples:
+        >>> pm.repeat(pm.asarray([1, 2]), 2)
+        Array([1, 1, 2, 2], dtype=int64)
+        >>> pm.repeat(pm.asarray([1, 2]), pm.asarray([1, 3]))
+        Array([1, 2, 2, 2], dtype=int64)
+    """
     x = _ew.as_array(x)
     if axis is None:
         x = x.reshape(-1)

@@ -4,6 +4,8 @@ pymetal/__init__.py loads it on first use of any of these names, so that
 `import pymetal; pymetal.device()` stays light (see __init__.py).
 """
 
+from __future__ import annotations
+
 from .dtypes import (
     bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float16, bfloat16, float32, can_cast, finfo, iinfo, isdtype, result_type,
@@ -35,6 +37,16 @@ from . import _interop  # noqa: F401  (NumPy protocols on Array)
 globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",
                                                               "gelu_tanh", "leaky_relu")})
 del _EW
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # the names set from the table above, for type checkers
+    from ._elementwise import (  # noqa: F401
+        abs, negative, positive, sign, square, sqrt, rsqrt, reciprocal, exp, exp2, expm1, log, log2, log10,
+        log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, erf, floor, ceil, round,
+        trunc, isnan, isinf, isfinite, signbit, logical_not, bitwise_invert, add, subtract, multiply, divide,
+        floor_divide, remainder, pow, atan2, hypot, copysign, nextafter, maximum, minimum, logaddexp, equal,
+        not_equal, less, less_equal, greater, greater_equal, logical_and, logical_or, logical_xor, bitwise_and,
+        bitwise_or, bitwise_xor, bitwise_left_shift, bitwise_right_shift,
+    )
 # After the elementwise table: the standard's real/imag/conj also take real arrays.
 from ._api import (  # the Python Array API standard's namespace (issue 12)
     __array_namespace_info__, broadcast_shapes, conj, diff, imag, isin, real,

@@ -9,6 +9,8 @@ The library is loaded lazily, on first use, from the first of:
 A library whose ``pm_abi_version()`` differs from :data:`ABI_VERSION` is refused.
 """
 
+from __future__ import annotations
+
 import ctypes
 import os
 import sys
@@ -16,6 +18,10 @@ import threading
 from ctypes import POINTER, byref, c_char_p, c_double, c_int32, c_int64, c_uint32, c_uint64, c_void_p
 
 from .errors import LibraryError, error_for_status
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 # The C ABI's constants and records, as Sources/CPyMetal/include/pymetal.h
 # defines them (tests/python/test_c_abi.py compiles a C program that prints the
@@ -169,8 +175,8 @@ _BUILD_HINT = (
     "pymetal source tree, or set PYMETAL_LIBRARY to the path of libPyMetal"
 )
 
-_lib = None
-_lib_path = None
+_lib: Any = None  # the ctypes CDLL, once loaded
+_lib_path: str | None = None
 _lock = threading.Lock()
 
 
@@ -254,10 +260,16 @@ def lib():
     return _lib
 
 
-def library_path():
-    """The path of the loaded libPyMetal (loads it if needed)."""
+def library_path() -> str:
+    """The path of the loaded libPyMetal (loads it if needed).
+
+    Examples:
+        >>> import os
+        >>> os.path.isfile(pm.library_path())
+        True
+    """
     lib()
-    return _lib_path
+    return _lib_path  # type: ignore[return-value]  # set by lib()
 
 
 def last_error():

@@ -124,7 +124,7 @@ REDUCE = {
 ARGREDUCE = {"argmax": "ArgMax", "argmin": "ArgMin"}
 TERNARY = {"where": "Where", "clip": "Clip"}
 
-_KIND_DTYPES = {
+_KIND_DTYPES: dict[str, list] = {
     "b": [_dt.bool_],
     "i": [_dt.int8, _dt.int16, _dt.int32, _dt.int64],
     "u": [_dt.uint8, _dt.uint16, _dt.uint32, _dt.uint64],

@@ -8,6 +8,8 @@ reduced axes last. Each pass writes per-chunk partials in the accumulator type
 until one chunk per result is left (see Shaders/reduce.h).
 """
 
+from __future__ import annotations
+
 import builtins
 import struct
 
@@ -18,6 +20,14 @@ from . import _ops
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
 from . import _elementwise as _ew
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
+
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Scalar, ShapeLike
 
 _PARAMS = struct.Struct("<QQQI4x")
 # Enough threads that the CPU backend splits the dispatch over its cores (it
@@ -124,7 +134,8 @@ def _run(name, src, outer, n, inner, acc):
         x, dt, n = out, acc, nchunks
 
 
-def reduce(name, x, axis=None, keepdims=False, out_dtype=None):
+def reduce(name: str, x: ArrayLike, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+           out_dtype: np.dtype | None = None) -> Array:
     """The reduction `name` of the op table over `axis`; the result has out_dtype
     (default: the accumulator type for integer sums and products, else x's type)."""
     x = _ew.as_array(x)
@@ -186,44 +197,97 @@ def _arg(name, x, axis=None, keepdims=False):
 
 # ---- public functions ------------------------------------------------------------------------
 
-def sum(x, /, *, axis=None, dtype=None, keepdims=False):
-    """Sum over axis (all axes by default). Integers accumulate in 64 bits, float16 and
-    bfloat16 in float32; partial sums are combined blockwise, not in one serial chain."""
+def sum(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None,
+        keepdims: bool = False) -> Array:
+    """Sum over axis (all axes by default).
+
+    Integers accumulate in 64 bits, float16 and bfloat16 in float32; partial sums
+    are combined blockwise, not in one serial chain.
+
+    Examples:
+        >>> x = pm.asarray([[1, 2, 3], [4, 5, 6]])
+        >>> pm.sum(x)
+        Array(21, dtype=int64)
+        >>> pm.sum(x, axis=0)
+        Array([5, 7, 9], dtype=int64)
+        >>> pm.sum(x, axis=1, keepdims=True).shape
+        (2, 1)
+    """
     return reduce("sum", x, axis, keepdims, _dt.check_dtype(dtype) if dtype is not None else None)
 
 
-def prod(x, /, *, axis=None, dtype=None, keepdims=False):
-    """Product over axis (all axes by default)."""
+def prod(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, dtype: DTypeLike = None,
+         keepdims: bool = False) -> Array:
+    """Product over axis (all axes by default).
+
+    Examples:
+        >>> pm.prod(pm.asarray([[1, 2], [3, 4]]), axis=1)
+        Array([ 2, 12], dtype=int64)
+    """
     return reduce("prod", x, axis, keepdims, _dt.check_dtype(dtype) if dtype is not None else None)
 
 
-def max(x, /, *, axis=None, keepdims=False):
-    """Largest element over axis; NaN if any element is NaN (as NumPy)."""
+def max(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+    """Largest element over axis; NaN if any element is NaN (as NumPy).
+
+    Examples:
+        >>> pm.max(pm.asarray([[1, 7], [5, 3]]), axis=0)
+        Array([5, 7], dtype=int64)
+    """
     return reduce("max", x, axis, keepdims)
 
 
-def min(x, /, *, axis=None, keepdims=False):
-    """Smallest element over axis; NaN if any element is NaN (as NumPy)."""
+def min(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+    """Smallest element over axis; NaN if any element is NaN (as NumPy).
+
+    Examples:
+        >>> pm.min(pm.asarray([[1, 7], [5, 3]]), axis=1)
+        Array([1, 3], dtype=int64)
+    """
     return reduce("min", x, axis, keepdims)
 
 
-def all(x, /, *, axis=None, keepdims=False):
-    """Whether every element over axis is true (non-zero)."""
+def all(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+    """Whether every element over axis is true (non-zero).
+
+    Examples:
+        >>> pm.all(pm.asarray([[1, 0], [1, 1]]), axis=1)
+        Array([False,  True], dtype=bool)
+    """
     return reduce("all", x, axis, keepdims)
 
 
-def any(x, /, *, axis=None, keepdims=False):
-    """Whether any element over axis is true (non-zero)."""
+def any(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+    """Whether any element over axis is true (non-zero).
+
+    Examples:
+        >>> bool(pm.any(pm.asarray([0.0, 0.0, 2.0])))
+        True
+    """
     return reduce("any", x, axis, keepdims)
 
 
-def argmax(x, /, *, axis=None, keepdims=False):
-    """Index of the first largest element (NaN counts as largest), int64."""
+def argmax(x: ArrayLike, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+    """Index of the first largest element (NaN counts as largest), int64.
+
+    Without axis, the index into the flattened array.
+
+    Examples:
+        >>> pm.argmax(pm.asarray([3, 9, 2, 9]))
+        Array(1, dtype=int64)
+        >>> pm.argmax(pm.asarray([[1, 5], [7, 2]]), axis=1)
+        Array([1, 0], dtype=int64)
+    """
     return _arg("argmax", x, axis, keepdims)
 
 
-def argmin(x, /, *, axis=None, keepdims=False):
-    """Index of the first smallest element (NaN counts as smallest), int64."""
+def argmin(x: ArrayLike, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+    """Index of the first smallest element (NaN counts as smallest), int64.
+
+    Examples:
+        >>> pm.argmin(pm.asarray([3.0, 1.0, 2.0]))
+        Array(1, dtype=int64)
+    """
     return _arg("argmin", x, axis, keepdims)
 
 
@@ -244,9 +308,15 @@ def _real_only(name, x):
                         "arrays); use %s of pm.real(x) and pm.imag(x)" % (name, name))
 
 
-def mean(x, /, *, axis=None, keepdims=False):
-    """Arithmetic mean over axis (float32 for integer input; float16/bfloat16 summed in float32;
-    complex64 stays complex64)."""
+def mean(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+    """Arithmetic mean over axis.
+
+    float32 for integer input; float16/bfloat16 summed in float32; complex64 stays complex64.
+
+    Examples:
+        >>> pm.mean(pm.asarray([[1, 2], [3, 5]]), axis=0)
+        Array([2. , 3.5], dtype=float32)
+    """
     x = _ew.as_array(x)
     axes = _axes(axis, x.ndim)
     n = _count(x, axes)
@@ -256,8 +326,15 @@ def mean(x, /, *, axis=None, keepdims=False):
     return r if out == r._dtype else _ew.astype(r, out)
 
 
-def var(x, /, *, axis=None, correction=0.0, keepdims=False):
-    """Variance over axis with `correction` degrees of freedom removed (two passes)."""
+def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
+        keepdims: bool = False) -> Array:
+    """Variance over axis with `correction` degrees of freedom removed (two passes).
+
+    Examples:
+        >>> x = pm.asarray([1.0, 2.0, 3.0, 4.0])
+        >>> pm.var(x), pm.var(x, correction=1)
+        (Array(1.25, dtype=float32), Array(1.6666666, dtype=float32))
+    """
     x = _ew.as_array(x)
     _real_only("var", x)
     axes = _axes(axis, x.ndim)
@@ -272,21 +349,37 @@ def var(x, /, *, axis=None, correction=0.0, keepdims=False):
     return r if out == _dt.float32 else _ew.astype(r, out)
 
 
-def std(x, /, *, axis=None, correction=0.0, keepdims=False):
-    """Standard deviation over axis (square root of var)."""
+def std(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correction: int | float = 0.0,
+        keepdims: bool = False) -> Array:
+    """Standard deviation over axis (the square root of var).
+
+    Examples:
+        >>> pm.std(pm.asarray([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]))
+        Array(2., dtype=float32)
+    """
     v = var(x, axis=axis, correction=correction, keepdims=keepdims)
     return _ew.unary("sqrt", v)
 
 
-def count_nonzero(x, /, *, axis=None, keepdims=False):
-    """Number of non-zero (true) elements over axis, int64."""
+def count_nonzero(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+    """Number of non-zero (true) elements over axis, int64.
+
+    Examples:
+        >>> pm.count_nonzero(pm.asarray([[0, 1, 2], [3, 0, 0]]), axis=1)
+        Array([2, 1], dtype=int64)
+    """
     x = _ew.as_array(x)
     nz = _ew.binary("not_equal", x, False if x._dtype == _dt.bool_ else 0)
     return reduce("sum", nz, axis, keepdims, _dt.int64)
 
 
-def logsumexp(x, /, *, axis=None, keepdims=False):
-    """log(sum(exp(x))) over axis, computed without overflow."""
+def logsumexp(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+    """log(sum(exp(x))) over axis, computed without overflow.
+
+    Examples:
+        >>> round(float(pm.logsumexp(pm.asarray([1000.0, 1000.0]))), 3)  # 1000 + log(2); exp(1000) overflows
+        1000.693
+    """
     x = _ew.as_array(x)
     _real_only("logsumexp", x)
     if _dt.kind(x._dtype) != "f":

@@ -16,12 +16,18 @@ Calls are checked against it (function.py):
 - ``bytes`` bind to references and values of exactly their size.
 """
 
+from __future__ import annotations
+
 import struct
 
 import numpy as np
 
 from . import _native as N
 from .dtypes import bfloat16
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["Argument"]
 
@@ -47,12 +53,17 @@ class Argument:
     writable (the kernel may write through it), type_name ("float4", a struct's
     name, ...), dtype (NumPy dtype of one lane, None for raw bytes), lanes,
     size (bytes of one element; 0 when unknown).
+
+    Examples:
+        >>> out = pm.shaders().add_float32.arguments[2]
+        >>> out.name, out.index, out.writable, out.dtype
+        ('out', 2, True, dtype('float32'))
     """
 
     __slots__ = ("name", "binding", "index", "space", "form", "writable", "type_name", "dtype", "lanes", "size",
                  "raw", "by_value", "pack", "_ok")
 
-    def __init__(self, info):
+    def __init__(self, info: Any) -> None:
         self.name = (info.name or b"").decode()
         self.binding = "threadgroup" if info.binding == N.PM_BINDING_THREADGROUP else "buffer"
         self.index = info.index
@@ -77,11 +88,16 @@ class Argument:
             code = _STRUCT_CODES.get("?" if self.dtype.kind == "b" else self.dtype.str[1:])
             if code and code != "?":  # bool takes the slow path: only bools and 0 / 1
                 self.pack = struct.Struct("<" + code).pack_into
-        self._ok = set()  # dtypes seen accepted (the cache that keeps checks cheap)
+        self._ok: set = set()  # dtypes seen accepted (the cache that keeps checks cheap)
 
     @property
-    def declaration(self):
-        """The parameter's type as MSL would spell it: ``device const float*``."""
+    def declaration(self) -> str:
+        """The parameter's type as MSL would spell it: ``device const float*``.
+
+        Examples:
+            >>> pm.shaders().add_float32.arguments[0].declaration
+            'device const float*'
+        """
         const = "const " if not self.writable and self.space != "constant" and self.binding == "buffer" else ""
         suffix = {"pointer": "*", "reference": "&"}.get(self.form, "")
         if self.binding == "threadgroup":
@@ -89,11 +105,17 @@ class Argument:
         space = self.space + " " if self.space else ""
         return space + const + self.type_name + suffix
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "%s: %s" % (self.name or "[[%s(%d)]]" % (self.binding, self.index), self.declaration)
 
-    def accepts(self, dtype):
-        """Whether an array of dtype may be bound here (memoised per dtype)."""
+    def accepts(self, dtype: np.dtype) -> bool:
+        """Whether an array of dtype may be bound here (memoised per dtype).
+
+        Examples:
+            >>> arg = pm.shaders().add_float32.arguments[0]
+            >>> arg.accepts(pm.float32), arg.accepts(pm.int32)
+            (True, False)
+        """
         if dtype in self._ok:
             return True
         ok = self.raw or dtype == self.dtype or (

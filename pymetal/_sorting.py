@@ -7,9 +7,19 @@ copy. nonzero and unique_values have data-dependent sizes: a running count
 number, the count, to size the result.
 """
 
+from __future__ import annotations
+
 from . import dtypes as _dt
 from ._array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Scalar
 
 
 def _real_only(name, x):
@@ -42,18 +52,42 @@ def _sorted(x, axis, descending, stable, want):
     return (values if want == "values" else indices).permute_dims(inv)
 
 
-def sort(x, /, *, axis=-1, descending=False, stable=True):
-    """x sorted along axis (stable; NaNs last)."""
+def sort(x: ArrayLike, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+    """x sorted along axis (stable; NaNs last).
+
+    Examples:
+        >>> pm.sort(pm.asarray([3, 1, 2]))
+        Array([1, 2, 3], dtype=int64)
+        >>> pm.sort(pm.asarray([[3.0, 1.0], [0.5, 2.0]]), axis=0, descending=True)
+        Array([[3. , 2. ],
+               [0.5, 1. ]], dtype=float32)
+    """
     return _sorted(x, axis, descending, stable, "values")
 
 
-def argsort(x, /, *, axis=-1, descending=False, stable=True):
-    """Indices that sort x along axis (stable: equal elements keep their order), int64."""
+def argsort(x: ArrayLike, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
+    """Indices that sort x along axis (stable: equal elements keep their order), int64.
+
+    Examples:
+        >>> pm.argsort(pm.asarray([30, 10, 20, 10]))
+        Array([1, 3, 2, 0], dtype=int64)
+    """
     return _sorted(x, axis, descending, stable, "indices")
 
 
-def searchsorted(x1, x2, /, *, side="left", sorter=None):
-    """Indices where x2's values would be inserted into the sorted 1-D x1, int64."""
+def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
+                 sorter: ArrayLike | None = None) -> Array:
+    """Indices where x2's values would be inserted into the sorted 1-D x1, int64.
+
+    side: "left" (the first suitable index) or "right" (the last).
+
+    Examples:
+        >>> a = pm.asarray([1.0, 2.0, 2.0, 5.0])
+        >>> pm.searchsorted(a, pm.asarray([2.0, 4.0]))
+        Array([1, 3], dtype=int64)
+        >>> pm.searchsorted(a, pm.asarray([2.0]), side="right")
+        Array([3], dtype=int64)
+    """
     from ._kernels import sort as _sort
 
     if side not in ("left", "right"):
@@ -110,13 +144,28 @@ def _cumulative(op, x, axis, dtype, include_initial):
     return res
 
 
-def cumulative_sum(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Running sums along axis (integers in 64 bits)."""
+def cumulative_sum(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLike = None,
+                   include_initial: bool = False) -> Array:
+    """Running sums along axis (integers in 64 bits); include_initial starts with a zero.
+
+    Examples:
+        >>> pm.cumulative_sum(pm.asarray([1, 2, 3]))
+        Array([1, 3, 6], dtype=int64)
+        >>> pm.cumulative_sum(pm.asarray([1, 2, 3]), include_initial=True)
+        Array([0, 1, 3, 6], dtype=int64)
+    """
     return _cumulative("sum", x, axis, dtype, include_initial)
 
 
-def cumulative_prod(x, /, *, axis=None, dtype=None, include_initial=False):
-    """Running products along axis (integers in 64 bits)."""
+def cumulative_prod(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLike = None,
+                    include_initial: bool = False) -> Array:
+    """Running products along axis (integers in 64 bits).
+
+    Examples:
+        >>> pm.cumulative_prod(pm.asarray([[1, 2, 3], [4, 5, 6]]), axis=1)
+        Array([[  1,   2,   6],
+               [  4,  20, 120]], dtype=int64)
+    """
     return _cumulative("prod", x, axis, dtype, include_initial)
 
 
@@ -137,8 +186,13 @@ def _compact(values, keep):
     return out
 
 
-def nonzero(x, /):
-    """Tuple of int64 index arrays of the non-zero elements (kernels; one host read of the count)."""
+def nonzero(x: ArrayLike, /) -> tuple[Array, ...]:
+    """Tuple of int64 index arrays of the non-zero elements (kernels; one host read of the count).
+
+    Examples:
+        >>> pm.nonzero(pm.asarray([[0, 3], [4, 0]]))
+        (Array([0, 1], dtype=int64), Array([1, 0], dtype=int64))
+    """
     from ._creation import arange
 
     x = _ew.as_array(x)
@@ -153,8 +207,13 @@ def nonzero(x, /):
     return tuple(reversed(out))
 
 
-def unique_values(x, /):
-    """The sorted distinct values of x (each NaN is distinct, as the Array API says): sort, then compact."""
+def unique_values(x: ArrayLike, /) -> Array:
+    """The sorted distinct values of x (each NaN is distinct, as the Array API says).
+
+    Examples:
+        >>> pm.unique_values(pm.asarray([3, 1, 3, 2, 1]))
+        Array([1, 2, 3], dtype=int64)
+    """
     from ._manipulation import concat
 
     x = _ew.as_array(x)

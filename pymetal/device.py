@@ -13,6 +13,8 @@ synchronisation draws a number before it starts and, when done, records it as
 so reading it needs no call into the engine.
 """
 
+from __future__ import annotations
+
 import atexit
 import ctypes
 import itertools
@@ -31,10 +33,25 @@ _check_signals.restype = ctypes.c_int
 _check_signals.argtypes = []
 
 
-class Device:
-    """A Metal device (the GPU on macOS; the CPU backend on Linux)."""
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from .library import Library
 
-    def __init__(self, handle):
+
+class Device:
+    """A Metal device (the GPU on macOS; the CPU backend on Linux).
+
+    Get the default one with :func:`pymetal.device`; arrays and libraries belong to it.
+
+    Examples:
+        >>> d = pm.device()
+        >>> d.backend in ("metal", "cpu"), d.unified_memory
+        (True, True)
+    """
+
+    _shaders: Library  # pymetal's shader library, set by pm.shaders() on first use
+
+    def __init__(self, handle: int) -> None:
         lib = _native.lib()
         self.handle = handle
         self._name = _native.out_str(lib.pm_device_name, handle)
@@ -60,37 +77,79 @@ class Device:
 
     # ---- properties ----------------------------------------------------------
     @property
-    def name(self):
+    def name(self) -> str:
+        """The device's name (the GPU's, or the CPU's with "MSL on N cores").
+
+        Examples:
+            >>> isinstance(pm.device().name, str)
+            True
+        """
         return self._name
 
     @property
-    def backend(self):
-        """"metal" (Apple GPU) or "cpu" (MSL kernels on the CPU, Linux)."""
+    def backend(self) -> str:
+        """"metal" (Apple GPU) or "cpu" (MSL kernels on the CPU, Linux).
+
+        Examples:
+            >>> pm.device().backend in ("metal", "cpu")
+            True
+        """
         return self._backend
 
     @property
-    def unified_memory(self):
+    def unified_memory(self) -> bool:
+        """Whether the CPU and the device share memory (Apple Silicon and the CPU backend: True).
+
+        Examples:
+            >>> pm.device().unified_memory
+            True
+        """
         return self._unified
 
     @property
-    def max_threads_per_threadgroup(self):
+    def max_threads_per_threadgroup(self) -> int:
+        """The most threads one threadgroup may have on this device.
+
+        Examples:
+            >>> pm.device().max_threads_per_threadgroup >= 256
+            True
+        """
         return self._max_threads
 
     @property
-    def max_buffer_length(self):
+    def max_buffer_length(self) -> int:
+        """The largest buffer (array) in bytes the device can allocate.
+
+        Examples:
+            >>> pm.device().max_buffer_length > 2**20
+            True
+        """
         return self._max_buffer
 
     @property
-    def recommended_working_set(self):
+    def recommended_working_set(self) -> int:
+        """Bytes of memory the device can use without hurting performance (Metal's recommendedMaxWorkingSetSize).
+
+        Examples:
+            >>> pm.device().recommended_working_set > 0
+            True
+        """
         return self._working_set
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<pymetal.Device %r backend=%r unified_memory=%r>" % (
             self._name, self._backend, self._unified)
 
     # ---- synchronisation -----------------------------------------------------
-    def synchronize(self):
-        """Waits for all submitted work; raises KernelError if a kernel failed."""
+    def synchronize(self) -> None:
+        """Waits for all submitted work; raises KernelError if a kernel failed.
+
+        Examples:
+            >>> y = pm.arange(1000) * 2      # runs asynchronously
+            >>> pm.device().synchronize()    # now it is done
+            >>> int(y[-1])
+            1998
+        """
         epoch = self.next_epoch()
         try:
             st = self._sync_fn(self._c_stream)
@@ -101,8 +160,14 @@ class Device:
             if epoch > self.synced:
                 self.synced = epoch
 
-    def gpu_time(self):
-        """Seconds the last completed command buffer ran on the device."""
+    def gpu_time(self) -> float:
+        """Seconds the last completed command buffer ran on the device.
+
+        Examples:
+            >>> _ = pm.sum(pm.ones(1000)).item()
+            >>> pm.device().gpu_time() >= 0.0
+            True
+        """
         return _native.out_f64(_native.lib().pm_stream_gpu_time, self.stream)
 
 
@@ -110,8 +175,13 @@ _default = None
 _lock = threading.Lock()
 
 
-def device():
-    """The default device (created on first use; loads libPyMetal)."""
+def device() -> Device:
+    """The default device (created on first use; loads libPyMetal).
+
+    Examples:
+        >>> pm.device() is pm.device()
+        True
+    """
     global _default
     d = _default
     if d is None:
@@ -140,13 +210,21 @@ def _finish_pending_work():
             pass
 
 
-def set_kernel_timeout(seconds):
+def set_kernel_timeout(seconds: float) -> None:
     """Sets how long one command buffer may run, in seconds (``0``: no limit).
 
     A command buffer that runs longer is stopped and fails with
     :class:`KernelError` ("timed out"), as a GPU's watchdog stops one. The
     initial value is ``PYMETAL_KERNEL_TIMEOUT`` from the environment, else 30.
-    CPU backend only (on Metal the system's watchdog applies: UnsupportedError)."""
+    CPU backend only (on Metal the system's watchdog applies: UnsupportedError).
+
+    Examples:
+        >>> old = pm.kernel_timeout()
+        >>> if pm.device().backend == "cpu":
+        ...     pm.set_kernel_timeout(60)
+        ...     assert pm.kernel_timeout() == 60.0
+        ...     pm.set_kernel_timeout(old)
+    """
     try:
         seconds = float(seconds)
     except (TypeError, ValueError):
@@ -156,12 +234,17 @@ def set_kernel_timeout(seconds):
         raise _native.error(st)
 
 
-def kernel_timeout():
-    """The time limit per command buffer in seconds (0: none; see set_kernel_timeout)."""
+def kernel_timeout() -> float:
+    """The time limit per command buffer in seconds (0: none; see set_kernel_timeout).
+
+    Examples:
+        >>> pm.kernel_timeout() >= 0.0
+        True
+    """
     return _native.out_f64(_native.lib().pm_kernel_timeout)
 
 
-def resolve(device_):
+def resolve(device_: Device | None) -> Device:
     """device= of an API call: None for the default device, else a Device (TypeError otherwise)."""
     if device_ is None:
         return device()
@@ -170,6 +253,15 @@ def resolve(device_):
     return device_
 
 
-def synchronize(device_=None):
-    """Waits until all work submitted to the device has completed."""
+def synchronize(device_: Device | None = None) -> None:
+    """Waits until all work submitted to the device (the default one) has completed.
+
+    Raises KernelError if a kernel failed.
+
+    Examples:
+        >>> x = pm.ones(4) + 1
+        >>> pm.synchronize()
+        >>> x.numpy()
+        array([2., 2., 2., 2.], dtype=float32)
+    """
     (device_ or device()).synchronize()

@@ -23,14 +23,22 @@ an int scalar that does not fit the integer array's type is an OverflowError,
 and a float scalar with an integer array gives the default float (float32).
 """
 
+from __future__ import annotations
+
 import numpy as np
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import DTypeLike
 
 try:
     import ml_dtypes as _ml_dtypes
 
     bfloat16 = np.dtype(_ml_dtypes.bfloat16)
 except ImportError:  # pragma: no cover - ml_dtypes is a dependency
-    _ml_dtypes = None
+    _ml_dtypes = None  # type: ignore[assignment]  # only when the dependency is missing
     bfloat16 = None
 
 __all__ = [
@@ -42,6 +50,14 @@ __all__ = [
 ]
 
 bool_ = np.dtype(np.bool_)
+int8: np.dtype
+int16: np.dtype
+int32: np.dtype
+int64: np.dtype
+uint8: np.dtype
+uint16: np.dtype
+uint32: np.dtype
+uint64: np.dtype
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float16, float32 = np.dtype(np.float16), np.dtype(np.float32)
@@ -91,7 +107,7 @@ def _problem(dt):
     return dt
 
 
-def check_dtype(dtype, what="array"):
+def check_dtype(dtype: DTypeLike, what: str = "array") -> np.dtype:
     """Returns np.dtype(dtype) if pymetal supports it, else raises TypeError."""
     try:
         dt = np.dtype(dtype)
@@ -117,12 +133,12 @@ def check_dtype(dtype, what="array"):
     )
 
 
-def kind(dt):
+def kind(dt: np.dtype) -> str:
     """'b' bool, 'i' signed, 'u' unsigned, 'f' real floating (bfloat16 included), 'c' complex."""
     return "f" if dt == bfloat16 else dt.kind
 
 
-def dtype_arg(dtype, what):
+def dtype_arg(dtype: Any, what: str) -> np.dtype:
     """np.dtype(dtype) for the pure data-type functions: the array dtypes plus
     float64 and complex128, which they describe although no array holds them."""
     dt = getattr(dtype, "dtype", None)
@@ -188,10 +204,10 @@ def _promote_pair(a, b):
     return _SIGNED[u.itemsize * 2]
 
 
-_PAIR_CACHE = {}
+_PAIR_CACHE: dict = {}
 
 
-def promote_types(a, b):
+def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     key = (a, b)
     r = _PAIR_CACHE.get(key)
     if r is None:
@@ -219,7 +235,7 @@ def _scalar_fits(value, dt):
     return True  # any int/float/bool scalar with a float array
 
 
-def scalar_result(dt, value):
+def scalar_result(dt: np.dtype, value: Any) -> np.dtype:
     """The dtype of (array of dt) op (Python scalar value), NumPy 2 style."""
     if _scalar_fits(value, dt):
         return dt
@@ -231,8 +247,19 @@ def scalar_result(dt, value):
     return default_int
 
 
-def result_type(*arrays_and_dtypes):
-    """The dtype that results from combining arrays, dtypes and Python scalars."""
+def result_type(*arrays_and_dtypes: Any) -> np.dtype:
+    """The dtype that results from combining arrays, dtypes and Python scalars.
+
+    Python scalars are weak (they do not widen an array's type), as in the Array API.
+
+    Examples:
+        >>> pm.result_type(pm.int8, pm.int16)
+        dtype('int16')
+        >>> pm.result_type(pm.zeros(2, pm.float16), 1.5)
+        dtype('float16')
+        >>> pm.result_type(pm.uint8, pm.float32)
+        dtype('float32')
+    """
     dts = []
     scalars = []
     for x in arrays_and_dtypes:
@@ -255,8 +282,13 @@ def result_type(*arrays_and_dtypes):
     return r
 
 
-def can_cast(from_, to, /):
-    """Whether from_ (a dtype or array) converts to `to` by the promotion rules."""
+def can_cast(from_: Any, to: Any, /) -> bool:
+    """Whether from_ (a dtype or array) converts to `to` by the promotion rules.
+
+    Examples:
+        >>> pm.can_cast(pm.int8, pm.int32), pm.can_cast(pm.float32, pm.int32)
+        (True, False)
+    """
     f = dtype_arg(from_, "can_cast")
     t = dtype_arg(to, "can_cast")
     try:
@@ -267,9 +299,17 @@ def can_cast(from_, to, /):
 
 class finfo:
     """Machine limits of a floating type: bits, eps, max, min, smallest_normal, dtype.
-    For a complex type they are those of its real parts (dtype float32 for complex64)."""
 
-    def __init__(self, type, /):
+    For a complex type they are those of its real parts (dtype float32 for complex64).
+
+    Examples:
+        >>> pm.finfo(pm.float16).bits, pm.finfo(pm.float32).eps
+        (16, 1.1920928955078125e-07)
+        >>> pm.finfo(pm.complex64).dtype
+        dtype('float32')
+    """
+
+    def __init__(self, type: Any, /) -> None:
         dt = real_dtype(dtype_arg(type, "finfo"))
         if not is_float(dt):
             raise ValueError("finfo() needs a floating type, not %s (use iinfo for integers)" % dt)
@@ -287,9 +327,14 @@ class finfo:
 
 
 class iinfo:
-    """Limits of an integer type: bits, max, min, dtype."""
+    """Limits of an integer type: bits, max, min, dtype.
 
-    def __init__(self, type, /):
+    Examples:
+        >>> pm.iinfo(pm.int8).min, pm.iinfo(pm.uint16).max
+        (-128, 65535)
+    """
+
+    def __init__(self, type: Any, /) -> None:
         dt = dtype_arg(type, "iinfo")
         if kind(dt) not in "iu":
             raise ValueError("iinfo() needs an integer type, not %s (use finfo for floats)" % dt)
@@ -306,8 +351,16 @@ _KIND_NAMES = {
 }
 
 
-def isdtype(dtype, kind):
-    """Array API isdtype: dtype against a dtype, a kind name, or a tuple of those."""
+def isdtype(dtype: np.dtype, kind: str | np.dtype | tuple[str | np.dtype, ...]) -> bool:
+    """Array API isdtype: dtype against a dtype, a kind name, or a tuple of those.
+
+    Kinds: "bool", "signed integer", "unsigned integer", "integral", "real floating",
+    "complex floating", "numeric".
+
+    Examples:
+        >>> pm.isdtype(pm.float32, "real floating"), pm.isdtype(pm.uint8, ("bool", "signed integer"))
+        (True, False)
+    """
     if not isinstance(dtype, np.dtype):
         raise TypeError("isdtype(): %r is not a dtype" % (dtype,))
     dt = dtype_arg(dtype, "isdtype")

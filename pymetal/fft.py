@@ -24,6 +24,8 @@ float32) and return complex64, irfft/hfft return float32. No double precision
 the largest output times log2(n).
 """
 
+from __future__ import annotations
+
 import math
 import operator
 import struct
@@ -34,6 +36,12 @@ from . import dtypes as _dt
 from . import _elementwise as _ew
 from ._array import _new, asarray, normalize_axis
 from .library import shaders as _shaders
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Norm
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
            "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
@@ -75,7 +83,7 @@ def _as(name, x, want):
 
 # ---- constants of a length, kept on the device -------------------------------------------------
 
-_consts = {}
+_consts: dict = {}
 
 
 def _const(key, make, dev):
@@ -225,34 +233,70 @@ def _irfft(x, n, axis, norm):
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-def fft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The one-dimensional discrete Fourier transform along axis (complex64)."""
+def fft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The one-dimensional discrete Fourier transform along axis (complex64).
+
+    n: the length to crop or zero-pad the input to; norm: "backward" (no scaling),
+    "ortho" (1/sqrt(n)) or "forward" (1/n).
+
+    Examples:
+        >>> pm.fft.fft(pm.asarray([1.0, 0.0, 0.0, 0.0]))
+        Array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=complex64)
+        >>> pm.fft.fft(pm.ones(4)).numpy().real
+        array([4., 0., 0., 0.], dtype=float32)
+    """
     return _c2c(_as("fft", x, "c"), _n(n), axis, _norm(norm), False)
 
 
-def ifft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The one-dimensional inverse discrete Fourier transform along axis (complex64)."""
+def ifft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The one-dimensional inverse discrete Fourier transform along axis (complex64).
+
+    Examples:
+        >>> pm.fft.ifft(pm.asarray([4.0, 0.0, 0.0, 0.0]))
+        Array([1.+0.j, 1.+0.j, 1.+0.j, 1.+0.j], dtype=complex64)
+    """
     return _c2c(_as("ifft", x, "c"), _n(n), axis, _norm(norm), True)
 
 
-def rfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The transform of a real signal: its n//2 + 1 non-negative frequency terms (complex64)."""
+def rfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The transform of a real signal: its n//2 + 1 non-negative frequency terms (complex64).
+
+    Examples:
+        >>> X = pm.fft.rfft(pm.asarray([1.0, 2.0, 3.0, 4.0]))
+        >>> X.shape, X.numpy().real
+        ((3,), array([10., -2., -2.], dtype=float32))
+    """
     return _rfft(_as("rfft", x, "f"), _n(n), axis, _norm(norm))
 
 
-def irfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The inverse of rfft: a real signal of length n (default 2 (m - 1)), float32."""
+def irfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The inverse of rfft: a real signal of length n (default 2 (m - 1)), float32.
+
+    Examples:
+        >>> pm.fft.irfft(pm.fft.rfft(pm.asarray([1.0, 2.0, 3.0, 4.0]))).numpy().round(4)
+        array([1., 2., 3., 4.], dtype=float32)
+    """
     return _irfft(_as("irfft", x, "c"), _n(n), axis, _norm(norm))
 
 
-def hfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The transform of a signal with Hermitian symmetry (given by its first half): real, float32."""
+def hfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The transform of a signal with Hermitian symmetry (given by its first half): real, float32.
+
+    Examples:
+        >>> pm.fft.hfft(pm.asarray([1.0, 0.0, 0.0]))
+        Array([1., 1., 1., 1.], dtype=float32)
+    """
     from ._api import conj
     return _irfft(conj(_as("hfft", x, "c")), _n(n), axis, _SWAP[_norm(norm)])
 
 
-def ihfft(x, /, *, n=None, axis=-1, norm="backward"):
-    """The inverse of hfft: the first n//2 + 1 terms of a Hermitian spectrum, complex64."""
+def ihfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """The inverse of hfft: the first n//2 + 1 terms of a Hermitian spectrum, complex64.
+
+    Examples:
+        >>> pm.fft.ihfft(pm.asarray([1.0, 1.0, 1.0, 1.0])).numpy().real
+        array([1., 0., 0.], dtype=float32)
+    """
     from ._api import conj
     return conj(_rfft(_as("ihfft", x, "f"), _n(n), axis, _SWAP[_norm(norm)]))
 
@@ -274,24 +318,46 @@ def _axes_and_sizes(name, x, s, axes):
     return axes, [None if v == -1 else _n(v) for v in s]
 
 
-def fftn(x, /, *, s=None, axes=None, norm="backward"):
-    """The n-dimensional transform over axes (all by default), complex64."""
+def fftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
+         axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
+    """The n-dimensional transform over axes (all by default), complex64.
+
+    s: the length of each transformed axis (crop or zero-pad).
+
+    Examples:
+        >>> pm.fft.fftn(pm.ones((2, 2))).numpy().real
+        array([[4., 0.],
+               [0., 0.]], dtype=float32)
+    """
     x = _as("fftn", x, "c")
     for a, n in zip(*_axes_and_sizes("fftn", x, s, axes)):
         x = _c2c(x, n, a, _norm(norm), False)
     return x
 
 
-def ifftn(x, /, *, s=None, axes=None, norm="backward"):
-    """The n-dimensional inverse transform over axes (all by default), complex64."""
+def ifftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
+          axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
+    """The n-dimensional inverse transform over axes (all by default), complex64.
+
+    Examples:
+        >>> pm.fft.ifftn(pm.asarray([[4.0, 0.0], [0.0, 0.0]])).numpy().real
+        array([[1., 1.],
+               [1., 1.]], dtype=float32)
+    """
     x = _as("ifftn", x, "c")
     for a, n in zip(*_axes_and_sizes("ifftn", x, s, axes)):
         x = _c2c(x, n, a, _norm(norm), True)
     return x
 
 
-def rfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """The n-dimensional transform of a real array: rfft over the last axis, fft over the others."""
+def rfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
+          axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
+    """The n-dimensional transform of a real array: rfft over the last axis, fft over the others.
+
+    Examples:
+        >>> pm.fft.rfftn(pm.ones((2, 4))).shape
+        (2, 3)
+    """
     x = _as("rfftn", x, "f")
     axes, sizes = _axes_and_sizes("rfftn", x, s, axes)
     if not axes:
@@ -302,8 +368,16 @@ def rfftn(x, /, *, s=None, axes=None, norm="backward"):
     return y
 
 
-def irfftn(x, /, *, s=None, axes=None, norm="backward"):
-    """The inverse of rfftn: ifft over all axes but the last, irfft over the last (float32)."""
+def irfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
+           axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
+    """The inverse of rfftn: ifft over all axes but the last, irfft over the last (float32).
+
+    Examples:
+        >>> x = pm.ones((2, 4))
+        >>> pm.fft.irfftn(pm.fft.rfftn(x), s=(2, 4)).numpy().round(4)
+        array([[1., 1., 1., 1.],
+               [1., 1., 1., 1.]], dtype=float32)
+    """
     x = _as("irfftn", x, "c")
     axes, sizes = _axes_and_sizes("irfftn", x, s, axes)
     if not axes:
@@ -320,8 +394,13 @@ def _freq_dtype(dtype):
     return dt
 
 
-def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
-    """Sample frequencies of an n-point fft: [0, 1, ..., n//2 - 1 (or n//2), -(n//2), ..., -1] / (d n)."""
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Device | None = None) -> Array:
+    """Sample frequencies of an n-point fft: [0, 1, ..., n//2 - 1 (or n//2), -(n//2), ..., -1] / (d n).
+
+    Examples:
+        >>> pm.fft.fftfreq(4)
+        Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)
+    """
     from ._creation import arange
     from ._manipulation import roll
 
@@ -331,8 +410,13 @@ def fftfreq(n, /, *, d=1.0, dtype=None, device=None):
     return _ew.astype(_ew.binary("divide", _ew.astype(k, _dt.float32), float(d * n)), dt)
 
 
-def rfftfreq(n, /, *, d=1.0, dtype=None, device=None):
-    """Sample frequencies of an n-point rfft: [0, 1, ..., n//2] / (d n)."""
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Device | None = None) -> Array:
+    """Sample frequencies of an n-point rfft: [0, 1, ..., n//2] / (d n).
+
+    Examples:
+        >>> pm.fft.rfftfreq(4, d=0.5)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
     from ._creation import arange
 
     n = _n(n)
@@ -356,11 +440,21 @@ def _shift(x, axes, sign):
     return roll(x, shifts, axis=axes)
 
 
-def fftshift(x, /, *, axes=None):
-    """x with the zero-frequency term moved to the centre of each axis in axes (all by default)."""
+def fftshift(x: ArrayLike, /, *, axes: int | tuple[int, ...] | list[int] | None = None) -> Array:
+    """x with the zero-frequency term moved to the centre of each axis in axes (all by default).
+
+    Examples:
+        >>> pm.fft.fftshift(pm.fft.fftfreq(4))
+        Array([-0.5 , -0.25,  0.  ,  0.25], dtype=float32)
+    """
     return _shift(x, axes, 1)
 
 
-def ifftshift(x, /, *, axes=None):
-    """The inverse of fftshift."""
+def ifftshift(x: ArrayLike, /, *, axes: int | tuple[int, ...] | list[int] | None = None) -> Array:
+    """The inverse of fftshift.
+
+    Examples:
+        >>> pm.fft.ifftshift(pm.asarray([-2, -1, 0, 1]))
+        Array([ 0,  1, -2, -1], dtype=int64)
+    """
     return _shift(x, axes, -1)

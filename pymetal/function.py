@@ -26,6 +26,8 @@ per function, staging buffers are reused per thread and argument position,
 and each parameter remembers the dtypes it accepted.
 """
 
+from __future__ import annotations
+
 import ctypes
 import operator
 import struct
@@ -39,6 +41,12 @@ from ._buffer import Buffer
 from ._signature import Argument
 from ._array import Array, owner_of
 from .dtypes import SUPPORTED, check_dtype
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .library import Library
 
 __all__ = ["Function", "Argument"]
 
@@ -55,8 +63,8 @@ _c_char = ctypes.c_char
 _addressof = ctypes.addressof
 _memmove = ctypes.memmove
 _ndarray = np.ndarray
-_wrap = None
-_release_buffer = None
+_wrap: Any = None
+_release_buffer: Any = None
 
 
 def _bind_native():
@@ -80,6 +88,7 @@ class _Scratch:
 
     __slots__ = ("args", "data", "data_addr", "datamv", "staging", "staging_bytes", "temporary", "handle",
                  "handle_ref")
+    staging_bytes: int  # declared for type checkers (set in __init__, used in stage above it)
 
     def stage(self, device, i, nbytes):
         """A new staging buffer of at least nbytes for argument i."""
@@ -96,10 +105,10 @@ class _Scratch:
         b.host_ready()  # memory from the array allocator may still be read by queued kernels
         return b
 
-    def __init__(self):
-        self.staging = [None] * _native.PM_MAX_BINDINGS
+    def __init__(self) -> None:
+        self.staging: list = [None] * _native.PM_MAX_BINDINGS
         self.staging_bytes = 0
-        self.temporary = []
+        self.temporary: list = []
         self.args = ctypes.create_string_buffer(_ARG_SIZE * _native.PM_MAX_ARGS)
         self.data = ctypes.create_string_buffer(_native.PM_MAX_BYTES * _native.PM_MAX_BINDINGS)
         self.data_addr = _addressof(self.data)
@@ -313,10 +322,19 @@ def _exact_ints(value):
 class Function:
     """A compute kernel of a Library, ready to call. Get one with lib.function(name).
 
-    (`own`: one of the array library's kernels, which it binds itself: strided
-    views and scratch memory of any dtype; not for kernels users call.)"""
+    Calling it binds the arguments to the kernel's ``[[buffer(n)]]`` parameters in
+    order of n and dispatches it: see :meth:`__call__`.
 
-    def __init__(self, library, name, own=False, constants=None):
+    (`own`: one of the array library's kernels, which it binds itself: strided
+    views and scratch memory of any dtype; not for kernels users call.)
+
+    Examples:
+        >>> fn = pm.shaders().add_float32
+        >>> fn.arguments
+        (a: device const float*, b: device const float*, out: device float*)
+    """
+
+    def __init__(self, library: Library, name: str, own: bool = False, constants: str | None = None) -> None:
         lib = _native.lib()
         self._library = library
         self._device = library.device
@@ -347,8 +365,8 @@ class Function:
         # The array library's kernels take strided views (their strides travel in a
         # parameter) and scratch memory of any dtype.
         self._own = own
-        self._launch = {}  # (grid, groups, threadgroup) -> its pm_launch_config record
-        self._sized = {}   # n -> the record of n threads in groups of up to 256 (_run_arrays)
+        self._launch: dict = {}  # (grid, groups, threadgroup) -> its pm_launch_config record
+        self._sized: dict = {}   # n -> the record of n threads in groups of up to 256 (_run_arrays)
         self.__doc__ = "%s\n\nRuns kernel %r; see pymetal.Function." % (self._signature_text(), name)
 
     def _read_arguments(self, lib):
@@ -360,44 +378,84 @@ class Function:
 
     # ---- metadata -----------------------------------------------------------------
     @property
-    def name(self):
+    def name(self) -> str:
+        """The kernel function's name.
+
+        Examples:
+            >>> pm.shaders().add_float32.name
+            'add_float32'
+        """
         return self._name
 
     @property
-    def library(self):
+    def library(self) -> Library:
+        """The Library the kernel comes from.
+
+        Examples:
+            >>> pm.shaders().add_float32.library is pm.shaders()
+            True
+        """
         return self._library
 
     @property
-    def arguments(self):
-        """The kernel's [[buffer(n)]] and [[threadgroup(n)]] parameters (pymetal.Argument)."""
+    def arguments(self) -> tuple[Argument, ...]:
+        """The kernel's [[buffer(n)]] and [[threadgroup(n)]] parameters (pymetal.Argument).
+
+        Examples:
+            >>> [a.name for a in pm.shaders().add_float32.arguments]
+            ['a', 'b', 'out']
+        """
         return self._arguments
 
     @property
-    def max_threads_per_threadgroup(self):
+    def max_threads_per_threadgroup(self) -> int:
+        """The most threads a threadgroup of this kernel may have (device and kernel limits).
+
+        Examples:
+            >>> pm.shaders().add_float32.max_threads_per_threadgroup >= 256
+            True
+        """
         return self._max_threads
 
     @property
-    def execution_width(self):
-        """SIMD-group width (32 on Apple GPUs)."""
+    def execution_width(self) -> int:
+        """SIMD-group width (32 on Apple GPUs and on the CPU backend).
+
+        Examples:
+            >>> pm.shaders().add_float32.execution_width
+            32
+        """
         return self._width
 
     @property
-    def static_threadgroup_memory(self):
-        """Bytes of threadgroup memory the kernel declares itself."""
+    def static_threadgroup_memory(self) -> int:
+        """Bytes of threadgroup memory the kernel declares itself.
+
+        Examples:
+            >>> pm.shaders().add_float32.static_threadgroup_memory
+            0
+        """
         return self._static_tg
 
     def _signature_text(self):
         return "%s(%s)" % (self._name, ", ".join(repr(a) for a in self._arguments))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return "<pymetal.Function %s max_threads_per_threadgroup=%d execution_width=%d>" % (
             self._signature_text(), self._max_threads, self._width)
 
     # ---- launch configuration ------------------------------------------------------
-    def default_threadgroup(self, grid, by_groups=False):
-        """The threadgroup size used when a call gives no threadgroup= (the
-        engine's choice: up to 256 threads, 32 x 8 for 2-D grids, clipped to
-        small grids; see pm_kernel_default_threadgroup)."""
+    def default_threadgroup(self, grid: int | tuple[int, ...], by_groups: bool = False) -> tuple[int, int, int]:
+        """The threadgroup size used when a call gives no threadgroup=.
+
+        The engine's choice: up to 256 threads, 32 x 8 for 2-D grids, clipped to
+        small grids (see pm_kernel_default_threadgroup).
+
+        Examples:
+            >>> fn = pm.shaders().add_float32
+            >>> fn.default_threadgroup(10000), fn.default_threadgroup(10)
+            ((256, 1, 1), (10, 1, 1))
+        """
         size, _ = _dims(grid, "groups" if by_groups else "grid")
         size_arr = (ctypes.c_uint32 * 3)(*size)
         out = (ctypes.c_uint32 * 3)()
@@ -449,10 +507,31 @@ class Function:
         return self._launch_config(grid, groups, threadgroup)  # raises for what is not ints
 
     # ---- calling ---------------------------------------------------------------------
-    def __call__(self, *args, grid=None, groups=None, threadgroup=None, threadgroup_memory=None, raw=False):
-        """Runs the kernel: binds each argument by its declared kind, encodes the
-        dispatch, and completes it (waits, for NumPy arguments and foreign memory).
-        ``raw=True`` binds arrays whatever their dtype (their bytes)."""
+    def __call__(self, *args: Any, grid: int | tuple[int, ...] | None = None,
+                 groups: int | tuple[int, ...] | None = None, threadgroup: int | tuple[int, ...] | None = None,
+                 threadgroup_memory: Any = None, raw: bool = False) -> None:
+        """Runs the kernel: binds each argument by its declared kind and encodes the dispatch.
+
+        Args:
+            args: one per [[buffer(n)]] parameter, in order of n: pymetal Arrays (bound
+                without a copy), NumPy arrays, Python or NumPy scalars for by-value
+                parameters, bytes for structs.
+            grid: the number of threads, like dispatchThreads (1 to 3 dimensions).
+            groups: the number of threadgroups instead, like dispatchThreadgroups.
+            threadgroup: threads per threadgroup (default: default_threadgroup()).
+            threadgroup_memory: bytes of each [[threadgroup(n)]] parameter (an int, or one per index).
+            raw: bind arrays whatever their dtype (their bytes).
+
+        With pymetal arrays the call returns at once (the work is asynchronous, in
+        order); with NumPy arguments and foreign memory it completes before returning.
+
+        Examples:
+            >>> a, b = pm.asarray([1.0, 2.0, 3.0]), pm.asarray([10.0, 20.0, 30.0])
+            >>> out = pm.empty(3)
+            >>> pm.shaders().add_float32(a, b, out, grid=3)
+            >>> out
+            Array([11., 22., 33.], dtype=float32)
+        """
         if len(args) != len(self._params):
             raise self._count_error(args)
         try:

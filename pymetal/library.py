@@ -1,5 +1,7 @@
 """Libraries of kernels: compiling MSL source and loading library files."""
 
+from __future__ import annotations
+
 import ctypes
 import os
 import re
@@ -12,6 +14,16 @@ from . import _kernel_cache, _native
 from .device import resolve as _resolve_device
 from .errors import CompileError, FunctionNotFoundError, NotFoundError
 from .function import Function
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator, Mapping, Sequence
+    from typing import Any, Union
+
+    from .device import Device
+
+    #: ``{"NAME": value}`` (None: a bare #define) or ``["NAME=VALUE", "NAME", ("NAME", value), ...]``.
+    Defines = Union[Mapping[str, Any], Sequence[Union[str, tuple[str, Any]]]]
 
 __all__ = ["Library", "compile", "load", "shaders"]
 
@@ -36,23 +48,46 @@ class Library:
 
     ``lib.function("name")``, ``lib.name`` and ``lib["name"]`` give a callable
     :class:`Function`; ``lib.functions`` lists the kernel names.
+
+    Examples:
+        >>> lib = pm.compile('''
+        ... kernel void add_one(device const float* a [[buffer(0)]], device float* out [[buffer(1)]],
+        ...                     uint i [[thread_position_in_grid]]) { out[i] = a[i] + 1.0f; }
+        ... ''')
+        >>> lib.functions
+        ['add_one']
+        >>> out = pm.empty(3)
+        >>> lib.add_one(pm.asarray([1.0, 2.0, 3.0]), out, grid=3)
+        >>> out
+        Array([2., 3., 4.], dtype=float32)
     """
 
-    def __init__(self, handle, device, origin=None, owned=True):
+    def __init__(self, handle: int, device: Device, origin: str | None = None, owned: bool = True) -> None:
         self._owner = _LibraryHandle(handle, owned)
         self._device = device
         self._origin = origin
-        self._functions = {}  # name, or (name, constant values) -> Function
-        self._constants = {}  # name -> its function constants
-        self._names = None
+        self._functions: dict = {}  # name, or (name, constant values) -> Function
+        self._constants: dict = {}  # name -> its function constants
+        self._names: tuple[str, ...] | None = None
 
     @property
-    def device(self):
+    def device(self) -> Device:
+        """The device the library's kernels run on.
+
+        Examples:
+            >>> pm.shaders().device is pm.device()
+            True
+        """
         return self._device
 
     @property
-    def functions(self):
-        """Names of the library's kernel functions."""
+    def functions(self) -> list[str]:
+        """Names of the library's kernel functions.
+
+        Examples:
+            >>> "add_float32" in pm.shaders().functions
+            True
+        """
         if self._names is None:
             lib = _native.lib()
             h = self._owner.handle
@@ -60,7 +95,7 @@ class Library:
             self._names = tuple(_native.out_str(lib.pm_library_function_name, h, i) for i in range(count))
         return list(self._names)
 
-    def function(self, name, constants=None):
+    def function(self, name: str, constants: dict[str | int, Any] | None = None) -> Function:
         """The kernel function `name` (raises FunctionNotFoundError naming the others).
 
         constants: values for the function constants it declares
@@ -68,6 +103,19 @@ class Library:
         ``{"has_w": True}`` or ``{20: True}``. Each set of values is a pipeline of its
         own (Metal's makeFunction(name:constantValues:)); a constant the kernel uses
         without a value is an error.
+
+        Examples:
+            >>> fn = pm.shaders().function("add_float32")
+            >>> fn.name
+            'add_float32'
+            >>> lib = pm.compile('''
+            ... constant float scale [[function_constant(0)]];
+            ... kernel void scaled(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] *= scale; }
+            ... ''')
+            >>> x = pm.ones(2)
+            >>> lib.function("scaled", constants={"scale": 3.0})(x, grid=2)
+            >>> x
+            Array([3., 3.], dtype=float32)
         """
         key = name
         if constants:
@@ -92,9 +140,22 @@ class Library:
             raise CompileError("%s; give them with lib.function(%r, constants={...})" % (e, name), e.diagnostics) from None
         return self._functions.setdefault(key, fn)
 
-    def function_constants(self, name):
-        """The function constants kernel `name` declares: a list of dicts with
-        name, index, type (MSL spelling) and required (the kernel uses its value)."""
+    def function_constants(self, name: str) -> list[dict[str, Any]]:
+        """The function constants kernel `name` declares.
+
+        A list of dicts with name, index, type (MSL spelling), required (the kernel
+        uses its value) and code (the MTLDataType).
+
+        Examples:
+            >>> lib = pm.compile('''
+            ... constant bool use_b [[function_constant(0)]];
+            ... kernel void k(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+            ...     if (use_b) x[i] = 1.0f;
+            ... }
+            ... ''')
+            >>> lib.function_constants("k")
+            [{'name': 'use_b', 'index': 0, 'type': 'bool', 'required': True, 'code': 53}]
+        """
         if name in self._constants:
             return [dict(c) for c in self._constants[name]]
         if name not in self.functions:
@@ -144,30 +205,36 @@ class Library:
             return "no kernel function %r%s; available: %s" % (name, where, ", ".join(names))
         return "no kernel function %r%s; the library has no kernel functions" % (name, where)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Function:
         if name.startswith("_"):
             raise AttributeError(name)
         return self.function(name)
 
-    def __getitem__(self, name):
+    def __getitem__(self, name: str) -> Function:
+        """The kernel function `name`, as ``lib.function(name)``.
+
+        Examples:
+            >>> pm.shaders()["add_float32"] is pm.shaders().add_float32
+            True
+        """
         return self.function(name)
 
-    def __contains__(self, name):
+    def __contains__(self, name: object) -> bool:
         return name in self.functions
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[str]:
         return iter(self.functions)
 
-    def __dir__(self):
+    def __dir__(self) -> list[str]:
         return sorted(set(super().__dir__()) | set(self.functions))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         where = " from %s" % self._origin if self._origin else ""
         return "<pymetal.Library%s functions=%s>" % (where, self.functions)
 
 
 # MTLDataType raw value -> (MSL name, NumPy dtype of an element, width); bfloat is encoded apart.
-_DATA_TYPES = {}
+_DATA_TYPES: dict = {}
 for _base, _name, _dtype in [(3, "float", np.float32), (16, "half", np.float16), (29, "int", np.int32),
                              (33, "uint", np.uint32), (37, "short", np.int16), (41, "ushort", np.uint16),
                              (45, "char", np.int8), (49, "uchar", np.uint8), (53, "bool", np.bool_),
@@ -321,16 +388,33 @@ def _compile(source, name, directory, defines, macros, include_dirs, fast_math, 
     return Library(handle, dev)
 
 
-def compile(source, *, defines=None, include_dirs=None, fast_math=False, language_version=None, device=None,
-            macros=None):
+def compile(source: str | bytes, *, defines: Defines | None = None,
+            include_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+            fast_math: bool = False, language_version: str | None = None, device: Device | None = None,
+            macros: Defines | None = None) -> Library:
     """Compiles MSL source into a Library.
 
-    defines: {"NAME": value} (value None for a bare #define) or ["NAME=VALUE", ...]
-    (``macros=`` is the older name). include_dirs: folders searched by
-    ``#include "..."`` and ``#include <...>`` (besides Metal's own headers).
-    fast_math: False (default, safe IEEE math on every platform) or True.
-    language_version: "2.4", "3.0", "3.1" or "3.2" (default: the platform's).
+    Args:
+        source: the Metal Shading Language source (str, or UTF-8 bytes).
+        defines: ``{"NAME": value}`` (value None for a bare #define) or ``["NAME=VALUE", ...]``
+            (``macros=`` is the older name).
+        include_dirs: folders searched by ``#include "..."`` and ``#include <...>``
+            (besides Metal's own headers).
+        fast_math: False (default, safe IEEE math on every platform) or True.
+        language_version: "2.4", "3.0", "3.1" or "3.2" (default: the platform's).
+        device: the device to compile for (default: pm.device()).
+        macros: the older name of defines.
+
     Raises CompileError (with .diagnostics) if the source does not compile.
+
+    Examples:
+        >>> lib = pm.compile('''
+        ... kernel void fill(device int* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] = VALUE; }
+        ... ''', defines={"VALUE": 7})
+        >>> x = pm.empty(3, pm.int32)
+        >>> lib.fill(x, grid=3)
+        >>> x
+        Array([7, 7, 7], dtype=int32)
     """
     if isinstance(source, (bytes, bytearray)):
         source = bytes(source).decode("utf-8")
@@ -341,13 +425,27 @@ def compile(source, *, defines=None, include_dirs=None, fast_math=False, languag
     return _compile(source, "program_source", None, defines, macros, include_dirs, fast_math, language_version, device)
 
 
-def load(path, *, defines=None, include_dirs=None, fast_math=False, language_version=None, device=None, macros=None):
+def load(path: str | bytes | os.PathLike[str], *, defines: Defines | None = None,
+         include_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
+         fast_math: bool = False, language_version: str | None = None, device: Device | None = None,
+         macros: Defines | None = None) -> Library:
     """Loads a library from a file.
 
     A ``.metal`` file is compiled (diagnostics name the file; ``#include "..."``
     is found next to the including file first, then in include_dirs, as
     ``xcrun metal`` does); anything else is a prebuilt library (.metallib on
-    macOS, MetalCPU's library on Linux).
+    macOS, MetalCPU's library on Linux). The options are those of :func:`compile`.
+
+    Examples:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "twice.metal")
+        >>> with open(path, "w") as f:
+        ...     _ = f.write("kernel void twice(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]])"
+        ...                 " { x[i] *= 2.0f; }")
+        >>> x = pm.asarray([1.0, 5.0])
+        >>> pm.load(path).twice(x, grid=2)
+        >>> x
+        Array([ 2., 10.], dtype=float32)
     """
     path = os.fspath(path)
     if isinstance(path, bytes):
@@ -371,9 +469,15 @@ def load(path, *, defines=None, include_dirs=None, fast_math=False, language_ver
 _shaders_lock = threading.Lock()
 
 
-def shaders(device=None):
-    """pymetal's own kernel library (the Shaders/ folder), e.g.
-    ``pm.shaders().add_float32(a, b, out, grid=n)``. Loaded once per device."""
+def shaders(device: Device | None = None) -> Library:
+    """pymetal's own kernel library (the Shaders/ folder), loaded once per device.
+
+    Examples:
+        >>> a, b, out = pm.asarray([1.0, 2.0]), pm.asarray([3.0, 4.0]), pm.empty(2)
+        >>> pm.shaders().add_float32(a, b, out, grid=2)
+        >>> out
+        Array([4., 6.], dtype=float32)
+    """
     dev = _resolve_device(device)
     lib = getattr(dev, "_shaders", None)
     if lib is None:

@@ -25,6 +25,8 @@ without float64). Singular or non-positive-definite input raises
 needed raises ValueError.
 """
 
+from __future__ import annotations
+
 import math
 import operator
 from collections import namedtuple
@@ -37,6 +39,12 @@ from . import _reduce as _red
 from ._linalg import matmul, outer, tensordot, vecdot
 from ._manipulation import matrix_transpose, moveaxis, stack
 from ._array import asarray, normalize_axis
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Norm
 
 __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
@@ -94,45 +102,103 @@ def _cholesky_upper(a):
     return np.swapaxes(np.linalg.cholesky(a), -1, -2)
 
 
-def cholesky(x, /, *, upper=False):
-    """Cholesky factor L (lower, x = L L^T) or U (upper=True, x = U^T U) of symmetric positive-definite matrices."""
+def cholesky(x: ArrayLike, /, *, upper: bool = False) -> Array:
+    """Cholesky factor L (lower, x = L L^T) or U (upper=True, x = U^T U) of symmetric positive-definite matrices.
+
+    Examples:
+        >>> pm.linalg.cholesky(pm.asarray([[4.0, 2.0], [2.0, 5.0]]))
+        Array([[2., 0.],
+               [1., 2.]], dtype=float32)
+    """
     return _lapack(_cholesky_upper if upper else np.linalg.cholesky, x, "cholesky", square=True)
 
 
-def det(x, /):
-    """Determinants of square matrices."""
+def det(x: ArrayLike, /) -> Array:
+    """Determinants of square matrices.
+
+    Examples:
+        >>> pm.linalg.det(pm.asarray([[2.0, 0.0], [0.0, 3.0]]))
+        Array(6., dtype=float32)
+    """
     return _lapack(np.linalg.det, x, "det", square=True)
 
 
-def slogdet(x, /):
-    """(sign, log|det|) of square matrices: the determinant without overflow."""
+def slogdet(x: ArrayLike, /) -> SlogdetResult:
+    """(sign, log|det|) of square matrices: the determinant without overflow.
+
+    A named tuple (sign, logabsdet).
+
+    Examples:
+        >>> sign, logabsdet = pm.linalg.slogdet(pm.asarray([[-1.0, 0.0], [0.0, 1.0]]))
+        >>> sign, logabsdet
+        (Array(-1., dtype=float32), Array(0., dtype=float32))
+    """
     return SlogdetResult(*_lapack(np.linalg.slogdet, x, "slogdet", square=True))
 
 
-def inv(x, /):
-    """Inverses of square matrices (LinAlgError if singular)."""
+def inv(x: ArrayLike, /) -> Array:
+    """Inverses of square matrices (LinAlgError if singular).
+
+    Examples:
+        >>> pm.linalg.inv(pm.asarray([[2.0, 0.0], [0.0, 4.0]]))
+        Array([[0.5 , 0.  ],
+               [0.  , 0.25]], dtype=float32)
+    """
     return _lapack(np.linalg.inv, x, "inv", square=True)
 
 
-def eigh(x, /):
-    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (lower triangle used)."""
+def eigh(x: ArrayLike, /) -> EighResult:
+    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (lower triangle used).
+
+    A named tuple (eigenvalues, eigenvectors).
+
+    Examples:
+        >>> w, v = pm.linalg.eigh(pm.asarray([[2.0, 1.0], [1.0, 2.0]]))
+        >>> w.numpy().round(4)
+        array([1., 3.], dtype=float32)
+        >>> v.shape
+        (2, 2)
+    """
     return EighResult(*_lapack(np.linalg.eigh, x, "eigh", square=True))
 
 
-def eigvalsh(x, /):
-    """Eigenvalues (ascending) of symmetric matrices."""
+def eigvalsh(x: ArrayLike, /) -> Array:
+    """Eigenvalues (ascending) of symmetric matrices.
+
+    Examples:
+        >>> pm.linalg.eigvalsh(pm.asarray([[3.0, 0.0], [0.0, 1.0]]))
+        Array([1., 3.], dtype=float32)
+    """
     return _lapack(np.linalg.eigvalsh, x, "eigvalsh", square=True)
 
 
-def qr(x, /, *, mode="reduced"):
-    """(Q, R) with x = Q R: mode "reduced" (Q is ...xMxK, K = min(M, N)) or "complete" (Q is ...xMxM)."""
+def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
+    """(Q, R) with x = Q R: mode "reduced" (Q is ...xMxK, K = min(M, N)) or "complete" (Q is ...xMxM).
+
+    A named tuple (Q, R).
+
+    Examples:
+        >>> q, r = pm.linalg.qr(pm.ones((4, 2)))
+        >>> q.shape, r.shape
+        ((4, 2), (2, 2))
+        >>> pm.linalg.qr(pm.ones((4, 2)), mode="complete").Q.shape
+        (4, 4)
+    """
     if mode not in ("reduced", "complete"):
         raise ValueError('linalg.qr: mode must be "reduced" or "complete", not %r' % (mode,))
     return QRResult(*_lapack(np.linalg.qr, x, "qr", mode=mode))
 
 
-def svd(x, /, *, full_matrices=True):
-    """(U, S, Vh) with x = U diag(S) Vh, singular values descending."""
+def svd(x: ArrayLike, /, *, full_matrices: bool = True) -> SVDResult:
+    """(U, S, Vh) with x = U diag(S) Vh, singular values descending.
+
+    A named tuple (U, S, Vh).
+
+    Examples:
+        >>> u, s, vh = pm.linalg.svd(pm.asarray([[3.0, 0.0], [0.0, -4.0]]))
+        >>> s
+        Array([4., 3.], dtype=float32)
+    """
     return SVDResult(*_lapack(np.linalg.svd, x, "svd", full_matrices=full_matrices))
 
 
@@ -140,8 +206,13 @@ def _svdvals_host(a):
     return np.linalg.svd(a, compute_uv=False)
 
 
-def svdvals(x, /):
-    """Singular values, descending."""
+def svdvals(x: ArrayLike, /) -> Array:
+    """Singular values, descending.
+
+    Examples:
+        >>> pm.linalg.svdvals(pm.asarray([[1.0, 0.0], [0.0, -2.0]]))
+        Array([2., 1.], dtype=float32)
+    """
     return _lapack(_svdvals_host, x, "svdvals")
 
 
@@ -152,14 +223,25 @@ def _rtol_host(rtol, a, dt):
     return np.asarray(rtol.numpy() if hasattr(rtol, "numpy") else rtol, dtype=np.float32)
 
 
-def pinv(x, /, *, rtol=None):
-    """Moore-Penrose pseudo-inverses; singular values <= rtol * largest are treated as zero."""
+def pinv(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Array:
+    """Moore-Penrose pseudo-inverses; singular values <= rtol * largest are treated as zero.
+
+    Examples:
+        >>> pm.linalg.pinv(pm.asarray([[2.0, 0.0], [0.0, 0.0]]))
+        Array([[0.5, 0. ],
+               [0. , 0. ]], dtype=float32)
+    """
     x, a, dt = _matrices(x, "pinv")
     return _back(np.linalg.pinv(a, rcond=_rtol_host(rtol, a, dt)), dt, x.device)
 
 
-def matrix_rank(x, /, *, rtol=None):
-    """Number of singular values > rtol * the largest one (int64)."""
+def matrix_rank(x: ArrayLike, /, *, rtol: float | ArrayLike | None = None) -> Array:
+    """Number of singular values > rtol * the largest one (int64).
+
+    Examples:
+        >>> pm.linalg.matrix_rank(pm.asarray([[1.0, 2.0], [2.0, 4.0]]))
+        Array(1, dtype=int64)
+    """
     x, a, dt = _matrices(x, "matrix_rank")
     s = _svdvals_host(a)
     if s.shape[-1] == 0:
@@ -170,9 +252,16 @@ def matrix_rank(x, /, *, rtol=None):
     return _back(rank, _dt.int64, x.device)
 
 
-def solve(x1, x2, /):
-    """The solution of x1 @ result = x2. x2 is a vector only when 1-D (the standard's rule);
-    otherwise a stack of matrices; batch dimensions broadcast."""
+def solve(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """The solution of x1 @ result = x2.
+
+    x2 is a vector only when 1-D (the standard's rule); otherwise a stack of
+    matrices; batch dimensions broadcast.
+
+    Examples:
+        >>> pm.linalg.solve(pm.asarray([[2.0, 0.0], [0.0, 4.0]]), pm.asarray([1.0, 1.0]))
+        Array([0.5 , 0.25], dtype=float32)
+    """
     x1, a, dt = _matrices(x1, "solve", square=True)
     x2 = _ew.as_array(x2)
     dt = _dt.promote_types(dt, _result_dtype(x2))
@@ -190,8 +279,14 @@ def solve(x1, x2, /):
 
 # ---- kernels and views ---------------------------------------------------------------
 
-def diagonal(x, /, *, offset=0):
-    """The offset-th diagonal of each matrix (a view: no copy)."""
+def diagonal(x: ArrayLike, /, *, offset: int = 0) -> Array:
+    """The offset-th diagonal of each matrix (a view: no copy).
+
+    Examples:
+        >>> x = pm.asarray([[1, 2, 3], [4, 5, 6]])
+        >>> pm.linalg.diagonal(x), pm.linalg.diagonal(x, offset=1)
+        (Array([1, 5], dtype=int64), Array([2, 6], dtype=int64))
+    """
     x = _ew.as_array(x)
     if x.ndim < 2:
         raise ValueError("linalg.diagonal: needs at least 2 dimensions, got shape %r" % (x._shape,))
@@ -205,13 +300,23 @@ def diagonal(x, /, *, offset=0):
     return x._view(start, x._shape[:-2] + (length,), x._strides[:-2] + (s0 + s1,))
 
 
-def trace(x, /, *, offset=0, dtype=None):
-    """Sums along the offset-th diagonal (integers accumulate in 64 bits)."""
+def trace(x: ArrayLike, /, *, offset: int = 0, dtype: DTypeLike = None) -> Array:
+    """Sums along the offset-th diagonal (integers accumulate in 64 bits).
+
+    Examples:
+        >>> pm.linalg.trace(pm.asarray([[1, 2], [3, 4]]))
+        Array(5, dtype=int64)
+    """
     return _red.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
-def cross(x1, x2, /, *, axis=-1):
-    """Cross products of 3-vectors along axis (other dimensions broadcast)."""
+def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
+    """Cross products of 3-vectors along axis (other dimensions broadcast).
+
+    Examples:
+        >>> pm.linalg.cross(pm.asarray([1.0, 0.0, 0.0]), pm.asarray([0.0, 1.0, 0.0]))
+        Array([0., 0., 1.], dtype=float32)
+    """
     a, b = _ew.as_array(x1), _ew.as_array(x2)
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("linalg.cross: operands must have at least one dimension")
@@ -240,8 +345,15 @@ def _finish(r, dt):
     return r if r._dtype == dt else _ew.astype(r, dt)
 
 
-def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
-    """p-norms over axis (all elements by default): ord = 2, 1, inf, -inf, 0 (count of non-zeros), any p."""
+def vector_norm(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+                ord: int | float = 2) -> Array:
+    """p-norms over axis (all elements by default): ord = 2, 1, inf, -inf, 0 (count of non-zeros), any p.
+
+    Examples:
+        >>> x = pm.asarray([3.0, -4.0])
+        >>> pm.linalg.vector_norm(x), pm.linalg.vector_norm(x, ord=1), pm.linalg.vector_norm(x, ord=pm.inf)
+        (Array(5., dtype=float32), Array(7., dtype=float32), Array(4., dtype=float32))
+    """
     x, dt = _norm_input(x)
     if isinstance(ord, str) or isinstance(ord, bool):
         raise ValueError("linalg.vector_norm: ord must be a number, not %r" % (ord,))
@@ -264,8 +376,14 @@ def vector_norm(x, /, *, axis=None, keepdims=False, ord=2):
     return _finish(r, dt)
 
 
-def matrix_norm(x, /, *, keepdims=False, ord="fro"):
-    """Norms of the matrices in the last two dimensions: "fro", "nuc", 1, -1, 2, -2, inf, -inf."""
+def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: int | float | str = "fro") -> Array:
+    """Norms of the matrices in the last two dimensions: "fro", "nuc", 1, -1, 2, -2, inf, -inf.
+
+    Examples:
+        >>> x = pm.asarray([[1.0, -2.0], [2.0, 4.0]])
+        >>> pm.linalg.matrix_norm(x), pm.linalg.matrix_norm(x, ord=1)
+        (Array(5., dtype=float32), Array(6., dtype=float32))
+    """
     xa = _ew.as_array(x)
     if xa.ndim < 2:
         raise ValueError("linalg.matrix_norm: needs at least 2 dimensions, got shape %r" % (xa._shape,))
@@ -286,8 +404,14 @@ def matrix_norm(x, /, *, keepdims=False, ord="fro"):
     return r.reshape(r._shape + (1, 1)) if keepdims else r
 
 
-def matrix_power(x, n, /):
-    """x raised to the integer power n by repeated squaring (n < 0: of the inverse; n = 0: identity)."""
+def matrix_power(x: ArrayLike, n: int, /) -> Array:
+    """x raised to the integer power n by repeated squaring (n < 0: of the inverse; n = 0: identity).
+
+    Examples:
+        >>> pm.linalg.matrix_power(pm.asarray([[1, 1], [0, 1]]), 3)
+        Array([[1, 3],
+               [0, 1]], dtype=int64)
+    """
     x = _ew.as_array(x)
     if x.ndim < 2 or x._shape[-1] != x._shape[-2]:
         raise ValueError("linalg.matrix_power: needs square matrices, got shape %r" % (x._shape,))
@@ -308,4 +432,4 @@ def matrix_power(x, n, /):
         if not n:
             break
         base = matmul(base, base)
-    return result if result is not x else _ew.ascontiguous(x, force=True)
+    return result if result is not x else _ew.ascontiguous(x, force=True)  # type: ignore[return-value]  # n > 0: set

@@ -3,46 +3,87 @@
     pm.nn.relu(x), pm.nn.gelu(x, approximate="tanh"), pm.nn.softmax(x, axis=-1)
 """
 
+from __future__ import annotations
+
 from . import _elementwise as _ew
 from . import _reduce as _red
 from . import dtypes as _dt
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from ._array import Array
+    from .device import Device
+    from ._typing import ArrayLike, DTypeLike, Norm
+
 __all__ = ["relu", "leaky_relu", "sigmoid", "softplus", "silu", "swish", "gelu", "softmax", "log_softmax"]
 
 
-def relu(x):
-    """max(x, 0)."""
+def relu(x: ArrayLike) -> Array:
+    """max(x, 0).
+
+    Examples:
+        >>> pm.nn.relu(pm.asarray([-1.0, 0.0, 2.0]))
+        Array([0., 0., 2.], dtype=float32)
+    """
     return _ew.unary("relu", x)
 
 
-def leaky_relu(x, negative_slope=0.01):
-    """x where x > 0, else negative_slope * x."""
+def leaky_relu(x: ArrayLike, negative_slope: float = 0.01) -> Array:
+    """x where x > 0, else negative_slope * x.
+
+    Examples:
+        >>> pm.nn.leaky_relu(pm.asarray([-2.0, 3.0]), 0.5)
+        Array([-1.,  3.], dtype=float32)
+    """
     x = _ew.as_array(x)
     if _dt.kind(x.dtype) != "f":
         x = _ew.astype(x, _dt.float32)
     return _ew.binary("leaky_relu", x, float(negative_slope))
 
 
-def sigmoid(x):
-    """1 / (1 + exp(-x))."""
+def sigmoid(x: ArrayLike) -> Array:
+    """1 / (1 + exp(-x)).
+
+    Examples:
+        >>> pm.nn.sigmoid(pm.asarray([-1.0, 0.0, 1.0])).numpy().round(4)
+        array([0.2689, 0.5   , 0.7311], dtype=float32)
+    """
     return _ew.unary("sigmoid", x)
 
 
-def softplus(x):
-    """log(1 + exp(x)), without overflow."""
+def softplus(x: ArrayLike) -> Array:
+    """log(1 + exp(x)), without overflow.
+
+    Examples:
+        >>> pm.nn.softplus(pm.asarray([0.0, 100.0])).numpy().round(4)
+        array([  0.6931, 100.    ], dtype=float32)
+    """
     return _ew.unary("softplus", x)
 
 
-def silu(x):
-    """x * sigmoid(x) (also called swish)."""
+def silu(x: ArrayLike) -> Array:
+    """x * sigmoid(x) (also called swish: ``pm.nn.swish``).
+
+    Examples:
+        >>> pm.nn.silu(pm.asarray([-1.0, 0.0, 1.0])).numpy().round(4)
+        array([-0.2689,  0.    ,  0.7311], dtype=float32)
+    """
     return _ew.unary("silu", x)
 
 
 swish = silu
 
 
-def gelu(x, approximate="none"):
-    """Gaussian error linear unit: exact (erf) or approximate="tanh"."""
+def gelu(x: ArrayLike, approximate: str = "none") -> Array:
+    """Gaussian error linear unit: exact (erf) or approximate="tanh".
+
+    Examples:
+        >>> x = pm.asarray([-1.0, 0.0, 1.0])
+        >>> pm.nn.gelu(x).numpy().round(4)
+        array([-0.1587,  0.    ,  0.8413], dtype=float32)
+        >>> pm.nn.gelu(x, approximate="tanh").numpy().round(3)
+        array([-0.159,  0.   ,  0.841], dtype=float32)
+    """
     if approximate not in ("none", "tanh"):
         raise ValueError("gelu: approximate must be 'none' or 'tanh', not %r" % (approximate,))
     return _ew.unary("gelu" if approximate == "none" else "gelu_tanh", x)
@@ -63,15 +104,26 @@ def _back(r, dt):
     return r if r.dtype == dt else _ew.astype(r, dt)
 
 
-def softmax(x, axis=-1):
-    """exp(x) / sum(exp(x)) along axis, computed stably (max subtracted first)."""
+def softmax(x: ArrayLike, axis: int = -1) -> Array:
+    """exp(x) / sum(exp(x)) along axis, computed stably (max subtracted first).
+
+    Examples:
+        >>> pm.nn.softmax(pm.asarray([[1.0, 1.0], [0.0, 1000.0]]))
+        Array([[0.5, 0.5],
+               [0. , 1. ]], dtype=float32)
+    """
     dt, x = _result_type(x), _float32(x)
     e = _ew.unary("exp", _ew.binary("subtract", x, _red.max(x, axis=axis, keepdims=True)))
     s = _red.sum(e, axis=axis, keepdims=True)
     return _back(_ew.binary("divide", e, s), dt)
 
 
-def log_softmax(x, axis=-1):
-    """x - logsumexp(x) along axis."""
+def log_softmax(x: ArrayLike, axis: int = -1) -> Array:
+    """x - logsumexp(x) along axis.
+
+    Examples:
+        >>> pm.nn.log_softmax(pm.asarray([0.0, 0.0])).numpy().round(4)
+        array([-0.6931, -0.6931], dtype=float32)
+    """
     dt, x = _result_type(x), _float32(x)
     return _back(_ew.binary("subtract", x, _red.logsumexp(x, axis=axis, keepdims=True)), dt)

@@ -50,7 +50,7 @@ def kernel(family, variant, dtype_suffix, device):
     return fn
 
 
-_own = {}
+_own: dict = {}
 
 
 _tls = threading.local()

@@ -53,7 +53,7 @@ def _matrix_strides(shape, strides, what):
 def _collapse(shape, *strides):
     """Merges batch dims that are contiguous in every operand; drops size-1 dims."""
     dims = [(n,) + tuple(s[d] for s in strides) for d, n in enumerate(shape) if n != 1]
-    out = []
+    out: list = []
     for dim in dims:
         if out and all(prev == cur * dim[0] for prev, cur in zip(out[-1][1:], dim[1:])):
             out[-1] = (out[-1][0] * dim[0],) + dim[1:]
@@ -62,7 +62,7 @@ def _collapse(shape, *strides):
     return out
 
 
-_plans = {}
+_plans: dict = {}
 
 
 def matmul(a, b, out, *, variant=None):

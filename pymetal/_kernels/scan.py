@@ -35,7 +35,7 @@ def _acc(out_name):
     return "uint32", 4
 
 
-_plans = {}
+_plans: dict = {}
 
 
 def cumulative(x, out, op="sum", exclusive=False):

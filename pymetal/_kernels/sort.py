@@ -43,7 +43,7 @@ def _check_contiguous(x, what):
         raise ValueError("%s: %s must be C-contiguous" % (what, "the input" if what == "sort" else what))
 
 
-_plans = {}
+_plans: dict = {}
 
 
 def sort(x, out_values=None, out_indices=None, *, descending=False):

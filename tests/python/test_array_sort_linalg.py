@@ -116,3 +116,9 @@ def test_nonzero_unique_on_the_device(dev, rng, dt):
         assert_same(pm.unique_values(x), np.unique(a.astype(np.float32)).astype(dt) if dt == BF16 else np.unique(a))
         if a.ndim:
             assert_same(x[x > 0], a[a > 0])
+
+
+def test_matmul_misaligned_lists_raise_valueerror():
+    # The message names the operands' shapes; lists have none of their own (was AttributeError).
+    with pytest.raises(ValueError, match=r"shapes \(1, 2\) and \(1, 2\) do not align"):
+        pm.matmul([[1.0, 2.0]], [[1.0, 2.0]])
