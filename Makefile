@@ -11,8 +11,11 @@ all: demo
 
 build: swift shaders python
 
+# Tools/ (pymetal-info) is a package of its own, linked against libPyMetal (Tools/Package.swift says why),
+# built into the same folder so that the tool finds the library beside it.
 swift:
 	swift build -c release
+	swift build -c release --package-path Tools --scratch-path .build
 
 shaders: swift
 	CONFIGURATION=release scripts/build_shaders.sh
