@@ -4,12 +4,6 @@
 // alive until it completes. Nothing is allocated per dispatch but amortised
 // growth.
 import CMetalCPU
-#if canImport(FoundationEssentials)
-import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
-import Glibc
-#else
-import Foundation
-#endif
 
 public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecked Sendable {
     private let commandBuffer: CPUCommandBuffer

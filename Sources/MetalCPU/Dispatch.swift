@@ -3,12 +3,6 @@
 // dispatch with enough work is split into chunks of groups that run on every
 // core through the worker pool (pool.c).
 import CMetalCPU
-#if canImport(FoundationEssentials)
-import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
-import Glibc
-#else
-import Foundation
-#endif
 
 struct CPUDispatch {
     private let pipeline: CPUPipelineState?

@@ -42,7 +42,7 @@ enum Platform {
 
     static func cpuName() -> String {
         guard let line = cpuInfo(["model name"]), let colon = line.firstIndex(of: ":") else { return "CPU" }
-        return String(line[line.index(after: colon)...].drop { $0 == " " || $0 == "\t" })
+        return String(line[line.index(after: colon)...].trimmed)
     }
 
     /// The first /proc/cpuinfo line starting with one of `prefixes` (nil elsewhere).

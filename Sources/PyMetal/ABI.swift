@@ -2,11 +2,10 @@
 // imported as the module CPyMetal): thin wrappers that check their arguments,
 // call the engine and turn errors into status codes.
 import CPyMetal
-#if canImport(FoundationEssentials)
-import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+#if canImport(Glibc)
 import Glibc
-#else
-import Foundation
+#elseif canImport(Darwin)
+import Darwin
 #endif
 import PyMetalCore
 #if canImport(Metal)

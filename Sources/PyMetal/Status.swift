@@ -1,11 +1,5 @@
 // Status codes and the thread-local error message of the C ABI.
 import CPyMetal
-#if canImport(FoundationEssentials)
-import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
-import Glibc
-#else
-import Foundation
-#endif
 import PyMetalCore
 #if canImport(Glibc)
 import Glibc

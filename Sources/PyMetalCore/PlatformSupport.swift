@@ -8,12 +8,6 @@ import MetalCPU
 import CMetalCPU
 import Glibc
 #endif
-#if canImport(FoundationEssentials)
-import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
-import Glibc
-#else
-import Foundation
-#endif
 
 enum PlatformSupport {
     #if canImport(Metal)
