@@ -12,10 +12,11 @@ all: demo
 build: swift shaders python
 
 # Tools/ (pymetal-info) is a package of its own, linked against libPyMetal (Tools/Package.swift says why),
-# built into the same folder so that the tool finds the library beside it.
+# built into the same folder so that the tool finds the library beside it. Tools first: SwiftPM would
+# reuse the last build plan of a shared folder for the root package, so the root's plan is made last.
 swift:
-	swift build -c release
 	swift build -c release --package-path Tools --scratch-path .build
+	swift build -c release --disable-build-manifest-caching
 
 shaders: swift
 	CONFIGURATION=release scripts/build_shaders.sh

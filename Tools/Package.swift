@@ -11,8 +11,13 @@
 // rpath ($ORIGIN on Linux, @loader_path on macOS) that finds the library beside the tool.
 //
 // Build from the checkout, into the root package's build folder (so the tool
-// sits next to the libPyMetal that `swift build` made; `make build` does this):
+// sits next to the libPyMetal that Python loads; `make build` does this):
 //   swift build -c release --package-path Tools --scratch-path .build
+//   swift build -c release --disable-build-manifest-caching
+// The second command builds the rest of the root package (pymetal-metallib) and
+// leaves the folder with the root's build plan: a plain `swift build` in a
+// folder shared with another package reuses that package's plan if it was the
+// last one (the package manifests it checks are unchanged).
 import PackageDescription
 
 let package = Package(
