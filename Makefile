@@ -14,12 +14,17 @@ build: swift shaders python
 # Stamps make a built checkout's `make demo` skip both steps (SwiftPM's own
 # up-to-date check and the shader library's load cost about 3 s); any change
 # under Sources/ or Shaders/ runs them again.
+# Sources/Tools (pymetal-info) is a package of its own, linked against libPyMetal
+# (Sources/Tools/Package.swift says why), built into the same folder so that the
+# tool finds the library beside it. Tools first: SwiftPM would reuse the last
+# build plan of a shared folder for the root package, so the root's plan is made last.
 SWIFT_STAMP  := .build/.pymetal-swift
 SHADER_STAMP := .build/.pymetal-shaders
 swift: $(SWIFT_STAMP)
 $(SWIFT_STAMP): Package.swift $(shell find Sources -type f)
 	@echo "swift: swift build -c release (a few minutes the first time)"
-	swift build -c release
+	swift build -c release --package-path Sources/Tools --scratch-path .build
+	swift build -c release --disable-build-manifest-caching
 	touch $@
 
 shaders: $(SHADER_STAMP)

@@ -22,7 +22,6 @@ let package = Package(
     products: [
         // The only thing Python loads: the C ABI (libPyMetal.so / libPyMetal.dylib).
         .library(name: "PyMetal", type: .dynamic, targets: ["PyMetal"]),
-        .executable(name: "pymetal-info", targets: ["pymetal-info"]),
         .executable(name: "pymetal-metallib", targets: ["pymetal-metallib"]),
     ],
     targets: [
@@ -51,8 +50,6 @@ let package = Package(
         .target(name: "CPyMetal"),
         // The C layout shared by MetalCPU and the kernel libraries it compiles.
         .target(name: "CMetalCPU"),
-        // Loads libPyMetal at run time (dlopen), as Python does: no pymetal code linked in.
-        .executableTarget(name: "pymetal-info", dependencies: ["CPyMetal"]),  // pymetal.h only
         .executableTarget(
             name: "pymetal-metallib",
             dependencies: ["PyMetalCore", .target(name: "MetalCPU", condition: linuxOnly)]

@@ -9,11 +9,11 @@ is left alone:
     pymetal/lib/shaders/                Shaders/, for kernel families compiled on first use
     pymetal/lib/msl/                    MetalCPU's MSL headers (Linux), found next to libPyMetal
 
-On Linux the Swift runtime and Foundation are linked into libPyMetal
-(-static-stdlib): one shared object that needs only libc, libm and libstdc++,
-and loads in about half the time of the runtime's dozen shared libraries (a
-developer's .build/release keeps the shared runtime: `swift test` links XCTest
-with it). On macOS the Swift runtime and Metal come with the OS. Editable installs skip
+On Linux the Swift runtime and FoundationEssentials (no Foundation, so no ICU
+data) are linked into libPyMetal (-static-stdlib): one shared object that needs
+only libc, libm and libstdc++, and loads in about half the time of the
+runtime's shared libraries (a developer's .build/release keeps the shared
+runtime: `swift test` links XCTest with it). On macOS the Swift runtime and Metal come with the OS. Editable installs skip
 all this: they use the checkout's `.build/release` (see pymetal/_native.py).
 """
 

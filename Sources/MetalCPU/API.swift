@@ -1,7 +1,12 @@
 // The subset of Apple's Metal API that pymetal uses, with Apple's exact names,
 // labels, optionality and `throws` (see shared/metal-api.md). Engine code written
 // against these declarations compiles unchanged against `import Metal` on macOS.
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 public typealias CFTimeInterval = Double
 public typealias MTLCommandBufferHandler = @Sendable (any MTLCommandBuffer) -> Void
@@ -102,8 +107,17 @@ public enum MTLGPUFamily: Int, Sendable {
     case apple7 = 1007, apple8 = 1008, apple9 = 1009, metal3 = 5001
 }
 
+/// A preprocessor macro's value. Apple's `preprocessorMacros` holds NSObjects
+/// (an NSString or NSNumber); MetalCPU, without Foundation, takes the Swift
+/// strings and numbers they bridge from, defined as their `description`.
+public protocol MTLPreprocessorMacroValue: CustomStringConvertible {}
+extension String: MTLPreprocessorMacroValue {}
+extension Int: MTLPreprocessorMacroValue {}
+extension Double: MTLPreprocessorMacroValue {}
+
 public final class MTLCompileOptions: @unchecked Sendable {
-    public var preprocessorMacros: [String: NSObject]?
+    /// Apple: `[String: NSObject]?` (see MTLPreprocessorMacroValue).
+    public var preprocessorMacros: [String: any MTLPreprocessorMacroValue]?
     public var fastMathEnabled: Bool = true
     public var mathMode: MTLMathMode = .fast
     public var languageVersion: MTLLanguageVersion = .version3_1

@@ -5,7 +5,6 @@
 // Work that nobody waits for is run by the background runner (below) once it
 // has been pending for a tick.
 import CMetalCPU
-import Foundation
 
 /// What stops running kernels (guard.c): a time limit per command buffer, as
 /// a GPU's watchdog has, and cancelling all work.
@@ -23,7 +22,7 @@ public enum CPUKernelControl {
 
 public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     let device: CPUDevice
-    private let lock = NSCondition()
+    private let lock = Condition()
     private var pending: [CPUCommandBuffer] = []
     private var running = false    // a thread is executing pending work
     private var committed: UInt64 = 0 // command buffers committed so far: their sequence numbers
@@ -118,7 +117,7 @@ final class BackgroundRunner: @unchecked Sendable {
     /// Committed work waits one to two ticks before the runner takes it, unless a waiter runs it first.
     static let interval = 0.0005
 
-    private let condition = NSCondition()
+    private let condition = Condition()
     private var queues: [CPUCommandQueue] = [] // strong: committed work runs even if its queue is dropped
     private var asleep = false
     private var started = false
@@ -131,11 +130,11 @@ final class BackgroundRunner: @unchecked Sendable {
             asleep = false
             condition.signal()
         } else if !started {
-            started = true
-            Thread { [unowned self] in
+            // Without the thread (the system refused one), work still runs when waited for; retried at the next watch.
+            started = Platform.startThread { [unowned self] in
                 pm_host_name_thread("MetalCPU runner")
                 self.loop()
-            }.start()
+            }
         }
     }
 
@@ -147,7 +146,7 @@ final class BackgroundRunner: @unchecked Sendable {
                 while asleep { condition.wait() }
                 continue
             }
-            _ = condition.wait(until: Date(timeIntervalSinceNow: Self.interval))
+            condition.wait(seconds: Self.interval)
             let watched = queues
             condition.unlock()
             var idle: [CPUCommandQueue] = []

@@ -4,7 +4,6 @@
 // alive until it completes. Nothing is allocated per dispatch but amortised
 // growth.
 import CMetalCPU
-import Foundation
 
 public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecked Sendable {
     private let commandBuffer: CPUCommandBuffer

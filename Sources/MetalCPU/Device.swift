@@ -1,6 +1,11 @@
 // The CPU as a Metal device: shared memory is simply host memory.
 import CMetalCPU
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 public final class CPUDevice: MTLDevice, @unchecked Sendable {
     public static let shared = CPUDevice()

@@ -3,7 +3,6 @@
 // dispatch with enough work is split into chunks of groups that run on every
 // core through the worker pool (pool.c).
 import CMetalCPU
-import Foundation
 
 struct CPUDispatch {
     private let pipeline: CPUPipelineState?

@@ -1,6 +1,11 @@
 // Kernel libraries: shared objects made by MSLCompiler, loaded with dlopen.
 import CMetalCPU
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 public final class CPULibrary: MTLLibrary, @unchecked Sendable {
     let kernels: [String: (desc: pm_kernel_desc, bindings: [pm_binding])]

@@ -6,16 +6,18 @@ import Musl
 #elseif canImport(Darwin)
 import Darwin
 #endif
-import Foundation
+import CMetalCPU
 
 enum Platform {
     /// Apple Silicon's page size: no-copy buffers must be aligned to it on a Mac,
     /// so MetalCPU refuses anything less here too.
     static let metalPageSize = 16384
 
-    static var cpuCount: Int { max(1, ProcessInfo.processInfo.activeProcessorCount) }
+    static var cpuCount: Int { Int(pm_host_cpu_count()) }
 
-    static var physicalMemory: UInt64 { ProcessInfo.processInfo.physicalMemory }
+    static var physicalMemory: UInt64 {
+        UInt64(max(0, sysconf(Int32(_SC_PHYS_PAGES)))) * UInt64(max(0, sysconf(Int32(_SC_PAGESIZE))))
+    }
 
     /// Seconds on a monotonic clock (stands in for the GPU's timestamps).
     static func now() -> Double {
@@ -40,15 +42,18 @@ enum Platform {
 
     static func cpuName() -> String {
         guard let line = cpuInfo(["model name"]), let colon = line.firstIndex(of: ":") else { return "CPU" }
-        return line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
+        return String(line[line.index(after: colon)...].trimmed)
     }
 
     /// The first /proc/cpuinfo line starting with one of `prefixes` (nil elsewhere).
     static func cpuInfo(_ prefixes: [String]) -> String? {
         #if os(Linux)
-        if let info = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-           let line = info.split(separator: "\n").first(where: { line in prefixes.contains { line.hasPrefix($0) } }) {
-            return String(line)
+        guard let file = fopen("/proc/cpuinfo", "r") else { return nil }
+        defer { fclose(file) }
+        var buffer = [CChar](repeating: 0, count: 4096)
+        while fgets(&buffer, Int32(buffer.count), file) != nil {
+            let line = String(cString: buffer)
+            if prefixes.contains(where: { line.hasPrefix($0) }) { return line.hasSuffix("\n") ? String(line.dropLast()) : line }
         }
         #endif
         return nil
@@ -64,5 +69,94 @@ final class Lock: @unchecked Sendable {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
         return try body()
+    }
+}
+
+/// A mutex with a condition variable: what Foundation's NSCondition is, on pthreads.
+final class Condition: @unchecked Sendable {
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        #if os(Linux)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC) // timed waits immune to clock changes
+        #endif
+        pthread_cond_init(condition, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(condition)
+        pthread_mutex_destroy(mutex)
+        condition.deallocate()
+        mutex.deallocate()
+    }
+
+    func lock() { pthread_mutex_lock(mutex) }
+    func unlock() { pthread_mutex_unlock(mutex) }
+    func signal() { pthread_cond_signal(condition) }
+    func broadcast() { pthread_cond_broadcast(condition) }
+    /// Waits (holding the lock) until signalled; may wake spuriously, as NSCondition.
+    func wait() { pthread_cond_wait(condition, mutex) }
+
+    /// Waits (holding the lock) until signalled or `seconds` have passed.
+    func wait(seconds: Double) {
+        let nanoseconds = Int(seconds * 1e9)
+        #if os(Linux)
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let total = deadline.tv_nsec + nanoseconds % 1_000_000_000
+        deadline.tv_sec += nanoseconds / 1_000_000_000 + total / 1_000_000_000
+        deadline.tv_nsec = total % 1_000_000_000
+        pthread_cond_timedwait(condition, mutex, &deadline)
+        #else
+        var relative = timespec(tv_sec: nanoseconds / 1_000_000_000, tv_nsec: nanoseconds % 1_000_000_000)
+        pthread_cond_timedwait_relative_np(condition, mutex, &relative)
+        #endif
+    }
+}
+
+extension Platform {
+    /// Runs `body` on a new detached thread (Foundation's Thread, on pthreads);
+    /// false if the system refuses one.
+    static func startThread(_ body: @escaping () -> Void) -> Bool {
+        final class Body {
+            let run: () -> Void
+            init(_ run: @escaping () -> Void) { self.run = run }
+        }
+        let context = Unmanaged.passRetained(Body(body)).toOpaque()
+        #if canImport(Darwin)
+        var thread: pthread_t?
+        #else
+        var thread = pthread_t()
+        #endif
+        let status = pthread_create(&thread, nil, { raw in
+            let context: UnsafeMutableRawPointer? = raw  // optional on Linux, not on Darwin
+            Unmanaged<Body>.fromOpaque(context!).takeRetainedValue().run()
+            return nil
+        }, context)
+        guard status == 0 else {
+            Unmanaged<Body>.fromOpaque(context).release()
+            return false
+        }
+        #if canImport(Darwin)
+        pthread_detach(thread!)
+        #else
+        pthread_detach(thread)
+        #endif
+        return true
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing whitespace (Foundation's trimmingCharacters(in:), from the standard library).
+    var trimmed: SubSequence {
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }

@@ -2,7 +2,11 @@
 // imported as the module CPyMetal): thin wrappers that check their arguments,
 // call the engine and turn errors into status codes.
 import CPyMetal
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
 import PyMetalCore
 #if canImport(Metal)
 import Metal
@@ -188,9 +192,9 @@ public func pm_library_compile_version(_ out: UnsafeMutablePointer<UInt64>?, _ h
         let out = try output(out)
         var definitions: [String: String] = [:]
         if let macros {
-            for line in String(cString: macros).split(separator: "\n") where !line.trimmingCharacters(in: .whitespaces).isEmpty {
+            for line in String(cString: macros).split(separator: "\n") where !line.trimmed.isEmpty {
                 let parts = line.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
-                let name = parts[0].trimmingCharacters(in: .whitespaces)
+                let name = String(parts[0].trimmed)
                 guard !name.isEmpty else { throw EngineError.invalid("macro line '\(line)' has no name (NAME=VALUE or NAME)") }
                 definitions[name] = parts.count > 1 ? String(parts[1]) : "1"
             }

@@ -1,6 +1,5 @@
 // Status codes and the thread-local error message of the C ABI.
 import CPyMetal
-import Foundation
 import PyMetalCore
 #if canImport(Glibc)
 import Glibc

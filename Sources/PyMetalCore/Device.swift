@@ -4,7 +4,12 @@ import Metal
 #else
 import MetalCPU
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 public final class Device: @unchecked Sendable {
     public let device: any MTLDevice
@@ -88,7 +93,11 @@ public final class Device: @unchecked Sendable {
         let options = MTLCompileOptions()
         if let languageVersion { options.languageVersion = languageVersion }
         if !macros.isEmpty {
+            #if canImport(Metal)
             options.preprocessorMacros = macros.mapValues { NSString(string: $0) }
+            #else
+            options.preprocessorMacros = macros  // MetalCPU takes Swift strings (it has no Foundation)
+            #endif
         }
         if #available(macOS 15.0, *) {
             options.mathMode = fastMath ? .fast : .safe

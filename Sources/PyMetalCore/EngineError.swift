@@ -18,5 +18,9 @@ public struct EngineError: Error, CustomStringConvertible {
 /// The message of an error from Metal (NSError on macOS, MetalCPU's errors on Linux).
 func describe(_ error: any Error) -> String {
     if let engine = error as? EngineError { return engine.message }
+    #if canImport(Metal)
     return error.localizedDescription
+    #else
+    return "\(error)"  // MetalCPU's errors are CustomStringConvertible (Linux has no Foundation here)
+    #endif
 }

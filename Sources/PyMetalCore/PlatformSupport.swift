@@ -8,7 +8,6 @@ import MetalCPU
 import CMetalCPU
 import Glibc
 #endif
-import Foundation
 
 enum PlatformSupport {
     #if canImport(Metal)

@@ -6,7 +6,12 @@ import Metal
 #else
 import MetalCPU
 #endif
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 public enum ShaderLibrary {
     /// Where the source tree keeps Shaders/ and the built library.
@@ -28,8 +33,8 @@ public enum ShaderLibrary {
             sources = shipped
         }
         let directory = URL(fileURLWithPath: environment["PYMETAL_SHADERS"] ?? sources.path)
-        FileHandle.standardError.write(Data(("pymetal: no prebuilt \(PlatformSupport.shaderLibraryName) "
-            + "(scripts/build_shaders.sh makes it); compiling \(directory.path) at run time\n").utf8))
+        fputs("pymetal: no prebuilt \(PlatformSupport.shaderLibraryName) "
+            + "(scripts/build_shaders.sh makes it); compiling \(directory.path) at run time\n", stderr)
         let options = MTLCompileOptions()
         if #available(macOS 15.0, *) { options.mathMode = .safe } else { options.fastMathEnabled = false }
         return Library(try device.makeLibrary(source: try combinedSource(of: directory), options: options), device: device)
@@ -52,7 +57,7 @@ public enum ShaderLibrary {
             var number = 0
             for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
                 number += 1
-                let trimmed = line.trimmingCharacters(in: .whitespaces)
+                let trimmed = line.trimmed
                 if trimmed.hasPrefix("#include \""), let end = trimmed.dropFirst(10).firstIndex(of: "\"") {
                     let name = String(trimmed.dropFirst(10)[..<end])
                     try inline(url.deletingLastPathComponent().appendingPathComponent(name))
@@ -66,5 +71,15 @@ public enum ShaderLibrary {
         }
         for file in files { try inline(directory.appendingPathComponent(file)) }
         return out
+    }
+}
+
+extension StringProtocol {
+    /// Without leading and trailing whitespace (Foundation's trimmingCharacters(in:), from the standard library).
+    public var trimmed: SubSequence {
+        guard let first = firstIndex(where: { !$0.isWhitespace }), let last = lastIndex(where: { !$0.isWhitespace }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
     }
 }

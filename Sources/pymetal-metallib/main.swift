@@ -1,6 +1,11 @@
 // pymetal-metallib: builds pymetal's shader library from Shaders/ for the CPU
 // backend, as `xcrun metal` + `metallib` do on a Mac (scripts/build_shaders.sh).
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 import PyMetalCore
 #if !canImport(Metal)
 import MetalCPU
@@ -8,11 +13,11 @@ import MetalCPU
 
 let arguments = CommandLine.arguments
 guard arguments.count == 3 else {
-    FileHandle.standardError.write(Data("usage: pymetal-metallib <Shaders folder> <output library>\n".utf8))
+    fputs("usage: pymetal-metallib <Shaders folder> <output library>\n", stderr)
     exit(2)
 }
 #if canImport(Metal)
-FileHandle.standardError.write(Data("pymetal-metallib builds MetalCPU libraries; on macOS use xcrun (scripts/build_shaders.sh)\n".utf8))
+fputs("pymetal-metallib builds MetalCPU libraries; on macOS use xcrun (scripts/build_shaders.sh)\n", stderr)
 exit(2)
 #else
 do {
@@ -30,7 +35,7 @@ do {
     let library = try CPUDevice.shared.makeLibrary(URL: output)
     print("pymetal-metallib: \(output.path): \(library.functionNames.count) kernels")
 } catch {
-    FileHandle.standardError.write(Data("pymetal-metallib: \(error.localizedDescription)\n".utf8))
+    fputs("pymetal-metallib: \(error)\n", stderr)
     exit(1)
 }
 #endif

@@ -11,6 +11,9 @@ const char *pm_host_object_path(const char *symbol_name);
 // The file of the binary MetalCPU is linked into (libPyMetal, a test, a tool):
 // its identity goes into compile-cache keys, so a rebuilt front end recompiles.
 const char *pm_host_self_path(void);
+// The cores this process may run on: its affinity mask on Linux (as
+// Foundation's activeProcessorCount), the online cores elsewhere.
+int32_t pm_host_cpu_count(void);
 // Names the calling thread (Linux: shown in /proc and debuggers; elsewhere a no-op).
 void pm_host_name_thread(const char *name);
 

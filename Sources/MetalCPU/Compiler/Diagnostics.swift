@@ -6,7 +6,12 @@
 // n-th `x` of the rewritten line is the n-th `x` of the user's, when the user
 // wrote it). A token the user did not write (inside a macro's expansion) keeps
 // clang's column; the excerpt then still shows the user's line.
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 enum Diagnostics {
     /// `log`: clang's output. `source`: the text given to the compiler, whose
@@ -56,9 +61,9 @@ enum Diagnostics {
                 if let n = parts.first.flatMap({ Int($0) }) {
                     number = n
                     if parts.count > 1 {
-                        let quoted = parts[1].trimmingCharacters(in: .whitespaces)
-                        file = String(quoted.dropFirst().dropLast()).replacingOccurrences(of: "\\\\", with: "\\")
-                            .replacingOccurrences(of: "\\\"", with: "\"")
+                        let quoted = parts[1].trimmed
+                        file = String(quoted.dropFirst().dropLast()).replacing("\\\\", with: "\\")
+                            .replacing("\\\"", with: "\"")
                     }
                     continue
                 }
@@ -71,7 +76,7 @@ enum Diagnostics {
 
     private static func parseHeader(_ line: String) -> (file: String, line: Int, column: Int, prefix: String, rest: String)? {
         // the last ":N:N: " before the kind (a path may hold colons)
-        guard let kind = line.range(of: #":\d+:\d+: (error|warning|note|fatal error): "#, options: .regularExpression) else { return nil }
+        guard let kind = line.firstRange(of: #/:\d+:\d+: (error|warning|note|fatal error): /#) else { return nil }
         let numbers = line[kind].dropFirst().split(separator: ":")
         guard numbers.count >= 2, let l = Int(numbers[0]), let c = Int(numbers[1]) else { return nil }
         let file = String(line[..<kind.lowerBound])
@@ -82,13 +87,13 @@ enum Diagnostics {
 
     /// `    4 | text` -> (gutter "    4 | ", text)
     private static func excerpt(_ line: String) -> (gutter: String, text: String)? {
-        guard let bar = line.range(of: #"^ *\d+ \| "#, options: .regularExpression) else { return nil }
+        guard let bar = line.firstRange(of: #/^ *\d+ \| /#) else { return nil }
         return (String(line[bar]), String(line[bar.upperBound...]))
     }
 
     /// `      |     ^~~~` -> gutter "      | "
     private static func caretColumn(_ line: String) -> (gutter: String, column: Int)? {
-        guard let bar = line.range(of: #"^ *\| "#, options: .regularExpression),
+        guard let bar = line.firstRange(of: #/^ *\| /#),
               let caret = line[bar.upperBound...].firstIndex(of: "^") else { return nil }
         return (String(line[bar]), line.distance(from: bar.upperBound, to: caret) + 1)
     }

@@ -279,7 +279,7 @@ final class FrontEnd {
 
     /// The value of an integer literal such as `16`, `0x20u`, `32ul`; nil for anything else.
     static func integerValue(_ literal: String) -> Int? {
-        let trimmed = literal.lowercased().replacingOccurrences(of: "u", with: "").replacingOccurrences(of: "l", with: "")
+        let trimmed = literal.lowercased().filter { $0 != "u" && $0 != "l" }
         if trimmed.hasPrefix("0x") { return Int(trimmed.dropFirst(2), radix: 16) }
         return Int(trimmed)
     }
@@ -768,8 +768,8 @@ final class FrontEnd {
         let qualifiers: Set<String> = ["const", "volatile", "restrict", "__restrict", "__restrict__", "*", "&", "&&",
                                        "device", "constant", "thread", "threadgroup"]
         let words = plain.map { text($0) }.filter { !qualifiers.contains($0) }
-        return (name, words.joined(separator: " ").replacingOccurrences(of: " :: ", with: "::")
-            .replacingOccurrences(of: " < ", with: "<").replacingOccurrences(of: " >", with: ">"))
+        return (name, words.joined(separator: " ").replacing(" :: ", with: "::")
+            .replacing(" < ", with: "<").replacing(" >", with: ">"))
     }
 
     /// Metal accepts position (and binding) attributes on the parameters of ordinary functions
@@ -890,7 +890,7 @@ final class FrontEnd {
         var replacement = "constexpr \(type) \(name) = \(type)();"
         if let value = constantValues?[index] {
             let given = MTLDataType(rawValue: value.type).map { "\($0)" } ?? "MTLDataType \(value.type)"
-            let bytes = value.bytes.isEmpty ? "0" : value.bytes.map { String(format: "0x%02x", $0) }.joined(separator: ", ")
+            let bytes = value.bytes.isEmpty ? "0" : value.bytes.map { "0x" + ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined(separator: ", ")
             replacement = "static_assert(::pm::abi::data_type<\(type)>() == \(value.type), \"function constant '\(name)' "
                 + "(index \(index)) is declared '\(type)' but was given a \(given) value\"); "
                 + "constexpr \(type) \(name) = ::pm::abi::constant_value<\(type)>({\(bytes)});"

@@ -9,7 +9,12 @@
 // symlink, another owner) is deleted and compiled again. The least recently
 // used entries are evicted above PYMETAL_CACHE_MAX bytes, and the work folders
 // of killed compiles are removed.
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 public struct KernelCacheInfo: Sendable {
     /// The cache folder.
@@ -34,7 +39,7 @@ final class KernelCache: @unchecked Sendable {
         let place = (Toolchain.environment("XDG_CACHE_HOME") ?? "") + "\u{0}" + (Toolchain.environment("HOME") ?? "")
         return lock {
             if let opened, opened.place == place { return opened.cache }
-            let cache = open()
+            let cache = openFolder()
             opened = (place, cache)
             return cache
         }
@@ -54,7 +59,7 @@ final class KernelCache: @unchecked Sendable {
     private struct Refused: Error { let reason: String }
 
     /// The user's cache, or (with a warning saying why) a private folder for this process.
-    private static func open() -> KernelCache {
+    private static func openFolder() -> KernelCache {
         do {
             return KernelCache(path: try persistentFolder(), persistent: true)
         } catch {
@@ -69,7 +74,7 @@ final class KernelCache: @unchecked Sendable {
                 }
                 privateFolders.append(folder)
             }
-            FileHandle.standardError.write(Data(("pymetal: compiled kernels are not cached on disk: \(reason)\n").utf8))
+            fputs("pymetal: compiled kernels are not cached on disk: \(reason)\n", stderr)
             return KernelCache(path: folder, persistent: false)
         }
     }
@@ -84,11 +89,12 @@ final class KernelCache: @unchecked Sendable {
         } else {
             throw Refused(reason: "neither XDG_CACHE_HOME nor HOME is set")
         }
-        do {
-            try FileManager.default.createDirectory(atPath: base, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-        } catch {
-            throw Refused(reason: "cannot make \(base): \(error.localizedDescription)")
+        var made = ""  // mkdir -p, 0700 for the folders it makes
+        for part in base.split(separator: "/") {
+            made += "/" + part
+            if mkdir(made, 0o700) != 0 && errno != EEXIST {
+                throw Refused(reason: "cannot make \(base): \(String(cString: strerror(errno)))")
+            }
         }
         var info = stat()
         guard stat(base, &info) == 0 else { throw Refused(reason: "cannot use \(base): \(String(cString: strerror(errno)))") }
@@ -131,7 +137,7 @@ final class KernelCache: @unchecked Sendable {
     /// foreign or symlinked entry is deleted. A hit marks the entry as used.
     func lookup(_ key: String) -> String? {
         let file = path + "/" + key + ".so"
-        let descriptor = Foundation.open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno != ENOENT { unlink(file) } // ELOOP (a symlink) and the like
             return nil
@@ -163,13 +169,15 @@ final class KernelCache: @unchecked Sendable {
     /// the entry for `key`, with its content hash; returns the entry's file.
     func publish(_ built: String, key: String) throws -> String {
         let target = path + "/" + key + ".so"
-        guard let data = FileManager.default.contents(atPath: built), let handle = FileHandle(forWritingAtPath: built) else {
+        guard let data = FileManager.default.contents(atPath: built), let file = fopen(built, "ab") else {
             throw MTLLibraryError(code: .internalError, message: "cannot read the compiled library \(built)")
         }
         let hash = data.withUnsafeBytes { Toolchain.contentHash($0) }.littleEndian
-        handle.seekToEndOfFile()
-        handle.write(Data(Self.magic) + withUnsafeBytes(of: hash) { Data($0) })
-        handle.closeFile()
+        let trailer = Self.magic + withUnsafeBytes(of: hash) { Array($0) }
+        let written = fwrite(trailer, 1, trailer.count, file)
+        guard fclose(file) == 0, written == trailer.count else {
+            throw MTLLibraryError(code: .internalError, message: "cannot write \(built): \(String(cString: strerror(errno)))")
+        }
         // Atomic: a reader sees the old entry, none, or the whole new one; racing writers of one key agree.
         guard rename(built, target) == 0 else {
             throw MTLLibraryError(code: .internalError, message: "cannot write \(target): \(String(cString: strerror(errno)))")
@@ -269,7 +277,7 @@ final class KernelCache: @unchecked Sendable {
             if unlink(path + "/" + item.name) == 0 && item.name.hasSuffix(".so") { removed += 1 }
         }
         removeLeftovers()
-        if persistent { try? FileManager.default.removeItem(atPath: (path as NSString).deletingLastPathComponent + "/msl") }
+        if persistent { try? FileManager.default.removeItem(atPath: path[..<(path.lastIndex(of: "/") ?? path.endIndex)] + "/msl") }
         return removed
     }
 }

@@ -1,7 +1,12 @@
 // Compiles MSL into a kernel library (a shared object) with clang++, through
 // the front end, and caches the result on disk (KernelCache) by a hash of
 // everything that goes into it.
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 public final class MSLCompiler: @unchecked Sendable {
     public static let shared = MSLCompiler()
@@ -239,9 +244,7 @@ public final class MSLCompiler: @unchecked Sendable {
     private func compileFlags(_ options: MTLCompileOptions) -> [String] {
         var flags: [String] = Self.vectorMathFlags
         for (name, value) in (options.preprocessorMacros ?? [:]).sorted(by: { $0.key < $1.key }) {
-            if let number = value as? NSNumber { flags.append("-D\(name)=\(number.stringValue)") }
-            else if let string = value as? NSString { flags.append("-D\(name)=\(string)") }
-            else { flags.append("-D\(name)=\(value)") }
+            flags.append("-D\(name)=\(value)")
         }
         // __METAL_VERSION__ as Metal defines it for the language version (3.2 -> 320).
         let version = options.languageVersion.rawValue

@@ -1,7 +1,12 @@
 // Where clang++ and the MSL compatibility headers are, and what identifies them
 // in cache keys (without running clang: a cache hit must not invoke it).
 import CMetalCPU
+#if canImport(FoundationEssentials)
+import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
+import Glibc
+#else
 import Foundation
+#endif
 
 struct Toolchain {
     let clang: String
@@ -151,7 +156,7 @@ struct CompileLimits {
     static func fromEnvironment() throws -> CompileLimits {
         var limits = CompileLimits(timeout: defaultTimeout, memory: defaultMemory)
         if let text = Toolchain.environment("PYMETAL_COMPILE_TIMEOUT"), !text.isEmpty {
-            guard let seconds = Double(text.trimmingCharacters(in: .whitespaces)), seconds > 0, seconds.isFinite else {
+            guard let seconds = Double(text.trimmed), seconds > 0, seconds.isFinite else {
                 throw MTLLibraryError(code: .compileFailure,
                                       message: "PYMETAL_COMPILE_TIMEOUT=\(text): expected a number of seconds above 0")
             }
@@ -172,14 +177,14 @@ extension Toolchain {
     /// K, M, G or T suffix in powers of 1024, and an optional B), or nil if unset.
     static func byteSize(_ name: String) throws -> UInt64? {
         guard let text = environment(name), !text.isEmpty else { return nil }
-        var digits = text.trimmingCharacters(in: .whitespaces).uppercased()
+        var digits = text.trimmed.uppercased()
         if digits.hasSuffix("IB") { digits.removeLast(2) } else if digits.hasSuffix("B") { digits.removeLast() }
         var scale: UInt64 = 1
         if let unit = digits.last, let power = "KMGT".firstIndex(of: unit) {
             scale = 1 << (10 * UInt64("KMGT".distance(from: "KMGT".startIndex, to: power) + 1))
             digits.removeLast()
         }
-        guard let value = Double(digits.trimmingCharacters(in: .whitespaces)), value >= 0,
+        guard let value = Double(digits.trimmed), value >= 0,
               value * Double(scale) < 0x1p63 else {
             throw MTLLibraryError(code: .compileFailure, message: "\(name)=\(text): expected a size in bytes, such as 500M or 2G")
         }
@@ -225,7 +230,7 @@ extension Toolchain {
         if let stopped { throw CompileStopped(message: stopped) }
         guard status == 0 else { // exited with 0 (a signal or another code is not 0 either)
             let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            var message = text.replacingOccurrences(of: work + "/", with: "")
+            var message = text.replacing(work + "/", with: "")
             if message.isEmpty { message = "clang++ failed (status \(status))" }
             if status & 0x7f != 0 || text.contains("out of memory") || text.contains("bad_alloc") {
                 message += "\n(clang++ may have run out of memory: it may use \(limits.memory) bytes, PYMETAL_COMPILE_MEMORY)"

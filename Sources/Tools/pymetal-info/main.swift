@@ -1,83 +1,41 @@
 // pymetal-info: prints the device and runs a self-check through libPyMetal's
-// C ABI, loading the same shared library Python loads, as Python does (dlopen):
-// PYMETAL_LIBRARY, else the libPyMetal built next to this program. It links no
-// pymetal code itself (SwiftPM would link a target of this package statically
-// into an executable, and cannot order its link after the dynamic product's).
+// C ABI (pymetal.h), as Python does. It is linked against libPyMetal (ldd lists
+// it; found beside the tool through its rpath, or LD_LIBRARY_PATH /
+// DYLD_LIBRARY_PATH) and contains no pymetal code of its own.
 #if canImport(Darwin)
 import Darwin
 #else
 import Glibc
 #endif
-import CPyMetal  // pymetal.h: the C ABI's types and constants (no code)
+import CPyMetal  // pymetal.h: the C ABI's prototypes, types and constants
 
 func fail(_ message: String) -> Never {
     fputs("pymetal-info: \(message)\n", stderr)
     exit(1)
 }
 
-/// This program's own path (to find the libPyMetal built beside it).
-func executablePath() -> String {
-    var buffer = [CChar](repeating: 0, count: 4096)
+/// The file of the libPyMetal this process loaded (the dynamic loader chose it).
+func libraryPath() -> String {
     #if canImport(Darwin)
-    var size = UInt32(buffer.count)
-    guard _NSGetExecutablePath(&buffer, &size) == 0 else { return CommandLine.arguments[0] }
+    for image in 0..<_dyld_image_count() {
+        if let name = _dyld_get_image_name(image).map({ String(cString: $0) }), name.hasSuffix("/libPyMetal.dylib") { return name }
+    }
     #else
-    let count = readlink("/proc/self/exe", &buffer, buffer.count - 1)
-    guard count > 0 else { return CommandLine.arguments[0] }
+    if let maps = fopen("/proc/self/maps", "r") {
+        defer { fclose(maps) }
+        var line = [CChar](repeating: 0, count: 4096)
+        while fgets(&line, Int32(line.count), maps) != nil {
+            let text = String(cString: line)
+            if text.hasSuffix("/libPyMetal.so\n"), let slash = text.firstIndex(of: "/") { return String(text[slash...].dropLast()) }
+        }
+    }
     #endif
-    return String(cString: buffer)
-}
-
-#if canImport(Darwin)
-let libraryName = "libPyMetal.dylib"
-#else
-let libraryName = "libPyMetal.so"
-#endif
-let libraryPath: String = {
-    if let path = getenv("PYMETAL_LIBRARY"), path.pointee != 0 { return String(cString: path) }
-    let program = executablePath()
-    let directory = program.lastIndex(of: "/").map { String(program[..<$0]) } ?? "."
-    return directory + "/" + libraryName
-}()
-guard let library = dlopen(libraryPath, RTLD_NOW | RTLD_LOCAL) else {
-    fail("cannot load \(libraryPath): \(String(cString: dlerror())) (build it with `swift build -c release` or set PYMETAL_LIBRARY)")
-}
-
-/// A C function of libPyMetal, by name, with the prototype of pymetal.h.
-func function<T>(_ name: String, _ type: T.Type) -> T {
-    guard let symbol = dlsym(library, name) else { fail("\(libraryPath) lacks \(name)") }
-    return unsafeBitCast(symbol, to: type)
+    return "?"
 }
 
 typealias Handle = UInt64
-typealias GetHandle = @convention(c) (UnsafeMutablePointer<Handle>?, Handle) -> Int32
-typealias GetInt64 = @convention(c) (UnsafeMutablePointer<Int64>?, Handle) -> Int32
-typealias GetText = @convention(c) (UnsafeMutablePointer<UnsafePointer<CChar>?>?, Handle) -> Int32
-typealias Release = @convention(c) (Handle) -> Int32
-
-let pm_abi_version = function("pm_abi_version", (@convention(c) () -> Int32).self)
-let pm_last_error = function("pm_last_error", (@convention(c) () -> UnsafePointer<CChar>?).self)
-let pm_device_default = function("pm_device_default", (@convention(c) (UnsafeMutablePointer<Handle>?) -> Int32).self)
-let pm_device_name = function("pm_device_name", GetText.self)
-let pm_device_backend = function("pm_device_backend", GetText.self)
-let pm_device_unified_memory = function("pm_device_unified_memory",
-    (@convention(c) (UnsafeMutablePointer<Int32>?, Handle) -> Int32).self)
-let pm_device_max_threads_per_threadgroup = function("pm_device_max_threads_per_threadgroup", GetInt64.self)
-let pm_device_max_buffer_length = function("pm_device_max_buffer_length", GetInt64.self)
-let pm_device_page_size = function("pm_device_page_size", GetInt64.self)
-let pm_device_shader_library = function("pm_device_shader_library", GetHandle.self)
-let pm_library_compile = function("pm_library_compile",
-    (@convention(c) (UnsafeMutablePointer<Handle>?, Handle, UnsafePointer<CChar>?, UnsafePointer<CChar>?, Int32) -> Int32).self)
-let pm_library_function_count = function("pm_library_function_count", GetInt64.self)
-let pm_kernel_new = function("pm_kernel_new",
-    (@convention(c) (UnsafeMutablePointer<Handle>?, Handle, UnsafePointer<CChar>?) -> Int32).self)
-let pm_stream_new = function("pm_stream_new", GetHandle.self)
-let pm_stream_synchronize = function("pm_stream_synchronize", Release.self)
-let pm_buffer_new = function("pm_buffer_new", (@convention(c) (UnsafeMutablePointer<Handle>?, Handle, UInt64) -> Int32).self)
-let pm_buffer_contents = function("pm_buffer_contents",
-    (@convention(c) (UnsafeMutablePointer<UnsafeMutableRawPointer?>?, Handle) -> Int32).self)
-let pm_dispatch = function("pm_dispatch", (@convention(c) (Handle, Handle, UnsafeRawPointer?, Int32,
-    UnsafePointer<UInt32>?, UnsafePointer<UInt32>?, Int32) -> Int32).self)
+typealias GetText = (UnsafeMutablePointer<UnsafePointer<CChar>?>?, Handle) -> Int32
+typealias GetInt64 = (UnsafeMutablePointer<Int64>?, Handle) -> Int32
 
 func check(_ status: Int32, _ what: String) {
     guard status == 0 else { fail("\(what) failed: \(String(cString: pm_last_error()!))") }
@@ -106,7 +64,7 @@ check(pm_device_default(&device), "pm_device_default")
 var unified: Int32 = 0
 check(pm_device_unified_memory(&unified, device), "pm_device_unified_memory")
 print("pymetal \(pm_abi_version()) (libPyMetal C ABI)")
-print("library:           \(libraryPath)")
+print("library:           \(libraryPath())")
 print("device:            \(text(pm_device_name, device, "pm_device_name"))")
 print("backend:           \(text(pm_device_backend, device, "pm_device_backend"))")
 print("unified memory:    \(unified == 1)")
