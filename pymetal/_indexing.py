@@ -86,6 +86,13 @@ def _basic(x, entries):
             shape.append(1)
             strides.append(0)
             continue
+        if isinstance(k, (Array, np.ndarray)) and k.ndim == 0 and k.dtype == np.bool_:
+            # a 0-d mask (the standard: result shape (1,) + shape if True, (0,) + shape if
+            # False): a new length-1 axis, indexed by [0] or by nothing
+            adv.append((len(shape), np.arange(int(bool(k)), dtype=np.int64)))
+            shape.append(1)
+            strides.append(0)
+            continue
         n, s = x._shape[src], x._strides[src]
         if isinstance(k, slice):
             start, stop, step = k.indices(n)
