@@ -47,3 +47,16 @@ def test_zero_dim_boolean_mask(shape, dtype, mask):
     want = x.copy()
     want[np.asarray(mask)] = 1
     assert_same(y, want)
+
+
+# complex64 inverse functions far from the origin: asinh/acosh/acos/asin squared |z| and
+# log1p summed |1+z|^2, which overflow float past ~1e19 (NumPy's results are finite)
+BIG_COMPLEX = np.array([1 + 1.3043818701608976e19j, -3e19 + 2e19j, 2e38 + 1e38j, -1e20 - 1e-3j,
+                        1e10 - 1e10j, 0.5 + 0.25j, -1e-8 + 1e-8j, 3.0 - 0.0j], dtype=np.complex64)
+
+
+@pytest.mark.parametrize("name, npname", [("acos", "arccos"), ("asin", "arcsin"), ("asinh", "arcsinh"),
+                                          ("acosh", "arccosh"), ("log1p", "log1p")])
+def test_complex_inverse_functions_large_values(name, npname):
+    got = getattr(pm, name)(pm.asarray(BIG_COMPLEX))
+    assert_same(got, getattr(np, npname)(BIG_COMPLEX), rtol=2e-6, atol=1e-6)
