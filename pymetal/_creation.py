@@ -32,6 +32,8 @@ def arange(start, /, stop=None, step=1, *, dtype=None, device=None):
     n = max(0, math.ceil((stop - start) / step))
     if _dt.kind(dt) == "b":
         raise TypeError("arange does not make bool arrays")
+    if _dt.kind(dt) == "c":  # real values (no range kernel for complex): float32, then complex64
+        return _ew.astype(_range(n, start, step, _dt.float32, _device(device)), dt)
     return _range(n, start, step, dt, _device(device))
 
 

@@ -60,3 +60,47 @@ BIG_COMPLEX = np.array([1 + 1.3043818701608976e19j, -3e19 + 2e19j, 2e38 + 1e38j,
 def test_complex_inverse_functions_large_values(name, npname):
     got = getattr(pm, name)(pm.asarray(BIG_COMPLEX))
     assert_same(got, getattr(np, npname)(BIG_COMPLEX), rtol=2e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("args", [(5,), (0, 1, 1), (-3, 7, 2), (2, 2), (4.0, -1.5, -0.5)], ids=str)
+def test_arange_complex64(args):
+    # real values in a complex64 array, as NumPy (there was no complex range kernel)
+    assert_same(pm.arange(*args, dtype=pm.complex64), np.arange(*args, dtype=np.complex64), dtype=np.complex64)
+
+
+def _complex_matrices(rng, shape):
+    return (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4), (1, 1), (0, 0), (2, 0, 0)], ids=str)
+def test_linalg_complex64(shape):
+    # the host decompositions took complex64 as float32 (dropping the imaginary parts) and
+    # norms summed x*x: now complex64 in, complex64 (or the standard's real float32) out
+    rng = np.random.default_rng(2)
+    a = _complex_matrices(rng, shape)
+    n = shape[-1]
+    h = a @ np.conj(np.swapaxes(a, -1, -2)) + n * np.eye(n, dtype=np.complex64)  # Hermitian positive definite
+    x, hx, tol = pm.asarray(a), pm.asarray(h), dict(rtol=1e-3, atol=1e-3)
+    la = pm.linalg
+    assert_same(la.cholesky(hx), np.linalg.cholesky(h), dtype=np.complex64, **tol)
+    assert_same(la.inv(hx), np.linalg.inv(h), dtype=np.complex64, **tol)
+    assert_same(la.det(hx), np.linalg.det(h), dtype=np.complex64, **tol)
+    assert_same(la.solve(hx, x), np.linalg.solve(h, a), dtype=np.complex64, **tol)
+    assert_same(la.matrix_power(hx, -2), np.linalg.matrix_power(h, -2), dtype=np.complex64, **tol)
+    assert_same(la.svdvals(x), np.linalg.svd(a, compute_uv=False), dtype=np.float32, **tol)
+    assert_same(la.eigvalsh(hx), np.linalg.eigvalsh(h), dtype=np.float32, **tol)
+    sign, logabs = la.slogdet(hx)
+    wsign, wlog = np.linalg.slogdet(h)
+    assert_same(sign, wsign, dtype=np.complex64, **tol)
+    assert_same(logabs, wlog, dtype=np.float32, **tol)
+    u, s, vh = la.svd(x, full_matrices=False)
+    assert (u.dtype, s.dtype, vh.dtype) == (np.complex64, np.float32, np.complex64)
+    np.testing.assert_allclose((u.numpy() * s.numpy()[..., None, :]) @ vh.numpy(), a, **tol)
+    q, r = la.qr(x)
+    assert (q.dtype, r.dtype) == (np.complex64, np.complex64)
+    np.testing.assert_allclose(q.numpy() @ r.numpy(), a, **tol)
+    if a.size:
+        for ord in ("fro", "nuc", 1, -1, 2, -2, np.inf, -np.inf):
+            assert_same(la.matrix_norm(x, ord=ord), np.linalg.norm(a, ord=ord, axis=(-2, -1)), dtype=np.float32, **tol)
+        for ord in (2, 1, np.inf, 3):
+            assert_same(la.vector_norm(x, ord=ord), np.linalg.norm(a.ravel(), ord=ord), dtype=np.float32, **tol)
