@@ -127,6 +127,8 @@ def _basic(x, entries):
                 raise IndexError("index %d is out of bounds for axis %d with size %d" % (i, src, n))
             offset += (i % n) * s
         src += 1
+    if 0 in shape:  # an empty result keeps the array's offset: no element to point at (an integer
+        offset = x._offset  # index into an empty array would point past the end of its memory)
     return x._view(offset, tuple(shape), tuple(strides)), adv
 
 

@@ -104,3 +104,14 @@ def test_linalg_complex64(shape):
             assert_same(la.matrix_norm(x, ord=ord), np.linalg.norm(a, ord=ord, axis=(-2, -1)), dtype=np.float32, **tol)
         for ord in (2, 1, np.inf, 3):
             assert_same(la.vector_norm(x, ord=ord), np.linalg.norm(a.ravel(), ord=ord), dtype=np.float32, **tol)
+
+
+@pytest.mark.parametrize("shape, key", [((2, 0, 0), 1), ((2, 0, 0), (-1, slice(None))), ((3, 0), (2, Ellipsis)),
+                                        ((0, 4), (slice(None), 3)), ((2, 3, 0), (1, 2))], ids=str)
+def test_index_into_empty_array(shape, key):
+    # an integer index into an empty array moved the view's offset past the end of its
+    # memory, and numpy() (so every host linalg function) refused the view
+    x = np.zeros(shape, dtype=np.float32)
+    got = pm.asarray(x)[key]
+    assert_same(got, x[key])
+    assert_same(pm.linalg.inv(pm.zeros((2, 0, 0), dtype=pm.float32)[1]), np.zeros((0, 0), np.float32))
