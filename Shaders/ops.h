@@ -303,6 +303,13 @@ struct Conj { template <typename T> T operator()(T x) const { return x; } };
 template <> METAL_FUNC cfloat Conj::operator()<cfloat>(cfloat x) const { return cfloat(x.re, -x.im); }
 struct Real { float operator()(cfloat x) const { return x.re; } };
 struct Imag { float operator()(cfloat x) const { return x.im; } };
+// Re log(1 + z) = log|1 + z|: half log1p(|1 + z|^2 - 1) keeps the precision near 0; where
+// that square overflows (parts beyond ~1e19) log|1 + z| has no cancellation to lose.
+METAL_FUNC float c_log1p_re(cfloat z) {
+    if (isinf(z.re) || isinf(z.im)) return INFINITY;
+    float s = z.re * (2.0f + z.re) + z.im * z.im;
+    return isinf(s) ? log(c_abs(c_add_real(z, 1.0f))) : 0.5f * Log1p()(s);
+}
 #define PM_CUNARY(Op, expr) template <> METAL_FUNC cfloat Op::operator()<cfloat>(cfloat z) const { return expr; }
 PM_CUNARY(Exp, c_exp(z))
 PM_CUNARY(Log, c_log(z))
@@ -319,8 +326,7 @@ PM_CUNARY(Log2, cfloat(c_log(z).re * M_LOG2E_F, c_log(z).im * M_LOG2E_F))
 PM_CUNARY(Log10, cfloat(c_log(z).re * M_LOG10E_F, c_log(z).im * M_LOG10E_F))
 // expm1 and log1p without cancellation near 0: exp(x) cos(y) - 1 = expm1(x) cos(y) - 2 sin^2(y/2).
 PM_CUNARY(Expm1, cfloat(Expm1()(z.re) * cos(z.im) - 2.0f * sin(0.5f * z.im) * sin(0.5f * z.im), exp(z.re) * sin(z.im)))
-PM_CUNARY(Log1p, cfloat((isinf(z.re) || isinf(z.im)) ? INFINITY : 0.5f * Log1p()(z.re * (2.0f + z.re) + z.im * z.im),
-                        atan2(z.im, 1.0f + z.re)))
+PM_CUNARY(Log1p, cfloat(c_log1p_re(z), atan2(z.im, 1.0f + z.re)))
 PM_CUNARY(Sinh, c_sinh(z))
 PM_CUNARY(Cosh, c_cosh(z))
 PM_CUNARY(Tanh, c_tanh(z))

@@ -50,6 +50,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     n = max(0, math.ceil((stop - start) / step))
     if _dt.kind(dt) == "b":
         raise TypeError("arange does not make bool arrays")
+    if _dt.kind(dt) == "c":  # real values (no range kernel for complex): float32, then complex64
+        return _ew.astype(_range(n, start, step, _dt.float32, _device(device)), dt)
     return _range(n, start, step, dt, _device(device))
 
 

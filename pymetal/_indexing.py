@@ -96,6 +96,13 @@ def _basic(x, entries):
             shape.append(1)
             strides.append(0)
             continue
+        if isinstance(k, (Array, np.ndarray)) and k.ndim == 0 and k.dtype == np.bool_:
+            # a 0-d mask (the standard: result shape (1,) + shape if True, (0,) + shape if
+            # False): a new length-1 axis, indexed by [0] or by nothing
+            adv.append((len(shape), np.arange(int(bool(k)), dtype=np.int64)))
+            shape.append(1)
+            strides.append(0)
+            continue
         n, s = x._shape[src], x._strides[src]
         if isinstance(k, slice):
             start, stop, step = k.indices(n)
@@ -130,6 +137,8 @@ def _basic(x, entries):
                 raise IndexError("index %d is out of bounds for axis %d with size %d" % (i, src, n))
             offset += (i % n) * s
         src += 1
+    if 0 in shape:  # an empty result keeps the array's offset: no element to point at (an integer
+        offset = x._offset  # index into an empty array would point past the end of its memory)
     return x._view(offset, tuple(shape), tuple(strides)), adv
 
 

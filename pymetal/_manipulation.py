@@ -342,6 +342,9 @@ def repeat(x: ArrayLike, repeats: int | ArrayLike, /, *, axis: int | None = None
         v = x.expand_dims(axis + 1).broadcast_to(shape)
         return _ew.ascontiguous(v, force=True).reshape(x._shape[:axis] + (n * r,) + x._shape[axis + 1:])
     counts = np.asarray(repeats.numpy() if isinstance(repeats, Array) else repeats)
+    if counts.shape == (1,):  # the standard: repeats broadcasts to (n,), so (1,) is allowed
+        counts = np.broadcast_to(counts, (n,))
     if counts.shape != (n,) or (counts < 0).any():
         raise ValueError("repeat: repeats must be an int or %d non-negative counts" % n)
-    return _ix.take(x, np.repeat(np.arange(n), counts), axis=axis)
+    # int64 counts: np.repeat refuses uint64 (no safe cast to its intp)
+    return _ix.take(x, np.repeat(np.arange(n), counts.astype(np.int64)), axis=axis)

@@ -64,7 +64,7 @@ SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
 
 def _result_dtype(x):
     """The floating dtype a function of x returns (float32 for integer and bool input)."""
-    return x._dtype if _dt.is_float(x._dtype) else _dt.default_float
+    return x._dtype if _dt.is_float(x._dtype) or _dt.kind(x._dtype) == "c" else _dt.default_float
 
 
 def _matrices(x, name, square=False):
@@ -76,7 +76,7 @@ def _matrices(x, name, square=False):
     if square and x._shape[-1] != x._shape[-2]:
         raise ValueError("linalg.%s: the last two dimensions must be square, got shape %r" % (name, x._shape))
     a = x.numpy()  # waits for the work producing x; no copy
-    if a.dtype != np.float32:
+    if a.dtype not in (np.float32, np.complex64):  # complex64 stays complex (cgesv & co.)
         a = a.astype(np.float32)
     return x, a, _result_dtype(x)
 
@@ -84,6 +84,8 @@ def _matrices(x, name, square=False):
 def _back(r, dt, dev):
     """A NumPy result as a pymetal array of dtype dt (wraps page-aligned memory, else one copy)."""
     r = np.asarray(r)
+    if _dt.kind(dt) == "c" and r.dtype.kind != "c":  # singular values, eigenvalues, log|det| of
+        dt = _dt.float32                               # complex input are real (the standard)
     if r.dtype != dt:
         r = r.astype(dt)
     return asarray(r if r.flags.c_contiguous else r.copy(), device=dev)  # (ascontiguousarray makes 0-d 1-d)
@@ -265,7 +267,7 @@ def solve(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     x1, a, dt = _matrices(x1, "solve", square=True)
     x2 = _ew.as_array(x2)
     dt = _dt.promote_types(dt, _result_dtype(x2))
-    b = x2.numpy().astype(np.float32, copy=False)
+    b = x2.numpy().astype(np.complex64 if _dt.kind(dt) == "c" else np.float32, copy=False)
     m = a.shape[-1]
     vector = b.ndim == 1
     if vector:
@@ -335,8 +337,11 @@ def cross(x1: ArrayLike, x2: ArrayLike, /, *, axis: int = -1) -> Array:
 
 
 def _norm_input(x):
-    """x as float32 for accumulation when it is integer, bool, float16 or bfloat16; and the result dtype."""
+    """x as float32 for accumulation when it is integer, bool, float16 or bfloat16; and the result dtype.
+    Complex x: its |x| (a norm depends only on it), and float32 (the standard: real, same precision)."""
     x = _ew.as_array(x)
+    if _dt.kind(x._dtype) == "c":
+        return _ew.unary("abs", x), _dt.float32
     dt = _result_dtype(x)
     return (x if x._dtype == _dt.float32 else _ew.astype(x, _dt.float32)), dt
 
@@ -391,7 +396,7 @@ def matrix_norm(x: ArrayLike, /, *, keepdims: bool = False, ord: int | float | s
         s = svdvals(xa)
         s = _ew.astype(s, _dt.float32) if s._dtype != _dt.float32 else s
         red = {"nuc": _red.sum, 2: _red.max, -2: _red.min}[ord]
-        r = _finish(red(s, axis=-1), _result_dtype(xa))
+        r = _finish(red(s, axis=-1), s._dtype if _dt.kind(xa._dtype) == "c" else _result_dtype(xa))
     elif ord == "fro":
         r = vector_norm(xa, axis=(-2, -1))
     elif ord in (1, -1, math.inf, -math.inf):
