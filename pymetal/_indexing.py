@@ -89,7 +89,7 @@ def _basic(x, entries):
     """Applies ints, slices and new axes; returns (view, [(view axis, advanced entry)])."""
     offset = x._offset
     shape, strides = [], []
-    adv = []
+    adv: list[tuple[int, object]] = []  # (result axis, integer index array of any kind)
     src = 0
     for k in entries:
         if k is None:
