@@ -1,7 +1,7 @@
 // The subset of Apple's Metal API that pymetal uses, with Apple's exact names,
 // labels, optionality and `throws` (see shared/metal-api.md). Engine code written
 // against these declarations compiles unchanged against `import Metal` on macOS.
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else

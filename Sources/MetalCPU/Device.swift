@@ -1,6 +1,6 @@
 // The CPU as a Metal device: shared memory is simply host memory.
 import CMetalCPU
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else

@@ -1,6 +1,6 @@
 // Kernel libraries: shared objects made by MSLCompiler, loaded with dlopen.
 import CMetalCPU
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else

@@ -4,7 +4,7 @@ import Metal
 #else
 import MetalCPU
 #endif
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else

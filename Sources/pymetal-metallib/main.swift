@@ -1,6 +1,6 @@
 // pymetal-metallib: builds pymetal's shader library from Shaders/ for the CPU
 // backend, as `xcrun metal` + `metallib` do on a Mac (scripts/build_shaders.sh).
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else

@@ -6,7 +6,7 @@
 // n-th `x` of the rewritten line is the n-th `x` of the user's, when the user
 // wrote it). A token the user did not write (inside a macro's expansion) keeps
 // clang's column; the excerpt then still shows the user's line.
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else

@@ -9,7 +9,7 @@
 // symlink, another owner) is deleted and compiled again. The least recently
 // used entries are evicted above PYMETAL_CACHE_MAX bytes, and the work folders
 // of killed compiles are removed.
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else

@@ -1,7 +1,7 @@
 // Compiles MSL into a kernel library (a shared object) with clang++, through
 // the front end, and caches the result on disk (KernelCache) by a hash of
 // everything that goes into it.
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else

@@ -1,7 +1,7 @@
 // Where clang++ and the MSL compatibility headers are, and what identifies them
 // in cache keys (without running clang: a cache hit must not invoke it).
 import CMetalCPU
-#if canImport(FoundationEssentials)
+#if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
 #else
