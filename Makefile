@@ -88,7 +88,8 @@ bench: build
 	$(PY) -m pymetal bench --plot output/bench
 
 # The wheel as a user gets it: pip wheel, a new venv outside the checkout, a
-# smoke test without the Swift toolchain on PATH (~1 min once .build/wheel exists).
+# smoke test without the Swift toolchain on PATH (~1 min once .build/wheel exists);
+# then the sdist, a wheel built from it (a cold swift build, ~2 min) and the same smoke test.
 wheel-test:
 	PYTHON=$(PYTHON) tests/wheel/run.sh
 
