@@ -260,7 +260,7 @@ def unary(name, x, out=None):
             n = x._size
             res = _new(x._shape, plan[1], x._buf.device)
             if n:
-                plan[0]._run_arrays((x, res), n if n <= _U32_MAX else _grid1(n))
+                plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), x, res)
             return res
     op = _ops.UNARY[name]
     x = as_array(x)
@@ -359,7 +359,7 @@ def binary(name, a, b, out=None):
                 res = _new(a._shape, plan[1], a._buf.device)
                 if n:
                     if tb is Array:
-                        plan[0]._run_arrays((a, b, res), n if n <= _U32_MAX else _grid1(n))
+                        plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), a, b, res)
                     else:
                         plan[0](a, plan[2](b), res, grid=_grid1(n), threadgroup=n if n < _TG else _TG)
                 return res

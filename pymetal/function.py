@@ -54,6 +54,7 @@ _ARG = struct.Struct(_native.struct_format(_native.PmArg))
 _ARG_SIZE = _ARG.size
 _ALIGN = _native.PM_BYTES_ALIGNMENT
 _pack_arg = _ARG.pack_into
+_pack_2args = struct.Struct("<" + _ARG.format[1:] * 2).pack_into
 _pack_3args = struct.Struct("<" + _ARG.format[1:] * 3).pack_into
 _LAUNCH_CONFIG = struct.Struct(_native.struct_format(_native.PmLaunchConfig))
 _U32_MAX = 0xFFFFFFFF
@@ -631,12 +632,14 @@ class Function:
                 if isinstance(a, Array):
                     a._buf.epoch = epoch
 
-    def _run_arrays(self, arrays, n):
-        """The array library's hot path, for its own kernels: binds contiguous
-        Arrays of the dtypes the kernel was instantiated for to [[buffer(0)]],
-        [[buffer(1)]], ... and dispatches n threads in groups of up to 256, with no
-        other argument kinds (one ctypes call; the launch configuration is cached
-        per size). Foreign memory completes before the call returns, as in __call__."""
+    def _run_arrays(self, n, a, b, c=None):
+        """The array library's hot path, for its own unary (a -> b) and binary
+        (a, b -> c) kernels: binds contiguous Arrays of the dtypes the kernel was
+        instantiated for to [[buffer(0)]], [[buffer(1)]], ... and dispatches n
+        threads in groups of up to 256, with no other argument kinds (one ctypes
+        call; the launch configuration is cached per size). Foreign memory
+        completes before the call returns, as in __call__. Positional arrays, no
+        tuple and no loop: this runs once per small op."""
         cfg = self._sized.get(n)
         if cfg is None:
             if len(self._sized) >= 512:
@@ -647,22 +650,27 @@ class Function:
         except AttributeError:
             s = _scratch()
         abuf = s.args
-        if len(arrays) == 3:  # binary ops: three records in one pack
-            a, b, c = arrays
-            _pack_3args(abuf, 0, 0, 0, a._buf.handle, a._offset, 0, 0, 0, 1, b._buf.handle, b._offset, 0, 0,
-                        0, 2, c._buf.handle, c._offset, 0, 0)
-        else:
-            for i, a in enumerate(arrays):
-                _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, i, a._buf.handle, a._offset, 0, 0)
-        st = self._dispatch(cfg, abuf, len(arrays))
+        ab, bb = a._buf, b._buf
+        if c is None:
+            _pack_2args(abuf, 0, _BUFFER, 0, ab.handle, a._offset, 0, 0, _BUFFER, 1, bb.handle, b._offset, 0, 0)
+            st = self._dispatch(cfg, abuf, 2)
+            if st:
+                raise _native.error(st)
+            dev = self._device
+            ab.epoch = bb.epoch = dev.next_epoch()
+            if dev.foreign_buffers and (ab.foreign or bb.foreign):
+                dev.synchronize()  # memory pymetal does not own: its owner sees the results on return
+            return
+        cb = c._buf
+        _pack_3args(abuf, 0, _BUFFER, 0, ab.handle, a._offset, 0, 0, _BUFFER, 1, bb.handle, b._offset, 0, 0,
+                    _BUFFER, 2, cb.handle, c._offset, 0, 0)
+        st = self._dispatch(cfg, abuf, 3)
         if st:
             raise _native.error(st)
         dev = self._device
-        epoch = dev.next_epoch()
-        for a in arrays:
-            a._buf.epoch = epoch
-        if dev.foreign_buffers and any(a._buf.foreign for a in arrays):
-            dev.synchronize()  # memory pymetal does not own: its owner sees the results on return
+        ab.epoch = bb.epoch = cb.epoch = dev.next_epoch()
+        if dev.foreign_buffers and (ab.foreign or bb.foreign or cb.foreign):
+            dev.synchronize()
 
     def _other_arg(self, a, i, p, s, doff, raw=False):
         """Binds the less common argument kinds; returns the new data offset, or
