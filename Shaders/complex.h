@@ -54,6 +54,8 @@ METAL_FUNC cfloat c_exp(cfloat z) {
     return cfloat(e * cos(y), e * sin(y));
 }
 METAL_FUNC cfloat c_log(cfloat z) { return cfloat(log(c_abs(z)), atan2(z.im, z.re)); }
+// log(2z) without forming 2z, which can overflow where log(2z) cannot.
+METAL_FUNC cfloat c_log_2z(cfloat z) { cfloat r = c_log(z); return cfloat(r.re + M_LN2_F, r.im); }
 METAL_FUNC cfloat c_sqrt(cfloat z) {
     if (isinf(z.im)) return cfloat(INFINITY, z.im);
     if (z.re == 0.0f && z.im == 0.0f) return cfloat(0.0f, z.im);
@@ -102,23 +104,15 @@ METAL_FUNC cfloat c_asinh(cfloat z) {  // log(z + sqrt(z^2 + 1)), in the half pl
     if (isnan(z.re) && z.im == 0.0f) return z;
     bool neg = signbit(z.re);
     cfloat w = neg ? -z : z;
-    cfloat r;
-    if (c_abs(w) > 1.0e9f) {  // w^2 could overflow; log(2w) is exact to float precision there
-        r = c_log(w);
-        r.re += M_LN2_F;
-    } else {
-        r = c_log(w + c_sqrt(c_add_real(w * w, 1.0f)));
-    }
+    // past 1e9, w^2 could overflow and w + sqrt(w^2 + 1) is 2w to float precision
+    cfloat r = c_abs(w) > 1.0e9f ? c_log_2z(w) : c_log(w + c_sqrt(c_add_real(w * w, 1.0f)));
     return neg ? -r : r;
 }
 METAL_FUNC cfloat c_acosh(cfloat z) {  // log(z + sqrt(z + 1) sqrt(z - 1))
     if (isinf(z.re) || isinf(z.im))  // C99: +inf + i atan2(y, x)
         return cfloat(INFINITY, (isnan(z.re) || isnan(z.im)) ? NAN : atan2(z.im, z.re));
     if (z.re == 0.0f && isnan(z.im)) return cfloat(NAN, M_PI_2_F);
-    if (c_abs(z) > 1.0e9f) {  // z + sqrt(z+1) sqrt(z-1) = 2z to float precision, and 2z could overflow
-        cfloat r = c_log(z);
-        return cfloat(r.re + M_LN2_F, r.im);
-    }
+    if (c_abs(z) > 1.0e9f) return c_log_2z(z);  // z + sqrt(z+1) sqrt(z-1) = 2z to float precision, and 2z could overflow
     return c_log(z + c_sqrt(c_add_real(z, 1.0f)) * c_sqrt(c_add_real(z, -1.0f)));
 }
 METAL_FUNC cfloat c_atanh(cfloat z) {  // (log(1 + z) - log(1 - z)) / 2

@@ -88,18 +88,17 @@ def _check_range(idx, host, n, axis):
 def _basic(x, entries):
     """Applies ints, slices and new axes; returns (view, [(view axis, advanced entry)])."""
     offset = x._offset
-    shape, strides = [], []
+    shape: list[int] = []
+    strides: list[int] = []
     adv: list[tuple[int, object]] = []  # (result axis, integer index array of any kind)
     src = 0
     for k in entries:
-        if k is None:
-            shape.append(1)
-            strides.append(0)
-            continue
-        if isinstance(k, (Array, np.ndarray)) and k.ndim == 0 and k.dtype == np.bool_:
-            # a 0-d mask (the standard: result shape (1,) + shape if True, (0,) + shape if
-            # False): a new length-1 axis, indexed by [0] or by nothing
-            adv.append((len(shape), np.arange(int(bool(k)), dtype=np.int64)))
+        mask0 = k is not None and isinstance(k, (Array, np.ndarray)) and k.ndim == 0 and k.dtype == np.bool_
+        if k is None or mask0:
+            if mask0:
+                # a 0-d mask (the standard: result shape (1,) + shape if True, (0,) + shape if
+                # False): a new length-1 axis, indexed by [0] or by nothing
+                adv.append((len(shape), np.arange(int(bool(k)), dtype=np.int64)))
             shape.append(1)
             strides.append(0)
             continue

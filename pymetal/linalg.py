@@ -85,7 +85,7 @@ def _back(r, dt, dev):
     """A NumPy result as a pymetal array of dtype dt (wraps page-aligned memory, else one copy)."""
     r = np.asarray(r)
     if _dt.kind(dt) == "c" and r.dtype.kind != "c":  # singular values, eigenvalues, log|det| of
-        dt = _dt.float32                               # complex input are real (the standard)
+        dt = _dt.real_dtype(dt)                        # complex input are real (the standard)
     if r.dtype != dt:
         r = r.astype(dt)
     return asarray(r if r.flags.c_contiguous else r.copy(), device=dev)  # (ascontiguousarray makes 0-d 1-d)
@@ -341,7 +341,7 @@ def _norm_input(x):
     Complex x: its |x| (a norm depends only on it), and float32 (the standard: real, same precision)."""
     x = _ew.as_array(x)
     if _dt.kind(x._dtype) == "c":
-        return _ew.unary("abs", x), _dt.float32
+        return _ew.unary("abs", x), _dt.real_dtype(x._dtype)
     dt = _result_dtype(x)
     return (x if x._dtype == _dt.float32 else _ew.astype(x, _dt.float32)), dt
 
