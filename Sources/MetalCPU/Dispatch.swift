@@ -131,7 +131,7 @@ struct CPUDispatch {
         if let failure { return failure }
         guard let pipeline, let launch, groupCount > 0 else { return nil }
         let desc = pipeline.function.desc
-        let chunks = Self.chunks(groups: groupCount, threadsPerGroup: threadsPerGroup, fibers: desc.mode == PM_KERNEL_FIBERS)
+        let chunks = Self.chunks(groups: groupCount, threadsPerGroup: threadsPerGroup, fibers: desc.mode != PM_KERNEL_LOOP)
         let run = desc.run!
         var status = pm_status()
         let failed = chunks == 1 ? pm_guarded_run(job, run, launch, 0, groupCount, &status)

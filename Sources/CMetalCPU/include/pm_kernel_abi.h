@@ -46,12 +46,13 @@ typedef int32_t (*pm_run_fn)(const pm_launch *launch, uint64_t first, uint64_t e
 enum {
     PM_KERNEL_LOOP = 0,   // no barrier / SIMD-group call reachable: threads run as a plain loop
     PM_KERNEL_FIBERS = 1, // threads of a group run as fibers that meet at barriers
+    PM_KERNEL_LOCKSTEP = 2, // one call runs a group, statement by statement across its threads
 };
 
 typedef struct pm_kernel_desc {
     const char *name;                  // host name ([[host_name]] or the function's name)
     pm_run_fn run;
-    uint32_t mode;                     // PM_KERNEL_LOOP or PM_KERNEL_FIBERS
+    uint32_t mode;                     // PM_KERNEL_LOOP, _FIBERS or _LOCKSTEP
     uint32_t max_total_threads;        // [[max_total_threads_per_threadgroup(n)]], else 0
     uint32_t static_threadgroup_bytes; // kernel-scope threadgroup variables
 } pm_kernel_desc;

@@ -10,6 +10,7 @@ struct KernelBinding {
     let index: Int
     var name = ""     // the parameter's name, for reflection
     var typeText = "" // its element type as written (without const, *, &), for reflection
+    var pointer = false // a pointer, a device reference or threadgroup memory: what it points at may change
 }
 
 struct Kernel {
@@ -21,6 +22,7 @@ struct Kernel {
     /// parameter): a C++ constant expression the launcher table evaluates.
     var maxThreadsExpression: String? = nil
     var usesFibers = false
+    var lockstep = false          // rewritten to run a group statement by statement (Lockstep.swift)
     var sites: [Int] = []
     var constants: [Int] = []     // indices of the function constants whose value it needs
 }
@@ -103,18 +105,18 @@ private struct Attribute {
 }
 
 final class FrontEnd {
-    private let src: LexedSource
-    private var tokens: [Token] { src.tokens }
-    private var edits: [(range: Range<Int>, replacement: String)] = []
+    let src: LexedSource
+    var tokens: [Token] { src.tokens }
+    var edits: [(range: Range<Int>, replacement: String)] = []
     private var errors: [String] = []
-    private var kernels: [Kernel] = []
-    private var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
-    private var kernelRoots: [Int: [String]] = [:]          // kernel index -> extra identifiers (template args)
-    private var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
+    var kernels: [Kernel] = []
+    var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
+    var kernelRoots: [Int: [String]] = [:]          // kernel index -> extra identifiers (template args)
+    var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
     private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int,
                                            maxExpression: String?, parameters: [TemplateParameter])] = [:]
     private var sites: [(token: Int, id: Int)] = []
-    private var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
+    var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private var namespaces: [String] = []
     private let constantValues: [Int: FunctionConstantValue]?  // nil: compiled without values
     private var constants: [FunctionConstant] = []
@@ -134,12 +136,14 @@ final class FrontEnd {
     /// source includes a Metal header; MSLCompiler); tests may pass other text.
     /// `validation`: a shader-validation build (PM_VALIDATION): pointer parameters are checked (checkedPointer).
     static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil,
-                    requireMetalHeader: Bool = false, validation: Bool = false) throws -> FrontEndOutput {
+                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true) throws -> FrontEndOutput {
         let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues, requireMetalHeader: requireMetalHeader)
         frontEnd.validation = validation
+        frontEnd.lockstepAllowed = lockstep
         return try frontEnd.process()
     }
-    private var validation = false
+    var validation = false
+    var lockstepAllowed = true
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -154,8 +158,8 @@ final class FrontEnd {
 
     // MARK: - Helpers
 
-    private func text(_ i: Int) -> String { src.text(tokens[i]) }
-    private func isPunct(_ i: Int, _ c: UInt8) -> Bool {
+    func text(_ i: Int) -> String { src.text(tokens[i]) }
+    func isPunct(_ i: Int, _ c: UInt8) -> Bool {
         guard i >= 0, i < tokens.count else { return false }
         let t = tokens[i]
         return t.kind == .punctuation && t.end - t.start == 1 && src.bytes[t.start] == c
@@ -180,7 +184,7 @@ final class FrontEnd {
     }
 
     /// Index of the token closing the bracket opened at `open` (any of ( [ {).
-    private func matching(_ open: Int) -> Int {
+    func matching(_ open: Int) -> Int {
         var depth = 0
         var i = open
         while i < tokens.count {
@@ -703,6 +707,9 @@ final class FrontEnd {
             // kernels rely on it): one past the previous buffer parameter's.
             var resolved = binding ?? KernelBinding(kind: .buffer, index: nextBuffer)
             (resolved.name, resolved.typeText) = parameterNames(paramStart, last)
+            let words = (paramStart...last).map { text($0) }
+            resolved.pointer = resolved.kind == .threadgroup || words.contains("*") || words.contains("[")
+                || (words.contains("&") && !words.contains("constant"))
             if resolved.kind == .buffer {
                 guard resolved.index < 31 else {
                     error(paramStart, "parameter \(number + 1) of kernel '\(kernel)' would take buffer index "
@@ -1148,6 +1155,9 @@ final class FrontEnd {
             kernels[index].sites = sites.filter { site in bodies.contains { $0.contains(site.token) } }.map(\.id)
             if fibers { fiberBodies.formUnion(bodies) }
         }
+        for index in kernels.indices where kernels[index].usesFibers && lockstepAllowed {
+            kernels[index].lockstep = makeLockstep(index)
+        }
         addYieldPoints()
     }
 
@@ -1193,7 +1203,7 @@ final class FrontEnd {
     }
 
     /// A for loop's increment that steps by a variable or by a number of 32 or more.
-    private func strided(_ increment: Range<Int>) -> Bool {
+    func strided(_ increment: Range<Int>) -> Bool {
         guard let first = increment.first(where: { tokens[$0].kind == .identifier }) else { return false }
         let variable = text(first)
         return increment.contains { t in
@@ -1213,7 +1223,7 @@ final class FrontEnd {
     /// The last token (exclusive) of the statement starting at `start`: a braced
     /// block, or up to the next top-level `;` (an approximation for nested
     /// unbraced statements that errs on the long side).
-    private func statementEnd(_ start: Int) -> Int {
+    func statementEnd(_ start: Int) -> Int {
         if isPunct(start, 123) { return matching(start) + 1 }
         var j = start
         while j < tokens.count, !isPunct(j, 59) {
@@ -1236,11 +1246,11 @@ final class FrontEnd {
 
     /// Whether tokens in `range` name a barrier / SIMD-group function, or a user
     /// function or type that (transitively) does.
-    private func meetsOthers(_ range: Range<Int>, _ memo: inout [String: Bool]) -> Bool {
+    func meetsOthers(_ range: Range<Int>, _ memo: inout [String: Bool]) -> Bool {
         range.contains { tokens[$0].kind == .identifier && reachesRendezvous(text($0), &memo) }
     }
 
-    private func reachesRendezvous(_ name: String, _ memo: inout [String: Bool]) -> Bool {
+    func reachesRendezvous(_ name: String, _ memo: inout [String: Bool]) -> Bool {
         if MSLAttributes.rendezvous.contains(name) { return true }
         if let known = memo[name] { return known }
         guard let bodies = definitions[name] else { return false }

@@ -7,7 +7,7 @@ enum LauncherGenerator {
         var entries: [String] = []
         var tables: [String] = []
         for (index, kernel) in kernels.enumerated() {
-            let mode = kernel.usesFibers ? "PM_KERNEL_FIBERS" : "PM_KERNEL_LOOP"
+            let mode = kernel.lockstep ? "PM_KERNEL_LOCKSTEP" : kernel.usesFibers ? "PM_KERNEL_FIBERS" : "PM_KERNEL_LOOP"
             let binds = kernel.bindings.map { binding -> String in
                 switch binding.kind {
                 case .buffer: return "::pm::rt::bind<::pm::rt::attr::buffer, \(binding.index)>"

@@ -84,7 +84,8 @@ public final class MSLCompiler: @unchecked Sendable {
         let output: FrontEndOutput
         do {
             output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true,
-                                      validation: flags.contains(Self.validationFlag))
+                                      validation: flags.contains(Self.validationFlag),
+                                      lockstep: !flags.contains { $0.hasPrefix("-DPM_NO_LOCKSTEP") })
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure,
                                   message: Diagnostics.userColumns(diagnostics.messages.joined(separator: "\n"), source: source))

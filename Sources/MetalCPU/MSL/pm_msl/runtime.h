@@ -147,7 +147,7 @@ struct tpos {
     uint32_t lx, ly, lz, index;
 };
 
-enum : uint32_t { _PmModeNone = 0, _PmModeLoop = 1, _PmModeFibers = 2 };
+enum : uint32_t { _PmModeNone = 0, _PmModeLoop = 1, _PmModeFibers = 2, _PmModeLockstep = 3 };
 // An MSL thread of the running group. _PmFiberNew: not started (no context yet).
 enum : uint8_t { _PmFiberNew, _PmFiberReady, _PmFiberBarrier, _PmFiberSimd, _PmFiberDone };
 
@@ -198,6 +198,7 @@ struct worker {
     uint32_t done;     // fibers that returned
     uint32_t first_done;
     uint32_t bar_arrived;
+    bool ls_deliver; // LOCKSTEP mode: SIMD-group calls hand out results (else they collect operands)
     uint32_t q_head, q_tail;
     int32_t err;
     const group *g;
@@ -874,7 +875,110 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
 }
 
 // ---------------------------------------------------------------------------
+// LOCKSTEP mode
+// ---------------------------------------------------------------------------
+// The front end (Lockstep.swift) rewrote the kernel so that one call runs the
+// whole group: each statement of the kernel's body is a loop over the group's
+// threads (x innermost, as on a GPU), a thread's locals that outlive a
+// statement live in arrays indexed by the thread, and a grid-stride loop runs
+// step by step across the threads, so neighbouring threads read neighbouring
+// addresses at the same time and the compiler vectorises over threads.
+// A statement calling a SIMD-group function runs twice: the first pass
+// collects every active lane's operands (the call returns a placeholder), the
+// rendezvous computes the results, the second pass hands them out. Barriers
+// are the boundaries between statements.
+template <class _PmInv>
+inline int32_t run_lockstep(worker *w, uint64_t first, uint64_t end, group g, pm_status *st) {
+    w->mode = _PmModeLockstep;
+    w->g = &g;
+    for (uint64_t gi = first; gi < end; gi++) {
+        if (!place_group(g, gi)) continue;
+        const uint32_t n = g.nthreads;
+        if (n > PM_FIBER_MAX) {
+            char where[48];
+            set_error(w, "threadgroup %s has %u threads, more than the %u supported", gpos_str(&g, where), n,
+                      PM_FIBER_MAX);
+            return finish_error(w, st);
+        }
+        start_group_memory(w, g);
+        w->nthreads = n;
+        w->ls_deliver = false;
+        for (uint32_t s = 0; s < (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) {
+            const uint32_t lanes = n - s * PM_SIMD_WIDTH < PM_SIMD_WIDTH ? n - s * PM_SIMD_WIDTH : PM_SIMD_WIDTH;
+            simd_slot &sl = w->sg[s];
+            sl.nlanes = lanes;
+            sl.active_mask = lanes == 32 ? 0xFFFFFFFFu : ((1u << lanes) - 1u);
+            sl.arrived_mask = 0;
+        }
+        _PmInv::call(g, tpos{0, 0, 0, 0});
+        if (__builtin_expect(w->err, 0)) return finish_error(w, st);
+    }
+    w->mode = _PmModeNone;
+    return 0;
+}
+
+// What the rewritten kernel calls (see Lockstep.swift for the code around them).
+inline constexpr uint32_t ls_max = PM_FIBER_MAX;
+// The group being run, as a local copy: the compiler then knows that stores
+// through the kernel's pointers do not change it.
+PM_AI group ls_group() { return *tls_w->g; }
+// Every thread of the group takes part (the outermost mask).
+PM_AI void ls_all(bool *mask, const group &g) {
+    for (uint32_t l = 0; l < ls_max; l++) mask[l] = l < g.nthreads;
+}
+// A position value of thread (x, y, z) = linear index l of the group.
+template <attr _PmA, class _PmP>
+PM_AI _PmP ls_pos(const group &g, uint32_t x, uint32_t y, uint32_t z, uint32_t l) {
+    return arg<_PmP, bind<_PmA, 0>>::get(g, tpos{x, y, z, l});
+}
+PM_AI bool ls_any(const bool *mask, const group &g) {
+    bool any = false;
+    for (uint32_t l = 0; l < g.nthreads; l++) any |= mask[l];
+    return any;
+}
+// The two passes of a statement with a SIMD-group call.
+PM_AI void ls_lane(worker *w, uint32_t l) { w->cur = l; }
+inline void ls_collect(worker *w) { w->ls_deliver = false; }
+// Every simdgroup whose lanes arrived computes its results.
+inline void ls_complete(worker *w) {
+    for (uint32_t s = 0; s < (w->nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) {
+        simd_slot &sl = w->sg[s];
+        if (sl.arrived_mask) sl.key.op(sl);
+    }
+    w->ls_deliver = true;
+}
+inline void ls_done(worker *w) {
+    for (uint32_t s = 0; s < (w->nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) w->sg[s].arrived_mask = 0;
+    w->ls_deliver = false;
+}
+// simd_arrive in LOCKSTEP mode: lane w->cur's operands (first pass) or its result (second pass).
+__attribute__((noinline)) inline const void *ls_arrive(worker *w, const void *a, const void *b, uint32_t param,
+                                                       simd_compute_fn op, const char *name, site s, bool any_site) {
+    const uint32_t i = w->cur, sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
+    simd_slot &sl = w->sg[sgi];
+    if (w->ls_deliver) return sl.out[lane];
+    char where[48];
+    if (sl.arrived_mask == 0) {
+        sl.key = simd_key{s.file, s.line, s.col, op, name};
+    } else if (sl.key.op != op ||
+               (!any_site && (sl.key.line != s.line || sl.key.col != s.col || sl.key.file != s.file))) {
+        set_error(w,
+                  "divergent control flow: in simdgroup %u of threadgroup %s, thread %u calls %s (line %u:%u) while "
+                  "thread %u waits at %s (line %u:%u)",
+                  sgi, gpos_str(w->g, where), i, name, s.line, s.col,
+                  sgi * PM_SIMD_WIDTH + __builtin_ctz(sl.arrived_mask), simd_name(sl.key), sl.key.line, sl.key.col);
+    }
+    __builtin_memcpy(sl.in[lane], a, 32);
+    if (b) __builtin_memcpy(sl.in[lane] + 32, b, 32);
+    sl.param[lane] = param;
+    sl.arrived_mask |= 1u << lane;
+    alignas(32) static const unsigned char placeholder[32] = {};
+    return placeholder;
+}
+
+// ---------------------------------------------------------------------------
 // The launcher
+
 // ---------------------------------------------------------------------------
 template <auto _PmKernel, uint32_t _PmMode, class... _PmBinds>
 int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *status) {
@@ -898,6 +1002,7 @@ int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *st
     group g;
     if (int32_t e = begin_run(w, launch, ki, g, status)) return e;
     if constexpr (_PmMode == PM_KERNEL_LOOP) return run_loop<_PmInv>(w, first, end, g, status);
+    else if constexpr (_PmMode == PM_KERNEL_LOCKSTEP) return run_lockstep<_PmInv>(w, first, end, g, status);
     else return run_fibers<_PmInv>(w, first, end, g, status);
 }
 
@@ -1055,8 +1160,9 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, const vo
     const fiber_self me = self();
     worker *w = me.w;
     if (!w) {
-        // Not running as fibers: a lone lane 0 (an error if the group has more threads).
         w = tls_w;
+        if (w && w->mode == _PmModeLockstep) return ls_arrive(w, a, b, param, op, name, s, any_site);
+        // Not running as fibers: a lone lane 0 (an error if the group has more threads).
         loop_mode_call(w, name, s);
         static thread_local simd_slot lone;
         simd_slot &sl = w ? w->sg[0] : lone;
