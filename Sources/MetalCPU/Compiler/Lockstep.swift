@@ -65,7 +65,12 @@ extension FrontEnd {
         var out = "\n::pm::rt::worker *const __pm_w = ::pm::rt::tls_w; const ::pm::rt::group __pm_g = ::pm::rt::ls_group();"
         out += " bool __pm_m0[::pm::rt::ls_max]; ::pm::rt::ls_all(__pm_m0, __pm_g);"
         for (name, _) in positions { out += " typedef decltype(\(name)) __pm_t_\(name);" }
-        var emitter = LockstepEmitter(positions: positions)
+        var taken: Set<String> = []
+        for t in body where isPunct(t, 38) && tokens[t + 1].kind == .identifier
+            && !(tokens[t - 1].kind == .identifier || tokens[t - 1].kind == .number || isPunct(t - 1, 41) || isPunct(t - 1, 93)) {
+            taken.insert(text(t + 1))
+        }
+        var emitter = LockstepEmitter(positions: positions, addressTaken: taken)
         guard let text = emit(items, mask: "__pm_m0", &emitter) else { return false }
         out += text + marker(close)
         // The statements' own edits are in the copies now.
@@ -85,6 +90,7 @@ extension FrontEnd {
 
     struct LockstepEmitter {
         let positions: [(String, String)]
+        let addressTaken: Set<String>   // locals whose address the body takes: used in place, never copied
         var scopes: [[LockstepLocal]] = [[]]
         var counter = 0
         mutating func unique() -> Int { counter += 1; return counter }
@@ -440,16 +446,18 @@ extension FrontEnd {
                 guard let t = edited(type), let a = edited(start), let c = edited(condition), let s = edited(step),
                       let b = edited(body) else { return nil }
                 let n = e.unique()
-                let index = "\(t) \(name) = (\(a)) + (\(t))__pm_k\(n) * (\(s));"
-                let run = "__pm_r\(n)"
-                out += " { bool \(run)[::pm::rt::ls_max]; __builtin_memcpy(\(run), \(mask), sizeof \(run));"
+                func index(_ k: String) -> String { "\(t) \(name) = (\(a)) + (\(t))(\(k)) * (\(s));" }
+                let (run, k, going) = ("__pm_r\(n)", "__pm_k\(n)", "__pm_going\(n)")
                 let header = [start, condition, step]
-                out += " for (uint32_t __pm_k\(n) = 0;; ++__pm_k\(n)) { uint32_t __pm_going = 0;"
-                out += lanes(nil, "bool __pm_c = false; if (\(run)[__pm_l]) { \(index)" + marker(condition.lowerBound)
-                             + "__pm_c = (bool)(\(c)); } \(run)[__pm_l] = __pm_c; __pm_going += __pm_c;", e, uses: header)
-                out += " if (__pm_going == 0) break; if (__pm_going == __pm_g.nthreads)"
-                out += lanes(nil, index + marker(body.lowerBound) + b, e, uses: header + [body])
-                out += " else" + lanes(run, index + marker(body.lowerBound) + b, e, uses: header + [body]) + " } }"
+                // Which threads take step 0; then each step runs the body and finds who takes the next one.
+                out += " { bool \(run)[::pm::rt::ls_max]; __builtin_memcpy(\(run), \(mask), sizeof \(run)); uint32_t \(going) = 0;"
+                out += lanes(nil, "", e, uses: header, after: "bool __pm_c = false; if (\(run)[__pm_l]) { \(index("0u"))"
+                             + marker(condition.lowerBound) + "__pm_c = (bool)(\(c)); } \(run)[__pm_l] = __pm_c; \(going) += __pm_c;")
+                let next = "{ \(index(k + " + 1u")) " + marker(condition.lowerBound) + "\(run)[__pm_l] = (bool)(\(c)); } \(going) += \(run)[__pm_l];"
+                let step = index(k) + marker(body.lowerBound) + b
+                out += " for (uint32_t \(k) = 0; \(going) != 0; ++\(k)) { const bool __pm_all = \(going) == __pm_g.nthreads; \(going) = 0;"
+                out += " if (__pm_all)" + lanes(nil, step, e, uses: header + [body], after: next)
+                out += " else" + lanes(run, step, e, uses: header + [body], after: next) + " } }"
             case let .collective(target, local, value, statement):
                 guard let v = edited(value) else { return nil }
                 var deliver = ""
@@ -495,7 +503,7 @@ extension FrontEnd {
     /// A loop over the group's threads (x innermost) running `body` for those set in `mask` (nil: all),
     /// with each thread's position values and per-thread locals in scope.
     private func lanes(_ mask: String?, _ body: String, _ e: LockstepEmitter, uses: [Range<Int>],
-                       names more: [String] = []) -> String {
+                       names more: [String] = [], after: String = "") -> String {
         var names = Set(more)
         for range in uses { for t in range where tokens[t].kind == .identifier { names.insert(text(t)) } }
         var out = " for (uint32_t __pm_z = 0; __pm_z < __pm_g.size.z; ++__pm_z)"
@@ -507,12 +515,21 @@ extension FrontEnd {
             out += " [[maybe_unused]] __pm_t_\(name) \(name) = ::pm::rt::ls_pos<::pm::rt::attr::\(attribute), __pm_t_\(name)>"
                 + "(__pm_g, __pm_x, __pm_y, __pm_z, __pm_l);"
         }
+        // Locals are copied in and back out (the compiler then keeps them in registers and turns a
+        // conditional assignment into a select), unless they are arrays or their address is taken.
         var seen: Set<String> = []
+        var back = ""
         for local in e.scopes.reversed().joined() where names.contains(local.name) && !seen.contains(local.name) {
             seen.insert(local.name)
-            out += " [[maybe_unused]] auto &\(local.name) = \(local.array)[__pm_l];"
+            if local.extent.isEmpty && !e.addressTaken.contains(local.name) {
+                out += " [[maybe_unused]] auto \(local.name) = \(local.array)[__pm_l];"
+                back += " \(local.array)[__pm_l] = \(local.name);"
+            } else {
+                out += " [[maybe_unused]] auto &\(local.name) = \(local.array)[__pm_l];"
+            }
         }
-        return out + body + "\n }"
+        // do/while (0): a `continue` that ended a loop iteration ends this thread's turn here.
+        return out + (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + back + " }"
     }
 
     /// A line marker putting what follows on token `t`'s line.
