@@ -1600,8 +1600,21 @@ def test_divergent_barrier_raises_kernel_error(xlib):
     np.testing.assert_array_equal(out, 0xFFFFFFFF)
 
 
+def test_simd_function_under_divergent_control_flow(xlib):
+    # On a GPU the lanes that take a branch run it together: the simd_sum is over them.
+    # The CPU backend runs this kernel in SIMD lockstep, which does the same.
+    x = np.arange(64, dtype=np.float32) % 7
+    expected = x.reshape(2, 32).copy()
+    expected[:, :5] = expected[:, :5].sum(axis=1, keepdims=True)
+    expected = np.repeat(expected.max(axis=1), 32)
+    xlib.bad_simd(x, grid=64, threadgroup=64)
+    np.testing.assert_array_equal(x, expected)
+
+
 @pytest.mark.cpu_backend
-def test_simd_function_under_divergent_control_flow_raises(xlib):
+def test_simd_function_under_divergent_control_flow_raises_on_fibers():
+    # One fiber per thread cannot tell which lanes will come: it reports the divergence.
+    xlib = pm.compile(MISC_SRC, defines={"PM_NO_LOCKSTEP": None})
     x = np.ones(64, np.float32)
     exc = _call_with_timeout(lambda: xlib.bad_simd(x, grid=64, threadgroup=64))
     assert isinstance(exc, pm.KernelError), repr(exc)

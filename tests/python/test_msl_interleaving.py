@@ -172,13 +172,13 @@ kernel void gs_order(device atomic_uint* counter [[buffer(0)]], device uint* log
 }
 """
 
-YIELD_EVERY = [None, 1, 3]
+YIELD_EVERY = [None, 1, 3, 8]  # None: the default build (SIMD lockstep where the kernel allows); else fibers
 SHAPES = [(1, 1), (33, 32), (100, 64), (1000, 256), (2048, 1024), (40, 40)]  # (grid, threadgroup)
 
 
 @pytest.fixture(scope="module", params=YIELD_EVERY, ids=lambda k: "default" if k is None else "every%d" % k)
 def ylib(dev, request):
-    macros = None if request.param is None else {"PM_YIELD_EVERY": "%du" % request.param}
+    macros = None if request.param is None else {"PM_YIELD_EVERY": "%du" % request.param, "PM_NO_LOCKSTEP": None}
     lib = pm.compile(SRC, macros=macros)
     lib.pm_yield_id = "default" if request.param is None else "every%d" % request.param
     return lib
@@ -319,20 +319,25 @@ def test_rewritten_loop_forms(ylib, grid, tg):
 @pytest.mark.parametrize("tg", [64, 40, 1])
 @pytest.mark.parametrize("iters", [1, 6, 10])
 def test_cpu_lanes_of_a_simdgroup_take_turns(ylib, tg, iters):
-    # The mechanism itself (the order is the CPU backend's, a GPU's differs):
-    # in one threadgroup, each simdgroup's lanes take turns of PM_YIELD_EVERY
-    # iterations, in lane order, simdgroup after simdgroup.
+    # The mechanism itself (the order is the CPU backend's, a GPU's differs).
+    # Fibers: in one threadgroup, each simdgroup's lanes take turns of
+    # PM_YIELD_EVERY iterations, in lane order, simdgroup after simdgroup.
+    # SIMD lockstep (the default build of this kernel): the whole group takes
+    # each step of the grid-stride loop together, threads in order.
     if pm.device().backend != "cpu":
         pytest.skip("the CPU backend's schedule")
-    every = {"default": 8, "every1": 1, "every3": 3}[ylib.pm_yield_id]  # default: PM_YIELD_EVERY in runtime.h
     counter = np.zeros(1, np.uint32)
     log = np.full(iters * tg + tg, 0xFFFFFFFF, np.uint32)
     ylib.gs_order(counter, log, np.uint32(iters), groups=1, threadgroup=tg)
-    expected = []
-    for lanes in _lanes(tg, tg):
-        for done in range(0, iters, every):
-            for lane in lanes:
-                expected += [lane] * min(every, iters - done)
+    if ylib.pm_yield_id == "default":
+        expected = [lane for _ in range(iters) for lane in range(tg)]
+    else:
+        every = int(ylib.pm_yield_id[len("every"):])
+        expected = []
+        for lanes in _lanes(tg, tg):
+            for done in range(0, iters, every):
+                for lane in lanes:
+                    expected += [lane] * min(every, iters - done)
     assert log[:iters * tg].tolist() == expected
     assert log[iters * tg:].tolist() == [len(lanes) for lanes in _lanes(tg, tg) for _ in lanes]
 

@@ -39,8 +39,60 @@ extension FrontEnd {
                      body: Range<Int>)
         case locals([LockstepLocal], initialisers: [(String, Range<Int>)])
         case collective(target: Range<Int>?, local: LockstepLocal?, value: Range<Int>, statement: Range<Int>)
-        case barrier
+        case barrier(Range<Int>)
         case branch(condition: Range<Int>, then: [LockstepItem], otherwise: [LockstepItem]?)
+        case leave(condition: Range<Int>)                      // if (c) return; at the body's level
+        case loop(initial: [LockstepItem], condition: Range<Int>, step: Range<Int>, body: [LockstepItem])
+        case matrix(name: String, arguments: [Range<Int>])    // a simdgroup_matrix operation, once per simdgroup
+    }
+
+    /// `for (init; condition; step) body` whose body meets other threads: every thread steps
+    /// through it while its condition holds (no break or continue).
+    private func lockstepLoop(_ range: Range<Int>, _ state: inout LockstepState) -> LockstepItem? {
+        let s = range.lowerBound, close = matching(s + 1)
+        var semicolons: [Int] = []
+        var j = s + 2
+        while j < close {
+            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
+            if isPunct(j, 59) { semicolons.append(j) }
+            j += 1
+        }
+        var memo: [String: Bool] = [:]
+        guard semicolons.count == 2, semicolons[0] + 1 < semicolons[1],
+              !range.contains(where: { isWord($0, "break") || isWord($0, "continue") }),
+              !meetsOthers((s + 2)..<close, &memo) else { return nil }
+        var initial: [LockstepItem] = []
+        if semicolons[0] > s + 2 {
+            let statement = (s + 2)..<(semicolons[0] + 1)
+            if let locals = lockstepLocals(statement, &state) { initial = [locals] }
+            else if declaresSomething(statement) { return nil }
+            else { initial = [.lane(statement)] }
+        }
+        guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
+        return .loop(initial: initial, condition: (semicolons[0] + 1)..<semicolons[1], step: (semicolons[1] + 1)..<close,
+                     body: body)
+    }
+
+    /// `simdgroup_load(m, ...);`, `simdgroup_store(m, ...);`, `simdgroup_multiply[_accumulate](d, a, b[, c]);`
+    /// with matrices that are locals of the body: run once per simdgroup on all its active lanes' elements.
+    private func matrixOperation(_ range: Range<Int>) -> LockstepItem? {
+        let s = range.lowerBound
+        let operations = ["simdgroup_load": 1, "simdgroup_store": 1, "simdgroup_multiply": 3, "simdgroup_multiply_accumulate": 4]
+        guard tokens[s].kind == .identifier, let matrices = operations[text(s)], isPunct(s + 1, 40),
+              matching(s + 1) + 2 == range.upperBound, isPunct(range.upperBound - 1, 59) else { return nil }
+        var arguments: [Range<Int>] = []
+        var start = s + 2, j = s + 2
+        let close = matching(s + 1)
+        while j <= close {
+            if j < close, isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
+            if j == close || isPunct(j, 44) { arguments.append(start..<j); start = j + 1 }
+            j += 1
+        }
+        var memo: [String: Bool] = [:]
+        guard arguments.count >= matrices, arguments.prefix(matrices).allSatisfy({ $0.count == 1 && tokens[$0.lowerBound].kind == .identifier }),
+              !(s + 2..<close).contains(where: { tokens[$0].kind == .identifier && reachesRendezvous(text($0), &memo) }),
+              pure((s + 2)..<close) else { return nil }
+        return .matrix(name: text(s), arguments: arguments)
     }
 
     /// Rewrites kernel `index` for LOCKSTEP mode if its body allows; returns whether it did.
@@ -51,7 +103,7 @@ extension FrontEnd {
         guard isPunct(open, 123), isPunct(close, 125) else { return false }
         // A thread that leaves early, or jumps, does not fit statement-by-statement execution.
         for t in body where tokens[t].kind == .identifier {
-            if ["return", "goto", "co_return", "co_await", "co_yield", "asm", "__asm__"].contains(text(t)) { return false }
+            if ["goto", "co_return", "co_await", "co_yield", "asm", "__asm__"].contains(text(t)) { return false }
         }
         let positions = kernels[index].bindings.compactMap { binding -> (String, String)? in
             if case let .position(attribute) = binding.kind { return (binding.name, attribute) }
@@ -60,7 +112,7 @@ extension FrontEnd {
         guard positions.allSatisfy({ !$0.0.isEmpty && !assigned($0.0, in: body) }) else { return false }
         var state = LockstepState(positionNames: Set(positions.map(\.0)),
                                   invariant: Set(kernels[index].bindings.filter { !$0.pointer }.map(\.name)))
-        guard let items = lockstepBlock((open + 1)..<close, &state), state.bytesPerThread <= 512 else { return false }
+        guard let items = lockstepBlock((open + 1)..<close, &state, top: true), state.bytesPerThread <= 512 else { return false }
 
         var out = "\n::pm::rt::worker *const __pm_w = ::pm::rt::tls_w; const ::pm::rt::group __pm_g = ::pm::rt::ls_group();"
         out += " bool __pm_m0[::pm::rt::ls_max]; ::pm::rt::ls_all(__pm_m0, __pm_g);"
@@ -71,8 +123,9 @@ extension FrontEnd {
             taken.insert(text(t + 1))
         }
         var emitter = LockstepEmitter(positions: positions, addressTaken: taken)
+        emitter.rowMajor = rowMajorMatrices(items, in: body)
         guard let text = emit(items, mask: "__pm_m0", &emitter) else { return false }
-        out += text + marker(close)
+        out += emitter.arrays + text + marker(close)
         // The statements' own edits are in the copies now.
         let bytes = tokens[open].end..<tokens[close].start
         edits.removeAll { bytes.contains($0.range.lowerBound) || ($0.range.isEmpty && $0.range.lowerBound == bytes.upperBound) }
@@ -91,14 +144,50 @@ extension FrontEnd {
     struct LockstepEmitter {
         let positions: [(String, String)]
         let addressTaken: Set<String>   // locals whose address the body takes: used in place, never copied
+        var rowMajor: Set<String> = []  // simdgroup matrices kept row-major (see rowMajorMatrices)
+        // The per-thread arrays, declared once at the top: a local declared in a loop gets an
+        // indeterminate value each iteration anyway, and its array is not made again each time.
+        var arrays = ""
         var scopes: [[LockstepLocal]] = [[]]
         var counter = 0
         mutating func unique() -> Int { counter += 1; return counter }
     }
 
+    /// The simdgroup matrices the kernel only declares (empty or filled) and hands to
+    /// simdgroup_matrix functions: no thread sees its elements, so they may be kept row-major.
+    private func rowMajorMatrices(_ items: [LockstepItem], in body: Range<Int>) -> Set<String> {
+        var handed: [String: Int] = [:]
+        var layoutBound: Set<String> = []
+        func walk(_ items: [LockstepItem]) {
+            for item in items {
+                switch item {
+                case let .locals(locals, initialisers):
+                    for local in locals where local.type.hasPrefix("simdgroup_") {
+                        handed[local.name, default: 0] += 1
+                        if let value = initialisers.first(where: { $0.0 == local.name })?.1,
+                           !isWord(value.lowerBound, "make_filled_simdgroup_matrix") { layoutBound.insert(local.name) }
+                    }
+                case let .matrix(name, arguments):
+                    let count = ["simdgroup_load": 1, "simdgroup_store": 1, "simdgroup_multiply": 3][name] ?? 4
+                    for argument in arguments.prefix(count) { handed[text(argument.lowerBound), default: 0] += 1 }
+                case let .branch(_, then, otherwise): walk(then); walk(otherwise ?? [])
+                case let .loop(initial, _, _, loopBody): walk(initial); walk(loopBody)
+                default: break
+                }
+            }
+        }
+        walk(items)
+        var uses: [String: Int] = [:]
+        for t in body where tokens[t].kind == .identifier && !isPunct(t - 1, 46) && text(t - 1) != "->" {
+            uses[text(t), default: 0] += 1
+        }
+        return Set(handed.filter { !layoutBound.contains($0.key) && uses[$0.key] == $0.value }.keys)
+    }
+
     // MARK: - Parsing the body
 
-    private func lockstepBlock(_ range: Range<Int>, _ state: inout LockstepState) -> [LockstepItem]? {
+    /// `top`: the body's own block, where `if (c) return;` may end threads.
+    private func lockstepBlock(_ range: Range<Int>, _ state: inout LockstepState, top: Bool = false) -> [LockstepItem]? {
         var items: [LockstepItem] = []
         var memo: [String: Bool] = [:]
         var s = range.lowerBound
@@ -107,6 +196,13 @@ extension FrontEnd {
             guard e <= range.upperBound else { return nil }
             defer { s = e }
             if isPunct(s, 59) { continue } // ;
+            if top, isWord(s, "if"), isPunct(s + 1, 40), isWord(matching(s + 1) + 1, "return"), isPunct(matching(s + 1) + 2, 59),
+               matching(s + 1) + 3 == e, !meetsOthers(s..<e, &memo) {
+                items.append(.leave(condition: (s + 2)..<matching(s + 1)))
+                continue
+            }
+            // Any other return (a thread leaving from inside a statement) does not fit.
+            if (s..<e).contains(where: { isWord($0, "return") }) { return nil }
             let meets = meetsOthers(s..<e, &memo)
             if isPunct(s, 123) {
                 guard meets else { items.append(.lane(s..<e)); continue }
@@ -135,6 +231,15 @@ extension FrontEnd {
                 items.append(.branch(condition: (s + 2)..<conditionEnd, then: then, otherwise: otherwise))
                 continue
             }
+            if meets, first == "for", isPunct(s + 1, 40) {
+                guard let item = lockstepLoop(s..<e, &state) else { return nil }
+                items.append(item)
+                continue
+            }
+            if meets, let item = matrixOperation(s..<e) {
+                items.append(item)
+                continue
+            }
             if !meets {
                 if let item = lockstepLocals(s..<e, &state) { items.append(item); continue }
                 if declaresSomething(s..<e) { return nil } // a local of a shape not kept per thread
@@ -143,7 +248,7 @@ extension FrontEnd {
             }
             if first == "threadgroup_barrier" || first == "simdgroup_barrier", isPunct(s + 1, 40),
                matching(s + 1) + 2 == e {
-                items.append(.barrier)
+                items.append(.barrier(s..<e))
                 continue
             }
             guard let item = collective(s..<e, &state, &memo) else { return nil }
@@ -254,6 +359,7 @@ extension FrontEnd {
                 let start = j + 1
                 while j < end, !isPunct(j, 44) {
                     if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) }
+                    else if isPunct(j, 60), tokens[j - 1].kind == .identifier, let close = templateClose(j, end) { j = close }
                     j += 1
                 }
                 guard start < j else { return nil }
@@ -265,6 +371,20 @@ extension FrontEnd {
             guard j == end else { return nil }
         }
         return result
+    }
+
+    /// The `>` closing template arguments opened at `open` (`make_filled_simdgroup_matrix<float, 8, 8>(...)`),
+    /// if one comes before `end` with nothing in between that a comparison would need.
+    private func templateClose(_ open: Int, _ end: Int) -> Int? {
+        var depth = 0, j = open
+        while j < end {
+            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
+            if isPunct(j, 59) || (isPunct(j, 38) && isPunct(j + 1, 38)) || (isPunct(j, 124) && isPunct(j + 1, 124)) { return nil }
+            if isPunct(j, 60) { depth += 1 }
+            if isPunct(j, 62) { depth -= 1; if depth == 0 { return j } }
+            j += 1
+        }
+        return nil
     }
 
     /// Whether a statement that is not a plain expression declares a local (then it must be kept per thread).
@@ -296,6 +416,8 @@ extension FrontEnd {
                                       "uint32_t": 4, "float": 4, "long": 8, "ulong": 8, "int64_t": 8, "uint64_t": 8,
                                       "size_t": 8, "ptrdiff_t": 8]
         if let size = scalars[name] { return size }
+        // a simdgroup matrix: each thread holds two elements
+        if let size = ["simdgroup_float8x8": 8, "simdgroup_half8x8": 4, "simdgroup_bfloat8x8": 4][name] { return size }
         guard let last = name.last, let n = Int(String(last)), [2, 3, 4].contains(n),
               let size = scalars[String(name.dropLast())] else { return nil }
         return size * (n == 3 ? 4 : n)
@@ -419,10 +541,11 @@ extension FrontEnd {
 
     // MARK: - Emitting
 
-    private func emit(_ items: [LockstepItem], mask: String, _ e: inout LockstepEmitter) -> String? {
+    /// `scoped`: the items are a block of their own (their locals go out of scope after them).
+    private func emit(_ items: [LockstepItem], mask: String, _ e: inout LockstepEmitter, scoped: Bool = true) -> String? {
         var out = ""
-        e.scopes.append([])
-        defer { e.scopes.removeLast() }
+        if scoped { e.scopes.append([]) }
+        defer { if scoped { e.scopes.removeLast() } }
         for item in items {
             switch item {
             case let .uniform(range):
@@ -430,9 +553,9 @@ extension FrontEnd {
                 out += marker(range.lowerBound) + text
             case let .lane(range):
                 guard let text = edited(range) else { return nil }
-                out += lanes(mask, marker(range.lowerBound) + text, e, uses: [range])
+                out += lanes(mask, laneIndex([range]) + marker(range.lowerBound) + text, e, uses: [range])
             case let .locals(locals, initialisers):
-                for local in locals { out += " \(local.type) \(local.array)[::pm::rt::ls_max]\(local.extent);" }
+                for local in locals { e.arrays += " \(local.type) \(local.array)[::pm::rt::ls_max]\(local.extent);" }
                 e.scopes[e.scopes.count - 1].append(contentsOf: locals)
                 guard !initialisers.isEmpty else { continue }
                 var assignments: [String] = []
@@ -440,7 +563,8 @@ extension FrontEnd {
                     guard let text = edited(value) else { return nil }
                     assignments.append("\(name) = \(text)")
                 }
-                out += lanes(mask, marker(initialisers[0].1.lowerBound) + assignments.joined(separator: ", ") + ";", e,
+                out += lanes(mask, laneIndex(initialisers.map(\.1)) + marker(initialisers[0].1.lowerBound)
+                             + assignments.joined(separator: ", ") + ";", e,
                              uses: initialisers.map(\.1), names: locals.map(\.name))
             case let .strided(type, name, start, condition, step, body):
                 guard let t = edited(type), let a = edited(start), let c = edited(condition), let s = edited(step),
@@ -462,7 +586,7 @@ extension FrontEnd {
                 guard let v = edited(value) else { return nil }
                 var deliver = ""
                 if let local {
-                    out += " \(local.type) \(local.array)[::pm::rt::ls_max];"
+                    e.arrays += " \(local.type) \(local.array)[::pm::rt::ls_max];"
                     e.scopes[e.scopes.count - 1].append(local)
                     deliver = "\(local.name) = \(v);"
                 } else if let target {
@@ -472,11 +596,51 @@ extension FrontEnd {
                 let line = marker(statement.lowerBound)
                 out += " ::pm::rt::ls_collect(__pm_w);"
                 out += lanes(mask, "::pm::rt::ls_lane(__pm_w, __pm_l);" + line + "(void)(\(v));", e, uses: [value])
-                out += " ::pm::rt::ls_complete(__pm_w);"
+                out += " if (::pm::rt::ls_complete(__pm_w)) return;"
                 out += lanes(mask, "::pm::rt::ls_lane(__pm_w, __pm_l);" + line + deliver, e, uses: [statement])
                 out += " ::pm::rt::ls_done(__pm_w);"
-            case .barrier:
-                continue
+            case let .barrier(range):
+                // between statements every thread has reached it; what is left to do is to
+                // report threads that cannot (they returned, or wait elsewhere), as fibers do
+                let group = isWord(range.lowerBound, "threadgroup_barrier") ? "true" : "false"
+                out += marker(range.lowerBound) + "if (::pm::rt::ls_barrier(__pm_w, \(mask), __pm_m0, \(group))) return;\n"
+            case let .leave(condition):
+                guard let c = edited(condition) else { return nil }
+                out += lanes(mask, "", e, uses: [condition], after: "if (" + marker(condition.lowerBound) + c + ") \(mask)[__pm_l] = false;")
+            case let .loop(initial, condition, step, body):
+                guard let c = edited(condition), let st = edited(step) else { return nil }
+                let n = e.unique()
+                let going = "__pm_m\(n)"
+                e.scopes.append([])
+                defer { e.scopes.removeLast() }
+                guard let start = emit(initial, mask: mask, &e, scoped: false) else { return nil }
+                out += " {" + start + " bool \(going)[::pm::rt::ls_max]; __builtin_memcpy(\(going), \(mask), sizeof \(going)); for (;;) {"
+                out += lanes(going, "", e, uses: [condition],
+                             after: "\(going)[__pm_l] = (bool)(" + marker(condition.lowerBound) + c + ");")
+                out += " if (!::pm::rt::ls_any(\(going), __pm_g)) break;"
+                guard let b = emit(body, mask: going, &e) else { return nil }
+                out += b + lanes(going, marker(step.lowerBound) + st + ";", e, uses: [step]) + " } }"
+            case let .matrix(name, arguments):
+                // Once per simdgroup, with the first active lane's values; the matrices are the
+                // simdgroup's 32 consecutive elements of their per-thread arrays.
+                let count = ["simdgroup_load": 1, "simdgroup_store": 1, "simdgroup_multiply": 3][name] ?? 4
+                var call = "::metal::pm_sgm::ls_\(name.dropFirst(10))(__pm_lanes"
+                for argument in arguments.prefix(count) {
+                    let name = text(argument.lowerBound)
+                    guard let local = e.scopes.reversed().joined().first(where: { $0.name == name }),
+                          local.extent.isEmpty else { return nil }
+                    call += ", ::metal::pm_sgm::ls_at<\(e.rowMajor.contains(name))>(&\(local.array)[__pm_s * 32u])"
+                }
+                for argument in arguments.dropFirst(count) {
+                    guard let a = edited(argument) else { return nil }
+                    call += ", " + a
+                }
+                out += " for (uint32_t __pm_s = 0; __pm_s * 32u < __pm_g.nthreads; ++__pm_s) {"
+                out += " const uint32_t __pm_lanes = ::pm::rt::ls_lanes(\(mask), __pm_g, __pm_s); if (!__pm_lanes) continue;"
+                out += " const uint32_t __pm_i = (uint32_t)__builtin_ctz(__pm_lanes), __pm_l = __pm_s * 32u + __pm_i, __pm_x = __pm_l % __pm_g.size.x,"
+                out += " __pm_y = __pm_l / __pm_g.size.x % __pm_g.size.y, __pm_z = __pm_l / (__pm_g.size.x * __pm_g.size.y);"
+                out += threadScope(Array(arguments.dropFirst(count)), e, copy: false).prologue
+                out += marker(arguments[0].lowerBound) + call + ");\n }"
             case let .branch(condition, then, otherwise):
                 let n = e.unique()
                 let taken = "__pm_m\(n)"
@@ -506,30 +670,66 @@ extension FrontEnd {
                        names more: [String] = [], after: String = "") -> String {
         var names = Set(more)
         for range in uses { for t in range where tokens[t].kind == .identifier { names.insert(text(t)) } }
-        var out = " for (uint32_t __pm_z = 0; __pm_z < __pm_g.size.z; ++__pm_z)"
-        out += " for (uint32_t __pm_y = 0; __pm_y < __pm_g.size.y; ++__pm_y)"
-        out += " for (uint32_t __pm_x = 0, __pm_l = (__pm_z * __pm_g.size.y + __pm_y) * __pm_g.size.x;"
-        out += " __pm_x < __pm_g.size.x; ++__pm_x, ++__pm_l) {"
+        let simd: Set<String> = ["thread_index_in_simdgroup", "simdgroup_index_in_threadgroup"]
+        let bySimdgroup = e.positions.contains { names.contains($0.0) && simd.contains($0.1) }
+        var out: String
+        if bySimdgroup {
+            // Simdgroup by simdgroup, each cut where it crosses a row of the group: within a piece
+            // x, the lane and the linear index step together (the vectoriser sees them as such)
+            // and y, z and the simdgroup are fixed.
+            out = " for (uint32_t __pm_s = 0, __pm_x0 = 0, __pm_y0 = 0, __pm_z0 = 0; __pm_s * 32u < __pm_g.nthreads; ++__pm_s)"
+            out += " for (uint32_t __pm_i0 = 0, __pm_n = __pm_g.nthreads - __pm_s * 32u < 32u ? __pm_g.nthreads - __pm_s * 32u : 32u;"
+            out += " __pm_i0 < __pm_n;) { const uint32_t __pm_i1 = __pm_n - __pm_i0 < __pm_g.size.x - __pm_x0 ? __pm_n : __pm_i0 + __pm_g.size.x - __pm_x0;"
+            out += " for (uint32_t __pm_i = __pm_i0; __pm_i < __pm_i1; ++__pm_i) {"
+            out += " const uint32_t __pm_l = __pm_s * 32u + __pm_i, __pm_x = __pm_x0 + (__pm_i - __pm_i0), __pm_y = __pm_y0, __pm_z = __pm_z0;"
+        } else {
+            out = " for (uint32_t __pm_z = 0; __pm_z < __pm_g.size.z; ++__pm_z)"
+            out += " for (uint32_t __pm_y = 0; __pm_y < __pm_g.size.y; ++__pm_y)"
+            out += " for (uint32_t __pm_x = 0, __pm_l = (__pm_z * __pm_g.size.y + __pm_y) * __pm_g.size.x;"
+            out += " __pm_x < __pm_g.size.x; ++__pm_x, ++__pm_l) { const uint32_t __pm_i = __pm_l % 32u, __pm_s = __pm_l / 32u;"
+        }
         if let mask { out += " if (!\(mask)[__pm_l]) continue;" }
+        let scope = threadScope(uses, e, names: more, copy: true)  // (names again: threadScope is shared)
+        out += scope.prologue
+        let back = scope.writeBack
+        // do/while (0): a `continue` that ended a loop iteration ends this thread's turn here.
+        out += (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + back + " }"
+        guard bySimdgroup else { return out }
+        out += " __pm_x0 += __pm_i1 - __pm_i0; if (__pm_x0 == __pm_g.size.x) { __pm_x0 = 0; if (++__pm_y0 == __pm_g.size.y) { __pm_y0 = 0; ++__pm_z0; } }"
+        return out + " __pm_i0 = __pm_i1; }"
+    }
+
+    /// A thread's position values and locals, for the names used in `uses` (and `more`): its
+    /// locals are copied in (and back out by `writeBack`) when `copy`, unless they are arrays or
+    /// their address is taken, else used in place.
+    private func threadScope(_ uses: [Range<Int>], _ e: LockstepEmitter, names more: [String] = [],
+                             copy: Bool) -> (prologue: String, writeBack: String) {
+        var names = Set(more)
+        for range in uses { for t in range where tokens[t].kind == .identifier { names.insert(text(t)) } }
+        var out = ""
         for (name, attribute) in e.positions where names.contains(name) {
             out += " [[maybe_unused]] __pm_t_\(name) \(name) = ::pm::rt::ls_pos<::pm::rt::attr::\(attribute), __pm_t_\(name)>"
-                + "(__pm_g, __pm_x, __pm_y, __pm_z, __pm_l);"
+                + "(__pm_g, __pm_x, __pm_y, __pm_z, __pm_l, __pm_i, __pm_s);"
         }
-        // Locals are copied in and back out (the compiler then keeps them in registers and turns a
-        // conditional assignment into a select), unless they are arrays or their address is taken.
         var seen: Set<String> = []
         var back = ""
         for local in e.scopes.reversed().joined() where names.contains(local.name) && !seen.contains(local.name) {
             seen.insert(local.name)
-            if local.extent.isEmpty && !e.addressTaken.contains(local.name) {
+            if copy && local.extent.isEmpty && !e.addressTaken.contains(local.name) {
                 out += " [[maybe_unused]] auto \(local.name) = \(local.array)[__pm_l];"
                 back += " \(local.array)[__pm_l] = \(local.name);"
             } else {
                 out += " [[maybe_unused]] auto &\(local.name) = \(local.array)[__pm_l];"
             }
         }
-        // do/while (0): a `continue` that ended a loop iteration ends this thread's turn here.
-        return out + (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + back + " }"
+        return (out, back)
+    }
+
+    /// Code that tells the runtime which thread runs, for statements that ask it (a simdgroup
+    /// matrix's constructor or thread_elements()).
+    private func laneIndex(_ uses: [Range<Int>]) -> String {
+        let asks = uses.contains { $0.contains { tokens[$0].kind == .identifier && text($0).hasPrefix("simdgroup_") } }
+        return asks ? "::pm::rt::ls_lane(__pm_w, __pm_l);" : ""
     }
 
     /// A line marker putting what follows on token `t`'s line.

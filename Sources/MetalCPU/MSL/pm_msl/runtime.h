@@ -926,26 +926,69 @@ PM_AI group ls_group() { return *tls_w->g; }
 PM_AI void ls_all(bool *mask, const group &g) {
     for (uint32_t l = 0; l < ls_max; l++) mask[l] = l < g.nthreads;
 }
-// A position value of thread (x, y, z) = linear index l of the group.
+// A position value of thread (x, y, z) = linear index l = 32 * sg + lane of the group
+// (the lane and simdgroup given as such keep them affine for the vectoriser).
 template <attr _PmA, class _PmP>
-PM_AI _PmP ls_pos(const group &g, uint32_t x, uint32_t y, uint32_t z, uint32_t l) {
-    return arg<_PmP, bind<_PmA, 0>>::get(g, tpos{x, y, z, l});
+PM_AI _PmP ls_pos(const group &g, uint32_t x, uint32_t y, uint32_t z, uint32_t l, uint32_t lane, uint32_t sg) {
+    if constexpr (_PmA == attr::thread_index_in_simdgroup) return from_scalar<_PmP>(lane);
+    else if constexpr (_PmA == attr::simdgroup_index_in_threadgroup) return from_scalar<_PmP>(sg);
+    else return arg<_PmP, bind<_PmA, 0>>::get(g, tpos{x, y, z, l});
+}
+// The threads of simdgroup `s` set in `mask`, as lane bits (the mask's bytes
+// past the group's threads are false: ls_all).
+PM_AI uint32_t ls_lanes(const bool *mask, const group &, uint32_t s) {
+    typedef unsigned char _PmB32 __attribute__((ext_vector_type(32)));
+    typedef bool _PmBits __attribute__((ext_vector_type(32)));
+    _PmB32 bytes;
+    __builtin_memcpy(&bytes, mask + s * PM_SIMD_WIDTH, sizeof bytes);
+    return __builtin_bit_cast(uint32_t, __builtin_convertvector(bytes != 0, _PmBits));
 }
 PM_AI bool ls_any(const bool *mask, const group &g) {
-    bool any = false;
+    unsigned any = 0;
     for (uint32_t l = 0; l < g.nthreads; l++) any |= mask[l];
-    return any;
+    return any != 0;
 }
 // The two passes of a statement with a SIMD-group call.
 PM_AI void ls_lane(worker *w, uint32_t l) { w->cur = l; }
 inline void ls_collect(worker *w) { w->ls_deliver = false; }
-// Every simdgroup whose lanes arrived computes its results.
-inline void ls_complete(worker *w) {
+// Every simdgroup whose lanes arrived computes its results; true after an error (the kernel returns).
+inline bool ls_complete(worker *w) {
+    if (w->err) return true;
     for (uint32_t s = 0; s < (w->nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) {
         simd_slot &sl = w->sg[s];
         if (sl.arrived_mask) sl.key.op(sl);
     }
     w->ls_deliver = true;
+    return false;
+}
+// A barrier reached by the threads in `mask` (`alive`: those that have not
+// returned). A threadgroup_barrier needs every thread of the group, a
+// simdgroup_barrier every live thread of a simdgroup that reaches it; else the
+// error fibers report too. True after an error (the kernel returns).
+inline bool ls_barrier(worker *w, const bool *mask, const bool *alive, bool threadgroup, site s = site()) {
+    const uint32_t n = w->nthreads;
+    unsigned all = 1;
+    for (uint32_t l = 0; l < n; l++) all &= mask[l];
+    if (all) return w->err != 0;
+    for (uint32_t l = 0; l < n; l++) {
+        if (mask[l]) continue;
+        uint32_t waiting = n;
+        const uint32_t from = threadgroup ? 0 : l / PM_SIMD_WIDTH * PM_SIMD_WIDTH;
+        const uint32_t to = threadgroup ? n : (from + PM_SIMD_WIDTH < n ? from + PM_SIMD_WIDTH : n);
+        for (uint32_t j = from; j < to && waiting == n; j++)
+            if (mask[j]) waiting = j;
+        if (waiting == n || (!threadgroup && !alive[l])) continue; // nobody of its simdgroup waits / it returned
+        const char *name = threadgroup ? "threadgroup_barrier" : "simdgroup_barrier";
+        char where[48];
+        if (!alive[l])
+            set_error(w, "%s not reached by all threads of threadgroup %s: thread %u returned early while thread %u "
+                         "waits at %s (line %u:%u)", name, gpos_str(w->g, where), l, waiting, name, s.line, s.col);
+        else
+            set_error(w, "divergent control flow: in threadgroup %s, thread %u waits at %s (line %u:%u) while thread "
+                         "%u takes another path", gpos_str(w->g, where), waiting, name, s.line, s.col, l);
+        return true;
+    }
+    return w->err != 0;
 }
 inline void ls_done(worker *w) {
     for (uint32_t s = 0; s < (w->nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) w->sg[s].arrived_mask = 0;
@@ -1280,8 +1323,11 @@ constexpr PM_AI void tick(loop_yield &y) {
     }
 }
 
-// The calling thread's lane in its simdgroup (0 outside fibers).
-PM_AI uint32_t current_lane() { return self().index % PM_SIMD_WIDTH; }
+// The calling thread's lane in its simdgroup (0 outside fibers and lockstep).
+PM_AI uint32_t current_lane() {
+    if (worker *w = tls_w; w && w->mode == _PmModeLockstep) return w->cur % PM_SIMD_WIDTH;
+    return self().index % PM_SIMD_WIDTH;
+}
 } // namespace pm::rt
 
 namespace metal {

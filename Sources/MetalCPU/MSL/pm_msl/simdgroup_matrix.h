@@ -34,7 +34,7 @@ template <class _PmT, int _PmCols, int _PmRows> struct simdgroup_matrix {
 
 namespace pm_sgm {
 // Element index (row * 8 + col) of the lane's first element.
-PM_AI uint32_t pos(uint32_t lane) {
+PM_AI constexpr uint32_t pos(uint32_t lane) {
     uint32_t q = lane / 4;
     return ((q & 4) + (lane / 2) % 4) * 8 + (q & 2) * 2 + (lane % 2) * 2;
 }
@@ -67,25 +67,38 @@ inline simdgroup_matrix<_PmT, _PmCols, _PmRows> make_filled_simdgroup_matrix(_Pm
     return m;
 }
 
+namespace pm_sgm {
 // Element (r, c) of the 8x8 matrix is src[(origin.y + r) * elements_per_row + origin.x + c],
-// or with transpose_matrix src[(origin.y + c) * elements_per_row + origin.x + r].
+// or with transpose_matrix src[(origin.y + c) * elements_per_row + origin.x + r]: `lane`'s two.
+template <class _PmT, class _PmU>
+PM_AI void load_lane(vec<_PmT, 2> &e, uint32_t lane, const _PmU *src, ulong elements_per_row, ulong2 origin,
+                     bool transpose) {
+    uint32_t p = pos(lane), r = p / 8, c = p % 8;
+    for (uint32_t k = 0; k < 2; k++) {
+        ulong row = transpose ? c + k : r, col = transpose ? r : c + k;
+        e[k] = (_PmT)src[(origin.y + row) * elements_per_row + origin.x + col];
+    }
+}
+template <class _PmT, class _PmU>
+PM_AI void store_lane(const vec<_PmT, 2> &e, uint32_t lane, _PmU *dst, ulong elements_per_row, ulong2 origin,
+                      bool transpose) {
+    uint32_t p = pos(lane), r = p / 8, c = p % 8;
+    for (uint32_t k = 0; k < 2; k++) {
+        ulong row = transpose ? c + k : r, col = transpose ? r : c + k;
+        dst[(origin.y + row) * elements_per_row + origin.x + col] = (_PmU)e[k];
+    }
+}
+} // namespace pm_sgm
+
 template <class _PmT, class _PmU>
 inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const _PmU *src, ulong elements_per_row = 8,
                            ulong2 matrix_origin = 0, bool transpose_matrix = false) {
-    uint32_t p = pm_sgm::pos(::pm::rt::current_lane()), r = p / 8, c = p % 8;
-    for (uint32_t k = 0; k < 2; k++) {
-        ulong row = transpose_matrix ? c + k : r, col = transpose_matrix ? r : c + k;
-        d.pm_e[k] = (_PmT)src[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col];
-    }
+    pm_sgm::load_lane(d.pm_e, ::pm::rt::current_lane(), src, elements_per_row, matrix_origin, transpose_matrix);
 }
 template <class _PmT, class _PmU>
 inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, _PmU *dst, ulong elements_per_row = 8,
                             ulong2 matrix_origin = 0, bool transpose_matrix = false) {
-    uint32_t p = pm_sgm::pos(::pm::rt::current_lane()), r = p / 8, c = p % 8;
-    for (uint32_t k = 0; k < 2; k++) {
-        ulong row = transpose_matrix ? c + k : r, col = transpose_matrix ? r : c + k;
-        dst[(matrix_origin.y + row) * elements_per_row + matrix_origin.x + col] = (_PmU)a.pm_e[k];
-    }
+    pm_sgm::store_lane(a.pm_e, ::pm::rt::current_lane(), dst, elements_per_row, matrix_origin, transpose_matrix);
 }
 
 namespace pm_sgm {
@@ -95,6 +108,19 @@ typedef float f8 __attribute__((ext_vector_type(8)));
 struct operands {
     float a[2], b[2], c[2];
 };
+
+// out = a @ b (+ c when c), row-major 8x8 in float: whole-matrix vector code
+// (8-wide rows, k in order with fused multiply-adds). out may be a, b or c.
+inline void product(const float *a, const float *b, const float *c, float *out) {
+    f8 rb[8];
+    for (int k = 0; k < 8; k++) __builtin_memcpy(&rb[k], b + 8 * k, sizeof(f8));
+    for (int i = 0; i < 8; i++) {
+        f8 acc = 0.0f;
+        if (c) __builtin_memcpy(&acc, c + 8 * i, sizeof(f8));
+        for (int k = 0; k < 8; k++) acc = __builtin_elementwise_fma((f8)a[8 * i + k], rb[k], acc);
+        __builtin_memcpy(out + 8 * i, &acc, sizeof(f8));
+    }
+}
 
 // The rendezvous' computation (param: 1 when there is a c): d = a @ b (+ c)
 // for the whole simdgroup, each lane's elements of d rounded to _PmTD.
@@ -113,19 +139,94 @@ template <class _PmTD> void c_mma(::pm::rt::simd_slot &s) {
         b[p] = o.b[0], b[p + 1] = o.b[1];
         c[p] = o.c[0], c[p + 1] = o.c[1];
     }
-    const bool with_c = s.param[__builtin_ctz(act)] != 0;
-    f8 rb[8];
-    for (int k = 0; k < 8; k++) __builtin_memcpy(&rb[k], b + 8 * k, sizeof(f8));
-    for (int i = 0; i < 8; i++) {
-        f8 acc = 0.0f;
-        if (with_c) __builtin_memcpy(&acc, c + 8 * i, sizeof(f8));
-        for (int k = 0; k < 8; k++) acc = __builtin_elementwise_fma((f8)a[8 * i + k], rb[k], acc);
-        __builtin_memcpy(c + 8 * i, &acc, sizeof(f8)); // c becomes d
-    }
+    product(a, b, s.param[__builtin_ctz(act)] != 0 ? c : nullptr, c); // c becomes d
     for (uint32_t m = act; m; m &= m - 1) {
         uint32_t l = __builtin_ctz(m), p = pos(l);
         ::pm::rt::simd::put(s, l, vec<_PmTD, 2>{(_PmTD)c[p], (_PmTD)c[p + 1]});
     }
+}
+
+// SIMD lockstep (runtime.h): a simdgroup's matrix is the 32 consecutive
+// per-thread matrices of its lanes. They hold the elements in Apple's lane
+// layout (what thread_elements() shows), or in row-major order (element
+// p = row * 8 + col is scalar p of the 32) when the kernel only hands the
+// matrix to simdgroup_matrix functions (Lockstep.swift decides): loads,
+// stores and products then move whole rows. One call per simdgroup works on
+// the elements of its active lanes `lanes`; elements of other lanes are 0 in a
+// product and are not written.
+template <class _PmT, bool _PmRowMajor> struct ls_matrix {
+    simdgroup_matrix<_PmT, 8, 8> *m;
+};
+template <bool _PmRowMajor, class _PmT> PM_AI ls_matrix<_PmT, _PmRowMajor> ls_at(simdgroup_matrix<_PmT, 8, 8> *m) {
+    return {m};
+}
+// The lane holding element p (even) in Apple's layout.
+inline constexpr struct lane_table {
+    uint8_t of[64] = {};
+    constexpr lane_table() {
+        for (uint32_t l = 0; l < 32; l++) of[pos(l)] = of[pos(l) + 1] = (uint8_t)l;
+    }
+} lane_of;
+template <class _PmT> PM_AI _PmT &at(ls_matrix<_PmT, true> v, uint32_t p) { return ((_PmT *)v.m)[p]; }
+template <class _PmT> PM_AI _PmT &at(ls_matrix<_PmT, false> v, uint32_t p) { return ((_PmT *)&v.m[lane_of.of[p]].pm_e)[p & 1]; }
+
+// Calls f(p, r, c) for each element of `lanes`: all 64 in order when all take part.
+template <class _PmF> PM_AI void each_element(uint32_t lanes, _PmF f) {
+    if (lanes == 0xFFFFFFFFu) {
+        for (uint32_t r = 0; r < 8; r++)
+            for (uint32_t c = 0; c < 8; c++) f(r * 8 + c, r, c);
+        return;
+    }
+    for (; lanes; lanes &= lanes - 1) {
+        uint32_t p = pos(__builtin_ctz(lanes));
+        f(p, p / 8, p % 8);
+        f(p + 1, p / 8, p % 8 + 1);
+    }
+}
+template <class _PmT, bool _PmR, class _PmU>
+inline void ls_load(uint32_t lanes, ls_matrix<_PmT, _PmR> d, const _PmU *src, ulong elements_per_row = 8,
+                    ulong2 origin = 0, bool transpose_matrix = false) {
+    if (transpose_matrix)
+        each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { at(d, p) = (_PmT)src[(origin.y + c) * elements_per_row + origin.x + r]; });
+    else
+        each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { at(d, p) = (_PmT)src[(origin.y + r) * elements_per_row + origin.x + c]; });
+}
+template <class _PmT, bool _PmR, class _PmU>
+inline void ls_store(uint32_t lanes, ls_matrix<_PmT, _PmR> a, _PmU *dst, ulong elements_per_row = 8,
+                     ulong2 origin = 0, bool transpose_matrix = false) {
+    if (transpose_matrix)
+        each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { dst[(origin.y + c) * elements_per_row + origin.x + r] = (_PmU)at(a, p); });
+    else
+        each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { dst[(origin.y + r) * elements_per_row + origin.x + c] = (_PmU)at(a, p); });
+}
+// The elements of `lanes` as row-major floats (others 0): a row-major float matrix as it is.
+template <class _PmT, bool _PmR> PM_AI const float *ls_floats(uint32_t lanes, ls_matrix<_PmT, _PmR> a, float *scratch) {
+    if constexpr (_PmR && __is_same(_PmT, float)) {
+        if (lanes == 0xFFFFFFFFu) return (const float *)a.m;
+    }
+    if (lanes != 0xFFFFFFFFu) __builtin_memset(scratch, 0, 64 * sizeof(float));
+    each_element(lanes, [&](uint32_t p, uint32_t, uint32_t) { scratch[p] = (float)at(a, p); });
+    return scratch;
+}
+template <class _PmTD, bool _PmRD, class _PmTA, bool _PmRA, class _PmTB, bool _PmRB, class _PmTC, bool _PmRC>
+inline void ls_mma(uint32_t lanes, ls_matrix<_PmTD, _PmRD> d, ls_matrix<_PmTA, _PmRA> a, ls_matrix<_PmTB, _PmRB> b,
+                   const ls_matrix<_PmTC, _PmRC> *c) {
+    alignas(32) float fa[64], fb[64], fc[64], out[64];
+    const float *pc = c ? ls_floats(lanes, *c, fc) : nullptr;
+    if constexpr (_PmRD && __is_same(_PmTD, float)) {
+        if (lanes == 0xFFFFFFFFu) return product(ls_floats(lanes, a, fa), ls_floats(lanes, b, fb), pc, (float *)d.m);
+    }
+    product(ls_floats(lanes, a, fa), ls_floats(lanes, b, fb), pc, out);
+    each_element(lanes, [&](uint32_t p, uint32_t, uint32_t) { at(d, p) = (_PmTD)out[p]; });
+}
+template <class _PmTD, bool _PmRD, class _PmTA, bool _PmRA, class _PmTB, bool _PmRB>
+inline void ls_multiply(uint32_t lanes, ls_matrix<_PmTD, _PmRD> d, ls_matrix<_PmTA, _PmRA> a, ls_matrix<_PmTB, _PmRB> b) {
+    ls_mma(lanes, d, a, b, (const ls_matrix<_PmTD, true> *)nullptr);
+}
+template <class _PmTD, bool _PmRD, class _PmTA, bool _PmRA, class _PmTB, bool _PmRB, class _PmTC, bool _PmRC>
+inline void ls_multiply_accumulate(uint32_t lanes, ls_matrix<_PmTD, _PmRD> d, ls_matrix<_PmTA, _PmRA> a,
+                                   ls_matrix<_PmTB, _PmRB> b, ls_matrix<_PmTC, _PmRC> c) {
+    ls_mma(lanes, d, a, b, &c);
 }
 
 template <class _PmTD, class _PmTA, class _PmTB, class _PmTC>
