@@ -1234,7 +1234,7 @@ final class FrontEnd {
     }
 
     /// `i < 8`, `j <= 16`, `k != 4` ...: a condition comparing a name with a number literal.
-    private func literalBound(_ condition: Range<Int>) -> Bool {
+    func literalBound(_ condition: Range<Int>) -> Bool {
         guard condition.count >= 3, condition.count <= 4,
               tokens[condition.lowerBound].kind == .identifier, tokens[condition.upperBound - 1].kind == .number else {
             return false

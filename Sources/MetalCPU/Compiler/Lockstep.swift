@@ -436,7 +436,9 @@ extension FrontEnd {
             if isPunct(j, 59) { semicolons.append(j) }
             j += 1
         }
-        guard semicolons.count == 2, strided((semicolons[1] + 1)..<close) else { return nil }
+        // a literal bound (j < 64: a few steps per thread) gains less than stepping across costs
+        guard semicolons.count == 2, strided((semicolons[1] + 1)..<close),
+              !literalBound((semicolons[0] + 1)..<semicolons[1]) else { return nil }
         // init: T i = A
         guard let equals = ((s + 2)..<semicolons[0]).first(where: { isPunct($0, 61) }), equals > s + 3,
               tokens[equals - 1].kind == .identifier,

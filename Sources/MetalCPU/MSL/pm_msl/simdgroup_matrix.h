@@ -15,11 +15,9 @@
 // hands every lane its two elements of the result. Elements of lanes that do
 // not exist (partial edge simdgroup) or returned read as 0.
 //
-// Why not let one lane do each operation for the whole simdgroup instead of
-// meeting: the lanes run one after another, so the others would still have to
-// replay the kernel up to each operation and check that they did the same;
-// measured, that costs more per lane than arriving at the rendezvous does
-// (README.md, "The CPU backend").
+// That is for kernels running as fibers. A kernel in SIMD lockstep (runtime.h)
+// runs each operation once per simdgroup on all its lanes' elements instead
+// (ls_load, ls_store, ls_mma below).
 #pragma once
 #include "pm_msl/types.h"
 #include "pm_msl/runtime.h"
