@@ -184,6 +184,13 @@ template <class _PmF> PM_AI void each_element(uint32_t lanes, _PmF f) {
 template <class _PmT, bool _PmR, class _PmU>
 inline void ls_load(uint32_t lanes, ls_matrix<_PmT, _PmR> d, const _PmU *src, ulong elements_per_row = 8,
                     ulong2 origin = 0, bool transpose_matrix = false) {
+    if (_PmR && lanes == 0xFFFFFFFFu && !transpose_matrix) { // whole rows (what a product then reads whole)
+        for (uint32_t r = 0; r < 8; r++) {
+            const _PmU *row = src + (origin.y + r) * elements_per_row + origin.x;
+            for (uint32_t c = 0; c < 8; c++) ((_PmT *)d.m)[r * 8 + c] = (_PmT)row[c];
+        }
+        return;
+    }
     if (transpose_matrix)
         each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { at(d, p) = (_PmT)src[(origin.y + c) * elements_per_row + origin.x + r]; });
     else
