@@ -103,7 +103,8 @@ extension FrontEnd {
         guard isPunct(open, 123), isPunct(close, 125) else { return false }
         // A thread that leaves early, or jumps, does not fit statement-by-statement execution.
         for t in body where tokens[t].kind == .identifier {
-            if ["goto", "co_return", "co_await", "co_yield", "asm", "__asm__"].contains(text(t)) { return false }
+            // decltype(local) would name a thread's copy or reference, not the local's type
+            if ["goto", "co_return", "co_await", "co_yield", "asm", "__asm__", "decltype"].contains(text(t)) { return false }
         }
         let positions = kernels[index].bindings.compactMap { binding -> (String, String)? in
             if case let .position(attribute) = binding.kind { return (binding.name, attribute) }
@@ -137,6 +138,8 @@ extension FrontEnd {
     struct LockstepState {
         let positionNames: Set<String>
         var invariant: Set<String>   // names whose value no thread changes while the kernel runs
+        var locals: Set<String> = []  // every local kept per thread so far
+        var uniform: Set<String> = [] // const locals set from constants, declared once for the group
         var bytesPerThread = 0
         var counter = 0
     }
@@ -211,16 +214,27 @@ extension FrontEnd {
                 continue
             }
             let first = tokens[s].kind == .identifier ? text(s) : ""
-            if first == "threadgroup" || first == "constexpr" || first == "typedef" || first == "using"
-                || first == "static_assert" {
-                guard !meets else { return nil }
+            // Once for the group: kernel-scope threadgroup storage (rewritten to tg_var), constexpr
+            // and const locals set from constants, types, static_assert; none may name a thread's local.
+            if uniformStatement(s..<e, state) {
+                guard !meets, !(s..<e).contains(where: { tokens[$0].kind == .identifier && state.locals.contains(text($0)) })
+                else { return nil }
+                if let names = declarators(s..<e) { for d in names { state.uniform.insert(text(d.name)) } }
                 items.append(.uniform(s..<e))
+                continue
+            }
+            // A pragma stays with a statement every thread runs; anything else after one does not fit.
+            if tokens[s].kind == .punctuation, src.bytes[tokens[s].start] == 35 {
+                guard !meets, !declaresSomething((s + 1)..<e), declarators((s + 1)..<e) == nil else { return nil }
+                items.append(.lane(s..<e))
                 continue
             }
             if first == "if", isPunct(s + 1, 40) {
                 let conditionEnd = matching(s + 1)
                 guard meets else { items.append(.lane(s..<e)); continue }
-                guard !meetsOthers((s + 2)..<conditionEnd, &memo) else { return nil }
+                // no declaration in the condition, nothing that meets other threads
+                guard !meetsOthers((s + 2)..<conditionEnd, &memo), pure((s + 2)..<conditionEnd),
+                      declarators((s + 2)..<(conditionEnd + 1)) == nil else { return nil }
                 let thenEnd = statementExtent(conditionEnd + 1)
                 guard let then = lockstepStatement((conditionEnd + 1)..<thenEnd, &state) else { return nil }
                 var otherwise: [LockstepItem]? = nil
@@ -323,6 +337,7 @@ extension FrontEnd {
             state.counter += 1
             state.bytesPerThread += size * count
             state.invariant.remove(name)
+            state.locals.insert(name)
             locals.append(LockstepLocal(name: name, array: "__pm_h\(state.counter)_\(name)",
                                         type: words.joined(separator: " ").replacing(" :: ", with: "::"), extent: extent))
             if let value = d.value { initialisers.append((name, value)) }
@@ -345,6 +360,7 @@ extension FrontEnd {
         }
         guard t < end, t > range.lowerBound, tokens[t].kind == .identifier else { return nil }
         if isPunct(t + 1, 61), isPunct(t + 2, 61) { return nil } // a == b;
+        let pointer = (range.lowerBound..<t).contains { isPunct($0, 42) } // `float *p, q;`: only p is one
         var result: [(name: Int, extent: Int?, value: Range<Int>?)] = []
         var j = t
         while j < end {
@@ -367,7 +383,7 @@ extension FrontEnd {
             }
             guard extent == nil || value == nil else { return nil }
             result.append((name, extent, value))
-            if isPunct(j, 44) { j += 1; continue }
+            if isPunct(j, 44) { guard !pointer else { return nil }; j += 1; continue }
             guard j == end else { return nil }
         }
         return result
@@ -387,17 +403,38 @@ extension FrontEnd {
         return nil
     }
 
+    /// A statement run once for the group: threadgroup storage (the front end made it a tg_var),
+    /// typedef / using / static_assert / constexpr, and `const T n = e;` with e made of literals,
+    /// operators and such constants only.
+    private func uniformStatement(_ range: Range<Int>, _ state: LockstepState) -> Bool {
+        let first = tokens[range.lowerBound].kind == .identifier ? text(range.lowerBound) : ""
+        if first == "threadgroup" { return edited(range)?.contains("::pm::rt::tg_var<") ?? false }
+        if ["constexpr", "typedef", "using", "static_assert"].contains(first) { return true }
+        guard first == "const", let names = declarators(range), names.allSatisfy({ $0.extent == nil && $0.value != nil }),
+              !(range.lowerBound..<names[0].name).contains(where: { isPunct($0, 42) }) else { return false }
+        return names.allSatisfy { d in
+            d.value!.allSatisfy { t in
+                tokens[t].kind == .number || (tokens[t].kind == .punctuation && !isPunct(t, 61) && !isPunct(t, 44))
+                    || (tokens[t].kind == .identifier && (state.uniform.contains(text(t)) || text(t) == "sizeof"))
+            }
+        }
+    }
+
     /// Whether a statement that is not a plain expression declares a local (then it must be kept per thread).
     private func declaresSomething(_ range: Range<Int>) -> Bool {
+        if text(range.lowerBound) == "::" { return true } // ::metal::float2 v = ...
         guard tokens[range.lowerBound].kind == .identifier else { return false }
         let first = text(range.lowerBound)
         if Self.statementWords.contains(first) || first == "if" { return false }
-        if ["auto", "const", "struct", "static", "thread", "device", "volatile"].contains(first) { return true }
+        if ["auto", "const", "struct", "static", "thread", "device", "volatile", "threadgroup", "constant",
+            "decltype", "typename"].contains(first) { return true }
         // `T name ...` or `T<...> name`, `ns::T name`: a type followed by a name
         var t = range.lowerBound
         while t + 1 < range.upperBound, text(t + 1) == "::", tokens[t + 2].kind == .identifier { t += 2 }
         if isPunct(t + 1, 60) { return true } // T<...> (a comparison statement `a < b;` is pointless)
-        return tokens[t + 1].kind == .identifier || isPunct(t + 1, 42) || isPunct(t + 1, 38)
+        // T name, T *name, T &name (but not `a *= b`, `a & b`)
+        if isPunct(t + 1, 42) || isPunct(t + 1, 38) { return tokens[t + 2].kind == .identifier || isPunct(t + 2, 42) }
+        return tokens[t + 1].kind == .identifier
     }
 
     static let statementWords: Set<String> = ["return", "for", "while", "do", "switch", "break", "continue", "else",
@@ -449,11 +486,25 @@ extension FrontEnd {
         guard isWord(step, name), isPunct(step + 1, 43), isPunct(step + 2, 61), step + 3 < close else { return nil }
         let body = (close + 1)..<range.upperBound
         let condition = (semicolons[0] + 1)..<semicolons[1]
+        let integers: Set<String> = ["int", "uint", "short", "ushort", "long", "ulong", "unsigned", "signed", "size_t",
+                                     "int32_t", "uint32_t", "int64_t", "uint64_t", "int16_t", "uint16_t", "ptrdiff_t"]
         guard !condition.isEmpty, !assigned(name, in: body),
+              ((s + 2)..<(equals - 1)).allSatisfy({ integers.contains(text($0)) || text($0) == "const" }),
               !body.contains(where: { isWord($0, "break") }),
+              !aliased(name, in: body),
               invariant((equals + 1)..<semicolons[0], state), invariant((step + 3)..<close, state) else { return nil }
         return .strided(type: (s + 2)..<(equals - 1), name: name, start: (equals + 1)..<semicolons[0],
                         condition: condition, step: (step + 3)..<close, body: body)
+    }
+
+    /// Whether `name` may change behind its back in `range`: passed to a function (which may take
+    /// it by reference) or bound to a reference (`T &r = name`).
+    private func aliased(_ name: String, in range: Range<Int>) -> Bool {
+        for t in range where isWord(t, name) && !isPunct(t - 1, 46) && text(t - 1) != "->" {
+            if (isPunct(t - 1, 40) || isPunct(t - 1, 44)) && (isPunct(t + 1, 41) || isPunct(t + 1, 44)) { return true }
+            if isPunct(t - 1, 61), isPunct(t - 3, 38) { return true }
+        }
+        return false
     }
 
     /// An expression of literals, operators and names whose value no thread changes while the kernel runs.
@@ -498,6 +549,8 @@ extension FrontEnd {
     /// A statement with one SIMD-group call: `[T] target = value;` or `call(...);`, whose value has no
     /// side effects (it runs twice).
     private func collective(_ range: Range<Int>, _ state: inout LockstepState, _ memo: inout [String: Bool]) -> LockstepItem? {
+        guard tokens[range.lowerBound].kind == .identifier, !Self.statementWords.contains(text(range.lowerBound)),
+              !["if", "while", "do", "for", "switch"].contains(text(range.lowerBound)) else { return nil }
         let calls = range.filter { tokens[$0].kind == .identifier && MSLAttributes.rendezvous.contains(text($0)) }
         guard calls.count == 1, let call = calls.first, text(call).hasPrefix("simd_") || text(call).hasPrefix("quad_"),
               isPunct(call + 1, 40) else { return nil }
@@ -509,8 +562,7 @@ extension FrontEnd {
         var j = range.lowerBound
         while j < end {
             if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
-            if isPunct(j, 61), !isPunct(j + 1, 61), !isPunct(j - 1, 61), !isPunct(j - 1, 60), !isPunct(j - 1, 62),
-               !isPunct(j - 1, 33) {
+            if isPunct(j, 61), !isComparison(j) {
                 equals = j
                 break
             }
@@ -532,13 +584,20 @@ extension FrontEnd {
     /// No assignment, increment or call of a user function in `range`.
     private func pure(_ range: Range<Int>) -> Bool {
         for t in range {
-            if isPunct(t, 61), !isPunct(t + 1, 61), !isPunct(t - 1, 61), !isPunct(t - 1, 60), !isPunct(t - 1, 62),
-               !isPunct(t - 1, 33) { return false }
+            if isPunct(t, 61), !isComparison(t) { return false }
             if (isPunct(t, 43) && isPunct(t + 1, 43)) || (isPunct(t, 45) && isPunct(t + 1, 45)) { return false }
-            if tokens[t].kind == .identifier, isPunct(t + 1, 40),
-               definitions[text(t)] != nil || text(t).hasPrefix("atomic") { return false }
+            // any user function (called, or as f<T>(...)), and the atomics
+            if tokens[t].kind == .identifier, definitions[text(t)] != nil || text(t).hasPrefix("atomic") { return false }
         }
         return true
+    }
+
+    /// Whether the `=` at `t` belongs to ==, !=, <= or >= (not to =, <<=, >>= or a compound assignment).
+    private func isComparison(_ t: Int) -> Bool {
+        if isPunct(t + 1, 61) || isPunct(t - 1, 61) || isPunct(t - 1, 33) { return true }
+        if isPunct(t - 1, 60) { return !isPunct(t - 2, 60) }
+        if isPunct(t - 1, 62) { return !isPunct(t - 2, 62) }
+        return false
     }
 
     // MARK: - Emitting
@@ -557,22 +616,22 @@ extension FrontEnd {
                 guard let text = edited(range) else { return nil }
                 out += lanes(mask, laneIndex([range]) + marker(range.lowerBound) + text, e, uses: [range])
             case let .locals(locals, initialisers):
-                for local in locals { e.arrays += " \(local.type) \(local.array)[::pm::rt::ls_max]\(local.extent);" }
-                e.scopes[e.scopes.count - 1].append(contentsOf: locals)
-                guard !initialisers.isEmpty else { continue }
-                var assignments: [String] = []
-                for (name, value) in initialisers {
+                // One declarator after the other: each initialiser sees the locals declared before it.
+                for local in locals {
+                    e.arrays += storage(local)
+                    e.scopes[e.scopes.count - 1].append(local)
+                    guard let value = initialisers.first(where: { $0.0 == local.name })?.1 else { continue }
                     guard let text = edited(value) else { return nil }
-                    assignments.append("\(name) = \(text)")
+                    out += lanes(mask, laneIndex([value]) + " \(local.name) =" + marker(value.lowerBound) + text + ";", e,
+                                 uses: [value], names: [local.name])
                 }
-                out += lanes(mask, laneIndex(initialisers.map(\.1)) + marker(initialisers[0].1.lowerBound)
-                             + assignments.joined(separator: ", ") + ";", e,
-                             uses: initialisers.map(\.1), names: locals.map(\.name))
             case let .strided(type, name, start, condition, step, body):
                 guard let t = edited(type), let a = edited(start), let c = edited(condition), let s = edited(step),
                       let b = edited(body) else { return nil }
                 let n = e.unique()
-                func index(_ k: String) -> String { "\(t) \(name) = (\(a)) + (\(t))(\(k)) * (\(s));" }
+                func index(_ k: String) -> String {
+                    "\(t) \(name) = (" + marker(start.lowerBound) + a + ") + (\(t))(\(k)) * (" + marker(step.lowerBound) + s + ");"
+                }
                 let (run, k, going) = ("__pm_r\(n)", "__pm_k\(n)", "__pm_going\(n)")
                 let header = [start, condition, step]
                 // Which threads take step 0; then each step runs the body and finds who takes the next one.
@@ -585,22 +644,24 @@ extension FrontEnd {
                 out += " if (__pm_all)" + lanes(nil, step, e, uses: header + [body], after: next)
                 out += " else" + lanes(run, step, e, uses: header + [body], after: next) + " } }"
             case let .collective(target, local, value, statement):
+                // Two passes over one copy of the statement: the first collects each lane's operands
+                // (the SIMD-group call returns a placeholder), the second assigns the results.
                 guard let v = edited(value) else { return nil }
-                var deliver = ""
+                var assign = ""
                 if let local {
-                    e.arrays += " \(local.type) \(local.array)[::pm::rt::ls_max];"
+                    e.arrays += storage(local)
                     e.scopes[e.scopes.count - 1].append(local)
-                    deliver = "\(local.name) = \(v);"
+                    assign = " \(local.name) ="
                 } else if let target {
                     guard let t = edited(target) else { return nil }
-                    deliver = "\(t) = \(v);"
+                    assign = marker(target.lowerBound) + t + " ="
                 }
-                let line = marker(statement.lowerBound)
-                out += " ::pm::rt::ls_collect(__pm_w);"
-                out += lanes(mask, "::pm::rt::ls_lane(__pm_w, __pm_l);" + line + "(void)(\(v));", e, uses: [value])
-                out += " if (::pm::rt::ls_complete(__pm_w)) return;"
-                out += lanes(mask, "::pm::rt::ls_lane(__pm_w, __pm_l);" + line + deliver, e, uses: [statement])
-                out += " ::pm::rt::ls_done(__pm_w);"
+                let body = assign.isEmpty ? marker(value.lowerBound) + v + ";"
+                    : "auto &&__pm_v =" + marker(value.lowerBound) + v + "; if (__pm_p)" + assign + " static_cast<decltype(__pm_v) &&>(__pm_v);"
+                out += " ::pm::rt::ls_collect(__pm_w); for (int __pm_p = 0; __pm_p < 2; ++__pm_p) {"
+                out += " if (__pm_p && ::pm::rt::ls_complete(__pm_w)) return;"
+                out += lanes(mask, "::pm::rt::ls_lane(__pm_w, __pm_l);" + body, e, uses: [statement])
+                out += " } ::pm::rt::ls_done(__pm_w);"
             case let .barrier(range):
                 // between statements every thread has reached it; what is left to do is to
                 // report threads that cannot (they returned, or wait elsewhere), as fibers do
@@ -725,6 +786,13 @@ extension FrontEnd {
             }
         }
         return (out, back)
+    }
+
+    /// A local's per-thread array, from the worker's arena (not the stack: a group of 1024
+    /// threads would need up to 512 KiB of it, more than a Python thread may have).
+    private func storage(_ local: LockstepLocal) -> String {
+        " \(local.type) (*\(local.array))\(local.extent) = (\(local.type) (*)\(local.extent))"
+            + "::pm::rt::ls_alloc(__pm_w, sizeof(\(local.type)\(local.extent)));"
     }
 
     /// Code that tells the runtime which thread runs, for statements that ask it (a simdgroup

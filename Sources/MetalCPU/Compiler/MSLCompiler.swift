@@ -95,7 +95,9 @@ public final class MSLCompiler: @unchecked Sendable {
         // libm call that may set errno is never vectorised (nor is a loop around it).
         let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
                        "-fsigned-char", // MSL char is signed, also on arm64
-                       "-Werror=unknown-attributes"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
+                       "-Werror=unknown-attributes",
+                       // a loop that never ends hangs (and the watchdog reports it), as on a GPU: not removed
+                       "-fno-finite-loops"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
             // Validation builds probe each page of a big frame, so that a stack overflow hits the guard page
             // (guard.c) instead of jumping over it; not by default: it halves the reductions' speed here.
             + (flags.contains(Self.validationFlag) ? ["-fstack-clash-protection"] : [])

@@ -34,9 +34,9 @@ final class LockstepTests: XCTestCase {
         """)
         XCTAssertTrue(output.kernels[0].lockstep)
         let text = output.text
-        XCTAssertTrue(text.contains("float __pm_h1_acc[::pm::rt::ls_max];"), text)
+        XCTAssertTrue(text.contains("float (*__pm_h1_acc) = (float (*))::pm::rt::ls_alloc(__pm_w, sizeof(float));"), text)
         // the grid-stride loop steps across the threads: its index is start + k * step
-        XCTAssertTrue(text.contains("uint i = (gid) + (uint)(__pm_k1) * (grid);"), text)
+        XCTAssertTrue(text.contains("uint i = (\n# 5 \"program_source\"\n" + String(repeating: " ", count: 18) + "gid) + (uint)(__pm_k1) * ("), text)
         XCTAssertTrue(text.contains("::pm::rt::ls_collect(__pm_w);"), text)
         XCTAssertTrue(text.contains("::pm::rt::ls_any(__pm_m"), text)
         XCTAssertFalse(text.contains("tick("), "no yield points in a rewritten kernel")
@@ -50,10 +50,12 @@ final class LockstepTests: XCTestCase {
         XCTAssertTrue(try lockstep("float a = x[gid], b; b = simd_max(a); if (lane < 16) { a = simd_sum(b); } else { a = 0; } out[gid] = a;"))
         XCTAssertTrue(try lockstep("device const float* row = x + sg * 32; float4 v = float4(row[lane]); out[gid] = simd_sum(v.x);"))
         XCTAssertTrue(try lockstep("threadgroup_barrier(mem_flags::mem_threadgroup);"))
+        XCTAssertTrue(try lockstep("if (gid >= n) return; out[gid] = simd_sum(x[gid]);"), "threads leave at the body's level")
     }
 
     func testShapesThatStayOnFibers() throws {
-        XCTAssertFalse(try lockstep("if (gid >= n) return; out[gid] = simd_sum(x[gid]);"), "a thread leaves early")
+        XCTAssertFalse(try lockstep("if (lane < 16) { out[gid] = simd_sum(x[gid]); return; } out[gid] = 0;"),
+                       "a thread leaves from inside a statement")
         XCTAssertFalse(try lockstep("float a = 0; for (uint i = 0; i < n; i++) a += simd_sum(x[i]); out[gid] = a;"),
                        "a SIMD-group call in a loop")
         XCTAssertFalse(try lockstep("float a = x[gid]; a += simd_sum(a); out[gid] = a;"), "a compound assignment would run twice")

@@ -219,6 +219,10 @@ struct worker {
     simd_slot sg[PM_FIBER_MAX / PM_SIMD_WIDTH];
     uint32_t site_off[PM_MAX_TG_SITES];
     alignas(64) unsigned char tg_mem[PM_MAX_THREADGROUP_MEMORY];
+    // LOCKSTEP mode: the group's per-thread locals (at most 512 bytes a thread:
+    // Lockstep.swift), each array 32-byte aligned. Pages are touched only when used.
+    uint32_t ls_used;
+    alignas(64) unsigned char ls_arena[512u * PM_FIBER_MAX + 64u * 1024u];
     fiber::stacks stacks;
     worker *next; // in g_workers
     int owner;    // thread id of the OS thread using it
@@ -903,6 +907,7 @@ inline int32_t run_lockstep(worker *w, uint64_t first, uint64_t end, group g, pm
         start_group_memory(w, g);
         w->nthreads = n;
         w->ls_deliver = false;
+        w->ls_used = 0;
         for (uint32_t s = 0; s < (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) {
             const uint32_t lanes = n - s * PM_SIMD_WIDTH < PM_SIMD_WIDTH ? n - s * PM_SIMD_WIDTH : PM_SIMD_WIDTH;
             simd_slot &sl = w->sg[s];
@@ -922,6 +927,18 @@ inline constexpr uint32_t ls_max = PM_FIBER_MAX;
 // The group being run, as a local copy: the compiler then knows that stores
 // through the kernel's pointers do not change it.
 PM_AI group ls_group() { return *tls_w->g; }
+// A per-thread array of `bytes` a thread for the running group, from the worker's arena
+// (for whole simdgroups: a row-major simdgroup matrix uses all 32 lanes' slots).
+inline void *ls_alloc(worker *w, uint32_t bytes) {
+    const uint32_t need = (bytes * ((w->nthreads + 31u) & ~31u) + 31u) & ~31u;
+    if (w->ls_used + need > sizeof w->ls_arena) { // the front end's bound makes this unreachable
+        set_error(w, "internal error: the kernel's per-thread locals exceed %u bytes", (unsigned)sizeof w->ls_arena);
+        return w->ls_arena;
+    }
+    void *p = w->ls_arena + w->ls_used;
+    w->ls_used += need;
+    return p;
+}
 // Every thread of the group takes part (the outermost mask).
 PM_AI void ls_all(bool *mask, const group &g) {
     for (uint32_t l = 0; l < ls_max; l++) mask[l] = l < g.nthreads;
