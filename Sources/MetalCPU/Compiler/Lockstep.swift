@@ -614,7 +614,7 @@ extension FrontEnd {
                 out += marker(range.lowerBound) + text
             case let .lane(range):
                 guard let text = edited(range) else { return nil }
-                out += lanes(mask, laneIndex([range]) + marker(range.lowerBound) + text, e, uses: [range])
+                out += lanes(mask, laneIndex([range]) + marker(range.lowerBound) + text, e, uses: [range], vectorise: true)
             case let .locals(locals, initialisers):
                 // One declarator after the other: each initialiser sees the locals declared before it.
                 for local in locals {
@@ -637,12 +637,13 @@ extension FrontEnd {
                 // Which threads take step 0; then each step runs the body and finds who takes the next one.
                 out += " { bool \(run)[::pm::rt::ls_max]; __builtin_memcpy(\(run), \(mask), sizeof \(run)); uint32_t \(going) = 0;"
                 out += lanes(nil, "", e, uses: header, after: "bool __pm_c = false; if (\(run)[__pm_l]) { \(index("0u"))"
-                             + marker(condition.lowerBound) + "__pm_c = (bool)(\(c)); } \(run)[__pm_l] = __pm_c; \(going) += __pm_c;")
+                             + marker(condition.lowerBound) + "__pm_c = (bool)(\(c)); } \(run)[__pm_l] = __pm_c; \(going) += __pm_c;",
+                             vectorise: true)
                 let next = "{ \(index(k + " + 1u")) " + marker(condition.lowerBound) + "\(run)[__pm_l] = (bool)(\(c)); } \(going) += \(run)[__pm_l];"
                 let step = index(k) + marker(body.lowerBound) + b
                 out += " for (uint32_t \(k) = 0; \(going) != 0; ++\(k)) { const bool __pm_all = \(going) == __pm_g.nthreads; \(going) = 0;"
-                out += " if (__pm_all)" + lanes(nil, step, e, uses: header + [body], after: next)
-                out += " else" + lanes(run, step, e, uses: header + [body], after: next) + " } }"
+                out += " if (__pm_all)" + lanes(nil, step, e, uses: header + [body], after: next, vectorise: true)
+                out += " else" + lanes(run, step, e, uses: header + [body], after: next, vectorise: true) + " } }"
             case let .collective(target, local, value, statement):
                 // Two passes over one copy of the statement: the first collects each lane's operands
                 // (the SIMD-group call returns a placeholder), the second assigns the results.
@@ -729,8 +730,12 @@ extension FrontEnd {
 
     /// A loop over the group's threads (x innermost) running `body` for those set in `mask` (nil: all),
     /// with each thread's position values and per-thread locals in scope.
+    /// `vectorise`: whether the loop is worth clang's vectoriser (the user's statements and the
+    /// steps of a strided loop are; a local's initialisation, a mask or a SIMD-group statement's
+    /// passes run once and only cost compile time).
     private func lanes(_ mask: String?, _ body: String, _ e: LockstepEmitter, uses: [Range<Int>],
-                       names more: [String] = [], after: String = "") -> String {
+                       names more: [String] = [], after: String = "", vectorise: Bool = false) -> String {
+        let hint = vectorise ? "" : "\n#pragma clang loop vectorize(disable) interleave(disable)\n"
         var names = Set(more)
         for range in uses { for t in range where tokens[t].kind == .identifier { names.insert(text(t)) } }
         let simd: Set<String> = ["thread_index_in_simdgroup", "simdgroup_index_in_threadgroup"]
@@ -743,12 +748,12 @@ extension FrontEnd {
             out = " for (uint32_t __pm_s = 0, __pm_x0 = 0, __pm_y0 = 0, __pm_z0 = 0; __pm_s * 32u < __pm_g.nthreads; ++__pm_s)"
             out += " for (uint32_t __pm_i0 = 0, __pm_n = __pm_g.nthreads - __pm_s * 32u < 32u ? __pm_g.nthreads - __pm_s * 32u : 32u;"
             out += " __pm_i0 < __pm_n;) { const uint32_t __pm_i1 = __pm_n - __pm_i0 < __pm_g.size.x - __pm_x0 ? __pm_n : __pm_i0 + __pm_g.size.x - __pm_x0;"
-            out += " for (uint32_t __pm_i = __pm_i0; __pm_i < __pm_i1; ++__pm_i) {"
+            out += hint + " for (uint32_t __pm_i = __pm_i0; __pm_i < __pm_i1; ++__pm_i) {"
             out += " const uint32_t __pm_l = __pm_s * 32u + __pm_i, __pm_x = __pm_x0 + (__pm_i - __pm_i0), __pm_y = __pm_y0, __pm_z = __pm_z0;"
         } else {
             out = " for (uint32_t __pm_z = 0; __pm_z < __pm_g.size.z; ++__pm_z)"
             out += " for (uint32_t __pm_y = 0; __pm_y < __pm_g.size.y; ++__pm_y)"
-            out += " for (uint32_t __pm_x = 0, __pm_l = (__pm_z * __pm_g.size.y + __pm_y) * __pm_g.size.x;"
+            out += hint + " for (uint32_t __pm_x = 0, __pm_l = (__pm_z * __pm_g.size.y + __pm_y) * __pm_g.size.x;"
             out += " __pm_x < __pm_g.size.x; ++__pm_x, ++__pm_l) { const uint32_t __pm_i = __pm_l % 32u, __pm_s = __pm_l / 32u;"
         }
         if let mask { out += " if (!\(mask)[__pm_l]) continue;" }
