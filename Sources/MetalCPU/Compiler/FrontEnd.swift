@@ -1183,14 +1183,7 @@ final class FrontEnd {
         for body in fiberBodies.sorted(by: { $0.lowerBound < $1.lowerBound }) {
             for i in body where tokens[i].kind == .identifier && text(i) == "for" && isPunct(i + 1, 40) {
                 let close = matching(i + 1)
-                // the two top-level semicolons of the header (none: range-based)
-                var semicolons: [Int] = []
-                var j = i + 2
-                while j < close {
-                    if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
-                    if isPunct(j, 59) { semicolons.append(j) }
-                    j += 1
-                }
+                let semicolons = headerSemicolons(i + 1)
                 let pragma = i > 0 && tokens[i - 1].kind == .punctuation && src.bytes[tokens[i - 1].start] == 35
                 guard semicolons.count == 2, !pragma, strided((semicolons[1] + 1)..<close),
                       !literalBound((semicolons[0] + 1)..<semicolons[1]),
@@ -1200,6 +1193,19 @@ final class FrontEnd {
                 insert(before: semicolons[1] + 1, "::pm::rt::tick(__pm_y\(loop)), ")
             }
         }
+    }
+
+    /// The top-level semicolons of the `for` header opened at `open` (two; none: range-based).
+    func headerSemicolons(_ open: Int) -> [Int] {
+        let close = matching(open)
+        var semicolons: [Int] = []
+        var j = open + 1
+        while j < close {
+            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
+            if isPunct(j, 59) { semicolons.append(j) }
+            j += 1
+        }
+        return semicolons
     }
 
     /// A for loop's increment that steps by a variable or by a number of 32 or more.

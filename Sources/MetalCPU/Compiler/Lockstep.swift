@@ -50,13 +50,7 @@ extension FrontEnd {
     /// through it while its condition holds (no break or continue).
     private func lockstepLoop(_ range: Range<Int>, _ state: inout LockstepState) -> LockstepItem? {
         let s = range.lowerBound, close = matching(s + 1)
-        var semicolons: [Int] = []
-        var j = s + 2
-        while j < close {
-            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
-            if isPunct(j, 59) { semicolons.append(j) }
-            j += 1
-        }
+        let semicolons = headerSemicolons(s + 1)
         var memo: [String: Bool] = [:]
         guard semicolons.count == 2, semicolons[0] + 1 < semicolons[1],
               !range.contains(where: { isWord($0, "break") || isWord($0, "continue") }),
@@ -466,13 +460,7 @@ extension FrontEnd {
         let s = range.lowerBound
         guard isWord(s, "for"), isPunct(s + 1, 40) else { return nil }
         let close = matching(s + 1)
-        var semicolons: [Int] = []
-        var j = s + 2
-        while j < close {
-            if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) + 1; continue }
-            if isPunct(j, 59) { semicolons.append(j) }
-            j += 1
-        }
+        let semicolons = headerSemicolons(s + 1)
         // a literal bound (j < 64: a few steps per thread) gains less than stepping across costs
         guard semicolons.count == 2, strided((semicolons[1] + 1)..<close),
               !literalBound((semicolons[0] + 1)..<semicolons[1]) else { return nil }

@@ -826,6 +826,14 @@ inline void diagnose(worker *w) {
               w->nthreads - w->done, w->nthreads);
 }
 
+// A group larger than the runtime's per-group state (Metal's limit is 1024 too).
+inline int32_t too_many_threads(worker *w, const group &g, pm_status *st) {
+    char where[48];
+    set_error(w, "threadgroup %s has %u threads, more than the %u supported", gpos_str(&g, where), g.nthreads,
+              PM_FIBER_MAX);
+    return finish_error(w, st);
+}
+
 template <class _PmInv>
 inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_status *st) {
     w->mode = _PmModeFibers;
@@ -834,12 +842,7 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
     for (uint64_t gi = first; gi < end; gi++) {
         if (!place_group(g, gi)) continue;
         const uint32_t n = g.nthreads;
-        if (n > PM_FIBER_MAX) {
-            char where[48];
-            set_error(w, "threadgroup %s has %u threads, more than the %u supported", gpos_str(&g, where), n,
-                      PM_FIBER_MAX);
-            return finish_error(w, st);
-        }
+        if (n > PM_FIBER_MAX) return too_many_threads(w, g, st);
         if (!w->stacks.reserve(n)) {
             set_error(w, "cannot allocate stacks for %u fibers (mmap failed)", n);
             return finish_error(w, st);
@@ -898,12 +901,7 @@ inline int32_t run_lockstep(worker *w, uint64_t first, uint64_t end, group g, pm
     for (uint64_t gi = first; gi < end; gi++) {
         if (!place_group(g, gi)) continue;
         const uint32_t n = g.nthreads;
-        if (n > PM_FIBER_MAX) {
-            char where[48];
-            set_error(w, "threadgroup %s has %u threads, more than the %u supported", gpos_str(&g, where), n,
-                      PM_FIBER_MAX);
-            return finish_error(w, st);
-        }
+        if (n > PM_FIBER_MAX) return too_many_threads(w, g, st);
         start_group_memory(w, g);
         w->nthreads = n;
         w->ls_deliver = false;
@@ -1011,22 +1009,28 @@ inline void ls_done(worker *w) {
     for (uint32_t s = 0; s < (w->nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) w->sg[s].arrived_mask = 0;
     w->ls_deliver = false;
 }
+// Thread i calls `name` at s while other lanes of its simdgroup wait at another SIMD-group call.
+inline void divergent_simd(worker *w, const simd_slot &sl, uint32_t i, const char *name, site s) {
+    char where[48];
+    const uint32_t sgi = i / PM_SIMD_WIDTH;
+    set_error(w,
+              "divergent control flow: in simdgroup %u of threadgroup %s, thread %u calls %s (line %u:%u) while "
+              "thread %u waits at %s (line %u:%u)",
+              sgi, gpos_str(w->g, where), i, name, s.line, s.col,
+              sgi * PM_SIMD_WIDTH + __builtin_ctz(sl.arrived_mask), simd_name(sl.key), sl.key.line, sl.key.col);
+}
+
 // simd_arrive in LOCKSTEP mode: lane w->cur's operands (first pass) or its result (second pass).
 __attribute__((noinline)) inline const void *ls_arrive(worker *w, const void *a, const void *b, uint32_t param,
                                                        simd_compute_fn op, const char *name, site s, bool any_site) {
     const uint32_t i = w->cur, sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
     simd_slot &sl = w->sg[sgi];
     if (w->ls_deliver) return sl.out[lane];
-    char where[48];
     if (sl.arrived_mask == 0) {
         sl.key = simd_key{s.file, s.line, s.col, op, name};
     } else if (sl.key.op != op ||
                (!any_site && (sl.key.line != s.line || sl.key.col != s.col || sl.key.file != s.file))) {
-        set_error(w,
-                  "divergent control flow: in simdgroup %u of threadgroup %s, thread %u calls %s (line %u:%u) while "
-                  "thread %u waits at %s (line %u:%u)",
-                  sgi, gpos_str(w->g, where), i, name, s.line, s.col,
-                  sgi * PM_SIMD_WIDTH + __builtin_ctz(sl.arrived_mask), simd_name(sl.key), sl.key.line, sl.key.col);
+        divergent_simd(w, sl, i, name, s);
     }
     __builtin_memcpy(sl.in[lane], a, 32);
     if (b) __builtin_memcpy(sl.in[lane] + 32, b, 32);
@@ -1236,7 +1240,6 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, const vo
     }
     const uint32_t i = me.index, sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
     simd_slot &sl = w->sg[sgi];
-    char where[48];
     if (sl.arrived_mask == 0) {
         sl.key = simd_key{s.file, s.line, s.col, op, name};
         if (sl.bar_waiting) {
@@ -1245,11 +1248,7 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, const vo
         }
     } else if (sl.key.op != op ||
                (!any_site && (sl.key.line != s.line || sl.key.col != s.col || sl.key.file != s.file))) {
-        set_error(w,
-                  "divergent control flow: in simdgroup %u of threadgroup %s, thread %u calls %s (line %u:%u) while "
-                  "thread %u waits at %s (line %u:%u)",
-                  sgi, gpos_str(w->g, where), i, name, s.line, s.col,
-                  sgi * PM_SIMD_WIDTH + __builtin_ctz(sl.arrived_mask), simd_name(sl.key), sl.key.line, sl.key.col);
+        divergent_simd(w, sl, i, name, s);
         abort_group(w);
     }
     __builtin_memcpy(sl.in[lane], a, 32);
