@@ -29,6 +29,7 @@ enum Diagnostics {
             return number >= 1 && number <= lines.count ? lines[number - 1] : nil
         }
         var out: [String] = []
+        var seen: Set<String> = []
         let lines = log.components(separatedBy: "\n")
         var i = 0
         while i < lines.count {
@@ -42,9 +43,11 @@ enum Diagnostics {
                 continue
             }
             let column = mapColumn(location.column, compiled: compiled.text, original: original) ?? location.column
-            out.append(location.prefix + "\(column)" + location.rest)
-            out.append(compiled.gutter + original)
-            out.append(caret.gutter + String(repeating: " ", count: max(0, column - 1)) + "^")
+            let block = [location.prefix + "\(column)" + location.rest, compiled.gutter + original,
+                         caret.gutter + String(repeating: " ", count: max(0, column - 1)) + "^"]
+            // SIMD lockstep compiles some of the user's code in more than one copy (Lockstep.swift):
+            // the same diagnostic at the same place is shown once.
+            if seen.insert(block.joined(separator: "\n")).inserted { out += block }
             i += 3
         }
         return out.joined(separator: "\n")

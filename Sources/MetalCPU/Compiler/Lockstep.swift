@@ -18,9 +18,14 @@
 //   - an `if` around SIMD-group calls runs its branches with a mask of the
 //     threads that take them (MSL's active lanes);
 //   - barriers are the boundaries between statements.
-// Anything else (a `return`, a loop or `switch` around a SIMD-group call,
-// simdgroup matrices, templates, locals of unknown size, ...) keeps the kernel
-// in FIBERS mode, unchanged. Every copied statement is preceded by a line
+//   - `if (c) return;` at the body's level removes threads from the mask;
+//   - a `for` loop around SIMD-group calls runs while any thread's condition
+//     holds, each step under the mask of the threads still in it;
+//   - simdgroup_load / store / multiply run once per simdgroup on all its
+//     lanes' elements (row-major when no thread looks at its own elements).
+// Anything else (a return from inside a statement, a `switch` or `while`
+// around a SIMD-group call, templates, locals of unknown size, decltype, ...)
+// keeps the kernel in FIBERS mode, unchanged. Every copied statement is preceded by a line
 // marker, so clang's diagnostics keep the user's lines.
 
 extension FrontEnd {
@@ -113,7 +118,7 @@ extension FrontEnd {
         out += " bool __pm_m0[::pm::rt::ls_max]; ::pm::rt::ls_all(__pm_m0, __pm_g);"
         for (name, _) in positions { out += " typedef decltype(\(name)) __pm_t_\(name);" }
         var taken: Set<String> = []
-        for t in body where isPunct(t, 38) && tokens[t + 1].kind == .identifier
+        for t in body where isPunct(t, 38) && tokens[t + 1].kind == .identifier && !isPunct(t - 1, 38)
             && !(tokens[t - 1].kind == .identifier || tokens[t - 1].kind == .number || isPunct(t - 1, 41) || isPunct(t - 1, 93)) {
             taken.insert(text(t + 1))
         }
@@ -515,7 +520,8 @@ extension FrontEnd {
             if isPunct(t + 1, 61) && !isPunct(t + 2, 61) { return true }                             // =
             if (isPunct(t + 1, 43) && isPunct(t + 2, 43)) || (isPunct(t + 1, 45) && isPunct(t + 2, 45)) { return true }
             if (isPunct(t - 1, 43) && isPunct(t - 2, 43)) || (isPunct(t - 1, 45) && isPunct(t - 2, 45)) { return true }
-            if isPunct(t - 1, 38) && !(tokens[t - 2].kind == .identifier || isPunct(t - 2, 41) || isPunct(t - 2, 93)) {
+            if isPunct(t - 1, 38) && !isPunct(t - 2, 38)
+                && !(tokens[t - 2].kind == .identifier || tokens[t - 2].kind == .number || isPunct(t - 2, 41) || isPunct(t - 2, 93)) {
                 return true // &name
             }
             for c: UInt8 in [43, 45, 42, 47, 37, 38, 124, 94] where isPunct(t + 1, c) && isPunct(t + 2, 61) { return true }
@@ -602,15 +608,23 @@ extension FrontEnd {
                 out += marker(range.lowerBound) + text
             case let .lane(range):
                 guard let text = edited(range) else { return nil }
-                out += lanes(mask, laneIndex([range]) + marker(range.lowerBound) + text, e, uses: [range], vectorise: true)
+                out += lanes(mask, marker(range.lowerBound) + text, e, uses: [range], vectorise: true)
             case let .locals(locals, initialisers):
                 // One declarator after the other: each initialiser sees the locals declared before it.
                 for local in locals {
                     e.arrays += storage(local)
                     e.scopes[e.scopes.count - 1].append(local)
                     guard let value = initialisers.first(where: { $0.0 == local.name })?.1 else { continue }
+                    if let fill = filledValue(value), local.type.hasPrefix("simdgroup_") {
+                        // each thread fills its own elements, where the matrix's layout keeps them
+                        guard let text = edited(fill) else { return nil }
+                        out += lanes(mask, " ::metal::pm_sgm::ls_fill(::metal::pm_sgm::ls_at<\(e.rowMajor.contains(local.name))>"
+                                     + "(&\(local.array)[__pm_l & ~31u]), __pm_l % 32u," + marker(fill.lowerBound) + text + ");",
+                                     e, uses: [fill])
+                        continue
+                    }
                     guard let text = edited(value) else { return nil }
-                    out += lanes(mask, laneIndex([value]) + " \(local.name) =" + marker(value.lowerBound) + text + ";", e,
+                    out += lanes(mask, " \(local.name) =" + marker(value.lowerBound) + text + ";", e,
                                  uses: [value], names: [local.name])
                 }
             case let .strided(type, name, start, condition, step, body):
@@ -649,13 +663,13 @@ extension FrontEnd {
                     : "auto &&__pm_v =" + marker(value.lowerBound) + v + "; if (__pm_p)" + assign + " static_cast<decltype(__pm_v) &&>(__pm_v);"
                 out += " ::pm::rt::ls_collect(__pm_w); for (int __pm_p = 0; __pm_p < 2; ++__pm_p) {"
                 out += " if (__pm_p && ::pm::rt::ls_complete(__pm_w)) return;"
-                out += lanes(mask, "::pm::rt::ls_lane(__pm_w, __pm_l);" + body, e, uses: [statement])
+                out += lanes(mask, body, e, uses: [statement], setsLane: true)
                 out += " } ::pm::rt::ls_done(__pm_w);"
             case let .barrier(range):
                 // between statements every thread has reached it; what is left to do is to
                 // report threads that cannot (they returned, or wait elsewhere), as fibers do
                 let group = isWord(range.lowerBound, "threadgroup_barrier") ? "true" : "false"
-                out += marker(range.lowerBound) + "if (::pm::rt::ls_barrier(__pm_w, \(mask), __pm_m0, \(group))) return;\n"
+                out += " if (" + marker(range.lowerBound) + "::pm::rt::ls_barrier(__pm_w, \(mask), __pm_m0, \(group))) return;\n"
             case let .leave(condition):
                 guard let c = edited(condition) else { return nil }
                 out += lanes(mask, "", e, uses: [condition], after: "if (" + marker(condition.lowerBound) + c + ") \(mask)[__pm_l] = false;")
@@ -722,7 +736,7 @@ extension FrontEnd {
     /// steps of a strided loop are; a local's initialisation, a mask or a SIMD-group statement's
     /// passes run once and only cost compile time).
     private func lanes(_ mask: String?, _ body: String, _ e: LockstepEmitter, uses: [Range<Int>],
-                       names more: [String] = [], after: String = "", vectorise: Bool = false) -> String {
+                       names more: [String] = [], after: String = "", vectorise: Bool = false, setsLane: Bool = false) -> String {
         let hint = vectorise ? "" : "\n#pragma clang loop vectorize(disable) interleave(disable)\n"
         var names = Set(more)
         for range in uses { for t in range where tokens[t].kind == .identifier { names.insert(text(t)) } }
@@ -747,6 +761,9 @@ extension FrontEnd {
         if let mask { out += " if (!\(mask)[__pm_l]) continue;" }
         let scope = threadScope(uses, e, names: more, copy: true)  // (names again: threadScope is shared)
         out += scope.prologue
+        // The runtime's view of which thread runs: for SIMD-group calls, and for what reads it
+        // (a simdgroup matrix's constructor, its per-lane loads and stores), also through user functions.
+        if setsLane || asksLane(uses) { out += " ::pm::rt::ls_lane(__pm_w, __pm_l);" }
         let back = scope.writeBack
         // do/while (0): a `continue` that ended a loop iteration ends this thread's turn here.
         out += (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + back + " }"
@@ -781,6 +798,15 @@ extension FrontEnd {
         return (out, back)
     }
 
+    /// The argument of `make_filled_simdgroup_matrix<...>(v)` when `value` is that call.
+    private func filledValue(_ value: Range<Int>) -> Range<Int>? {
+        guard isWord(value.lowerBound, "make_filled_simdgroup_matrix") else { return nil }
+        var open = value.lowerBound + 1
+        if isPunct(open, 60), let close = templateClose(open, value.upperBound) { open = close + 1 }
+        guard isPunct(open, 40), matching(open) == value.upperBound - 1, open + 1 < value.upperBound - 1 else { return nil }
+        return (open + 1)..<(value.upperBound - 1)
+    }
+
     /// A local's per-thread array, from the worker's arena (not the stack: a group of 1024
     /// threads would need up to 512 KiB of it, more than a Python thread may have).
     private func storage(_ local: LockstepLocal) -> String {
@@ -788,11 +814,22 @@ extension FrontEnd {
             + "::pm::rt::ls_alloc(__pm_w, sizeof(\(local.type)\(local.extent)));"
     }
 
-    /// Code that tells the runtime which thread runs, for statements that ask it (a simdgroup
-    /// matrix's constructor or thread_elements()).
-    private func laneIndex(_ uses: [Range<Int>]) -> String {
-        let asks = uses.contains { $0.contains { tokens[$0].kind == .identifier && text($0).hasPrefix("simdgroup_") } }
-        return asks ? "::pm::rt::ls_lane(__pm_w, __pm_l);" : ""
+    /// Whether code in `uses` reads which thread runs (a simdgroup matrix's constructor, its
+    /// per-lane loads and stores), also through user functions.
+    private func asksLane(_ uses: [Range<Int>]) -> Bool {
+        var memo: [String: Bool] = [:]
+        return uses.contains { $0.contains { tokens[$0].kind == .identifier && asksLane(text($0), &memo) } }
+    }
+
+    /// Whether `name` is a simdgroup-matrix name, or a user function or type that (transitively) uses one.
+    private func asksLane(_ name: String, _ memo: inout [String: Bool]) -> Bool {
+        if name.hasPrefix("simdgroup_") { return true }
+        if let known = memo[name] { return known }
+        guard let bodies = definitions[name] else { return false }
+        memo[name] = false
+        let result = bodies.contains { $0.contains { tokens[$0].kind == .identifier && asksLane(text($0), &memo) } }
+        memo[name] = result
+        return result
     }
 
     /// A line marker putting what follows on token `t`'s line.

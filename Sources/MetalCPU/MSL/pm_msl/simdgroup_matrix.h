@@ -168,6 +168,13 @@ inline constexpr struct lane_table {
 template <class _PmT> PM_AI _PmT &at(ls_matrix<_PmT, true> v, uint32_t p) { return ((_PmT *)v.m)[p]; }
 template <class _PmT> PM_AI _PmT &at(ls_matrix<_PmT, false> v, uint32_t p) { return ((_PmT *)&v.m[lane_of.of[p]].pm_e)[p & 1]; }
 
+// make_filled_simdgroup_matrix(v) in thread `lane`: its own two elements.
+template <class _PmT, bool _PmR, class _PmV> PM_AI void ls_fill(ls_matrix<_PmT, _PmR> m, uint32_t lane, _PmV v) {
+    const uint32_t p = pos(lane);
+    at(m, p) = (_PmT)v;
+    at(m, p + 1) = (_PmT)v;
+}
+
 // Calls f(p, r, c) for each element of `lanes`: all 64 in order when all take part.
 template <class _PmF> PM_AI void each_element(uint32_t lanes, _PmF f) {
     if (lanes == 0xFFFFFFFFu) {
