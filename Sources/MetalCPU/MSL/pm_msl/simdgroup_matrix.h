@@ -194,7 +194,9 @@ inline void ls_load(uint32_t lanes, ls_matrix<_PmT, _PmR> d, const _PmU *src, ul
     if (_PmR && lanes == 0xFFFFFFFFu && !transpose_matrix) { // whole rows (what a product then reads whole)
         for (uint32_t r = 0; r < 8; r++) {
             const _PmU *row = src + (origin.y + r) * elements_per_row + origin.x;
-            for (uint32_t c = 0; c < 8; c++) ((_PmT *)d.m)[r * 8 + c] = (_PmT)row[c];
+            _PmT *out = (_PmT *)d.m + r * 8;
+            if constexpr (__is_same(__remove_cv(_PmU), _PmT)) __builtin_memcpy(out, row, 8 * sizeof(_PmT)); // one move
+            else for (uint32_t c = 0; c < 8; c++) out[c] = (_PmT)row[c];
         }
         return;
     }
