@@ -1266,12 +1266,14 @@ final class FrontEnd {
         return result
     }
 
-    private func applyEdits() -> String {
+    /// The source's bytes in `bytes` (all of them by default) with `chosen` edits (all of them by
+    /// default) made: by position, at one position insertions first, each kind in the order made.
+    func applyEdits(_ bytes: Range<Int>? = nil, _ chosen: [(offset: Int, element: (range: Range<Int>, replacement: String))]? = nil) -> String {
+        let bytes = bytes ?? 0..<src.bytes.count
         var out: [UInt8] = []
-        out.reserveCapacity(src.bytes.count + 1024)
-        var position = 0
-        // By position; at one position insertions first, each kind in the order made.
-        let ordered = edits.enumerated().sorted {
+        out.reserveCapacity(bytes.count + 1024)
+        var position = bytes.lowerBound
+        let ordered = (chosen ?? Array(edits.enumerated())).sorted {
             ($0.element.range.lowerBound, $0.element.range.isEmpty ? 0 : 1, $0.offset)
                 < ($1.element.range.lowerBound, $1.element.range.isEmpty ? 0 : 1, $1.offset)
         }.map(\.element)
@@ -1281,7 +1283,7 @@ final class FrontEnd {
             out.append(contentsOf: Array(edit.replacement.utf8))
             position = edit.range.upperBound
         }
-        out.append(contentsOf: src.bytes[position...])
+        out.append(contentsOf: src.bytes[position..<bytes.upperBound])
         return String(decoding: out, as: UTF8.self)
     }
 }

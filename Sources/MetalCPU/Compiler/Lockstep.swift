@@ -72,12 +72,16 @@ extension FrontEnd {
                      body: body)
     }
 
+    /// The simdgroup-matrix operations lockstep runs once per simdgroup, and how many of their
+    /// leading arguments are matrices.
+    static let matrixOperands = ["simdgroup_load": 1, "simdgroup_store": 1, "simdgroup_multiply": 3,
+                                 "simdgroup_multiply_accumulate": 4]
+
     /// `simdgroup_load(m, ...);`, `simdgroup_store(m, ...);`, `simdgroup_multiply[_accumulate](d, a, b[, c]);`
     /// with matrices that are locals of the body: run once per simdgroup on all its active lanes' elements.
     private func matrixOperation(_ range: Range<Int>) -> LockstepItem? {
         let s = range.lowerBound
-        let operations = ["simdgroup_load": 1, "simdgroup_store": 1, "simdgroup_multiply": 3, "simdgroup_multiply_accumulate": 4]
-        guard tokens[s].kind == .identifier, let matrices = operations[text(s)], isPunct(s + 1, 40),
+        guard tokens[s].kind == .identifier, let matrices = Self.matrixOperands[text(s)], isPunct(s + 1, 40),
               matching(s + 1) + 2 == range.upperBound, isPunct(range.upperBound - 1, 59) else { return nil }
         var arguments: [Range<Int>] = []
         var start = s + 2, j = s + 2
@@ -118,10 +122,7 @@ extension FrontEnd {
         out += " bool __pm_m0[::pm::rt::ls_max]; ::pm::rt::ls_all(__pm_m0, __pm_g);"
         for (name, _) in positions { out += " typedef decltype(\(name)) __pm_t_\(name);" }
         var taken: Set<String> = []
-        for t in body where isPunct(t, 38) && tokens[t + 1].kind == .identifier && !isPunct(t - 1, 38)
-            && !(tokens[t - 1].kind == .identifier || tokens[t - 1].kind == .number || isPunct(t - 1, 41) || isPunct(t - 1, 93)) {
-            taken.insert(text(t + 1))
-        }
+        for t in body where isAddressOf(t) && tokens[t + 1].kind == .identifier { taken.insert(text(t + 1)) }
         var emitter = LockstepEmitter(positions: positions, addressTaken: taken)
         emitter.rowMajor = rowMajorMatrices(items, in: body)
         guard let text = emit(items, mask: "__pm_m0", &emitter) else { return false }
@@ -170,8 +171,7 @@ extension FrontEnd {
                            !isWord(value.lowerBound, "make_filled_simdgroup_matrix") { layoutBound.insert(local.name) }
                     }
                 case let .matrix(name, arguments):
-                    let count = ["simdgroup_load": 1, "simdgroup_store": 1, "simdgroup_multiply": 3][name] ?? 4
-                    for argument in arguments.prefix(count) { handed[text(argument.lowerBound), default: 0] += 1 }
+                    for argument in arguments.prefix(Self.matrixOperands[name]!) { handed[text(argument.lowerBound), default: 0] += 1 }
                 case let .branch(_, then, otherwise): walk(then); walk(otherwise ?? [])
                 case let .loop(initial, _, _, loopBody): walk(initial); walk(loopBody)
                 default: break
@@ -490,6 +490,12 @@ extension FrontEnd {
                         condition: condition, step: (step + 3)..<close, body: body)
     }
 
+    /// Whether the token at `t` is a unary `&` (taking an address), not a binary one or half of `&&`.
+    private func isAddressOf(_ t: Int) -> Bool {
+        isPunct(t, 38) && !isPunct(t - 1, 38)
+            && !(tokens[t - 1].kind == .identifier || tokens[t - 1].kind == .number || isPunct(t - 1, 41) || isPunct(t - 1, 93))
+    }
+
     /// Whether `name` may change behind its back in `range`: passed to a function (which may take
     /// it by reference) or bound to a reference (`T &r = name`).
     private func aliased(_ name: String, in range: Range<Int>) -> Bool {
@@ -520,8 +526,7 @@ extension FrontEnd {
             if isPunct(t + 1, 61) && !isPunct(t + 2, 61) { return true }                             // =
             if (isPunct(t + 1, 43) && isPunct(t + 2, 43)) || (isPunct(t + 1, 45) && isPunct(t + 2, 45)) { return true }
             if (isPunct(t - 1, 43) && isPunct(t - 2, 43)) || (isPunct(t - 1, 45) && isPunct(t - 2, 45)) { return true }
-            if isPunct(t - 1, 38) && !isPunct(t - 2, 38)
-                && !(tokens[t - 2].kind == .identifier || tokens[t - 2].kind == .number || isPunct(t - 2, 41) || isPunct(t - 2, 93)) {
+            if isAddressOf(t - 1) {
                 return true // &name
             }
             for c: UInt8 in [43, 45, 42, 47, 37, 38, 124, 94] where isPunct(t + 1, c) && isPunct(t + 2, 61) { return true }
@@ -689,7 +694,7 @@ extension FrontEnd {
             case let .matrix(name, arguments):
                 // Once per simdgroup, with the first active lane's values; the matrices are the
                 // simdgroup's 32 consecutive elements of their per-thread arrays.
-                let count = ["simdgroup_load": 1, "simdgroup_store": 1, "simdgroup_multiply": 3][name] ?? 4
+                let count = Self.matrixOperands[name]!
                 var call = "::metal::pm_sgm::ls_\(name.dropFirst(10))(__pm_lanes"
                 for argument in arguments.prefix(count) {
                     let name = text(argument.lowerBound)
@@ -702,7 +707,7 @@ extension FrontEnd {
                     call += ", " + a
                 }
                 out += " for (uint32_t __pm_s = 0; __pm_s * 32u < __pm_g.nthreads; ++__pm_s) {"
-                out += " const uint32_t __pm_lanes = ::pm::rt::ls_lanes(\(mask), __pm_g, __pm_s); if (!__pm_lanes) continue;"
+                out += " const uint32_t __pm_lanes = ::pm::rt::ls_lanes(\(mask), __pm_s); if (!__pm_lanes) continue;"
                 out += " const uint32_t __pm_i = (uint32_t)__builtin_ctz(__pm_lanes), __pm_l = __pm_s * 32u + __pm_i, __pm_x = __pm_l % __pm_g.size.x,"
                 out += " __pm_y = __pm_l / __pm_g.size.x % __pm_g.size.y, __pm_z = __pm_l / (__pm_g.size.x * __pm_g.size.y);"
                 out += threadScope(Array(arguments.dropFirst(count)), e, copy: false).prologue
@@ -851,19 +856,6 @@ extension FrontEnd {
             guard r.lowerBound >= bytes.lowerBound, r.upperBound <= bytes.upperBound else { return nil }
             inside.append((offset, edit))
         }
-        inside.sort {
-            ($0.element.range.lowerBound, $0.element.range.isEmpty ? 0 : 1, $0.offset)
-                < ($1.element.range.lowerBound, $1.element.range.isEmpty ? 0 : 1, $1.offset)
-        }
-        var out: [UInt8] = []
-        var position = bytes.lowerBound
-        for (_, edit) in inside {
-            guard edit.range.lowerBound >= position else { continue }
-            out.append(contentsOf: src.bytes[position..<edit.range.lowerBound])
-            out.append(contentsOf: Array(edit.replacement.utf8))
-            position = edit.range.upperBound
-        }
-        out.append(contentsOf: src.bytes[position..<bytes.upperBound])
-        return String(decoding: out, as: UTF8.self)
+        return applyEdits(bytes, inside)
     }
 }

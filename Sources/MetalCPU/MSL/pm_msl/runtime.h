@@ -826,6 +826,20 @@ inline void diagnose(worker *w) {
               w->nthreads - w->done, w->nthreads);
 }
 
+// The simdgroups of a group of n threads, before it runs: every lane that exists active, nothing pending.
+inline void start_simdgroups(worker *w, uint32_t n) {
+    for (uint32_t s = 0; s < (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) {
+        uint32_t lanes = n - s * PM_SIMD_WIDTH;
+        if (lanes > PM_SIMD_WIDTH) lanes = PM_SIMD_WIDTH;
+        simd_slot &sl = w->sg[s];
+        sl.nlanes = lanes;
+        sl.active_mask = lanes == 32 ? 0xFFFFFFFFu : ((1u << lanes) - 1u);
+        sl.arrived_mask = 0;
+        sl.bar_waiting = 0;
+        sl.parked = 0;
+    }
+}
+
 // A group larger than the runtime's per-group state (Metal's limit is 1024 too).
 inline int32_t too_many_threads(worker *w, const group &g, pm_status *st) {
     char where[48];
@@ -859,17 +873,7 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
             w->fibers[i].state = _PmFiberNew;
             w->queue[i] = i;
         }
-        const uint32_t nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH;
-        for (uint32_t s = 0; s < nsg; s++) {
-            uint32_t lanes = n - s * PM_SIMD_WIDTH;
-            if (lanes > PM_SIMD_WIDTH) lanes = PM_SIMD_WIDTH;
-            simd_slot &sl = w->sg[s];
-            sl.nlanes = lanes;
-            sl.active_mask = lanes == 32 ? 0xFFFFFFFFu : ((1u << lanes) - 1u);
-            sl.arrived_mask = 0;
-            sl.bar_waiting = 0;
-            sl.parked = 0;
-        }
+        start_simdgroups(w, n);
         w->q_head = 1;
         w->q_tail = n;
         switch_to(w, &w->main_sp, 0);
@@ -906,13 +910,7 @@ inline int32_t run_lockstep(worker *w, uint64_t first, uint64_t end, group g, pm
         w->nthreads = n;
         w->ls_deliver = false;
         w->ls_used = 0;
-        for (uint32_t s = 0; s < (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; s++) {
-            const uint32_t lanes = n - s * PM_SIMD_WIDTH < PM_SIMD_WIDTH ? n - s * PM_SIMD_WIDTH : PM_SIMD_WIDTH;
-            simd_slot &sl = w->sg[s];
-            sl.nlanes = lanes;
-            sl.active_mask = lanes == 32 ? 0xFFFFFFFFu : ((1u << lanes) - 1u);
-            sl.arrived_mask = 0;
-        }
+        start_simdgroups(w, n);
         _PmInv::call(g, tpos{0, 0, 0, 0});
         if (__builtin_expect(w->err, 0)) return finish_error(w, st);
     }
@@ -951,7 +949,7 @@ PM_AI _PmP ls_pos(const group &g, uint32_t x, uint32_t y, uint32_t z, uint32_t l
 }
 // The threads of simdgroup `s` set in `mask`, as lane bits (the mask's bytes
 // past the group's threads are false: ls_all).
-PM_AI uint32_t ls_lanes(const bool *mask, const group &, uint32_t s) {
+PM_AI uint32_t ls_lanes(const bool *mask, uint32_t s) {
     typedef unsigned char _PmB32 __attribute__((ext_vector_type(32)));
     typedef bool _PmBits __attribute__((ext_vector_type(32)));
     _PmB32 bytes;
@@ -1042,7 +1040,6 @@ __attribute__((noinline)) inline const void *ls_arrive(worker *w, const void *a,
 
 // ---------------------------------------------------------------------------
 // The launcher
-
 // ---------------------------------------------------------------------------
 template <auto _PmKernel, uint32_t _PmMode, class... _PmBinds>
 int32_t run(const pm_launch *launch, uint64_t first, uint64_t end, pm_status *status) {
@@ -1341,8 +1338,9 @@ constexpr PM_AI void tick(loop_yield &y) {
 
 // The calling thread's lane in its simdgroup (0 outside fibers and lockstep).
 PM_AI uint32_t current_lane() {
-    if (worker *w = tls_w; w && w->mode == _PmModeLockstep) return w->cur % PM_SIMD_WIDTH;
-    return self().index % PM_SIMD_WIDTH;
+    if (const fiber_self me = self(); me.w) return me.index % PM_SIMD_WIDTH; // a fiber: from its stack
+    const worker *w = tls_w;
+    return w && w->mode == _PmModeLockstep ? w->cur % PM_SIMD_WIDTH : 0;
 }
 } // namespace pm::rt
 

@@ -66,25 +66,23 @@ inline simdgroup_matrix<_PmT, _PmCols, _PmRows> make_filled_simdgroup_matrix(_Pm
 }
 
 namespace pm_sgm {
-// Element (r, c) of the 8x8 matrix is src[(origin.y + r) * elements_per_row + origin.x + c],
-// or with transpose_matrix src[(origin.y + c) * elements_per_row + origin.x + r]: `lane`'s two.
+// Where element (r, c) of the 8x8 matrix is in memory: src[(origin.y + r) * elements_per_row + origin.x + c],
+// or with transpose_matrix src[(origin.y + c) * elements_per_row + origin.x + r].
+PM_AI ulong offset(uint32_t r, uint32_t c, ulong elements_per_row, ulong2 origin, bool transpose) {
+    return transpose ? (origin.y + c) * elements_per_row + origin.x + r : (origin.y + r) * elements_per_row + origin.x + c;
+}
+// `lane`'s two elements.
 template <class _PmT, class _PmU>
 PM_AI void load_lane(vec<_PmT, 2> &e, uint32_t lane, const _PmU *src, ulong elements_per_row, ulong2 origin,
                      bool transpose) {
     uint32_t p = pos(lane), r = p / 8, c = p % 8;
-    for (uint32_t k = 0; k < 2; k++) {
-        ulong row = transpose ? c + k : r, col = transpose ? r : c + k;
-        e[k] = (_PmT)src[(origin.y + row) * elements_per_row + origin.x + col];
-    }
+    for (uint32_t k = 0; k < 2; k++) e[k] = (_PmT)src[offset(r, c + k, elements_per_row, origin, transpose)];
 }
 template <class _PmT, class _PmU>
 PM_AI void store_lane(const vec<_PmT, 2> &e, uint32_t lane, _PmU *dst, ulong elements_per_row, ulong2 origin,
                       bool transpose) {
     uint32_t p = pos(lane), r = p / 8, c = p % 8;
-    for (uint32_t k = 0; k < 2; k++) {
-        ulong row = transpose ? c + k : r, col = transpose ? r : c + k;
-        dst[(origin.y + row) * elements_per_row + origin.x + col] = (_PmU)e[k];
-    }
+    for (uint32_t k = 0; k < 2; k++) dst[offset(r, c + k, elements_per_row, origin, transpose)] = (_PmU)e[k];
 }
 } // namespace pm_sgm
 
@@ -200,18 +198,16 @@ inline void ls_load(uint32_t lanes, ls_matrix<_PmT, _PmR> d, const _PmU *src, ul
         }
         return;
     }
-    if (transpose_matrix)
-        each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { at(d, p) = (_PmT)src[(origin.y + c) * elements_per_row + origin.x + r]; });
-    else
-        each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { at(d, p) = (_PmT)src[(origin.y + r) * elements_per_row + origin.x + c]; });
+    each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) {
+        at(d, p) = (_PmT)src[offset(r, c, elements_per_row, origin, transpose_matrix)];
+    });
 }
 template <class _PmT, bool _PmR, class _PmU>
 inline void ls_store(uint32_t lanes, ls_matrix<_PmT, _PmR> a, _PmU *dst, ulong elements_per_row = 8,
                      ulong2 origin = 0, bool transpose_matrix = false) {
-    if (transpose_matrix)
-        each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { dst[(origin.y + c) * elements_per_row + origin.x + r] = (_PmU)at(a, p); });
-    else
-        each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) { dst[(origin.y + r) * elements_per_row + origin.x + c] = (_PmU)at(a, p); });
+    each_element(lanes, [&](uint32_t p, uint32_t r, uint32_t c) {
+        dst[offset(r, c, elements_per_row, origin, transpose_matrix)] = (_PmU)at(a, p);
+    });
 }
 // The elements of `lanes` as row-major floats (others 0): a row-major float matrix as it is.
 template <class _PmT, bool _PmR> PM_AI const float *ls_floats(uint32_t lanes, ls_matrix<_PmT, _PmR> a, float *scratch) {
