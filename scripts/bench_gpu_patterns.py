@@ -114,14 +114,17 @@ def timed(fn):
     return time.perf_counter() - start
 
 
-def interleaved(ours, theirs, repeats):
-    """Medians of `repeats` alternating runs of ours() and theirs(): (ours, ours' CPU time, theirs)."""
+def interleaved(ours, theirs, repeats, settle=0.0):
+    """Medians of `repeats` alternating runs of ours() and theirs(): (ours, ours' CPU time, theirs).
+    `settle`: seconds to wait after theirs() (OpenBLAS's idle threads spin for up to ~0.1 s after
+    a matmul, taking a core from whatever runs next)."""
     a, cpu, b = [], [], []
     for _ in range(repeats):
         start = time.process_time()
         a.append(timed(ours))
         cpu.append(time.process_time() - start)
         b.append(timed(theirs))
+        time.sleep(settle)
     return statistics.median(a), statistics.median(cpu), statistics.median(b)
 
 
@@ -203,7 +206,7 @@ def main():
         pm.synchronize()
     run_gemm()
     np.testing.assert_allclose(Cp.numpy(), A @ B, rtol=1e-3, atol=1e-3 * np.sqrt(size))
-    ours, cpu, numpy = interleaved(run_gemm, lambda: A @ B, max(3, repeats // 2))
+    ours, cpu, numpy = interleaved(run_gemm, lambda: A @ B, max(3, repeats // 2), settle=0.3)
     flops = 2.0 * size ** 3
     gflops = flops / ours / 1e9
     print(f"  {'simdgroup_matrix GEMM ' + str(size) + '^3':40s} pymetal {ours * 1e3:8.2f} ms "

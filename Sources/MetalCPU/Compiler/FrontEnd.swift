@@ -707,7 +707,8 @@ final class FrontEnd {
             // kernels rely on it): one past the previous buffer parameter's.
             var resolved = binding ?? KernelBinding(kind: .buffer, index: nextBuffer)
             (resolved.name, resolved.typeText) = parameterNames(paramStart, last)
-            let words = (paramStart...last).map { text($0) }
+            // (its [[attribute]] is no array extent)
+            let words = (paramStart...last).prefix { !(isPunct($0, 91) && isPunct($0 + 1, 91)) }.map { text($0) }
             resolved.pointer = resolved.kind == .threadgroup || words.contains("*") || words.contains("[")
                 || (words.contains("&") && !words.contains("constant"))
             if resolved.kind == .buffer {

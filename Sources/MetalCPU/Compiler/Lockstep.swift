@@ -41,13 +41,14 @@ extension FrontEnd {
         case uniform(Range<Int>)   // as it is, once: threadgroup storage, constexpr, typedef, using
         case lane(Range<Int>)      // a statement every thread runs
         case strided(type: Range<Int>, name: String, start: Range<Int>, condition: Range<Int>, step: Range<Int>,
-                     body: Range<Int>)
+                     body: Range<Int>, steps: Int?)   // steps: how many every thread takes, when that is known
         case locals([LockstepLocal], initialisers: [(String, Range<Int>)])
         case collective(target: Range<Int>?, local: LockstepLocal?, value: Range<Int>, statement: Range<Int>)
         case barrier(Range<Int>)
         case branch(condition: Range<Int>, then: [LockstepItem], otherwise: [LockstepItem]?)
         case leave(condition: Range<Int>)                      // if (c) return; at the body's level
         case loop(initial: [LockstepItem], condition: Range<Int>, step: Range<Int>, body: [LockstepItem])
+        case uniformLoop(header: Range<Int>, body: [LockstepItem]) // every thread takes the same steps
         case matrix(name: String, arguments: [Range<Int>])    // a simdgroup_matrix operation, once per simdgroup
     }
 
@@ -67,10 +68,48 @@ extension FrontEnd {
             else if declaresSomething(statement) { return nil }
             else { initial = [.lane(statement)] }
         }
+        if let name = uniformIndex(range, semicolons, state) {
+            // One index for the group, in scope for the body's statements (a plain C++ local).
+            state.uniform.insert(name)
+            state.invariant.insert(name)
+            defer { state.uniform.remove(name); state.invariant.remove(name) }
+            guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
+            return .uniformLoop(header: s..<(close + 1), body: body)
+        }
         guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
         return .loop(initial: initial, condition: (semicolons[0] + 1)..<semicolons[1], step: (semicolons[1] + 1)..<close,
                      body: body)
     }
+
+    /// The index of `for (T i = A; C; S) body` when every thread of the group takes the same steps:
+    /// an integer index that the body leaves alone, and A, C and S made of it, literals and
+    /// values the group shares (arguments, the group's position and size, such constants).
+    private func uniformIndex(_ range: Range<Int>, _ semicolons: [Int], _ state: LockstepState) -> String? {
+        let s = range.lowerBound, close = matching(s + 1)
+        guard let names = declarators((s + 2)..<(semicolons[0] + 1)), names.count == 1, let start = names[0].value,
+              names[0].extent == nil,
+              ((s + 2)..<names[0].name).allSatisfy({ Self.integerTypes.contains(text($0)) || text($0) == "const" })
+        else { return nil }
+        let name = text(names[0].name)
+        func shared(_ range: Range<Int>) -> Bool {
+            range.allSatisfy { t in
+                switch tokens[t].kind {
+                case .number: return true
+                case .identifier:
+                    return text(t) == name || state.uniformNames.contains(text(t)) || state.uniform.contains(text(t))
+                        || isPunct(t - 1, 46) // a member: tgp.x
+                default: return ![59, 123, 125, 91, 93].contains(src.bytes[tokens[t].start]) // no statements, no subscripts
+                }
+            }
+        }
+        let body = (close + 1)..<range.upperBound
+        guard shared(start), shared((semicolons[0] + 1)..<semicolons[1]), shared((semicolons[1] + 1)..<close),
+              !assigned(name, in: body), !aliased(name, in: body) else { return nil }
+        return name
+    }
+
+    static let integerTypes: Set<String> = ["int", "uint", "short", "ushort", "long", "ulong", "unsigned", "signed", "size_t",
+                                            "int32_t", "uint32_t", "int64_t", "uint64_t", "int16_t", "uint16_t", "ptrdiff_t"]
 
     /// The simdgroup-matrix operations lockstep runs once per simdgroup, and how many of their
     /// leading arguments are matrices.
@@ -114,8 +153,11 @@ extension FrontEnd {
             return nil
         }
         guard positions.allSatisfy({ !$0.0.isEmpty && !assigned($0.0, in: body) }) else { return false }
-        var state = LockstepState(positionNames: Set(positions.map(\.0)),
-                                  invariant: Set(kernels[index].bindings.filter { !$0.pointer }.map(\.name)))
+        let values = kernels[index].bindings.filter { !$0.pointer }
+        var state = LockstepState(positions: Dictionary(positions, uniquingKeysWith: { first, _ in first }),
+                                  positionNames: Set(positions.map(\.0)), invariant: Set(values.map(\.name)),
+                                  uniformNames: Set(values.filter { $0.kind == .buffer && !assigned($0.name, in: body) }.map(\.name)
+                                                    + positions.filter { Self.groupPositions.contains($0.1) }.map(\.0)))
         guard let items = lockstepBlock((open + 1)..<close, &state, top: true), state.bytesPerThread <= 512 else { return false }
 
         var out = "\n::pm::rt::worker *const __pm_w = ::pm::rt::tls_w; const ::pm::rt::group __pm_g = ::pm::rt::ls_group();"
@@ -135,9 +177,17 @@ extension FrontEnd {
         return true
     }
 
+    /// Position attributes whose value is the same for every thread of a group.
+    static let groupPositions: Set<String> = ["threadgroup_position_in_grid", "threadgroups_per_grid", "threads_per_threadgroup",
+                                              "threads_per_grid", "simdgroups_per_threadgroup", "grid_origin", "grid_size",
+                                              "dispatch_threads_per_threadgroup", "threads_per_simdgroup",
+                                              "dispatch_simdgroups_per_threadgroup"]
+
     struct LockstepState {
+        let positions: [String: String] // the kernel's position parameters: name -> attribute
         let positionNames: Set<String>
         var invariant: Set<String>   // names whose value no thread changes while the kernel runs
+        let uniformNames: Set<String> // values every thread of a group shares: arguments, the group's position and size
         var locals: Set<String> = []  // every local kept per thread so far
         var uniform: Set<String> = [] // const locals set from constants, declared once for the group
         var bytesPerThread = 0
@@ -152,6 +202,12 @@ extension FrontEnd {
         // indeterminate value each iteration anyway, and its array is not made again each time.
         var arrays = ""
         var scopes: [[LockstepLocal]] = [[]]
+        // Masks known to hold every thread of the group: the body's own until a thread returns.
+        var full: Set<String> = ["__pm_m0"]
+        // Masks of an if's branches: often a few threads (lane == 0), not worth a second copy for all.
+        var branches: Set<String> = []
+        /// Whether statements under `mask` get a copy for when every thread takes part.
+        func twice(_ mask: String) -> Bool { !full.contains(mask) && !branches.contains(mask) }
         var counter = 0
         mutating func unique() -> Int { counter += 1; return counter }
     }
@@ -174,6 +230,7 @@ extension FrontEnd {
                     for argument in arguments.prefix(Self.matrixOperands[name]!) { handed[text(argument.lowerBound), default: 0] += 1 }
                 case let .branch(_, then, otherwise): walk(then); walk(otherwise ?? [])
                 case let .loop(initial, _, _, loopBody): walk(initial); walk(loopBody)
+                case let .uniformLoop(_, loopBody): walk(loopBody)
                 default: break
                 }
             }
@@ -467,8 +524,7 @@ extension FrontEnd {
         let close = matching(s + 1)
         let semicolons = headerSemicolons(s + 1)
         // a literal bound (j < 64: a few steps per thread) gains less than stepping across costs
-        guard semicolons.count == 2, strided((semicolons[1] + 1)..<close),
-              !literalBound((semicolons[0] + 1)..<semicolons[1]) else { return nil }
+        guard semicolons.count == 2, strided((semicolons[1] + 1)..<close) else { return nil }
         // init: T i = A
         guard let equals = ((s + 2)..<semicolons[0]).first(where: { isPunct($0, 61) }), equals > s + 3,
               tokens[equals - 1].kind == .identifier,
@@ -479,15 +535,48 @@ extension FrontEnd {
         guard isWord(step, name), isPunct(step + 1, 43), isPunct(step + 2, 61), step + 3 < close else { return nil }
         let body = (close + 1)..<range.upperBound
         let condition = (semicolons[0] + 1)..<semicolons[1]
-        let integers: Set<String> = ["int", "uint", "short", "ushort", "long", "ulong", "unsigned", "signed", "size_t",
-                                     "int32_t", "uint32_t", "int64_t", "uint64_t", "int16_t", "uint16_t", "ptrdiff_t"]
         guard !condition.isEmpty, !assigned(name, in: body),
-              ((s + 2)..<(equals - 1)).allSatisfy({ integers.contains(text($0)) || text($0) == "const" }),
+              ((s + 2)..<(equals - 1)).allSatisfy({ Self.integerTypes.contains(text($0)) || text($0) == "const" }),
               !body.contains(where: { isWord($0, "break") }),
               !aliased(name, in: body),
               invariant((equals + 1)..<semicolons[0], state), invariant((step + 3)..<close, state) else { return nil }
-        return .strided(type: (s + 2)..<(equals - 1), name: name, start: (equals + 1)..<semicolons[0],
-                        condition: condition, step: (step + 3)..<close, body: body)
+        // `for (j = lane; j < 64; j += 32)`: each lane of a simdgroup takes 64 / 32 steps
+        var steps: Int? = nil
+        let (start, stride) = ((equals + 1)..<semicolons[0], (step + 3)..<close)
+        if start.count == 1, let lane = state.positions[text(start.lowerBound)], lane == "thread_index_in_simdgroup",
+           stride.count == 1, Self.integerValue(text(stride.lowerBound)) == 32, condition.count == 3,
+           isWord(condition.lowerBound, name), isPunct(condition.lowerBound + 1, 60), let bound = Self.integerValue(text(condition.lowerBound + 2)),
+           tokens[condition.lowerBound + 2].kind == .number, bound > 0, bound % 32 == 0 {
+            steps = bound / 32
+        }
+        return .strided(type: (s + 2)..<(equals - 1), name: name, start: start,
+                        condition: condition, step: stride, body: body, steps: steps)
+    }
+
+    /// The function or type named before the parentheses around argument token `t`, if any.
+    private func callee(ofArgument t: Int) -> String? {
+        var depth = 0, j = t - 1
+        while j > 0 {
+            if isPunct(j, 41) || isPunct(j, 93) { depth += 1 }
+            else if isPunct(j, 40) || isPunct(j, 91) {
+                guard depth == 0 else { depth -= 1; j -= 1; continue }
+                guard isPunct(j, 40) else { return nil }
+                var name = j - 1
+                if isPunct(name, 62) { // f<...>(: a template (vector constructors are pm_make<T>(...) by now)
+                    var angles = 0
+                    while name > 0 {
+                        if isPunct(name, 62) { angles += 1 } else if isPunct(name, 60) { angles -= 1; if angles == 0 { break } }
+                        name -= 1
+                    }
+                    name -= 1
+                }
+                // a member function (obj.f(i)) is nobody's to vouch for
+                guard tokens[name].kind == .identifier, !isPunct(name - 1, 46), text(name - 1) != "->" else { return nil }
+                return text(name)
+            } else if isPunct(j, 59) || isPunct(j, 123) || isPunct(j, 125) { return nil }
+            j -= 1
+        }
+        return nil
     }
 
     /// Whether the token at `t` is a unary `&` (taking an address), not a binary one or half of `&&`.
@@ -496,11 +585,15 @@ extension FrontEnd {
             && !(tokens[t - 1].kind == .identifier || tokens[t - 1].kind == .number || isPunct(t - 1, 41) || isPunct(t - 1, 93))
     }
 
-    /// Whether `name` may change behind its back in `range`: passed to a function (which may take
-    /// it by reference) or bound to a reference (`T &r = name`).
+    /// Whether `name` may change behind its back in `range`: passed to a function that may take
+    /// it by reference (the user's own, and MSL's with a reference out-parameter) or bound to a
+    /// reference (`T &r = name`).
     private func aliased(_ name: String, in range: Range<Int>) -> Bool {
         for t in range where isWord(t, name) && !isPunct(t - 1, 46) && text(t - 1) != "->" {
-            if (isPunct(t - 1, 40) || isPunct(t - 1, 44)) && (isPunct(t + 1, 41) || isPunct(t + 1, 44)) { return true }
+            if (isPunct(t - 1, 40) || isPunct(t - 1, 44)) && (isPunct(t + 1, 41) || isPunct(t + 1, 44)) {
+                guard let callee = callee(ofArgument: t), definitions[callee] == nil,
+                      !["frexp", "modf", "sincos"].contains(callee) else { return true }
+            }
             if isPunct(t - 1, 61), isPunct(t - 3, 38) { return true }
         }
         return false
@@ -613,7 +706,13 @@ extension FrontEnd {
                 out += marker(range.lowerBound) + text
             case let .lane(range):
                 guard let text = edited(range) else { return nil }
-                out += lanes(mask, marker(range.lowerBound) + text, e, uses: [range], vectorise: true)
+                let body = marker(range.lowerBound) + text
+                if e.twice(mask) {
+                    // Twice: with every thread, as plain vector code (no masked stores, slow on some
+                    // CPUs and a stall for the loads after them), and for the mask's threads.
+                    out += " if (::pm::rt::ls_full(\(mask), __pm_g))" + lanes(nil, body, e, uses: [range], vectorise: true) + " else"
+                }
+                out += lanes(mask, body, e, uses: [range], vectorise: true)
             case let .locals(locals, initialisers):
                 // One declarator after the other: each initialiser sees the locals declared before it.
                 for local in locals {
@@ -632,12 +731,23 @@ extension FrontEnd {
                     out += lanes(mask, " \(local.name) =" + marker(value.lowerBound) + text + ";", e,
                                  uses: [value], names: [local.name])
                 }
-            case let .strided(type, name, start, condition, step, body):
+            case let .strided(type, name, start, condition, step, body, steps):
                 guard let t = edited(type), let a = edited(start), let c = edited(condition), let s = edited(step),
                       let b = edited(body) else { return nil }
                 let n = e.unique()
                 func index(_ k: String) -> String {
                     "\(t) \(name) = (" + marker(start.lowerBound) + a + ") + (\(t))(\(k)) * (" + marker(step.lowerBound) + s + ");"
+                }
+                if let steps {
+                    // The same steps for every thread: no thread's condition to ask.
+                    let k = "__pm_k\(n)", statement = index(k) + marker(body.lowerBound) + b
+                    out += " for (uint32_t \(k) = 0; \(k) < \(steps)u; ++\(k)) {"
+                    if e.twice(mask) {
+                        out += " if (::pm::rt::ls_full(\(mask), __pm_g))"
+                            + lanes(nil, statement, e, uses: [start, step, body], vectorise: true) + " else"
+                    }
+                    out += lanes(mask, statement, e, uses: [start, step, body], vectorise: true) + " }"
+                    continue
                 }
                 let (run, k, going) = ("__pm_r\(n)", "__pm_k\(n)", "__pm_going\(n)")
                 let header = [start, condition, step]
@@ -678,6 +788,7 @@ extension FrontEnd {
             case let .leave(condition):
                 guard let c = edited(condition) else { return nil }
                 out += lanes(mask, "", e, uses: [condition], after: "if (" + marker(condition.lowerBound) + c + ") \(mask)[__pm_l] = false;")
+                e.full.remove(mask)
             case let .loop(initial, condition, step, body):
                 guard let c = edited(condition), let st = edited(step) else { return nil }
                 let n = e.unique()
@@ -691,6 +802,11 @@ extension FrontEnd {
                 out += " if (!::pm::rt::ls_any(\(going), __pm_g)) break;"
                 guard let b = emit(body, mask: going, &e) else { return nil }
                 out += b + lanes(going, marker(step.lowerBound) + st + ";", e, uses: [step]) + " } }"
+            case let .uniformLoop(header, body):
+                // Threads that left take no steps: when none is left, neither does the group.
+                guard let h = edited(header), let b = emit(body, mask: mask, &e) else { return nil }
+                let any = e.full.contains(mask) ? "" : " if (::pm::rt::ls_any(\(mask), __pm_g))"
+                out += any + marker(header.lowerBound) + h + " {" + b + " }"
             case let .matrix(name, arguments):
                 // Once per simdgroup, with the first active lane's values; the matrices are the
                 // simdgroup's 32 consecutive elements of their per-thread arrays.
@@ -715,6 +831,7 @@ extension FrontEnd {
             case let .branch(condition, then, otherwise):
                 let n = e.unique()
                 let taken = "__pm_m\(n)"
+                e.branches.insert(taken)
                 out += " { bool \(taken)[::pm::rt::ls_max] = {};"
                 if condition.isEmpty {
                     out += " __builtin_memcpy(\(taken), \(mask), sizeof \(taken));"
@@ -742,7 +859,10 @@ extension FrontEnd {
     /// passes run once and only cost compile time).
     private func lanes(_ mask: String?, _ body: String, _ e: LockstepEmitter, uses: [Range<Int>],
                        names more: [String] = [], after: String = "", vectorise: Bool = false, setsLane: Bool = false) -> String {
-        let hint = vectorise ? "" : "\n#pragma clang loop vectorize(disable) interleave(disable)\n"
+        let mask = mask.flatMap { e.full.contains($0) ? nil : $0 }
+        let setsLane = setsLane || asksLane(uses)
+        let hint = !vectorise ? "\n#pragma clang loop vectorize(disable) interleave(disable)\n"
+            : setsLane ? "" : "\n#pragma clang loop vectorize(assume_safety)\n"
         var names = Set(more)
         for range in uses { for t in range where tokens[t].kind == .identifier { names.insert(text(t)) } }
         let simd: Set<String> = ["thread_index_in_simdgroup", "simdgroup_index_in_threadgroup"]
@@ -768,7 +888,7 @@ extension FrontEnd {
         out += scope.prologue
         // The runtime's view of which thread runs: for SIMD-group calls, and for what reads it
         // (a simdgroup matrix's constructor, its per-lane loads and stores), also through user functions.
-        if setsLane || asksLane(uses) { out += " ::pm::rt::ls_lane(__pm_w, __pm_l);" }
+        if setsLane { out += " ::pm::rt::ls_lane(__pm_w, __pm_l);" }
         let back = scope.writeBack
         // do/while (0): a `continue` that ended a loop iteration ends this thread's turn here.
         out += (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + back + " }"

@@ -93,7 +93,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let unit = output.text + LauncherGenerator.generate(output.kernels, constants: output.constants)
         // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
         // libm call that may set errno is never vectorised (nor is a loop around it).
-        let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
+        let codegen = ["-std=c++20", "-O2"] + Self.cpuFlags + ["-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
                        "-fsigned-char", // MSL char is signed, also on arm64
                        "-Werror=unknown-attributes",
                        // a loop that never ends hangs (and the watchdog reports it), as on a GPU: not removed
@@ -215,11 +215,17 @@ public final class MSLCompiler: @unchecked Sendable {
         }
     }
 
-    private static let cpuFlag: String = {
+    /// The host CPU. LLVM vectorises a gather (a lockstep statement reading x[f(thread)]) with
+    /// gather instructions only on CPUs it tunes as having fast ones, which leaves out AMD's; from
+    /// Zen 3 on (family 25) they are the faster way too: a simdgroup-matrix GEMM's tile copy,
+    /// 256 elements, takes 215 ns with them and 265 ns as separate loads.
+    private static let cpuFlags: [String] = {
         #if arch(x86_64)
-        return "-march=native"
+        let amd = Platform.cpuInfo(["vendor_id"])?.hasSuffix("AuthenticAMD") ?? false
+        let family = Platform.cpuInfo(["cpu family"]).flatMap { Int($0.split(separator: ":").last?.trimmed ?? "") } ?? 0
+        return ["-march=native"] + (amd && family >= 25 ? ["-Xclang", "-target-feature", "-Xclang", "+fast-gather"] : [])
         #else
-        return "-mcpu=native"
+        return ["-mcpu=native"]
         #endif
     }()
 

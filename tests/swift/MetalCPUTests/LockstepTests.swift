@@ -86,4 +86,75 @@ final class LockstepTests: XCTestCase {
         """)
         XCTAssertEqual(output.kernels.map(\.lockstep), [false])
     }
+
+    /// The emitted body of a rewritten kernel made of `head` and `body` (asserting that it was rewritten).
+    private func rewritten(_ body: String, helpers: String = "") throws -> String {
+        let output = try run(helpers + head + body + "\n}")
+        XCTAssertTrue(output.kernels[0].lockstep, body)
+        return output.text
+    }
+
+    func testUniformLoopsAreOneLoopForTheGroup() throws {
+        // index, start, condition and step made of constants and arguments: a plain loop, no per-thread index
+        var text = try rewritten("float a = 0; for (uint k = 0; k < n; k += 8) { float s = simd_sum(x[k + lane]); a += s; } out[gid] = a;")
+        XCTAssertTrue(text.contains("for (uint k = 0; k < n; k += 8) {"), text)
+        XCTAssertFalse(text.contains("__pm_h2_k"), "the index is not kept per thread: " + text)
+        // once threads may have left, a group whose threads all left takes no steps
+        text = try rewritten("if (gid >= n) return; float a = 0; for (uint k = 0; k < n; k++) { float s = simd_sum(x[k]); a += s; } out[gid] = a;")
+        XCTAssertTrue(text.contains("if (::pm::rt::ls_any(__pm_m0, __pm_g))\n"), text)
+        // a vector constructor or MSL function taking the index does not change it
+        text = try rewritten("float a = 0; for (uint k = 0; k < n; k++) { float s = simd_sum(x[min(k, n)] + float2(k, 1).x); a += s; } out[gid] = a;")
+        XCTAssertTrue(text.contains("for (uint k = 0; k < n; k++) {"), text)
+    }
+
+    func testLoopsThatAreNotUniform() throws {
+        let cases: [(String, String, String)] = [
+            ("for (uint k = lane; k < n; k += 32) { float v = simd_sum(x[k]); a += v; }", "", "a start per thread"),
+            ("for (uint k = 0; k < lim; k++) { float v = simd_sum(x[k]); a += v; }", "", "a bound in device memory may change"),
+            ("for (uint k = 0; k < n; k++) { float v = simd_sum(x[k]); a += v; k += 1; }", "", "the body steps the index"),
+            ("for (uint k = 0; k < n; k++) { bump(k); float v = simd_sum(x[k]); a += v; }",
+             "void bump(thread uint& v) { v += 1; }\n", "a user function may take the index by reference"),
+            ("for (uint k = 0; k < n; k++) { s.bump(k); float v = simd_sum(x[k]); a += v; }",
+             "struct S { void bump(thread uint& v) const { v += 1; } };\n", "a member function may take it by reference"),
+            ("for (float k = 0; k < n; k += 1) { float v = simd_sum(x[uint(k)]); a += v; }", "", "not an integer index"),
+        ]
+        for (loop, helpers, why) in cases {
+            let source = head.replacingOccurrences(of: "constant uint& n [[buffer(2)]],",
+                                                   with: "constant uint& n [[buffer(2)]], device uint& lim [[buffer(3)]]," + (helpers.hasPrefix("struct") ? " constant S& s [[buffer(4)]]," : ""))
+            let output = try run(helpers + source + "float a = 0; " + loop + " out[gid] = a;\n}")
+            XCTAssertTrue(output.kernels[0].lockstep, why)
+            XCTAssertTrue(output.text.contains("::pm::rt::ls_any(__pm_m"), "a loop of the threads still in it: " + why)
+        }
+    }
+
+    func testSimdgroupCooperativeLoopTakesTheSameStepsEverywhere() throws {
+        // each lane copies 64 / 32 elements: two steps for every thread, no condition asked
+        let text = try rewritten("""
+            threadgroup float t[64];
+            for (uint j = lane; j < 64; j += 32) t[j] = x[j];
+            simdgroup_barrier(mem_flags::mem_threadgroup);
+            out[gid] = t[lane] + t[lane + 32];
+            """)
+        XCTAssertTrue(text.contains(" < 2u; ++__pm_k"), text)
+        // a bound that is no multiple of 32 steps as usual
+        let other = try rewritten("""
+            threadgroup float t[64];
+            for (uint j = lane; j < 40; j += 32) t[j] = x[j];
+            simdgroup_barrier(mem_flags::mem_threadgroup);
+            out[gid] = t[lane];
+            """)
+        XCTAssertFalse(other.contains(" < 2u; ++__pm_k"), other)
+        XCTAssertTrue(other.contains("__pm_going"), other)
+    }
+
+    func testStatementsUnderAMaskGetACopyForAllThreads() throws {
+        // after a return some threads may be gone: each statement has a copy for when none is
+        let text = try rewritten("if (gid >= n) return; out[gid] = x[gid]; float s = simd_sum(x[gid]); out[gid] += s;")
+        XCTAssertTrue(text.contains("if (::pm::rt::ls_full(__pm_m0, __pm_g))"), text)
+        // before it, and in branches (often a lane or two), one copy
+        let before = try rewritten("out[gid] = x[gid]; if (lane == 0) { out[gid] = 1; } float s = simd_sum(x[gid]); out[gid] += s;")
+        XCTAssertFalse(before.contains("ls_full"), before)
+        // statements vectorise over the threads, unless they tell the runtime which thread runs
+        XCTAssertTrue(before.contains("#pragma clang loop vectorize(assume_safety)"), before)
+    }
 }

@@ -956,6 +956,11 @@ PM_AI uint32_t ls_lanes(const bool *mask, uint32_t s) {
     __builtin_memcpy(&bytes, mask + s * PM_SIMD_WIDTH, sizeof bytes);
     return __builtin_bit_cast(uint32_t, __builtin_convertvector(bytes != 0, _PmBits));
 }
+PM_AI bool ls_full(const bool *mask, const group &g) {
+    unsigned all = 1;
+    for (uint32_t l = 0; l < g.nthreads; l++) all &= mask[l];
+    return all != 0;
+}
 PM_AI bool ls_any(const bool *mask, const group &g) {
     unsigned any = 0;
     for (uint32_t l = 0; l < g.nthreads; l++) any |= mask[l];

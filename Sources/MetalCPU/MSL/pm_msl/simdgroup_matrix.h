@@ -187,7 +187,7 @@ template <class _PmF> PM_AI void each_element(uint32_t lanes, _PmF f) {
     }
 }
 template <class _PmT, bool _PmR, class _PmU>
-inline void ls_load(uint32_t lanes, ls_matrix<_PmT, _PmR> d, const _PmU *src, ulong elements_per_row = 8,
+PM_AI void ls_load(uint32_t lanes, ls_matrix<_PmT, _PmR> d, const _PmU *src, ulong elements_per_row = 8,
                     ulong2 origin = 0, bool transpose_matrix = false) {
     if (_PmR && lanes == 0xFFFFFFFFu && !transpose_matrix) { // whole rows (what a product then reads whole)
         for (uint32_t r = 0; r < 8; r++) {
@@ -219,7 +219,7 @@ template <class _PmT, bool _PmR> PM_AI const float *ls_floats(uint32_t lanes, ls
     return scratch;
 }
 template <class _PmTD, bool _PmRD, class _PmTA, bool _PmRA, class _PmTB, bool _PmRB, class _PmTC, bool _PmRC>
-inline void ls_mma(uint32_t lanes, ls_matrix<_PmTD, _PmRD> d, ls_matrix<_PmTA, _PmRA> a, ls_matrix<_PmTB, _PmRB> b,
+PM_AI void ls_mma(uint32_t lanes, ls_matrix<_PmTD, _PmRD> d, ls_matrix<_PmTA, _PmRA> a, ls_matrix<_PmTB, _PmRB> b,
                    const ls_matrix<_PmTC, _PmRC> *c) {
     alignas(32) float fa[64], fb[64], fc[64], out[64];
     const float *pc = c ? ls_floats(lanes, *c, fc) : nullptr;
