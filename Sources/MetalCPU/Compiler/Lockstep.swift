@@ -4,7 +4,10 @@
 // (PM_KERNEL_LOCKSTEP; runtime.h, "LOCKSTEP mode", shows the execution):
 //
 //   - each statement of the body becomes a loop over the group's threads
-//     (x innermost) that runs it with the thread's position values;
+//     (x innermost) that runs it with the thread's position values; clang
+//     vectorises it as the independent iterations it is (threads, unordered
+//     as on a GPU), and under a mask that may have lost threads it has a
+//     second copy for when all take part (plain vector code, no masked stores);
 //   - a local declared at the body's level lives in an array indexed by the
 //     thread (`float acc = 0;` -> `float __pm_h1_acc[ls_max];`, and each
 //     thread's statements see `auto &acc = __pm_h1_acc[l];`);
@@ -20,7 +23,11 @@
 //   - barriers are the boundaries between statements.
 //   - `if (c) return;` at the body's level removes threads from the mask;
 //   - a `for` loop around SIMD-group calls runs while any thread's condition
-//     holds, each step under the mask of the threads still in it;
+//     holds, each step under the mask of the threads still in it; when its
+//     index starts, steps and stops on what the group shares (constants,
+//     constant arguments, the group's position and size), it is one plain
+//     loop for the group instead;
+//   - `for (j = lane; j < 64; j += 32)` takes 64 / 32 steps in every lane;
 //   - simdgroup_load / store / multiply run once per simdgroup on all its
 //     lanes' elements (row-major when no thread looks at its own elements).
 // Anything else (a return from inside a statement, a `switch` or `while`
