@@ -135,15 +135,19 @@ final class FrontEnd {
     /// `requireMetalHeader`: the text comes from clang -E -dI (its #include lines show whether the
     /// source includes a Metal header; MSLCompiler); tests may pass other text.
     /// `validation`: a shader-validation build (PM_VALIDATION): pointer parameters are checked (checkedPointer).
+    /// `gathers`: lockstep kernels are compiled as for a CPU with fast gather instructions (Lockstep.swift).
     static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil,
-                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true) throws -> FrontEndOutput {
+                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true,
+                    gathers: Bool = false) throws -> FrontEndOutput {
         let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues, requireMetalHeader: requireMetalHeader)
         frontEnd.validation = validation
         frontEnd.lockstepAllowed = lockstep
+        frontEnd.lockstepGathers = gathers
         return try frontEnd.process()
     }
     var validation = false
     var lockstepAllowed = true
+    var lockstepGathers = false
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -283,8 +287,10 @@ final class FrontEnd {
 
     /// The value of an integer literal such as `16`, `0x20u`, `32ul`; nil for anything else.
     static func integerValue(_ literal: String) -> Int? {
-        let trimmed = literal.lowercased().filter { $0 != "u" && $0 != "l" }
+        let trimmed = literal.lowercased().filter { $0 != "u" && $0 != "l" && $0 != "'" }
         if trimmed.hasPrefix("0x") { return Int(trimmed.dropFirst(2), radix: 16) }
+        if trimmed.hasPrefix("0b") { return Int(trimmed.dropFirst(2), radix: 2) }
+        if trimmed.hasPrefix("0"), trimmed.count > 1 { return Int(trimmed.dropFirst(), radix: 8) } // 0320 is octal
         return Int(trimmed)
     }
 
@@ -707,8 +713,14 @@ final class FrontEnd {
             // kernels rely on it): one past the previous buffer parameter's.
             var resolved = binding ?? KernelBinding(kind: .buffer, index: nextBuffer)
             (resolved.name, resolved.typeText) = parameterNames(paramStart, last)
-            // (its [[attribute]] is no array extent)
-            let words = (paramStart...last).prefix { !(isPunct($0, 91) && isPunct($0 + 1, 91)) }.map { text($0) }
+            // (its [[attributes]] are no array extent)
+            var words: [String] = []
+            var t = paramStart
+            while t <= last {
+                if isPunct(t, 91), isPunct(t + 1, 91) { t = matching(t) + 1; continue }
+                words.append(text(t))
+                t += 1
+            }
             resolved.pointer = resolved.kind == .threadgroup || words.contains("*") || words.contains("[")
                 || (words.contains("&") && !words.contains("constant"))
             if resolved.kind == .buffer {
@@ -1222,7 +1234,7 @@ final class FrontEnd {
         }
     }
 
-    private func insert(before token: Int, _ text: String) {
+    func insert(before token: Int, _ text: String) {
         let at = tokens[token].start
         edits.append((at..<at, text))
     }

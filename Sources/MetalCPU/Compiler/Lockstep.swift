@@ -55,7 +55,7 @@ extension FrontEnd {
         case branch(condition: Range<Int>, then: [LockstepItem], otherwise: [LockstepItem]?)
         case leave(condition: Range<Int>)                      // if (c) return; at the body's level
         case loop(initial: [LockstepItem], condition: Range<Int>, step: Range<Int>, body: [LockstepItem])
-        case uniformLoop(header: Range<Int>, body: [LockstepItem]) // every thread takes the same steps
+        case uniformLoop(index: String, header: Range<Int>, body: [LockstepItem]) // every thread takes the same steps
         case matrix(name: String, arguments: [Range<Int>])    // a simdgroup_matrix operation, once per simdgroup
     }
 
@@ -81,7 +81,7 @@ extension FrontEnd {
             state.invariant.insert(name)
             defer { state.uniform.remove(name); state.invariant.remove(name) }
             guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
-            return .uniformLoop(header: s..<(close + 1), body: body)
+            return .uniformLoop(index: name, header: s..<(close + 1), body: body)
         }
         guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
         return .loop(initial: initial, condition: (semicolons[0] + 1)..<semicolons[1], step: (semicolons[1] + 1)..<close,
@@ -103,8 +103,9 @@ extension FrontEnd {
                 switch tokens[t].kind {
                 case .number: return true
                 case .identifier:
-                    return text(t) == name || state.uniformNames.contains(text(t)) || state.uniform.contains(text(t))
-                        || isPunct(t - 1, 46) // a member: tgp.x
+                    // (a thread's local may hide a shared name)
+                    return text(t) == name || isPunct(t - 1, 46) // a member: tgp.x
+                        || (state.uniformNames.contains(text(t)) || state.uniform.contains(text(t))) && !state.locals.contains(text(t))
                 default: return ![59, 123, 125, 91, 93].contains(src.bytes[tokens[t].start]) // no statements, no subscripts
                 }
             }
@@ -180,6 +181,13 @@ extension FrontEnd {
         let bytes = tokens[open].end..<tokens[close].start
         edits.removeAll { bytes.contains($0.range.lowerBound) || ($0.range.isEmpty && $0.range.lowerBound == bytes.upperBound) }
         edits.append((bytes, out))
+        if lockstepGathers {
+            // A statement's addresses are per thread (x[f(thread)]): gathers, which LLVM's tuning for
+            // AMD CPUs leaves out (right for the other kernels, whose strided loads it does better
+            // without). Tuned as for a CPU with fast gathers; not inlined into run_lockstep, whose
+            // own tuning would apply instead.
+            insert(before: open, "__attribute__((target(\"tune=skylake\"), noinline)) ")
+        }
         fiberBodies.remove(body)
         return true
     }
@@ -237,7 +245,7 @@ extension FrontEnd {
                     for argument in arguments.prefix(Self.matrixOperands[name]!) { handed[text(argument.lowerBound), default: 0] += 1 }
                 case let .branch(_, then, otherwise): walk(then); walk(otherwise ?? [])
                 case let .loop(initial, _, _, loopBody): walk(initial); walk(loopBody)
-                case let .uniformLoop(_, loopBody): walk(loopBody)
+                case let .uniformLoop(_, _, loopBody): walk(loopBody)
                 default: break
                 }
             }
@@ -478,7 +486,8 @@ extension FrontEnd {
         return names.allSatisfy { d in
             d.value!.allSatisfy { t in
                 tokens[t].kind == .number || (tokens[t].kind == .punctuation && !isPunct(t, 61) && !isPunct(t, 44))
-                    || (tokens[t].kind == .identifier && (state.uniform.contains(text(t)) || text(t) == "sizeof"))
+                    || (tokens[t].kind == .identifier && (state.uniform.contains(text(t)) && !state.locals.contains(text(t))
+                                                          || text(t) == "sizeof"))
             }
         }
     }
@@ -592,19 +601,33 @@ extension FrontEnd {
             && !(tokens[t - 1].kind == .identifier || tokens[t - 1].kind == .number || isPunct(t - 1, 41) || isPunct(t - 1, 93))
     }
 
-    /// Whether `name` may change behind its back in `range`: passed to a function that may take
-    /// it by reference (the user's own, and MSL's with a reference out-parameter) or bound to a
-    /// reference (`T &r = name`).
+    /// Whether `name` may change behind its back in `range`: handed as an argument or initialiser
+    /// to anything but a vector constructor or an MSL function that takes values (a user function,
+    /// a functor, a method or a reference may take it by reference), used as an operand of ?:
+    /// (which may be such an argument), or bound to a reference (`T &r = name`).
     private func aliased(_ name: String, in range: Range<Int>) -> Bool {
         for t in range where isWord(t, name) && !isPunct(t - 1, 46) && text(t - 1) != "->" {
-            if (isPunct(t - 1, 40) || isPunct(t - 1, 44)) && (isPunct(t + 1, 41) || isPunct(t + 1, 44)) {
-                guard let callee = callee(ofArgument: t), definitions[callee] == nil,
-                      !["frexp", "modf", "sincos"].contains(callee) else { return true }
+            // a whole argument or initialiser (not part of an expression, which is no lvalue)
+            if isPunct(t - 1, 40) || isPunct(t - 1, 44) || isPunct(t - 1, 123),
+               isPunct(t + 1, 41) || isPunct(t + 1, 44) || isPunct(t + 1, 125) {
+                guard let callee = callee(ofArgument: t), Self.takesValues(callee) else { return true }
             }
+            if isPunct(t - 1, 63) || isPunct(t - 1, 58) && !isPunct(t - 2, 58) { return true } // ? name, : name
             if isPunct(t - 1, 61), isPunct(t - 3, 38) { return true }
         }
         return false
     }
+
+    /// Vector constructors and conversions, and MSL functions whose parameters are all values.
+    static func takesValues(_ callee: String) -> Bool {
+        callee == "pm_make" || lockstepSize([callee]) != nil || valueFunctions.contains(callee)
+    }
+    static let valueFunctions: Set<String> = [
+        "min", "max", "clamp", "abs", "absdiff", "select", "popcount", "clz", "ctz", "mad", "mix", "fma", "fmin", "fmax",
+        "sqrt", "rsqrt", "exp", "exp2", "log", "log2", "pow", "powr", "sin", "cos", "tan", "floor", "ceil", "round",
+        "trunc", "fabs", "saturate", "sign", "as_type", "mulhi", "rotate", "extract_bits", "reverse_bits", "step",
+        "simd_sum", "simd_max", "simd_min", "simd_shuffle", "simd_shuffle_down", "simd_shuffle_up", "simd_shuffle_xor",
+        "simd_broadcast", "simd_broadcast_first", "simd_prefix_exclusive_sum", "simd_prefix_inclusive_sum"]
 
     /// An expression of literals, operators and names whose value no thread changes while the kernel runs.
     private func invariant(_ range: Range<Int>, _ state: LockstepState) -> Bool {
@@ -809,8 +832,11 @@ extension FrontEnd {
                 out += " if (!::pm::rt::ls_any(\(going), __pm_g)) break;"
                 guard let b = emit(body, mask: going, &e) else { return nil }
                 out += b + lanes(going, marker(step.lowerBound) + st + ";", e, uses: [step]) + " } }"
-            case let .uniformLoop(header, body):
-                // Threads that left take no steps: when none is left, neither does the group.
+            case let .uniformLoop(index, header, body):
+                // Threads that left take no steps: when none is left, neither does the group. The
+                // index is the group's (it hides a thread's local of that name: no array).
+                e.scopes.append([LockstepLocal(name: index, array: "", type: "", extent: "")])
+                defer { e.scopes.removeLast() }
                 guard let h = edited(header), let b = emit(body, mask: mask, &e) else { return nil }
                 let any = e.full.contains(mask) ? "" : " if (::pm::rt::ls_any(\(mask), __pm_g))"
                 out += any + marker(header.lowerBound) + h + " {" + b + " }"
@@ -822,7 +848,7 @@ extension FrontEnd {
                 for argument in arguments.prefix(count) {
                     let name = text(argument.lowerBound)
                     guard let local = e.scopes.reversed().joined().first(where: { $0.name == name }),
-                          local.extent.isEmpty else { return nil }
+                          local.extent.isEmpty, !local.array.isEmpty else { return nil }
                     call += ", ::metal::pm_sgm::ls_at<\(e.rowMajor.contains(name))>(&\(local.array)[__pm_s * 32u])"
                 }
                 for argument in arguments.dropFirst(count) {
@@ -920,6 +946,7 @@ extension FrontEnd {
         var back = ""
         for local in e.scopes.reversed().joined() where names.contains(local.name) && !seen.contains(local.name) {
             seen.insert(local.name)
+            if local.array.isEmpty { continue } // a group-wide loop's index, in scope as it is
             if copy && local.extent.isEmpty && !e.addressTaken.contains(local.name) {
                 out += " [[maybe_unused]] auto \(local.name) = \(local.array)[__pm_l];"
                 back += " \(local.array)[__pm_l] = \(local.name);"
