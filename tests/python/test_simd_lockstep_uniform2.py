@@ -1,0 +1,482 @@
+"""SIMD lockstep's group-wide shortcuts, second round: adversarial cases, against NumPy.
+
+test_simd_lockstep_uniform.py checks what the shortcuts are for; this file tries
+to break them (Sources/MetalCPU/Compiler/Lockstep.swift):
+- group-wide ("uniform") loops: signed, decrementing, multiplying and wrapping
+  indices, zero trips, bounds on a threadgroup scalar that the body changes
+  between barriers, on a constant struct's members and on the group's own size
+  in partial groups (dispatchThreads with a grid not a multiple of the group),
+  inside branches and inside loops whose trip count differs between
+  simdgroups, after some threads returned; names that shadow (the index over a
+  thread's local, a thread's local over a group constant), an index changed
+  through a reference or a function object;
+- statements under masks that lose threads mid-kernel (their all-thread copy);
+- statements vectorised over the threads: a thread reading back what it wrote
+  through device and threadgroup memory, pointers, arrays, vectors, a user
+  function and the same array passed twice, atomics;
+- `for (j = lane; j < L; j += 32)`: lanes of other types, a "lane" that is not
+  the lane, L not a multiple of 32, `continue`, partial simdgroups; literal
+  bounds stepped across the threads.
+Each kernel runs compiled by default (lockstep: each was checked to be
+rewritten) and with PM_NO_LOCKSTEP (one fiber per thread), and is compared with
+a NumPy model of MSL. SIMD-group calls here see whole simdgroups (or all their
+lanes that are left): a lane's loop trips are the same for its simdgroup, so
+the active lanes are the same in both modes. Values are small integers, so sums
+are exact in any order. Cases marked xfail(strict) are lockstep bugs, reported
+to the lead: they pass on fibers.
+"""
+
+import numpy as np
+import pytest
+
+import pymetal as pm
+
+HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
+MODES = ["default", "fibers"]
+_LIBS = {}
+
+SRC = r"""
+struct Params { uint count; uint step; };
+struct Bump { void operator()(thread uint &x) const { x += 1; } };
+float bump_and_read(device float* p, uint i) { p[i] += 1.0f; return p[i] * 2.0f; }
+
+// Uniform loops of every shape, after some threads returned (partial simdgroups).
+kernel void shapes(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]], constant int& m [[buffer(2)]],
+                   constant uint& live [[buffer(3)]],
+                   uint gid [[thread_position_in_grid]], uint sg [[simdgroup_index_in_threadgroup]],
+                   uint tgp [[threadgroup_position_in_grid]], uint ngroups [[threadgroups_per_grid]]) {
+    if (gid >= live) return;
+    float acc = 0;
+    for (int i = m - 1; i >= 0; i--) { float s = simd_sum(float(i + 1)); acc += s; }   // signed, decrementing
+    for (uint i = 1; i < n; i *= 2) { float s = simd_sum(float(i)); acc += 2 * s; }    // multiplying
+    for (uint i = n; i < n + 3u; i--) {                                                 // ends when i wraps
+        uint w = i % 4 + 1;                                                             // (a const w: fibers)
+        for (uint j = 0; j < w; j++) { float s = simd_sum(float(j + w)); acc += s; }
+    }
+    if (sg % 2 == 0) {                                                                  // in a branch
+        for (uint i = 0; i < n; i += 3) { float s = simd_sum(1.0f); acc += s; }
+    }
+    for (uint r = sg; r < 3; r++) {                                                     // in a per-simdgroup loop
+        for (uint c = tgp; c < n; c += ngroups) { float s = simd_sum(float(c)); acc += s; out[gid] = acc; }
+    }
+    out[gid] = acc;
+}
+
+// The group's own size in partial groups, as a bound of a loop with barriers.
+kernel void own_size(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                     uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
+                     uint tpg [[threads_per_threadgroup]]) {
+    threadgroup float t[1024];
+    t[lid] = x[gid];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0;
+    for (uint i = 0; i < tpg; i += 32) {
+        float s = simd_sum(t[(lid + i) % tpg]);
+        acc += s;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    out[gid] = acc + float(tpg);
+}
+
+// A bound in threadgroup memory, lowered by one thread between barriers; a constant struct's members.
+kernel void shared_bound(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+                         constant Params& p [[buffer(2)]],
+                         uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
+                         uint tgp [[threadgroup_position_in_grid]]) {
+    threadgroup uint lim;
+    if (lid == 0) lim = n + tgp;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0;
+    for (uint i = 0; i < lim; i++) {
+        float s = simd_sum(float(i));
+        acc += s;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        if (lid == 0) lim -= 1;
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    for (uint i = 0; i < p.count; i += p.step) { float s = simd_sum(1.0f); acc += s * 1000; }
+    out[gid] = acc;
+}
+
+// The index shadowed inside the body by a thread's local (the loop is then the threads' own).
+kernel void shadow_in_body(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
+                           uint gid [[thread_position_in_grid]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    float acc = 0;
+    for (uint k = 0; k < K; k++) {
+        {
+            uint k = sg + 1;
+            for (uint j = 0; j < k; j++) { float s = simd_sum(1.0f); acc += s; }
+        }
+        float s = simd_sum(float(k));
+        acc += s;
+    }
+    out[gid] = acc;
+}
+
+// The index shadows a thread's local; the local is used after the loop.
+kernel void shadow_outer_local(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
+                               uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+    uint i = lid + 100;
+    float acc = 0;
+    for (uint i = 0; i < K; i++) { float s = simd_sum(float(i)); acc += s; }
+    out[gid] = acc + float(i);
+}
+
+// A thread's local shadows a group constant, and bounds a loop (per simdgroup).
+kernel void shadow_group_constant(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]],
+                                  uint sg [[simdgroup_index_in_threadgroup]]) {
+    float acc = 0;
+    const uint m = 2;
+    {
+        uint m = sg + 1;
+        for (uint i = 0; i < m; i++) { float s = simd_sum(1.0f); acc += s; }
+    }
+    out[gid] = acc + float(m);
+}
+
+// The index changed through a reference bound in the body: every other step is skipped.
+kernel void index_by_reference(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
+                               uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint k = 0; k < K; k++) {
+        float s = simd_sum(float(k));
+        acc += s;
+        { thread uint &r(k); r += 1; }
+    }
+    out[gid] = acc;
+}
+
+// The same through a function object taking it by reference.
+kernel void index_by_functor(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
+                             uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint k = 0; k < K; k++) {
+        float s = simd_sum(float(k));
+        acc += s;
+        { Bump bump; bump(k); }
+    }
+    out[gid] = acc;
+}
+
+// A lane-strided loop whose index a reference moves on: one step, not two.
+kernel void lane_steps_by_reference(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                    uint lane [[thread_index_in_simdgroup]], uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint j = lane; j < 64; j += 32) { acc += x[j]; { thread uint &r(j); r += 32; } }
+    out[gid] = simd_sum(acc) + acc;
+}
+
+// A group-strided loop whose index a reference moves on: every other step.
+kernel void strided_by_reference(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                 constant uint& n [[buffer(2)]],
+                                 uint lid [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                                 uint tpg [[threads_per_threadgroup]]) {
+    float acc = 0;
+    for (uint j = lid; j < n; j += tpg) { acc += x[j]; { thread uint &r(j); r += tpg; } }
+    out[gid] = simd_sum(acc) + acc;
+}
+
+// Masks that lose threads: after a return, in a loop whose trips differ between simdgroups;
+// a lane-strided loop and a simdgroup barrier under them.
+kernel void masks(device const float* x [[buffer(0)]], device float* out [[buffer(1)]], device float* scratch [[buffer(2)]],
+                  constant uint& n [[buffer(3)]],
+                  uint gid [[thread_position_in_grid]], uint sg [[simdgroup_index_in_threadgroup]],
+                  uint lane [[thread_index_in_simdgroup]]) {
+    threadgroup float t[8][64];
+    if (gid >= n) return;
+    scratch[gid] = x[gid] * 2;
+    for (uint k = sg; k < 4; k++) {
+        scratch[gid] += float(k);
+        for (uint j = lane; j < 64; j += 32) t[sg][j] = float(k + j);
+        simdgroup_barrier(mem_flags::mem_threadgroup);
+        float s = simd_sum(t[sg][lane] + t[sg][lane + 32]);
+        scratch[gid] += s;
+        simdgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    out[gid] = scratch[gid] + 1;
+}
+
+// A thread reads back its own writes within a statement: device (a and b may be one array),
+// threadgroup memory at a per-thread offset, arrays, vectors, a user function; atomics.
+kernel void readback(device float* a [[buffer(0)]], device float* b [[buffer(1)]],
+                     device atomic_uint* counts [[buffer(2)]], device float* out [[buffer(3)]],
+                     uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+    threadgroup float t[2048];
+    float v[4];
+    float4 q = float4(a[gid]);
+    { a[gid] += 1.0f; b[gid] = b[gid] * 2.0f + a[gid]; }
+    { threadgroup float* p = t + 2 * lid; p[0] = a[gid]; p[1] = p[0] * 3.0f; p[0] += p[1]; }
+    v[0] = t[2 * lid]; v[1] = v[0] + 1; v[2] = v[1] * v[0]; v[3] = bump_and_read(b, gid);
+    q.y = q.x + v[1]; q.z = q.y * 2; q.w = dot(q.xyz, float3(1));
+    atomic_fetch_add_explicit(&counts[gid % 4], 1u, memory_order_relaxed);
+    float s = simd_sum(v[3]);
+    out[gid] = v[2] + q.w + s;
+}
+
+// Lane-strided loops: a ushort lane and index, L not a multiple of 32, a continue, after returns.
+kernel void lane_loops(device const float* x [[buffer(0)]], device float* out [[buffer(1)]], constant uint& live [[buffer(2)]],
+                       ushort lane [[thread_index_in_simdgroup]], ushort sg [[simdgroup_index_in_threadgroup]],
+                       uint gid [[thread_position_in_grid]], uint tgp [[threadgroup_position_in_grid]]) {
+    threadgroup float t[8][96];
+    if (gid >= live) return;
+    for (ushort j = lane; j < 96; j += 32) t[sg][j] = x[tgp * 768 + sg * 96 + j];
+    for (int j = lane; j < 40; j += 32) t[sg][j] += 10.0f;
+    for (uint j = lane; j < 64; j += 32) { if (j % 3 == 0) continue; t[sg][j] *= 2.0f; }
+    simdgroup_barrier(mem_flags::mem_threadgroup);
+    float s = simd_sum(t[sg][lane] + t[sg][lane + 32] * 3.0f + t[sg][lane + 64] * 5.0f);
+    out[gid] = s;
+}
+
+// A "lane" that is the thread's index in its group: lanes past 31 take fewer steps.
+kernel void not_the_lane(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                         uint lane [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint j = lane; j < 64; j += 32) acc += x[j];
+    for (uint j = lane; j < 64; j += 32) { acc += x[j] * 10.0f; j += 32; }
+    out[gid] = simd_sum(acc) + acc;
+}
+
+// Literal bounds stepped across the threads: partial simdgroups, signed, offset, <=, continue, 1024 threads.
+kernel void literal_bounds(device const float* x [[buffer(0)]], device float* out [[buffer(1)]], constant uint& n [[buffer(2)]],
+                           uint lid [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]],
+                           uint tgp [[threadgroup_position_in_grid]]) {
+    if (gid >= n) return;
+    float acc = 0;
+    for (uint j = lid; j < 100; j += 48) acc += x[j];
+    for (int j = int(lid) - 5; j < 7; j += 16) acc += float(j) * 100.0f;
+    for (uint j = lid + 3; j <= 1000; j += 1024) acc += x[j % 1000] * 3.0f;
+    for (uint j = lid; j < 130; j += 64) { if (j % 5 == 0) continue; acc += x[j + tgp] * 7.0f; }
+    out[gid] = simd_sum(acc) + acc;
+}
+"""
+
+
+def _lib(mode):
+    if mode not in _LIBS:
+        _LIBS[mode] = pm.compile(HEADER + SRC, defines={"PM_NO_LOCKSTEP": None} if mode == "fibers" else None)
+    return _LIBS[mode]
+
+
+def _bug(reason):
+    """The two modes, the default one expected to fail: a lockstep bug (`reason`), reported to the lead."""
+    return [pytest.param("default", marks=pytest.mark.xfail(strict=True, reason="lockstep bug: " + reason)), "fibers"]
+
+
+def _ints(seed, shape, lo=-3, hi=4):
+    return np.random.default_rng(seed).integers(lo, hi, size=shape).astype(np.float32)
+
+
+def _threads(grid, tg, live=None):
+    """Per thread of a 1-D dispatch: lid, simdgroup, lane, group, and how many of its
+    simdgroup's lanes are active (exist, and have gid < live)."""
+    gid = np.arange(grid)
+    lid, group = gid % tg, gid // tg
+    sg, lane = lid // 32, lid % 32
+    key = group * ((tg + 31) // 32) + sg
+    active = gid < (grid if live is None else live)
+    count = np.bincount(key[active], minlength=key.max() + 1)[key]
+    return lid, sg, lane, group, count, active
+
+
+def _simd_sum(values, grid, tg, active):
+    """simd_sum over the active lanes of each thread's simdgroup."""
+    gid = np.arange(grid)
+    key = (gid // tg) * ((tg + 31) // 32) + gid % tg // 32
+    sums = np.zeros(key.max() + 1)
+    np.add.at(sums, key[active], np.asarray(values, np.float64)[active])
+    return sums[key]
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg,live", [(1, 1, 1), (32, 32, 32), (100, 64, 70), (96, 48, 90), (1024, 1024, 1000),
+                                          (640, 128, 517)])
+@pytest.mark.parametrize("n,m", [(0, 0), (1, -2), (13, 4)])
+def test_uniform_loop_shapes(mode, grid, tg, live, n, m):
+    out = np.full(grid, -1.0, np.float32)
+    _lib(mode).shapes(out, np.uint32(n), np.int32(m), np.uint32(live), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg, live)
+    groups = -(-grid // tg)
+    acc = c * sum(i + 1 for i in range(max(m, 0)))
+    acc = acc + 2 * c * sum(1 << k for k in range(32) if (1 << k) < n)
+    acc = acc + c * sum(sum(j + i % 4 + 1 for j in range(i % 4 + 1)) for i in range(n, -1, -1))
+    acc = acc + np.where(sg % 2 == 0, c * len(range(0, n, 3)), 0)
+    acc = acc + np.maximum(3 - sg, 0) * c * np.array([sum(range(g, n, groups)) for g in group])
+    np.testing.assert_array_equal(out, np.where(active, acc, -1.0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 32), (37, 32), (100, 64), (70, 48), (1000, 256), (2053, 1024), (5, 1024)])
+def test_the_groups_own_size_in_partial_groups(mode, grid, tg):
+    x = _ints(grid, grid)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).own_size(x, out, grid=grid, threadgroup=tg)
+    expected = np.zeros(grid)
+    for g0 in range(0, grid, tg):
+        t = x[g0:g0 + tg].astype(np.float64)
+        size = t.size  # the last group is smaller
+        lid = np.arange(size)
+        for i in range(0, size, 32):
+            v = t[(lid + i) % size]
+            expected[g0:g0 + size] += _simd_sum(v, size, size, np.ones(size, bool))
+        expected[g0:g0 + size] += size
+    np.testing.assert_array_equal(out, expected)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (300, 128), (1024, 1024)])
+@pytest.mark.parametrize("n,count,step", [(0, 0, 1), (3, 5, 2), (6, 1, 7)])
+def test_bounds_in_threadgroup_memory_and_constant_structs(mode, grid, tg, n, count, step):
+    out = np.full(grid, np.nan, np.float32)
+    params = np.array([count, step], np.uint32)
+    _lib(mode).shared_bound(out, np.uint32(n), params, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    # lim = n + group, lowered by one each step while i rises: ceil(lim / 2) steps
+    trips = (n + group + 1) // 2
+    acc = c * trips * (trips - 1) / 2 + c * 1000 * len(range(0, count, step))
+    np.testing.assert_array_equal(out, acc)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (96, 96), (200, 128)])
+@pytest.mark.parametrize("K", [0, 3])
+def test_index_shadowed_inside_the_body(mode, grid, tg, K):
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).shadow_in_body(out, np.uint32(K), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(out, K * c * (sg + 1) + c * K * (K - 1) / 2)
+
+
+@pytest.mark.parametrize("mode", _bug("the uniform index is shadowed by the outer thread local in the body's statements"))
+@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (300, 128)])
+def test_index_shadowing_a_threads_local(mode, grid, tg):
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).shadow_outer_local(out, np.uint32(3), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(out, c * 3 + lid + 100)
+
+
+@pytest.mark.parametrize("mode", _bug("a group constant shadowed by a thread's local still bounds a group-wide loop"))
+@pytest.mark.parametrize("grid,tg", [(32, 32), (96, 96), (300, 128)])
+def test_threads_local_shadowing_a_group_constant(mode, grid, tg):
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).shadow_group_constant(out, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(out, c * (sg + 1) + 2)
+
+
+@pytest.mark.parametrize("mode", _bug("a uniform index bound to a reference (T &r(k)) is changed by every thread"))
+@pytest.mark.parametrize("kernel", ["index_by_reference", "index_by_functor"])
+@pytest.mark.parametrize("grid,tg", [(2, 2), (64, 64), (300, 128)])  # (one thread moves it once, as it should)
+def test_index_changed_through_a_reference(mode, kernel, grid, tg):
+    out = np.full(grid, np.nan, np.float32)
+    getattr(_lib(mode), kernel)(out, np.uint32(7), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(out, c * (0 + 2 + 4 + 6))
+
+
+@pytest.mark.parametrize("mode", _bug("a lane-strided loop's index moved on through a reference still takes L / 32 steps"))
+@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (100, 48)])
+def test_lane_strided_index_changed_through_a_reference(mode, grid, tg):
+    x = _ints(1, 64)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).lane_steps_by_reference(x, out, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    acc = x[lane].astype(np.float64)  # one step: the reference moved j past 64
+    np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
+
+
+@pytest.mark.parametrize("mode", _bug("a strided loop's index moved on through a reference is recomputed as A + k * S"))
+@pytest.mark.parametrize("grid,tg,n", [(64, 64, 200), (300, 128, 1000)])
+def test_strided_index_changed_through_a_reference(mode, grid, tg, n):
+    x = _ints(2, n)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).strided_by_reference(x, out, np.uint32(n), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    size = np.minimum(tg, grid - group * tg)  # threads_per_threadgroup
+    acc = np.array([x[l:n:2 * s].sum(dtype=np.float64) for l, s in zip(lid, size)])
+    np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg,n", [(1, 1, 1), (64, 64, 64), (128, 128, 100), (256, 256, 75), (480, 160, 333),
+                                       (512, 256, 0)])
+def test_masks_losing_threads(mode, grid, tg, n):
+    x = _ints(n, grid)
+    out = np.full(grid, np.nan, np.float32)
+    scratch = np.full(grid, np.nan, np.float32)
+    _lib(mode).masks(x, out, scratch, np.uint32(n), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg, n)
+    s = x.astype(np.float64) * 2
+    lanes = _simd_sum(lane, grid, tg, active)
+    for k in range(4):
+        took = active & (sg <= k)
+        s = np.where(took, s + k + 2 * k * c + 2 * lanes + 32 * c, s)
+    np.testing.assert_array_equal(scratch, np.where(active, s, np.nan))
+    np.testing.assert_array_equal(out, np.where(active, s + 1, np.nan))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (33, 32), (1024, 1024), (3000, 1024), (1000, 200)])
+@pytest.mark.parametrize("same", [False, True])
+def test_a_threads_own_writes_read_back(mode, grid, tg, same):
+    a0, b0 = _ints(grid, grid), _ints(grid + 1, grid)
+    a = a0.copy()
+    b = a if same else b0.copy()
+    counts = np.zeros(4, np.uint32)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).readback(a, b, counts, out, grid=grid, threadgroup=tg)
+    a1 = a0.astype(np.float64) + 1
+    b1 = a1 * 3 if same else b0 * 2.0 + a1
+    v0 = (b1 if same else a1) * 4  # p[0] reads a after b's statement
+    b1 = b1 + 1  # bump_and_read
+    v1 = v0 + 1
+    v2 = v1 * v0
+    v3 = b1 * 2
+    q = a0.astype(np.float64)
+    qy = q + v1
+    qw = q + qy + qy * 2
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(b, b1)
+    np.testing.assert_array_equal(a, b1 if same else a1)
+    np.testing.assert_array_equal(counts, np.bincount(np.arange(grid) % 4, minlength=4))
+    np.testing.assert_array_equal(out, v2 + qw + _simd_sum(v3, grid, tg, active))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg,live", [(1, 1, 1), (32, 32, 20), (100, 48, 100), (256, 256, 200), (600, 224, 555)])
+def test_lane_strided_loops(mode, grid, tg, live):
+    x = _ints(live, -(-grid // tg) * 768)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).lane_loops(x, out, np.uint32(live), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg, live)
+    j = np.arange(96)
+    t = x.reshape(-1, 8, 96)[group, sg].astype(np.float64)  # each thread's simdgroup's row
+    t = t + np.where(j < 40, 10.0, 0.0)
+    t = t * np.where((j < 64) & (j % 3 != 0), 2.0, 1.0)
+    rows = np.arange(grid)
+    own = t[rows, lane] + t[rows, lane + 32] * 3 + t[rows, lane + 64] * 5
+    np.testing.assert_array_equal(out, np.where(active, _simd_sum(own, grid, tg, active), np.nan))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (100, 128), (300, 96)])
+def test_a_lane_named_parameter_that_is_not_the_lane(mode, grid, tg):
+    x = _ints(3, 64)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).not_the_lane(x, out, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    acc = np.array([x[l:64:32].sum(dtype=np.float64) + 10 * x[l:64:64].sum(dtype=np.float64) for l in lid])
+    np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg,n", [(1, 1, 1), (48, 48, 48), (100, 64, 90), (2048, 1024, 2000), (150, 20, 150)])
+def test_literal_bounds_stepped_across_threads(mode, grid, tg, n):
+    x = _ints(grid, 1000 + grid)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).literal_bounds(x, out, np.uint32(n), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg, n)
+    xs = x.astype(np.float64)
+    acc = np.array([xs[l:100:48].sum() + 100 * sum(range(l - 5, 7, 16)) + 3 * xs[[j % 1000 for j in range(l + 3, 1001, 1024)]].sum()
+                    + 7 * sum(xs[j + g] for j in range(l, 130, 64) if j % 5) for l, g in zip(lid, group)])
+    np.testing.assert_array_equal(out, np.where(active, _simd_sum(acc, grid, tg, active) + acc, np.nan))
