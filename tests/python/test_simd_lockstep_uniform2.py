@@ -134,6 +134,61 @@ kernel void shadow_group_constant(device float* out [[buffer(0)]], uint gid [[th
     out[gid] = acc + float(m);
 }
 
+// A group-wide loop's index shadows the index of the simdgroups' own loop.
+kernel void shadow_loop_index(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]],
+                              uint sg [[simdgroup_index_in_threadgroup]]) {
+    float acc = 0;
+    for (uint i = sg; i < 4; i++) {
+        for (uint i = 0; i < 2; i++) { float s = simd_sum(float(i + 1)); acc += s; }
+    }
+    out[gid] = acc;
+}
+
+// A thread's local shadows threadgroup memory, and bounds a loop (per simdgroup).
+kernel void shadow_threadgroup_scalar(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]],
+                                      uint lid [[thread_index_in_threadgroup]], uint sg [[simdgroup_index_in_threadgroup]]) {
+    threadgroup uint lim;
+    if (lid == 0) lim = 3;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0;
+    {
+        uint lim = sg + 1;
+        for (uint i = 0; i < lim; i++) { float s = simd_sum(1.0f); acc += s; }
+    }
+    out[gid] = acc + float(lim);
+}
+
+// A barrier in a group-wide loop after some threads returned: an error, as on fibers.
+kernel void barrier_after_return(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]], constant uint& K [[buffer(2)]],
+                                 uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+    threadgroup float t[256];
+    if (gid >= n) return;
+    float acc = 0;
+    for (uint k = 0; k < K; k++) {
+        t[lid] = float(k + lid);
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+        acc += t[0];
+        threadgroup_barrier(mem_flags::mem_threadgroup);
+    }
+    out[gid] = acc;
+}
+
+// Short indices: signed steps past zero, unsigned wrapping.
+kernel void short_indices(device float* out [[buffer(0)]], uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (short i = 5; i != -3; i -= 2) { float s = simd_sum(float(i)); acc += s; }
+    for (ushort i = 65534; i != 2; i++) { float s = simd_sum(float(i)); acc += s; }
+    out[gid] = acc;
+}
+
+// A grid-stride loop whose condition reads what the thread wrote in the step before.
+kernel void strided_condition(device float* x [[buffer(0)]], device float* out [[buffer(1)]], constant uint& n [[buffer(2)]],
+                              uint gid [[thread_position_in_grid]], uint grid [[threads_per_grid]]) {
+    float acc = 0;
+    for (uint i = gid; i < n && x[i] > 0; i += grid) { acc += x[i]; if (i + grid < n) x[i + grid] -= x[i]; }
+    out[gid] = simd_sum(acc) + acc;
+}
+
 // The index changed through a reference bound in the body: every other step is skipped.
 kernel void index_by_reference(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
                                uint gid [[thread_position_in_grid]]) {
@@ -362,6 +417,72 @@ def test_threads_local_shadowing_a_group_constant(mode, grid, tg):
     _lib(mode).shadow_group_constant(out, grid=grid, threadgroup=tg)
     lid, sg, lane, group, c, active = _threads(grid, tg)
     np.testing.assert_array_equal(out, c * (sg + 1) + 2)
+
+
+@pytest.mark.parametrize("mode", _bug("a uniform index shadowing a thread's loop index: statements see the thread's"))
+@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (300, 128)])
+def test_index_shadowing_a_threads_loop_index(mode, grid, tg):
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).shadow_loop_index(out, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(out, np.maximum(4 - sg, 0) * c * 3)
+
+
+@pytest.mark.parametrize("mode", _bug("threadgroup memory shadowed by a thread's local still bounds a group-wide loop"))
+@pytest.mark.parametrize("grid,tg", [(32, 32), (96, 96), (300, 128)])
+def test_threads_local_shadowing_threadgroup_memory(mode, grid, tg):
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).shadow_threadgroup_scalar(out, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(out, c * (sg + 1) + 3)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg,n", [(96, 96, 50), (256, 64, 200), (64, 32, 33)])
+def test_barrier_in_a_uniform_loop_after_returns_is_an_error(mode, grid, tg, n):
+    out = np.zeros(grid, np.float32)
+    with pytest.raises(pm.KernelError, match="threadgroup_barrier not reached by all threads"):
+        _lib(mode).barrier_after_return(out, np.uint32(n), np.uint32(2), grid=grid, threadgroup=tg)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg,n,K", [(1, 1, 1, 3), (96, 96, 96, 2), (256, 64, 192, 3), (256, 64, 0, 5), (100, 32, 64, 0)])
+def test_barrier_in_a_uniform_loop_of_whole_groups(mode, grid, tg, n, K):
+    # groups whose threads all returned take no step (nobody waits at the barrier)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).barrier_after_return(out, np.uint32(n), np.uint32(K), grid=grid, threadgroup=tg)
+    gid = np.arange(grid)
+    np.testing.assert_array_equal(out, np.where(gid < n, sum(range(K)), np.nan))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (40, 40), (128, 64)])
+def test_short_indices(mode, grid, tg):
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).short_indices(out, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(out, c * (5 + 3 + 1 - 1 + 65534 + 65535 + 0 + 1))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg,n", [(1, 1, 1), (1, 1, 7), (64, 64, 300), (96, 32, 1000), (1024, 1024, 5000)])
+def test_strided_condition_on_the_threads_own_writes(mode, grid, tg, n):
+    x0 = _ints(n, n, 0, 4)
+    x = x0.copy()
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).strided_condition(x, out, np.uint32(n), grid=grid, threadgroup=tg)
+    xs = x0.astype(np.float64)
+    acc = np.zeros(grid)
+    for g in range(grid):
+        i = g
+        while i < n and xs[i] > 0:
+            acc[g] += xs[i]
+            if i + grid < n:
+                xs[i + grid] -= xs[i]
+            i += grid
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(x, xs)
+    np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
 
 
 @pytest.mark.parametrize("mode", _bug("a uniform index bound to a reference (T &r(k)) is changed by every thread"))
