@@ -38,7 +38,10 @@ _LIBS = {}
 SRC = r"""
 struct Params { uint count; uint step; };
 struct Bump { void operator()(thread uint &x) const { x += 1; } };
+void step_on(thread uint &x) { x += 1; }
 float bump_and_read(device float* p, uint i) { p[i] += 1.0f; return p[i] * 2.0f; }
+void add_to(thread float& r, float v) { r += v; }
+float scan8(device float* seg) { for (int q = 1; q < 8; q++) seg[q] += seg[q - 1]; return seg[7]; }
 
 // Uniform loops of every shape, after some threads returned (partial simdgroups).
 kernel void shapes(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]], constant int& m [[buffer(2)]],
@@ -60,6 +63,19 @@ kernel void shapes(device float* out [[buffer(0)]], constant uint& n [[buffer(1)
         for (uint c = tgp; c < n; c += ngroups) { float s = simd_sum(float(c)); acc += s; out[gid] = acc; }
     }
     out[gid] = acc;
+}
+
+// A group-wide loop whose start and step are the outer one's index; the size at dispatch in partial groups.
+kernel void nested_on_index(device float* out [[buffer(0)]], device float* sizes [[buffer(1)]], constant uint& n [[buffer(2)]],
+                            uint gid [[thread_position_in_grid]],
+                            uint dtpg [[dispatch_threads_per_threadgroup]], uint tpg [[threads_per_threadgroup]]) {
+    float acc = 0;
+    for (uint i = 0; i < n; i++) {
+        for (uint j = i * 2; j < n + i; j += i + 1) { float s = simd_sum(float(i * j)); acc += s; }
+    }
+    for (uint i = 0; i < dtpg; i += 32) { float s = simd_sum(1.0f); acc += s * 1000; }
+    out[gid] = acc;
+    sizes[gid] = float(tpg + dtpg * 10000);
 }
 
 // The group's own size in partial groups, as a bound of a loop with barriers.
@@ -213,6 +229,18 @@ kernel void index_by_functor(device float* out [[buffer(0)]], constant uint& K [
     out[gid] = acc;
 }
 
+// The same through a conditional expression that is the index (an lvalue) handed to a function.
+kernel void index_by_conditional(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
+                                 uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint k = 0; k < K; k++) {
+        float s = simd_sum(float(k));
+        acc += s;
+        step_on(K > 0 ? k : k);
+    }
+    out[gid] = acc;
+}
+
 // A lane-strided loop whose index a reference moves on: one step, not two.
 kernel void lane_steps_by_reference(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                                     uint lane [[thread_index_in_simdgroup]], uint gid [[thread_position_in_grid]]) {
@@ -266,6 +294,33 @@ kernel void readback(device float* a [[buffer(0)]], device float* b [[buffer(1)]
     atomic_fetch_add_explicit(&counts[gid % 4], 1u, memory_order_relaxed);
     float s = simd_sum(v[3]);
     out[gid] = v[2] + q.w + s;
+}
+
+// More of a thread's own writes: a user function's loop over its segment, a local through a
+// pointer and a reference, an array at a per-thread index, threadgroup scans at per-thread
+// offsets; tickets from device and threadgroup atomics.
+kernel void readback_more(device float* seg [[buffer(0)]], device atomic_uint* count [[buffer(1)]],
+                          device uint* tickets [[buffer(2)]], device uint* mine [[buffer(3)]], device float* out [[buffer(4)]],
+                          uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+    threadgroup atomic_uint slots[4];
+    threadgroup float tg[1024 * 4];
+    if (lid < 4) atomic_store_explicit(&slots[lid], 0u, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0;
+    thread float* pa = &acc;
+    device float* p = seg + gid * 8;
+    float v[4];
+    v[0] = 0; v[1] = 0; v[2] = 0; v[3] = 0;
+    float total = scan8(p);
+    add_to(acc, total);
+    *pa += p[0];
+    v[lid % 4] = acc; v[(lid + 1) % 4] = v[lid % 4] * 2;
+    { threadgroup float* t = tg + lid * 4; for (int q = 0; q < 4; q++) t[q] = v[q]; for (int q = 1; q < 4; q++) t[q] += t[q - 1]; acc = t[3]; }
+    tickets[gid] = atomic_fetch_add_explicit(count, 1u, memory_order_relaxed);
+    mine[gid] = atomic_fetch_add_explicit(&slots[lid % 4], 1u, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float s = simd_sum(acc);
+    out[gid] = s + float(atomic_load_explicit(&slots[lid % 4], memory_order_relaxed)) * 1000.0f;
 }
 
 // Lane-strided loops: a ushort lane and index, L not a multiple of 32, a continue, after returns.
@@ -357,6 +412,19 @@ def test_uniform_loop_shapes(mode, grid, tg, live, n, m):
     acc = acc + np.where(sg % 2 == 0, c * len(range(0, n, 3)), 0)
     acc = acc + np.maximum(3 - sg, 0) * c * np.array([sum(range(g, n, groups)) for g in group])
     np.testing.assert_array_equal(out, np.where(active, acc, -1.0))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (1, 64), (96, 64), (70, 48), (2053, 1024)])
+@pytest.mark.parametrize("n", [0, 1, 6])
+def test_nested_loop_on_the_outer_index_and_the_dispatch_size(mode, grid, tg, n):
+    out = np.full(grid, np.nan, np.float32)
+    sizes = np.full(grid, np.nan, np.float32)
+    _lib(mode).nested_on_index(out, sizes, np.uint32(n), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    tri = sum(i * j for i in range(n) for j in range(2 * i, n + i, i + 1))
+    np.testing.assert_array_equal(out, c * tri + c * 1000 * len(range(0, tg, 32)))
+    np.testing.assert_array_equal(sizes, np.minimum(tg, grid - group * tg) + tg * 10000)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -485,8 +553,8 @@ def test_strided_condition_on_the_threads_own_writes(mode, grid, tg, n):
     np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
 
 
-@pytest.mark.parametrize("mode", _bug("a uniform index bound to a reference (T &r(k)) is changed by every thread"))
-@pytest.mark.parametrize("kernel", ["index_by_reference", "index_by_functor"])
+@pytest.mark.parametrize("mode", _bug("a uniform index changed through a reference the front end does not see (T &r(k), a function object, c ? k : k) is changed by every thread"))
+@pytest.mark.parametrize("kernel", ["index_by_reference", "index_by_functor", "index_by_conditional"])
 @pytest.mark.parametrize("grid,tg", [(2, 2), (64, 64), (300, 128)])  # (one thread moves it once, as it should)
 def test_index_changed_through_a_reference(mode, kernel, grid, tg):
     out = np.full(grid, np.nan, np.float32)
@@ -561,6 +629,29 @@ def test_a_threads_own_writes_read_back(mode, grid, tg, same):
     np.testing.assert_array_equal(a, b1 if same else a1)
     np.testing.assert_array_equal(counts, np.bincount(np.arange(grid) % 4, minlength=4))
     np.testing.assert_array_equal(out, v2 + qw + _simd_sum(v3, grid, tg, active))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (37, 32), (1024, 1024), (2500, 1024), (300, 128)])
+def test_more_of_a_threads_own_writes_and_atomics(mode, grid, tg):
+    seg0 = _ints(grid, grid * 8)
+    seg = seg0.copy()
+    count = np.zeros(1, np.uint32)
+    tickets = np.zeros(grid, np.uint32)
+    mine = np.zeros(grid, np.uint32)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).readback_more(seg, count, tickets, mine, out, grid=grid, threadgroup=tg)
+    scanned = np.cumsum(seg0.reshape(grid, 8).astype(np.float64), axis=1)
+    np.testing.assert_array_equal(seg, scanned.ravel())
+    acc = (scanned[:, 7] + scanned[:, 0]) * 3  # v holds acc and 2 * acc; t's scan ends on their sum
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    assert count[0] == grid
+    np.testing.assert_array_equal(np.sort(tickets), np.arange(grid))
+    slot = group * 4 + lid % 4
+    in_slot = np.bincount(slot, minlength=slot.max() + 1)
+    for k in np.unique(slot):  # each slot's threads took tickets 0, 1, ... of it
+        np.testing.assert_array_equal(np.sort(mine[slot == k]), np.arange(in_slot[k]))
+    np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + in_slot[slot] * 1000)
 
 
 @pytest.mark.parametrize("mode", MODES)
