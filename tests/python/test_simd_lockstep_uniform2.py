@@ -78,6 +78,21 @@ kernel void nested_on_index(device float* out [[buffer(0)]], device float* sizes
     sizes[gid] = float(tpg + dtpg * 10000);
 }
 
+// Bounds in parameters of every shape (an [[attribute]] is no array extent; an array, a pointer and a
+// device reference are no group constants); a literal-bound loop stepping down across the threads.
+kernel void parameter_bounds(device float* out [[buffer(0)]], constant uint (&w)[4] [[buffer(1)]],
+                             device const uint& dn [[buffer(2)]], constant float4& v [[buffer(3)]],
+                             [[maybe_unused]] constant uint* cp [[buffer(4)]],
+                             uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+    float acc = 0;
+    for (uint i = 0; i < w[1]; i++) { float s = simd_sum(1.0f); acc += s; }
+    for (uint i = 0; i < dn; i += 2) { float s = simd_sum(2.0f); acc += s; }
+    for (uint i = 0; i < v.y; i++) { float s = simd_sum(4.0f); acc += s; }
+    for (uint i = 0; i < *cp; i++) { float s = simd_sum(8.0f); acc += s; }
+    for (int j = 99 - lid; j >= 0; j += -48) acc += float(j) * 100.0f;
+    out[gid] = acc;
+}
+
 // The group's own size in partial groups, as a bound of a loop with barriers.
 kernel void own_size(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                      uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
@@ -337,6 +352,23 @@ kernel void lane_loops(device const float* x [[buffer(0)]], device float* out [[
     out[gid] = s;
 }
 
+// 2-D groups whose rows are no multiple of 32: a lane-strided loop and a group-wide loop on the
+// group's 2-D position, after returns.
+kernel void lanes_2d(device const float* x [[buffer(0)]], device float* out [[buffer(1)]], constant uint& live [[buffer(2)]],
+                     uint2 pos [[thread_position_in_grid]], uint2 size [[threads_per_grid]],
+                     uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                     uint lid [[thread_index_in_threadgroup]], uint2 tgp [[threadgroup_position_in_grid]],
+                     uint2 ngroups [[threadgroups_per_grid]]) {
+    threadgroup float t[8][64];
+    uint gid = pos.y * size.x + pos.x;
+    if (gid >= live) return;
+    for (uint j = lane; j < 64; j += 32) t[sg][j] = x[(tgp.y * ngroups.x + tgp.x) * 512 + sg * 64 + j];
+    simdgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0;
+    for (uint k = tgp.x; k < 3; k += ngroups.y) { float s = simd_sum(t[sg][lane] * float(k + 1) + t[sg][lane + 32]); acc += s; }
+    out[gid] = acc + float(lid) * 1000;
+}
+
 // A "lane" that is the thread's index in its group: lanes past 31 take fewer steps.
 kernel void not_the_lane(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                          uint lane [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]]) {
@@ -425,6 +457,19 @@ def test_nested_loop_on_the_outer_index_and_the_dispatch_size(mode, grid, tg, n)
     tri = sum(i * j for i in range(n) for j in range(2 * i, n + i, i + 1))
     np.testing.assert_array_equal(out, c * tri + c * 1000 * len(range(0, tg, 32)))
     np.testing.assert_array_equal(sizes, np.minimum(tg, grid - group * tg) + tg * 10000)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (128, 128), (200, 96), (1024, 1024)])
+@pytest.mark.parametrize("w1,dn,vy,cp", [(0, 0, 0.0, 0), (3, 5, 2.0, 2), (1, 1, 1.5, 7)])
+def test_bounds_in_parameters_of_every_shape(mode, grid, tg, w1, dn, vy, cp):
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).parameter_bounds(out, np.array([9, w1, 9, 9], np.uint32), np.uint32(dn), np.array([9, vy, 9, 9], np.float32),
+                                np.array([cp], np.uint32), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    acc = c * (w1 + 2 * len(range(0, dn, 2)) + 4 * int(np.ceil(vy)) + 8 * cp)
+    acc = acc + np.array([100 * sum(range(99 - l, -1, -48)) for l in lid])
+    np.testing.assert_array_equal(out, acc)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -668,6 +713,36 @@ def test_lane_strided_loops(mode, grid, tg, live):
     rows = np.arange(grid)
     own = t[rows, lane] + t[rows, lane + 32] * 3 + t[rows, lane + 64] * 5
     np.testing.assert_array_equal(out, np.where(active, _simd_sum(own, grid, tg, active), np.nan))
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg,live", [((12, 5), (12, 5), 60), ((24, 10), (12, 5), 200), ((36, 4), (12, 2), 100),
+                                          ((7, 3), (7, 3), 21), ((64, 2), (32, 2), 90)])
+def test_2d_groups_with_rows_no_multiple_of_32(mode, grid, tg, live):
+    W, H = grid
+    w, h = tg
+    ngx = W // w
+    x = _ints(live, (W // w) * (H // h) * 512)
+    out = np.full(W * H, np.nan, np.float32)
+    _lib(mode).lanes_2d(x, out, np.uint32(live), grid=grid, threadgroup=tg)
+    py, px = np.divmod(np.arange(W * H), W)
+    gid = py * W + px
+    lid = (py % h) * w + px % w
+    sg, lane = lid // 32, lid % 32
+    gx, gy = px // w, py // h
+    group = gy * ngx + gx
+    active = gid < live
+    t = x.reshape(-1, 8, 64)[group, sg].astype(np.float64)
+    rows = np.arange(W * H)
+    key = group * ((w * h + 31) // 32) + sg
+    acc = np.zeros(W * H)
+    for k in range(3):
+        v = t[rows, lane] * (k + 1) + t[rows, lane + 32]
+        sums = np.zeros(key.max() + 1)
+        np.add.at(sums, key[active], v[active])
+        steps = np.array([k in range(g, 3, H // h) for g in gx])  # k = tgp.x, += ngroups.y
+        acc += np.where(steps, sums[key], 0)
+    np.testing.assert_array_equal(out, np.where(active, acc + lid * 1000, np.nan))
 
 
 @pytest.mark.parametrize("mode", MODES)
