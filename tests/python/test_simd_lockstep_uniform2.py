@@ -93,6 +93,25 @@ kernel void parameter_bounds(device float* out [[buffer(0)]], constant uint (&w)
     out[gid] = acc;
 }
 
+// Grid- and lane-strided loops inside a group-wide loop, starting on its index; an index declared
+// before its loop and read after it.
+kernel void strided_in_uniform(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                               constant uint& n [[buffer(2)]], constant uint& K [[buffer(3)]],
+                               uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
+                               uint tpg [[threads_per_threadgroup]], uint lane [[thread_index_in_simdgroup]]) {
+    float total = 0;
+    for (uint k = 0; k < K; k++) {
+        float acc = 0;
+        for (uint j = lid + k; j < n; j += tpg) acc += x[j] * float(k + 1);
+        for (uint j = lane; j < 64; j += 32) acc += x[j + k] * 100.0f;
+        float s = simd_sum(acc);
+        total += s;
+    }
+    uint k;
+    for (k = 0; k < K; k++) { float s = simd_sum(1.0f); total += s * 10000.0f; }
+    out[gid] = total + float(k) * 1000000.0f;
+}
+
 // The group's own size in partial groups, as a bound of a loop with barriers.
 kernel void own_size(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                      uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
@@ -470,6 +489,24 @@ def test_bounds_in_parameters_of_every_shape(mode, grid, tg, w1, dn, vy, cp):
     acc = c * (w1 + 2 * len(range(0, dn, 2)) + 4 * int(np.ceil(vy)) + 8 * cp)
     acc = acc + np.array([100 * sum(range(99 - l, -1, -48)) for l in lid])
     np.testing.assert_array_equal(out, acc)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (100, 48), (1100, 1024)])
+@pytest.mark.parametrize("n,K", [(0, 2), (70, 0), (300, 3)])
+def test_strided_loops_inside_a_uniform_loop(mode, grid, tg, n, K):
+    x = _ints(n + K, max(n, 64 + K))
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).strided_in_uniform(x, out, np.uint32(n), np.uint32(K), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    size = np.minimum(tg, grid - group * tg)
+    xs = x.astype(np.float64)
+    total = np.zeros(grid)
+    for k in range(K):
+        acc = np.array([xs[l + k:n:s].sum() * (k + 1) for l, s in zip(lid, size)])
+        acc += (xs[lane + k] + xs[lane + 32 + k]) * 100
+        total += _simd_sum(acc, grid, tg, active)
+    np.testing.assert_array_equal(out, total + c * K * 10000 + K * 1000000)
 
 
 @pytest.mark.parametrize("mode", MODES)
