@@ -39,6 +39,7 @@ SRC = r"""
 struct Params { uint count; uint step; };
 struct Bump { void operator()(thread uint &x) const { x += 1; } };
 void step_on(thread uint &x) { x += 1; }
+struct Steps { static void on(thread uint &x) { x += 1; } };
 float bump_and_read(device float* p, uint i) { p[i] += 1.0f; return p[i] * 2.0f; }
 void add_to(thread float& r, float v) { r += v; }
 float scan8(device float* seg) { for (int q = 1; q < 8; q++) seg[q] += seg[q - 1]; return seg[7]; }
@@ -271,6 +272,18 @@ kernel void index_by_conditional(device float* out [[buffer(0)]], constant uint&
         float s = simd_sum(float(k));
         acc += s;
         step_on(K > 0 ? k : k);
+    }
+    out[gid] = acc;
+}
+
+// The same through a static member function.
+kernel void index_by_static_member(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
+                                   uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint k = 0; k < K; k++) {
+        float s = simd_sum(float(k));
+        acc += s;
+        Steps::on(k);
     }
     out[gid] = acc;
 }
@@ -635,8 +648,9 @@ def test_strided_condition_on_the_threads_own_writes(mode, grid, tg, n):
     np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
 
 
-@pytest.mark.parametrize("mode", _bug("a uniform index changed through a reference the front end does not see (T &r(k), a function object, c ? k : k) is changed by every thread"))
-@pytest.mark.parametrize("kernel", ["index_by_reference", "index_by_functor", "index_by_conditional"])
+@pytest.mark.parametrize("mode", _bug("a uniform index changed through a reference the front end does not see (T &r(k), a function object, S::f(k), c ? k : k) is changed by every thread"))
+@pytest.mark.parametrize("kernel", ["index_by_reference", "index_by_functor", "index_by_conditional",
+                                    "index_by_static_member"])
 @pytest.mark.parametrize("grid,tg", [(2, 2), (64, 64), (300, 128)])  # (one thread moves it once, as it should)
 def test_index_changed_through_a_reference(mode, kernel, grid, tg):
     out = np.full(grid, np.nan, np.float32)
