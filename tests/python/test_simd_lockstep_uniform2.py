@@ -113,6 +113,22 @@ kernel void strided_in_uniform(device const float* x [[buffer(0)]], device float
     out[gid] = total + float(k) * 1000000.0f;
 }
 
+// A pointer and a reference whose [[attribute]] comes first, as steps the thread changes.
+kernel void attribute_first(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                            [[maybe_unused]] device uint* st [[buffer(2)]], constant uint& n [[buffer(3)]],
+                            uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint i = gid; i < n; i += *st) { acc += x[i]; *st += 1; }
+    out[gid] = simd_sum(acc);
+}
+kernel void attribute_first_ref(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                                [[maybe_unused]] device uint& st [[buffer(2)]], constant uint& n [[buffer(3)]],
+                                uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint i = gid; i < n; i += st) { acc += x[i]; st += 1; }
+    out[gid] = simd_sum(acc);
+}
+
 // The group's own size in partial groups, as a bound of a loop with barriers.
 kernel void own_size(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                      uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
@@ -520,6 +536,25 @@ def test_strided_loops_inside_a_uniform_loop(mode, grid, tg, n, K):
         acc += (xs[lane + k] + xs[lane + 32 + k]) * 100
         total += _simd_sum(acc, grid, tg, active)
     np.testing.assert_array_equal(out, total + c * K * 10000 + K * 1000000)
+
+
+@pytest.mark.parametrize("mode", _bug("a parameter whose [[attribute]] comes first is taken for a value (invariant), "
+                                     "so a step read through it is not read again"))
+@pytest.mark.parametrize("kernel", ["attribute_first", "attribute_first_ref"])
+@pytest.mark.parametrize("n,step", [(50, 1), (200, 3)])
+def test_parameters_with_their_attribute_first(mode, kernel, n, step):
+    # one thread (a step that the threads share and change would be a race)
+    x = _ints(n, n)
+    out = np.full(1, np.nan, np.float32)
+    st = np.array([step], np.uint32)
+    getattr(_lib(mode), kernel)(x, out, st, np.uint32(n), grid=1, threadgroup=1)
+    i, acc, s = 0, 0.0, step
+    while i < n:
+        acc += x[i]
+        s += 1
+        i += s
+    np.testing.assert_array_equal(out, [acc])
+    np.testing.assert_array_equal(st, [s])
 
 
 @pytest.mark.parametrize("mode", MODES)
