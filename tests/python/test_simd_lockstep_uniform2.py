@@ -417,6 +417,14 @@ kernel void lanes_2d(device const float* x [[buffer(0)]], device float* out [[bu
     out[gid] = acc + float(lid) * 1000;
 }
 
+// A lane-strided loop to an octal bound (0320 == 208: 6 or 7 steps, not 320 / 32).
+kernel void octal_bound(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                        uint lane [[thread_index_in_simdgroup]], uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint j = lane; j < 0320; j += 32) acc += x[j];
+    out[gid] = simd_sum(acc) + acc;
+}
+
 // A "lane" that is the thread's index in its group: lanes past 31 take fewer steps.
 kernel void not_the_lane(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                          uint lane [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]]) {
@@ -829,6 +837,17 @@ def test_2d_groups_with_rows_no_multiple_of_32(mode, grid, tg, live):
         steps = np.array([k in range(g, 3, H // h) for g in gx])  # k = tgp.x, += ngroups.y
         acc += np.where(steps, sums[key], 0)
     np.testing.assert_array_equal(out, np.where(active, acc + lid * 1000, np.nan))
+
+
+@pytest.mark.parametrize("mode", _bug("an octal bound is read as decimal (0320 taken for 320): 10 steps for every lane"))
+@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (100, 48)])
+def test_lane_strided_loop_to_an_octal_bound(mode, grid, tg):
+    x = _ints(4, 320)  # (320 elements: the wrong bound reads no further than this)
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).octal_bound(x, out, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    acc = np.array([x[l:0o320:32].sum(dtype=np.float64) for l in lane])
+    np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
 
 
 @pytest.mark.parametrize("mode", MODES)
