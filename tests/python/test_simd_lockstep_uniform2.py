@@ -18,7 +18,9 @@ to break them (Sources/MetalCPU/Compiler/Lockstep.swift):
   the lane, L not a multiple of 32, `continue`, partial simdgroups; literal
   bounds stepped across the threads.
 Each kernel runs compiled by default (lockstep: each was checked to be
-rewritten) and with PM_NO_LOCKSTEP (one fiber per thread), and is compared with
+rewritten, but for constants_from_index and loop_exits, which lockstep leaves to
+fibers for now: a const set from the index, continue/break around SIMD calls)
+and with PM_NO_LOCKSTEP (one fiber per thread), and is compared with
 a NumPy model of MSL. SIMD-group calls here see whole simdgroups (or all their
 lanes that are left): a lane's loop trips are the same for its simdgroup, so
 the active lanes are the same in both modes. Values are small integers, so sums
@@ -127,6 +129,32 @@ kernel void attribute_first_ref(device const float* x [[buffer(0)]], device floa
     float acc = 0;
     for (uint i = gid; i < n; i += st) { acc += x[i]; st += 1; }
     out[gid] = simd_sum(acc);
+}
+
+// Group constants set from the index in the body, bounding a loop inside it and read by statements.
+kernel void constants_from_index(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+                                 uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
+    float acc = 0;
+    for (uint i = 0; i < n; i++) {
+        const uint w = i % 4 + 1;
+        for (uint j = 0; j < w; j++) { float s = simd_sum(float(j + w)); acc += s; }
+        acc += float(w * lid);
+    }
+    out[gid] = acc;
+}
+
+// continue and break in a loop around SIMD-group calls.
+kernel void loop_exits(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]],
+                       uint gid [[thread_position_in_grid]]) {
+    float acc = 0;
+    for (uint i = 0; i < n; i++) {
+        float s = simd_sum(float(i));
+        acc += s;
+        if (i % 3 == 1) continue;
+        if (i == 7) break;
+        acc += 1000;
+    }
+    out[gid] = acc;
 }
 
 // The group's own size in partial groups, as a bound of a loop with barriers.
@@ -563,6 +591,27 @@ def test_parameters_with_their_attribute_first(mode, kernel, n, step):
         i += s
     np.testing.assert_array_equal(out, [acc])
     np.testing.assert_array_equal(st, [s])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (100, 48), (1024, 1024)])
+@pytest.mark.parametrize("n", [0, 5, 12])
+def test_constants_from_the_index_and_loop_exits(mode, grid, tg, n):
+    out = np.full(grid, np.nan, np.float32)
+    _lib(mode).constants_from_index(out, np.uint32(n), grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    acc = sum(c * sum(j + i % 4 + 1 for j in range(i % 4 + 1)) + (i % 4 + 1) * lid for i in range(n))
+    np.testing.assert_array_equal(out, np.zeros(grid) + acc)
+    _lib(mode).loop_exits(out, np.uint32(n), grid=grid, threadgroup=tg)
+    acc = np.zeros(grid)
+    for i in range(n):
+        acc += c * i
+        if i % 3 == 1:
+            continue
+        if i == 7:
+            break
+        acc += 1000
+    np.testing.assert_array_equal(out, acc)
 
 
 @pytest.mark.parametrize("mode", MODES)
