@@ -209,11 +209,11 @@ kernel void shadow_in_body(device float* out [[buffer(0)]], constant uint& K [[b
 }
 
 // The index shadows a thread's local; the local is used after the loop.
-kernel void shadow_outer_local(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
+kernel void shadow_outer_local(device float* out [[buffer(0)]],
                                uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
     uint i = lid + 100;
     float acc = 0;
-    for (uint i = 0; i < K; i++) { float s = simd_sum(float(i)); acc += s; }
+    for (uint i = 0; i < 3; i++) { float s = simd_sum(float(i)); acc += s; }
     out[gid] = acc + float(i);
 }
 
@@ -284,50 +284,19 @@ kernel void strided_condition(device float* x [[buffer(0)]], device float* out [
     out[gid] = simd_sum(acc) + acc;
 }
 
-// The index changed through a reference bound in the body: every other step is skipped.
-kernel void index_by_reference(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
-                               uint gid [[thread_position_in_grid]]) {
+// The index moved on by one in the body (every other step is skipped), `how`: through a reference
+// bound to it, a function object, a conditional expression that is the index (an lvalue) handed
+// to a function, a static member function; each takes it by reference.
+kernel void index_moved(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]], constant uint& how [[buffer(2)]],
+                        uint gid [[thread_position_in_grid]]) {
     float acc = 0;
     for (uint k = 0; k < K; k++) {
         float s = simd_sum(float(k));
         acc += s;
-        { thread uint &r(k); r += 1; }
-    }
-    out[gid] = acc;
-}
-
-// The same through a function object taking it by reference.
-kernel void index_by_functor(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
-                             uint gid [[thread_position_in_grid]]) {
-    float acc = 0;
-    for (uint k = 0; k < K; k++) {
-        float s = simd_sum(float(k));
-        acc += s;
-        { Bump bump; bump(k); }
-    }
-    out[gid] = acc;
-}
-
-// The same through a conditional expression that is the index (an lvalue) handed to a function.
-kernel void index_by_conditional(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
-                                 uint gid [[thread_position_in_grid]]) {
-    float acc = 0;
-    for (uint k = 0; k < K; k++) {
-        float s = simd_sum(float(k));
-        acc += s;
-        step_on(K > 0 ? k : k);
-    }
-    out[gid] = acc;
-}
-
-// The same through a static member function.
-kernel void index_by_static_member(device float* out [[buffer(0)]], constant uint& K [[buffer(1)]],
-                                   uint gid [[thread_position_in_grid]]) {
-    float acc = 0;
-    for (uint k = 0; k < K; k++) {
-        float s = simd_sum(float(k));
-        acc += s;
-        Steps::on(k);
+        if (how == 0) { thread uint &r(k); r += 1; }
+        else if (how == 1) { Bump bump; bump(k); }
+        else if (how == 2) step_on(K > 0 ? k : k);
+        else Steps::on(k);
     }
     out[gid] = acc;
 }
@@ -656,40 +625,34 @@ def test_index_shadowed_inside_the_body(mode, grid, tg, K):
     np.testing.assert_array_equal(out, K * c * (sg + 1) + c * K * (K - 1) / 2)
 
 
-@pytest.mark.parametrize("mode", _bug("the uniform index is shadowed by the outer thread local in the body's statements"))
+# What each shadowing kernel writes, from its threads' simdgroup sizes, simdgroups and indices.
+SHADOWED = {
+    "shadow_outer_local": lambda c, sg, lid: c * 3 + lid + 100,
+    "shadow_loop_index": lambda c, sg, lid: np.maximum(4 - sg, 0) * c * 3,
+    "shadow_group_constant": lambda c, sg, lid: c * (sg + 1) + 2,
+    "shadow_threadgroup_scalar": lambda c, sg, lid: c * (sg + 1) + 3,
+}
+
+
+def _shadowed(mode, kernel, grid, tg):
+    out = np.full(grid, np.nan, np.float32)
+    getattr(_lib(mode), kernel)(out, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    np.testing.assert_array_equal(out, SHADOWED[kernel](c, sg, lid))
+
+
+@pytest.mark.parametrize("mode", _bug("a uniform index shadowing a thread's local (or loop index): the body's statements see the thread's"))
+@pytest.mark.parametrize("kernel", ["shadow_outer_local", "shadow_loop_index"])
 @pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (300, 128)])
-def test_index_shadowing_a_threads_local(mode, grid, tg):
-    out = np.full(grid, np.nan, np.float32)
-    _lib(mode).shadow_outer_local(out, np.uint32(3), grid=grid, threadgroup=tg)
-    lid, sg, lane, group, c, active = _threads(grid, tg)
-    np.testing.assert_array_equal(out, c * 3 + lid + 100)
+def test_uniform_index_shadowing_a_threads_name(mode, kernel, grid, tg):
+    _shadowed(mode, kernel, grid, tg)
 
 
-@pytest.mark.parametrize("mode", _bug("a group constant shadowed by a thread's local still bounds a group-wide loop"))
+@pytest.mark.parametrize("mode", _bug("a group constant or threadgroup scalar shadowed by a thread's local still bounds a group-wide loop"))
+@pytest.mark.parametrize("kernel", ["shadow_group_constant", "shadow_threadgroup_scalar"])
 @pytest.mark.parametrize("grid,tg", [(32, 32), (96, 96), (300, 128)])
-def test_threads_local_shadowing_a_group_constant(mode, grid, tg):
-    out = np.full(grid, np.nan, np.float32)
-    _lib(mode).shadow_group_constant(out, grid=grid, threadgroup=tg)
-    lid, sg, lane, group, c, active = _threads(grid, tg)
-    np.testing.assert_array_equal(out, c * (sg + 1) + 2)
-
-
-@pytest.mark.parametrize("mode", _bug("a uniform index shadowing a thread's loop index: statements see the thread's"))
-@pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (300, 128)])
-def test_index_shadowing_a_threads_loop_index(mode, grid, tg):
-    out = np.full(grid, np.nan, np.float32)
-    _lib(mode).shadow_loop_index(out, grid=grid, threadgroup=tg)
-    lid, sg, lane, group, c, active = _threads(grid, tg)
-    np.testing.assert_array_equal(out, np.maximum(4 - sg, 0) * c * 3)
-
-
-@pytest.mark.parametrize("mode", _bug("threadgroup memory shadowed by a thread's local still bounds a group-wide loop"))
-@pytest.mark.parametrize("grid,tg", [(32, 32), (96, 96), (300, 128)])
-def test_threads_local_shadowing_threadgroup_memory(mode, grid, tg):
-    out = np.full(grid, np.nan, np.float32)
-    _lib(mode).shadow_threadgroup_scalar(out, grid=grid, threadgroup=tg)
-    lid, sg, lane, group, c, active = _threads(grid, tg)
-    np.testing.assert_array_equal(out, c * (sg + 1) + 3)
+def test_threads_local_shadowing_a_group_name(mode, kernel, grid, tg):
+    _shadowed(mode, kernel, grid, tg)
 
 
 @pytest.mark.parametrize("mode", MODES)
@@ -740,13 +703,13 @@ def test_strided_condition_on_the_threads_own_writes(mode, grid, tg, n):
     np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
 
 
-@pytest.mark.parametrize("mode", _bug("a uniform index changed through a reference the front end does not see (T &r(k), a function object, S::f(k), c ? k : k) is changed by every thread"))
-@pytest.mark.parametrize("kernel", ["index_by_reference", "index_by_functor", "index_by_conditional",
-                                    "index_by_static_member"])
+@pytest.mark.parametrize("mode", _bug("a uniform index changed through a reference the front end does not see "
+                                     "(T &r(k), a function object, c ? k : k, S::f(k)) is changed by every thread"))
+@pytest.mark.parametrize("how", [0, 1, 2, 3])
 @pytest.mark.parametrize("grid,tg", [(2, 2), (64, 64), (300, 128)])  # (one thread moves it once, as it should)
-def test_index_changed_through_a_reference(mode, kernel, grid, tg):
+def test_index_changed_through_a_reference(mode, how, grid, tg):
     out = np.full(grid, np.nan, np.float32)
-    getattr(_lib(mode), kernel)(out, np.uint32(7), grid=grid, threadgroup=tg)
+    _lib(mode).index_moved(out, np.uint32(7), np.uint32(how), grid=grid, threadgroup=tg)
     lid, sg, lane, group, c, active = _threads(grid, tg)
     np.testing.assert_array_equal(out, c * (0 + 2 + 4 + 6))
 
