@@ -157,6 +157,27 @@ kernel void loop_exits(device float* out [[buffer(0)]], constant uint& n [[buffe
     out[gid] = acc;
 }
 
+// Bounds and steps on the simdgroup count and width in partial groups; threadgroup and device
+// atomics counted in a group-wide loop.
+kernel void simdgroup_counts(device float* out [[buffer(0)]], device atomic_uint* total [[buffer(1)]], device uint* sizes [[buffer(2)]],
+                             uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
+                             uint nsg [[simdgroups_per_threadgroup]], uint width [[threads_per_simdgroup]],
+                             uint tpg [[threads_per_threadgroup]]) {
+    threadgroup atomic_uint count;
+    if (lid == 0) atomic_store_explicit(&count, 0u, memory_order_relaxed);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float acc = 0;
+    for (uint s = 0; s < nsg * width; s += width) {
+        atomic_fetch_add_explicit(&count, 1u, memory_order_relaxed);
+        atomic_fetch_add_explicit(total, 1u, memory_order_relaxed);
+        float v = simd_sum(1.0f);
+        acc += v;
+    }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid] = acc + float(atomic_load_explicit(&count, memory_order_relaxed)) * 100.0f;
+    sizes[gid] = nsg * 10000 + tpg;
+}
+
 // The group's own size in partial groups, as a bound of a loop with barriers.
 kernel void own_size(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                      uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]],
@@ -581,6 +602,21 @@ def test_constants_from_the_index_and_loop_exits(mode, grid, tg, n):
             break
         acc += 1000
     np.testing.assert_array_equal(out, acc)
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("grid,tg", [(1, 1), (37, 32), (100, 64), (70, 48), (2053, 1024), (5, 1024)])
+def test_simdgroup_count_and_width_in_partial_groups(mode, grid, tg):
+    out = np.full(grid, np.nan, np.float32)
+    total = np.zeros(1, np.uint32)
+    sizes = np.zeros(grid, np.uint32)
+    _lib(mode).simdgroup_counts(out, total, sizes, grid=grid, threadgroup=tg)
+    lid, sg, lane, group, c, active = _threads(grid, tg)
+    size = np.minimum(tg, grid - group * tg)  # the group's own size
+    nsg = (size + 31) // 32
+    np.testing.assert_array_equal(out, nsg * c + nsg * size * 100)  # each thread counted once a step
+    np.testing.assert_array_equal(sizes, nsg * 10000 + size)
+    assert total[0] == nsg.sum()  # each thread adds nsg
 
 
 @pytest.mark.parametrize("mode", MODES)
