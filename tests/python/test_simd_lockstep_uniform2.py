@@ -18,14 +18,16 @@ to break them (Sources/MetalCPU/Compiler/Lockstep.swift):
   the lane, L not a multiple of 32, `continue`, partial simdgroups; literal
   bounds stepped across the threads.
 Each kernel runs compiled by default (lockstep: each was checked to be
-rewritten, but for constants_from_index and loop_exits, which lockstep leaves to
-fibers for now: a const set from the index, continue/break around SIMD calls)
+rewritten, but for loop_exits, which lockstep leaves to fibers: continue or break
+around SIMD calls)
 and with PM_NO_LOCKSTEP (one fiber per thread), and is compared with
 a NumPy model of MSL. SIMD-group calls here see whole simdgroups (or all their
 lanes that are left): a lane's loop trips are the same for its simdgroup, so
 the active lanes are the same in both modes. Values are small integers, so sums
-are exact in any order. Cases marked xfail(strict) are lockstep bugs, reported
-to the lead: they pass on fibers.
+are exact in any order. Cases parametrized with `_fixed(...)` are lockstep bugs
+this file found (names that shadow, an index changed through a reference, a
+functor, a static method or a ?: argument, a parameter whose [[attribute]]
+comes first, an octal bound), since fixed and kept as regression tests.
 """
 
 import numpy as np
@@ -473,9 +475,9 @@ def _lib(mode):
     return _LIBS[mode]
 
 
-def _bug(reason):
-    """The two modes, the default one expected to fail: a lockstep bug (`reason`), reported to the lead."""
-    return [pytest.param("default", marks=pytest.mark.xfail(strict=True, reason="lockstep bug: " + reason)), "fibers"]
+def _fixed(reason):
+    """The two modes, for a case lockstep once got wrong (`reason`: how), kept as a regression test."""
+    return MODES
 
 
 def _ints(seed, shape, lo=-3, hi=4):
@@ -564,7 +566,7 @@ def test_strided_loops_inside_a_uniform_loop(mode, grid, tg, n, K):
     np.testing.assert_array_equal(out, total + c * K * 10000 + K * 1000000)
 
 
-@pytest.mark.parametrize("mode", _bug("a parameter whose [[attribute]] comes first is taken for a value (invariant), "
+@pytest.mark.parametrize("mode", _fixed("a parameter whose [[attribute]] comes first is taken for a value (invariant), "
                                      "so a step read through it is not read again"))
 @pytest.mark.parametrize("kernel", ["attribute_first", "attribute_first_ref"])
 @pytest.mark.parametrize("n,step", [(50, 1), (200, 3)])
@@ -677,14 +679,14 @@ def _shadowed(mode, kernel, grid, tg):
     np.testing.assert_array_equal(out, SHADOWED[kernel](c, sg, lid))
 
 
-@pytest.mark.parametrize("mode", _bug("a uniform index shadowing a thread's local (or loop index): the body's statements see the thread's"))
+@pytest.mark.parametrize("mode", _fixed("a uniform index shadowing a thread's local (or loop index): the body's statements see the thread's"))
 @pytest.mark.parametrize("kernel", ["shadow_outer_local", "shadow_loop_index"])
 @pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (300, 128)])
 def test_uniform_index_shadowing_a_threads_name(mode, kernel, grid, tg):
     _shadowed(mode, kernel, grid, tg)
 
 
-@pytest.mark.parametrize("mode", _bug("a group constant or threadgroup scalar shadowed by a thread's local still bounds a group-wide loop"))
+@pytest.mark.parametrize("mode", _fixed("a group constant or threadgroup scalar shadowed by a thread's local still bounds a group-wide loop"))
 @pytest.mark.parametrize("kernel", ["shadow_group_constant", "shadow_threadgroup_scalar"])
 @pytest.mark.parametrize("grid,tg", [(32, 32), (96, 96), (300, 128)])
 def test_threads_local_shadowing_a_group_name(mode, kernel, grid, tg):
@@ -739,7 +741,7 @@ def test_strided_condition_on_the_threads_own_writes(mode, grid, tg, n):
     np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
 
 
-@pytest.mark.parametrize("mode", _bug("a uniform index changed through a reference the front end does not see "
+@pytest.mark.parametrize("mode", _fixed("a uniform index changed through a reference the front end does not see "
                                      "(T &r(k), a function object, c ? k : k, S::f(k)) is changed by every thread"))
 @pytest.mark.parametrize("how", [0, 1, 2, 3])
 @pytest.mark.parametrize("grid,tg", [(2, 2), (64, 64), (300, 128)])  # (one thread moves it once, as it should)
@@ -750,7 +752,7 @@ def test_index_changed_through_a_reference(mode, how, grid, tg):
     np.testing.assert_array_equal(out, c * (0 + 2 + 4 + 6))
 
 
-@pytest.mark.parametrize("mode", _bug("a lane-strided loop's index moved on through a reference still takes L / 32 steps"))
+@pytest.mark.parametrize("mode", _fixed("a lane-strided loop's index moved on through a reference still takes L / 32 steps"))
 @pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (100, 48)])
 def test_lane_strided_index_changed_through_a_reference(mode, grid, tg):
     x = _ints(1, 64)
@@ -761,7 +763,7 @@ def test_lane_strided_index_changed_through_a_reference(mode, grid, tg):
     np.testing.assert_array_equal(out, _simd_sum(acc, grid, tg, active) + acc)
 
 
-@pytest.mark.parametrize("mode", _bug("a strided loop's index moved on through a reference is recomputed as A + k * S"))
+@pytest.mark.parametrize("mode", _fixed("a strided loop's index moved on through a reference is recomputed as A + k * S"))
 @pytest.mark.parametrize("grid,tg,n", [(64, 64, 200), (300, 128, 1000)])
 def test_strided_index_changed_through_a_reference(mode, grid, tg, n):
     x = _ints(2, n)
@@ -887,7 +889,7 @@ def test_2d_groups_with_rows_no_multiple_of_32(mode, grid, tg, live):
     np.testing.assert_array_equal(out, np.where(active, acc + lid * 1000, np.nan))
 
 
-@pytest.mark.parametrize("mode", _bug("an octal bound is read as decimal (0320 taken for 320): 10 steps for every lane"))
+@pytest.mark.parametrize("mode", _fixed("an octal bound is read as decimal (0320 taken for 320): 10 steps for every lane"))
 @pytest.mark.parametrize("grid,tg", [(1, 1), (64, 64), (100, 48)])
 def test_lane_strided_loop_to_an_octal_bound(mode, grid, tg):
     x = _ints(4, 320)  # (320 elements: the wrong bound reads no further than this)

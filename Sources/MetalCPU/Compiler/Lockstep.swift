@@ -68,20 +68,21 @@ extension FrontEnd {
         guard semicolons.count == 2, semicolons[0] + 1 < semicolons[1],
               !range.contains(where: { isWord($0, "break") || isWord($0, "continue") }),
               !meetsOthers((s + 2)..<close, &memo) else { return nil }
+        if let name = uniformIndex(range, semicolons, state) {
+            // One index for the group, in scope for the body's statements (a plain C++ local, not
+            // kept per thread: constants set from it are the group's too).
+            state.uniform.insert(name)
+            state.invariant.insert(name)
+            defer { state.uniform.remove(name); state.invariant.remove(name) }
+            guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
+            return .uniformLoop(index: name, header: s..<(close + 1), body: body)
+        }
         var initial: [LockstepItem] = []
         if semicolons[0] > s + 2 {
             let statement = (s + 2)..<(semicolons[0] + 1)
             if let locals = lockstepLocals(statement, &state) { initial = [locals] }
             else if declaresSomething(statement) { return nil }
             else { initial = [.lane(statement)] }
-        }
-        if let name = uniformIndex(range, semicolons, state) {
-            // One index for the group, in scope for the body's statements (a plain C++ local).
-            state.uniform.insert(name)
-            state.invariant.insert(name)
-            defer { state.uniform.remove(name); state.invariant.remove(name) }
-            guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
-            return .uniformLoop(index: name, header: s..<(close + 1), body: body)
         }
         guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
         return .loop(initial: initial, condition: (semicolons[0] + 1)..<semicolons[1], step: (semicolons[1] + 1)..<close,

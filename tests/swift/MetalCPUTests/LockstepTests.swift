@@ -105,6 +105,10 @@ final class LockstepTests: XCTestCase {
         // a vector constructor or MSL function taking the index does not change it
         text = try rewritten("float a = 0; for (uint k = 0; k < n; k++) { float s = simd_sum(x[min(k, n)] + float2(k, 1).x); a += s; } out[gid] = a;")
         XCTAssertTrue(text.contains("for (uint k = 0; k < n; k++) {"), text)
+        // a constant set from the index is the group's too: it bounds another group-wide loop
+        text = try rewritten("float a = 0; for (uint k = 0; k < n; k++) { const uint w = k % 4 + 1;"
+                             + " for (uint j = 0; j < w; j++) { float s = simd_sum(x[j]); a += s; } } out[gid] = a;")
+        XCTAssertTrue(text.contains("for (uint j = 0; j < w; j++) {"), text)
     }
 
     func testLoopsThatAreNotUniform() throws {
