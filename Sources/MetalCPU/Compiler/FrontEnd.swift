@@ -135,19 +135,15 @@ final class FrontEnd {
     /// `requireMetalHeader`: the text comes from clang -E -dI (its #include lines show whether the
     /// source includes a Metal header; MSLCompiler); tests may pass other text.
     /// `validation`: a shader-validation build (PM_VALIDATION): pointer parameters are checked (checkedPointer).
-    /// `gathers`: lockstep kernels are compiled as for a CPU with fast gather instructions (Lockstep.swift).
     static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil,
-                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true,
-                    gathers: Bool = false) throws -> FrontEndOutput {
+                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true) throws -> FrontEndOutput {
         let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues, requireMetalHeader: requireMetalHeader)
         frontEnd.validation = validation
         frontEnd.lockstepAllowed = lockstep
-        frontEnd.lockstepGathers = gathers
         return try frontEnd.process()
     }
     var validation = false
     var lockstepAllowed = true
-    var lockstepGathers = false
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -1234,7 +1230,7 @@ final class FrontEnd {
         }
     }
 
-    func insert(before token: Int, _ text: String) {
+    private func insert(before token: Int, _ text: String) {
         let at = tokens[token].start
         edits.append((at..<at, text))
     }

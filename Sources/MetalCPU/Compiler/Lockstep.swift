@@ -182,13 +182,6 @@ extension FrontEnd {
         let bytes = tokens[open].end..<tokens[close].start
         edits.removeAll { bytes.contains($0.range.lowerBound) || ($0.range.isEmpty && $0.range.lowerBound == bytes.upperBound) }
         edits.append((bytes, out))
-        if lockstepGathers {
-            // A statement's addresses are per thread (x[f(thread)]): gathers, which LLVM's tuning for
-            // AMD CPUs leaves out (right for the other kernels, whose strided loads it does better
-            // without). Tuned as for a CPU with fast gathers; not inlined into run_lockstep, whose
-            // own tuning would apply instead.
-            insert(before: open, "__attribute__((target(\"tune=skylake\"), noinline)) ")
-        }
         fiberBodies.remove(body)
         return true
     }

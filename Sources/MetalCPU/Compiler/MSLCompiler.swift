@@ -85,7 +85,7 @@ public final class MSLCompiler: @unchecked Sendable {
         do {
             output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true,
                                       validation: flags.contains(Self.validationFlag),
-                                      lockstep: !flags.contains { $0.hasPrefix("-DPM_NO_LOCKSTEP") }, gathers: Self.fastGathers)
+                                      lockstep: !flags.contains { $0.hasPrefix("-DPM_NO_LOCKSTEP") })
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure,
                                   message: Diagnostics.userColumns(diagnostics.messages.joined(separator: "\n"), source: source))
@@ -93,9 +93,9 @@ public final class MSLCompiler: @unchecked Sendable {
         let unit = output.text + LauncherGenerator.generate(output.kernels, constants: output.constants)
         // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
         // libm call that may set errno is never vectorised (nor is a loop around it).
-        let codegen = ["-std=c++20", "-O2"] + Self.cpuFlags + ["-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
+        let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
                        "-fsigned-char", // MSL char is signed, also on arm64
-                       "-Werror=unknown-attributes", "-Wno-gcc-compat", // (a lockstep kernel's attributes: Lockstep.swift)
+                       "-Werror=unknown-attributes",
                        // a loop that never ends hangs (and the watchdog reports it), as on a GPU: not removed
                        "-fno-finite-loops"] + flags.filter { $0.hasPrefix("-f") } + ["-fno-math-errno"]
             // Validation builds probe each page of a big frame, so that a stack overflow hits the guard page
@@ -215,11 +215,11 @@ public final class MSLCompiler: @unchecked Sendable {
         }
     }
 
-    private static let cpuFlags: [String] = {
+    private static let cpuFlag: String = {
         #if arch(x86_64)
-        return ["-march=native"]
+        return "-march=native"
         #else
-        return ["-mcpu=native"]
+        return "-mcpu=native"
         #endif
     }()
 
@@ -241,21 +241,6 @@ public final class MSLCompiler: @unchecked Sendable {
             ? ["-DPM_LIBMVEC=1", "-fveclib=libmvec"] : []
         #else
         return []
-        #endif
-    }()
-
-    /// Whether gather instructions pay where LLVM's tuning leaves them out: AMD from Zen 3 on
-    /// (family 25). Measured there: a GEMM's threadgroup tile copy in lockstep, 256 elements at
-    /// addresses computed per thread, 215 ns with gathers against 265 ns as separate loads. Only
-    /// for lockstep kernels (FrontEnd.run's `gathers`): in all kernels, gathers slowed the array
-    /// library's column sums (1.26x NumPy -> 0.88x), whose per-thread loads LLVM does better without.
-    private static let fastGathers: Bool = {
-        #if arch(x86_64)
-        let amd = Platform.cpuInfo(["vendor_id"])?.hasSuffix("AuthenticAMD") ?? false
-        let family = Platform.cpuInfo(["cpu family"]).flatMap { Int($0.split(separator: ":").last?.trimmed ?? "") } ?? 0
-        return amd && family >= 25
-        #else
-        return false
         #endif
     }()
 

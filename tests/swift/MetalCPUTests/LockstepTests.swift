@@ -161,13 +161,4 @@ final class LockstepTests: XCTestCase {
         // statements vectorise over the threads, unless they tell the runtime which thread runs
         XCTAssertTrue(before.contains("#pragma clang loop vectorize(assume_safety)"), before)
     }
-
-    func testGathersAreAskedForInLockstepKernelsOnly() throws {
-        let source = "# 1 \"program_source\"\n" + head + "float s = simd_sum(x[gid]); out[gid] = s;\n}\n"
-            + "kernel void plain(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }\n"
-        let output = try FrontEnd.run(preprocessed: source, gathers: true)
-        XCTAssertEqual(output.kernels.map(\.lockstep), [true, false])
-        XCTAssertEqual(output.text.components(separatedBy: "target(\"tune=skylake\"), noinline").count, 2, output.text)
-        XCTAssertFalse(try FrontEnd.run(preprocessed: source).text.contains("tune="))
-    }
 }
