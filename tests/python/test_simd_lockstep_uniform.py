@@ -98,6 +98,18 @@ kernel void lane_copy(device const float* x [[buffer(0)]], device float* out [[b
     out[gid] = t[sg][63 - lane] + t[sg][31 - lane];
 }
 
+// Addresses divided by constants (whole simdgroups run as runs of 8 lanes), on whole and
+// partial simdgroups and on 2-D groups whose rows cut simdgroups.
+kernel void runs_of_eight(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                          uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                          uint lid [[thread_index_in_threadgroup]], uint tgp [[threadgroup_position_in_grid]],
+                          uint3 tpg [[threads_per_threadgroup]]) {
+    float v;
+    v = x[(sg * 4 + lane / 8) * 16 + lane % 8] + x[lane / 4 + 512] * 10;  // a statement of its own
+    float s = simd_sum(v);
+    out[tgp * (tpg.x * tpg.y * tpg.z) + lid] = v + s * 100;
+}
+
 // A literal bound that is no multiple of the step: threads take 2 or 1 steps.
 kernel void literal_steps(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
                           uint lid [[thread_index_in_threadgroup]], uint gid [[thread_position_in_grid]],
@@ -249,3 +261,18 @@ def test_a_threads_own_order_and_indices_handed_to_msl_functions(mode, n, grid, 
     sums = np.zeros(key.max() + 1)
     np.add.at(sums, key, acc)
     np.testing.assert_array_equal(out, x[:grid] * 4 + 1 + sums[key])
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("groups,tg", [(1, 32), (2, 48), (3, 64), (1, 100), (2, (16, 4)), (1, (8, 8, 2))])
+def test_addresses_divided_by_constants(mode, groups, tg):
+    n = int(np.prod(tg))
+    x = _ints(n, 1024)
+    out = np.full(groups * n, np.nan, np.float32)
+    _lib(mode).runs_of_eight(x, out, groups=groups, threadgroup=tg)
+    lid = np.arange(n)
+    sg, lane = lid // 32, lid % 32
+    v = x[(sg * 4 + lane // 8) * 16 + lane % 8].astype(np.float64) + x[lane // 4 + 512] * 10
+    sums = np.zeros(sg.max() + 1)
+    np.add.at(sums, sg, v)
+    np.testing.assert_array_equal(out, np.tile(v + sums[sg] * 100, groups))

@@ -903,23 +903,37 @@ extension FrontEnd {
             out += " for (uint32_t __pm_i0 = 0, __pm_n = __pm_g.nthreads - __pm_s * 32u < 32u ? __pm_g.nthreads - __pm_s * 32u : 32u;"
             out += " __pm_i0 < __pm_n;) { const uint32_t __pm_i1 = __pm_n - __pm_i0 < __pm_g.size.x - __pm_x0 ? __pm_n : __pm_i0 + __pm_g.size.x - __pm_x0;"
             out += hint + " for (uint32_t __pm_i = __pm_i0; __pm_i < __pm_i1; ++__pm_i) {"
-            out += " const uint32_t __pm_l = __pm_s * 32u + __pm_i, __pm_x = __pm_x0 + (__pm_i - __pm_i0), __pm_y = __pm_y0, __pm_z = __pm_z0;"
         } else {
             out = " for (uint32_t __pm_z = 0; __pm_z < __pm_g.size.z; ++__pm_z)"
             out += " for (uint32_t __pm_y = 0; __pm_y < __pm_g.size.y; ++__pm_y)"
             out += hint + " for (uint32_t __pm_x = 0, __pm_l = (__pm_z * __pm_g.size.y + __pm_y) * __pm_g.size.x;"
             out += " __pm_x < __pm_g.size.x; ++__pm_x, ++__pm_l) { const uint32_t __pm_i = __pm_l % 32u, __pm_s = __pm_l / 32u;"
         }
-        if let mask { out += " if (!\(mask)[__pm_l]) continue;" }
+        var thread = bySimdgroup
+            ? " const uint32_t __pm_l = __pm_s * 32u + __pm_i, __pm_x = __pm_x0 + (__pm_i - __pm_i0), __pm_y = __pm_y0, __pm_z = __pm_z0;"
+            : ""
+        if let mask { thread += " if (!\(mask)[__pm_l]) continue;" }
         let scope = threadScope(uses, e, names: more, copy: true)  // (names again: threadScope is shared)
-        out += scope.prologue
+        thread += scope.prologue
         // The runtime's view of which thread runs: for SIMD-group calls, and for what reads it
         // (a simdgroup matrix's constructor, its per-lane loads and stores), also through user functions.
-        if setsLane { out += " ::pm::rt::ls_lane(__pm_w, __pm_l);" }
+        if setsLane { thread += " ::pm::rt::ls_lane(__pm_w, __pm_l);" }
         let back = scope.writeBack
         // do/while (0): a `continue` that ended a loop iteration ends this thread's turn here.
-        out += (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + back + " }"
-        guard bySimdgroup else { return out }
+        thread += (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + back + " }"
+        guard bySimdgroup else { return out + thread }
+        let byConstant = uses.contains { $0.contains { (isPunct($0, 47) || isPunct($0, 37)) && tokens[$0 + 1].kind == .number } }
+        if mask == nil && vectorise && !setsLane && byConstant {
+            // A whole simdgroup's lanes in 4 runs of 8 known at compile time, where the statement
+            // divides by a constant: an address like x[(k + lane / 8) * n + lane % 8] is then 8
+            // neighbouring elements (one vector load; 8 addresses to gather in the loop over 32,
+            // which is the better form otherwise).
+            let loop: String = hint + " for (uint32_t __pm_i = __pm_i0; __pm_i < __pm_i1; ++__pm_i) {"
+            var runs: String = " if (__pm_i1 - __pm_i0 == 32u) for (uint32_t __pm_h = 0; __pm_h < 32u; __pm_h += 8u)"
+            runs += " for (uint32_t __pm_i = __pm_h; __pm_i < __pm_h + 8u; ++__pm_i) {" + thread + " else" + loop
+            out = out.replacing(loop, with: runs)
+        }
+        out += thread
         out += " __pm_x0 += __pm_i1 - __pm_i0; if (__pm_x0 == __pm_g.size.x) { __pm_x0 = 0; if (++__pm_y0 == __pm_g.size.y) { __pm_y0 = 0; ++__pm_z0; } }"
         return out + " __pm_i0 = __pm_i1; }"
     }

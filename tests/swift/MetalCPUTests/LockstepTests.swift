@@ -140,6 +140,15 @@ final class LockstepTests: XCTestCase {
             out[gid] = t[lane] + t[lane + 32];
             """)
         XCTAssertTrue(text.contains(" < 2u; ++__pm_k"), text)
+        // an address divided by a constant: whole simdgroups run as 4 runs of 8 lanes (x[j / 8] is one
+        // element for a run, x[j % 8] 8 neighbours); other statements keep the one loop over the lanes
+        let runs = try rewritten("""
+            threadgroup float t[64];
+            for (uint j = lane; j < 64; j += 32) t[j] = x[(j / 8) * n + j % 8];
+            simdgroup_barrier(mem_flags::mem_threadgroup);
+            out[gid] = t[lane];
+            """)
+        XCTAssertEqual(runs.components(separatedBy: "__pm_h < 32u; __pm_h += 8u").count, 2, runs)
         // a bound that is no multiple of 32 steps as usual
         let other = try rewritten("""
             threadgroup float t[64];
