@@ -8,6 +8,8 @@
 //     vectorises it as the independent iterations it is (threads, unordered
 //     as on a GPU), and under a mask that may have lost threads it has a
 //     second copy for when all take part (plain vector code, no masked stores);
+//     one that divides by a constant runs a whole simdgroup as 4 runs of 8
+//     lanes (x[lane / 8 * n + lane % 8]: 8 neighbours, not 8 addresses);
 //   - a local declared at the body's level lives in an array indexed by the
 //     thread (`float acc = 0;` -> `float __pm_h1_acc[ls_max];`, and each
 //     thread's statements see `auto &acc = __pm_h1_acc[l];`);
