@@ -166,7 +166,7 @@ extension FrontEnd {
         guard positions.allSatisfy({ !$0.0.isEmpty && !assigned($0.0, in: body) }) else { return false }
         let values = kernels[index].bindings.filter { !$0.pointer }
         var state = LockstepState(positions: Dictionary(positions, uniquingKeysWith: { first, _ in first }),
-                                  positionNames: Set(positions.map(\.0)), invariant: Set(values.map(\.name)),
+                                  invariant: Set(values.map(\.name)),
                                   uniformNames: Set(values.filter { $0.kind == .buffer && !assigned($0.name, in: body) }.map(\.name)
                                                     + positions.filter { Self.groupPositions.contains($0.1) }.map(\.0)))
         guard let items = lockstepBlock((open + 1)..<close, &state, top: true), state.bytesPerThread <= 512 else { return false }
@@ -196,7 +196,6 @@ extension FrontEnd {
 
     struct LockstepState {
         let positions: [String: String] // the kernel's position parameters: name -> attribute
-        let positionNames: Set<String>
         var invariant: Set<String>   // names whose value no thread changes while the kernel runs
         let uniformNames: Set<String> // values every thread of a group shares: arguments, the group's position and size
         var locals: Set<String> = []  // every local kept per thread so far
@@ -394,7 +393,7 @@ extension FrontEnd {
         var initialisers: [(String, Range<Int>)] = []
         for d in names {
             let name = text(d.name)
-            guard !state.positionNames.contains(name) else { return nil }
+            guard state.positions[name] == nil else { return nil }
             var extent = "", count = 1
             if let open = d.extent {
                 guard let n = Self.integerValue(text(open + 1)), matching(open) == open + 2 else { return nil }
@@ -631,7 +630,7 @@ extension FrontEnd {
             switch tokens[t].kind {
             case .number: return true
             case .identifier:
-                return state.positionNames.contains(text(t)) || state.invariant.contains(text(t)) || isPunct(t - 1, 46)
+                return state.positions[text(t)] != nil || state.invariant.contains(text(t)) || isPunct(t - 1, 46)
             default:
                 return [43, 45, 42, 47, 37, 60, 62, 38, 124, 94, 40, 41, 46].contains(src.bytes[tokens[t].start])
                     && tokens[t].end - tokens[t].start == 1
@@ -732,13 +731,7 @@ extension FrontEnd {
                 out += marker(range.lowerBound) + text
             case let .lane(range):
                 guard let text = edited(range) else { return nil }
-                let body = marker(range.lowerBound) + text
-                if e.twice(mask) {
-                    // Twice: with every thread, as plain vector code (no masked stores, slow on some
-                    // CPUs and a stall for the loads after them), and for the mask's threads.
-                    out += " if (::pm::rt::ls_full(\(mask), __pm_g))" + lanes(nil, body, e, uses: [range], vectorise: true) + " else"
-                }
-                out += lanes(mask, body, e, uses: [range], vectorise: true)
+                out += statement(mask, marker(range.lowerBound) + text, e, uses: [range])
             case let .locals(locals, initialisers):
                 // One declarator after the other: each initialiser sees the locals declared before it.
                 for local in locals {
@@ -768,11 +761,7 @@ extension FrontEnd {
                     // The same steps for every thread: no thread's condition to ask.
                     let k = "__pm_k\(n)", statement = index(k) + marker(body.lowerBound) + b
                     out += " for (uint32_t \(k) = 0; \(k) < \(steps)u; ++\(k)) {"
-                    if e.twice(mask) {
-                        out += " if (::pm::rt::ls_full(\(mask), __pm_g))"
-                            + lanes(nil, statement, e, uses: [start, step, body], vectorise: true) + " else"
-                    }
-                    out += lanes(mask, statement, e, uses: [start, step, body], vectorise: true) + " }"
+                    out += self.statement(mask, statement, e, uses: [start, step, body]) + " }"
                     continue
                 }
                 let (run, k, going) = ("__pm_r\(n)", "__pm_k\(n)", "__pm_going\(n)")
@@ -881,6 +870,14 @@ extension FrontEnd {
         return out
     }
 
+    /// A user's statement for the threads in `mask`: under a mask that may have lost threads, twice,
+    /// the first copy for when every thread takes part, as plain vector code (no masked stores,
+    /// slow on some CPUs and a stall for the loads after them).
+    private func statement(_ mask: String, _ body: String, _ e: LockstepEmitter, uses: [Range<Int>]) -> String {
+        let all = e.twice(mask) ? " if (::pm::rt::ls_full(\(mask), __pm_g))" + lanes(nil, body, e, uses: uses, vectorise: true) + " else" : ""
+        return all + lanes(mask, body, e, uses: uses, vectorise: true)
+    }
+
     /// A loop over the group's threads (x innermost) running `body` for those set in `mask` (nil: all),
     /// with each thread's position values and per-thread locals in scope.
     /// `vectorise`: whether the loop is worth clang's vectoriser (the user's statements and the
@@ -896,46 +893,40 @@ extension FrontEnd {
         for range in uses { for t in range where tokens[t].kind == .identifier { names.insert(text(t)) } }
         let simd: Set<String> = ["thread_index_in_simdgroup", "simdgroup_index_in_threadgroup"]
         let bySimdgroup = e.positions.contains { names.contains($0.0) && simd.contains($0.1) }
-        var out: String
-        if bySimdgroup {
-            // Simdgroup by simdgroup, each cut where it crosses a row of the group: within a piece
-            // x, the lane and the linear index step together (the vectoriser sees them as such)
-            // and y, z and the simdgroup are fixed.
-            out = " for (uint32_t __pm_s = 0, __pm_x0 = 0, __pm_y0 = 0, __pm_z0 = 0; __pm_s * 32u < __pm_g.nthreads; ++__pm_s)"
-            out += " for (uint32_t __pm_i0 = 0, __pm_n = __pm_g.nthreads - __pm_s * 32u < 32u ? __pm_g.nthreads - __pm_s * 32u : 32u;"
-            out += " __pm_i0 < __pm_n;) { const uint32_t __pm_i1 = __pm_n - __pm_i0 < __pm_g.size.x - __pm_x0 ? __pm_n : __pm_i0 + __pm_g.size.x - __pm_x0;"
-            out += hint + " for (uint32_t __pm_i = __pm_i0; __pm_i < __pm_i1; ++__pm_i) {"
-        } else {
-            out = " for (uint32_t __pm_z = 0; __pm_z < __pm_g.size.z; ++__pm_z)"
-            out += " for (uint32_t __pm_y = 0; __pm_y < __pm_g.size.y; ++__pm_y)"
-            out += hint + " for (uint32_t __pm_x = 0, __pm_l = (__pm_z * __pm_g.size.y + __pm_y) * __pm_g.size.x;"
-            out += " __pm_x < __pm_g.size.x; ++__pm_x, ++__pm_l) { const uint32_t __pm_i = __pm_l % 32u, __pm_s = __pm_l / 32u;"
-        }
+        // One thread's turn: its position values and locals, then the statement.
         var thread = bySimdgroup
             ? " const uint32_t __pm_l = __pm_s * 32u + __pm_i, __pm_x = __pm_x0 + (__pm_i - __pm_i0), __pm_y = __pm_y0, __pm_z = __pm_z0;"
-            : ""
+            : " const uint32_t __pm_i = __pm_l % 32u, __pm_s = __pm_l / 32u;"
         if let mask { thread += " if (!\(mask)[__pm_l]) continue;" }
         let scope = threadScope(uses, e, names: more, copy: true)  // (names again: threadScope is shared)
         thread += scope.prologue
         // The runtime's view of which thread runs: for SIMD-group calls, and for what reads it
         // (a simdgroup matrix's constructor, its per-lane loads and stores), also through user functions.
         if setsLane { thread += " ::pm::rt::ls_lane(__pm_w, __pm_l);" }
-        let back = scope.writeBack
         // do/while (0): a `continue` that ended a loop iteration ends this thread's turn here.
-        thread += (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + back + " }"
-        guard bySimdgroup else { return out + thread }
+        thread += (body.isEmpty ? "" : " do {" + body + "\n } while (0);") + after + scope.writeBack + " }"
+        guard bySimdgroup else {
+            var out = " for (uint32_t __pm_z = 0; __pm_z < __pm_g.size.z; ++__pm_z)"
+            out += " for (uint32_t __pm_y = 0; __pm_y < __pm_g.size.y; ++__pm_y)"
+            out += hint + " for (uint32_t __pm_x = 0, __pm_l = (__pm_z * __pm_g.size.y + __pm_y) * __pm_g.size.x;"
+            return out + " __pm_x < __pm_g.size.x; ++__pm_x, ++__pm_l) {" + thread
+        }
+        // Simdgroup by simdgroup, each cut where it crosses a row of the group: within a piece
+        // x, the lane and the linear index step together (the vectoriser sees them as such)
+        // and y, z and the simdgroup are fixed.
+        var out = " for (uint32_t __pm_s = 0, __pm_x0 = 0, __pm_y0 = 0, __pm_z0 = 0; __pm_s * 32u < __pm_g.nthreads; ++__pm_s)"
+        out += " for (uint32_t __pm_i0 = 0, __pm_n = __pm_g.nthreads - __pm_s * 32u < 32u ? __pm_g.nthreads - __pm_s * 32u : 32u;"
+        out += " __pm_i0 < __pm_n;) { const uint32_t __pm_i1 = __pm_n - __pm_i0 < __pm_g.size.x - __pm_x0 ? __pm_n : __pm_i0 + __pm_g.size.x - __pm_x0;"
         let byConstant = uses.contains { $0.contains { (isPunct($0, 47) || isPunct($0, 37)) && tokens[$0 + 1].kind == .number } }
         if mask == nil && vectorise && !setsLane && byConstant {
             // A whole simdgroup's lanes in 4 runs of 8 known at compile time, where the statement
             // divides by a constant: an address like x[(k + lane / 8) * n + lane % 8] is then 8
             // neighbouring elements (one vector load; 8 addresses to gather in the loop over 32,
             // which is the better form otherwise).
-            let loop: String = hint + " for (uint32_t __pm_i = __pm_i0; __pm_i < __pm_i1; ++__pm_i) {"
-            var runs: String = " if (__pm_i1 - __pm_i0 == 32u) for (uint32_t __pm_h = 0; __pm_h < 32u; __pm_h += 8u)"
-            runs += " for (uint32_t __pm_i = __pm_h; __pm_i < __pm_h + 8u; ++__pm_i) {" + thread + " else" + loop
-            out = out.replacing(loop, with: runs)
+            out += " if (__pm_i1 - __pm_i0 == 32u) for (uint32_t __pm_h = 0; __pm_h < 32u; __pm_h += 8u)"
+            out += " for (uint32_t __pm_i = __pm_h; __pm_i < __pm_h + 8u; ++__pm_i) {" + thread + " else"
         }
-        out += thread
+        out += hint + " for (uint32_t __pm_i = __pm_i0; __pm_i < __pm_i1; ++__pm_i) {" + thread
         out += " __pm_x0 += __pm_i1 - __pm_i0; if (__pm_x0 == __pm_g.size.x) { __pm_x0 = 0; if (++__pm_y0 == __pm_g.size.y) { __pm_y0 = 0; ++__pm_z0; } }"
         return out + " __pm_i0 = __pm_i1; }"
     }

@@ -984,10 +984,8 @@ inline bool ls_complete(worker *w) {
 // simdgroup_barrier every live thread of a simdgroup that reaches it; else the
 // error fibers report too. True after an error (the kernel returns).
 inline bool ls_barrier(worker *w, const bool *mask, const bool *alive, bool threadgroup, site s = site()) {
+    if (ls_full(mask, *w->g)) return w->err != 0;
     const uint32_t n = w->nthreads;
-    unsigned all = 1;
-    for (uint32_t l = 0; l < n; l++) all &= mask[l];
-    if (all) return w->err != 0;
     for (uint32_t l = 0; l < n; l++) {
         if (mask[l]) continue;
         uint32_t waiting = n;
