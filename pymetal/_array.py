@@ -122,21 +122,85 @@ def normalize_shape(shape):
 
 
 class Flags:
-    """Contiguity of an array, like ndarray.flags (read-only)."""
+    """Contiguity and writeability of an array, like ndarray.flags (``writeable`` can be set)."""
 
-    __slots__ = ("c_contiguous", "f_contiguous", "writeable")
+    __slots__ = ("c_contiguous", "f_contiguous", "_a")
 
     def __init__(self, a):
         self.c_contiguous = a._cc
         self.f_contiguous = _is_c_contiguous(a._shape[::-1], a._strides[::-1], a._dtype.itemsize)
-        self.writeable = True
+        self._a = a
+
+    @property
+    def writeable(self):
+        return not self._a._ro
+
+    @writeable.setter
+    def writeable(self, value):
+        a = self._a
+        if not value:
+            a._ro = a._ro or _READONLY
+        elif a._ro == _READONLY_BASE:
+            # as NumPy: a view of read-only memory (or a broadcast view) stays read-only
+            raise ValueError("cannot set WRITEABLE flag to True of this array (it views a read-only "
+                             "array or is a broadcast view; make a copy with .copy())")
+        else:
+            a._ro = 0
+
+    _KEYS = {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
+             "F": "f_contiguous", "WRITEABLE": "writeable", "W": "writeable"}
 
     def __getitem__(self, key):
-        return getattr(self, {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
-                              "F": "f_contiguous", "WRITEABLE": "writeable", "W": "writeable"}.get(key.upper(), key))
+        return getattr(self, self._KEYS.get(key.upper(), key))
+
+    def __setitem__(self, key, value):
+        if self._KEYS.get(key.upper()) != "writeable":
+            raise ValueError("only the WRITEABLE flag can be set, not %r" % (key,))
+        self.writeable = value
 
     def __repr__(self):
-        return "  C_CONTIGUOUS : %s\n  F_CONTIGUOUS : %s\n  WRITEABLE : True" % (self.c_contiguous, self.f_contiguous)
+        return "  C_CONTIGUOUS : %s\n  F_CONTIGUOUS : %s\n  WRITEABLE : %s" % (
+            self.c_contiguous, self.f_contiguous, self.writeable)
+
+
+# Array._ro: 0 writeable; _READONLY: made read-only through flags.writeable (can be undone);
+# _READONLY_BASE: a view of a read-only array, or a broadcast view (stays read-only, as NumPy's).
+_READONLY = 1
+_READONLY_BASE = 2
+
+
+def check_writeable(a):
+    """Raises NumPy's ValueError when `a` is read-only (every write path calls this)."""
+    if a._ro:
+        raise ValueError("assignment destination is read-only (a broadcast_to view, or an array whose "
+                         "flags.writeable is False, or a view of one); write into a copy: x = x.copy()")
+
+
+def memory_span(a):
+    """[first, last + 1) host addresses of the bytes array `a` may touch."""
+    lo, hi = _extent(a._shape, a._strides, a._dtype.itemsize)
+    start = a._buf.ptr + a._offset
+    return start + lo, start + hi
+
+
+def may_overlap(a, b):
+    """Whether Arrays a and b may share memory. Judged by host address ranges, so two
+    Buffers over the same memory (two pm.asarray wraps of one ndarray) are seen to overlap."""
+    if not a._size or not b._size:
+        return False
+    a0, a1 = memory_span(a)
+    b0, b1 = memory_span(b)
+    return a0 < b1 and b0 < a1
+
+
+def overlaps_differently(dst, src):
+    """Whether an elementwise write of dst from src could read an element already
+    written: they may share memory and src is not dst element for element (then
+    the source is copied to a temporary first, as NumPy does)."""
+    if not isinstance(src, Array) or not may_overlap(dst, src):
+        return False
+    return not (dst._buf.ptr + dst._offset == src._buf.ptr + src._offset and dst._shape == src._shape
+                and dst._strides == src._strides and dst._dtype.itemsize == src._dtype.itemsize)
 
 
 class Array:
@@ -157,7 +221,7 @@ class Array:
         np.float32(10.0)
     """
 
-    __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_size", "_cc", "_np", "__weakref__")
+    __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_size", "_cc", "_np", "_ro", "__weakref__")
     __array_priority__ = 100  # NumPy defers binary operators to pymetal
 
     def __init__(self, buf: Any, offset: int, shape: tuple[int, ...], dtype: np.dtype,
@@ -178,6 +242,7 @@ class Array:
             self._cc = _is_c_contiguous(shape, strides, dtype.itemsize)
         self._strides = strides
         self._np = None
+        self._ro = 0
 
     # ---- metadata -------------------------------------------------------------
     @property
@@ -262,7 +327,9 @@ class Array:
 
     @property
     def flags(self) -> Flags:
-        """Contiguity flags (c_contiguous, f_contiguous), like ndarray.flags.
+        """Contiguity flags (c_contiguous, f_contiguous) and writeable, like ndarray.flags.
+
+        ``x.flags.writeable = False`` makes x (and views of it) read-only: writes raise ValueError.
 
         Examples:
             >>> pm.zeros((2, 3)).T.flags.f_contiguous
@@ -314,7 +381,10 @@ class Array:
 
     # ---- views ------------------------------------------------------------------
     def _view(self, offset, shape, strides, dtype=None):
-        return Array(self._buf, offset, shape, dtype or self._dtype, strides)
+        v = Array(self._buf, offset, shape, dtype or self._dtype, strides)
+        if self._ro:
+            v._ro = _READONLY_BASE
+        return v
 
     def permute_dims(self, axes: tuple[int, ...] | list[int]) -> Array:
         """A view with the dimensions in the order `axes` (no copy).
@@ -371,7 +441,7 @@ class Array:
         return self._view(self._offset, shape, strides)
 
     def broadcast_to(self, shape: ShapeLike) -> Array:
-        """A read-only-in-spirit view broadcast to `shape` (repeated elements share memory).
+        """A read-only view broadcast to `shape` (repeated elements share memory), as NumPy's.
 
         Examples:
             >>> pm.asarray([1, 2, 3]).broadcast_to((2, 3))
@@ -395,7 +465,9 @@ class Array:
                 strides.append(0)
             else:
                 raise ValueError("cannot broadcast shape %r to %r" % (self._shape, shape))
-        return self._view(self._offset, shape, tuple(strides))
+        v = self._view(self._offset, shape, tuple(strides))
+        v._ro = _READONLY_BASE  # a write would land in several elements at once
+        return v
 
     def expand_dims(self, axis: int | tuple[int, ...] = 0) -> Array:
         """A view with a new dimension of size 1 at `axis` (or at each of several axes).
@@ -492,7 +564,10 @@ class Array:
         buf = self._buf
         if buf.epoch > buf.device.synced:
             buf.device.synchronize()
-        return self._host().view()
+        a = self._host().view()
+        if self._ro:
+            a.flags.writeable = False  # a read-only array gives a read-only view (and DLPack export)
+        return a
 
     def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> np.ndarray:
         a = self.numpy()
@@ -595,6 +670,12 @@ class Array:
             (Array([1, 2], dtype=int64), Array([5, 2], dtype=int64))
         """
         return _ew.ascontiguous(self, force=True)
+
+    def __copy__(self) -> Array:
+        return self.copy()  # an independent copy, as copy.copy of an ndarray
+
+    def __deepcopy__(self, memo: Any) -> Array:
+        return self.copy()
 
     def astype(self, dtype: DTypeLike, copy: bool = True) -> Array:
         """The values converted to `dtype` (C casting, as NumPy's astype).
@@ -817,7 +898,8 @@ def _new(shape, dt, dev):
         if len(_LAYOUTS) > 4096:
             _LAYOUTS.clear()
         nbytes = size * dt.itemsize
-        layout = _LAYOUTS[key] = (size, nbytes, c_strides(shape, dt.itemsize), Buffer.size_class(nbytes, dev.page_size))
+        layout = _LAYOUTS[key] = (size, nbytes, c_strides(shape, dt.itemsize),
+                                  Buffer.size_class(nbytes, dev.page_size, dev.max_buffer_length))
     a = _make_array(Array)
     a._buf = Buffer.new(dev, layout[1], layout[3])
     a._offset = 0
@@ -827,6 +909,7 @@ def _new(shape, dt, dev):
     a._strides = layout[2]
     a._cc = True
     a._np = None
+    a._ro = 0
     return a
 
 
@@ -962,7 +1045,10 @@ def _from_numpy(a, dev, copy=None):
         ptr = data_ptr(a)
         owned = owner_of(a, ptr)
         if owned is not None:  # a NumPy view of pymetal memory: share it
-            return Array(owned[0], owned[1], a.shape, a.dtype, a.strides)
+            x = Array(owned[0], owned[1], a.shape, a.dtype, a.strides)
+            if not a.flags.writeable:
+                x._ro = _READONLY_BASE
+            return x
         if a.flags.c_contiguous and a.flags.writeable and ptr % dev.page_size == 0:  # wrap, no copy
             return Array(Buffer.wrap(dev, ptr, n, a), 0, a.shape, a.dtype)
     if copy is False:

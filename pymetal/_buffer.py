@@ -133,19 +133,22 @@ class Buffer:
                 pass
 
     @staticmethod
-    def size_class(nbytes, page):
-        """One page; powers of two up to 1 MiB; then whole MiBs."""
+    def size_class(nbytes, page, limit):
+        """One page; powers of two up to 1 MiB; then whole MiBs; never past `limit`
+        (Device.max_buffer_length), so that the largest buffer a device allows is allocated."""
         if nbytes <= page:
-            return page
-        if nbytes <= 1 << 20:
-            return 1 << (nbytes - 1).bit_length()
-        return (nbytes + (1 << 20) - 1) >> 20 << 20
+            size = page
+        elif nbytes <= 1 << 20:
+            size = 1 << (nbytes - 1).bit_length()
+        else:
+            size = (nbytes + (1 << 20) - 1) >> 20 << 20
+        return min(size, max(nbytes, limit))
 
     @classmethod
     def new(cls, device, nbytes, size=0):
         """Memory for nbytes from the caching allocator (contents undefined);
         `size`: its size class, when the caller has it already."""
-        size = size or cls.size_class(nbytes, device.page_size)
+        size = size or cls.size_class(nbytes, device.page_size, device.max_buffer_length)
         lst = _pool.free.get(size)
         got = None
         if lst:  # the allocator's take(), inlined: this runs once per op

@@ -18,7 +18,7 @@ from . import _examples
 from . import _jit
 from . import _ops
 from . import dtypes as _dt
-from ._array import Array, _new, asarray
+from ._array import Array, _new, asarray, check_writeable, overlaps_differently
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,10 +47,8 @@ def as_array(x: object, dev: Device | None = None) -> Array:
     """An Array for an array-like operand (NumPy arrays shared when possible)."""
     if isinstance(x, Array):
         return x
-    if isinstance(x, np.generic):
-        return asarray(np.asarray(x), device=dev)
-    if is_scalar(x):
-        raise TypeError("internal: scalar where an array was expected")
+    if isinstance(x, np.generic) or is_scalar(x):
+        return asarray(x, device=dev)  # a 0-d array (a Python scalar: int64 / float32 / complex64)
     try:
         return asarray(x, device=dev)
     except TypeError:
@@ -60,14 +58,15 @@ def as_array(x: object, dev: Device | None = None) -> Array:
 
 
 def scalar_value(value, dt):
-    """value as a NumPy scalar of dt (passed to kernels by value)."""
-    if _dt.kind(dt) == "c":
-        return np.complex64(value)
-    if _dt.kind(dt) == "f":
-        return np.array(value, dtype=np.float32).astype(dt)[()]
-    if _dt.kind(dt) == "b":
-        return np.bool_(value)
-    return np.array(value).astype(dt)[()]
+    """value as a NumPy scalar of dt (passed to kernels by value).
+
+    A Python scalar converts as in NumPy 2 (NEP 50): an int out of the range of an
+    integer dt is an OverflowError (never wraps), a float rounds once, from its
+    double, to dt (float16 through float32 would round twice). A NumPy scalar
+    converts as NumPy's astype (C casting)."""
+    if is_scalar(value):
+        return np.asarray(value, dtype=dt)[()]
+    return np.asarray(value).astype(dt)[()]
 
 
 def broadcast_shapes(*shapes):
@@ -183,9 +182,12 @@ def astype(x, dt):
 
 def copy_into(src, out):
     """out[...] = src (src broadcast to out's shape, converted to out's dtype)."""
+    check_writeable(out)
     n = out._size
     if n == 0:
         return out
+    if overlaps_differently(out, src):
+        src = astype(src, src._dtype)  # read it all before out is written (x[1:] = x[:-1])
     if src._shape != out._shape:
         src = src.broadcast_to(out._shape)
     if src._cc and out._cc:
@@ -206,6 +208,7 @@ def ascontiguous(x, force=False):
 
 def fill(x, value):
     """x[...] = value (a Python or NumPy scalar, or a 0-d / size-1 array)."""
+    check_writeable(x)
     if x._size == 0:
         return x
     if isinstance(value, Array) or isinstance(value, np.ndarray):
@@ -294,18 +297,10 @@ def _result(out, shape, dt, dev, inputs):
         raise TypeError("out= must be a pymetal Array, not %s" % type(out).__name__)
     if out._shape != shape:
         raise ValueError("out= has shape %r, the result has shape %r" % (out._shape, shape))
-    if out._dtype == dt and not any(_overlaps_differently(out, a) for a in inputs):
+    check_writeable(out)
+    if out._dtype == dt and not any(overlaps_differently(out, a) for a in inputs):
         return out, True
     return _new(shape, dt, dev), False
-
-
-def _overlaps_differently(out, a):
-    """a shares memory with out but not element for element (needs a temporary)."""
-    if not isinstance(a, Array) or a._buf is not out._buf:
-        return False
-    if a._offset == out._offset and a._shape == out._shape and a._strides == out._strides:
-        return False
-    return True
 
 
 def _finish(out, res, direct):
@@ -371,6 +366,10 @@ def binary(name, a, b, out=None):
         a = as_array(a)
     if not sb:
         b = as_array(b, a._buf.device if not sa else None)
+    if name in _FLIPPED and (sa or sb):
+        exact = _exact_comparison(_FLIPPED[name] if sa else name, b if sa else a, a if sa else b, out)
+        if exact is not None:
+            return exact
     if sa:
         dt = _dt.scalar_result(b._dtype, a)
     elif sb:
@@ -410,6 +409,26 @@ def binary(name, a, b, out=None):
     return _finish(out, res, direct)
 
 
+_FLIPPED = {"equal": "equal", "not_equal": "not_equal", "less": "greater", "less_equal": "greater_equal",
+            "greater": "less", "greater_equal": "less_equal"}  # value OP x is x FLIPPED[OP] value
+
+
+def _exact_comparison(name, x, value, out):
+    """`x name value` for an integer array and a Python int out of its type's range:
+    a constant, as NumPy 2 compares exactly (uint8_array < -1 is all False), where
+    arithmetic with such an int raises OverflowError. None when value is in range."""
+    if type(value) is not int or _dt.kind(x._dtype) not in "iu":
+        return None
+    info = np.iinfo(x._dtype)
+    if info.min <= value <= info.max:
+        return None
+    above = value > info.max  # value is above every element (else below every one)
+    truth = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
+             "greater": not above, "greater_equal": not above}[name]
+    res, direct = _result(out, x._shape, _dt.bool_, x._buf.device, [])
+    return _finish(out, fill(res, truth), direct)
+
+
 def _scalar_array(value, dt, dev):
     return fill(_new((), dt, dev), value)
 
@@ -440,7 +459,7 @@ def where(condition: ArrayLike, x1: ArrayLike | Scalar, x2: ArrayLike | Scalar, 
 
 
 def clip(x: ArrayLike, /, min: ArrayLike | Scalar | None = None, max: ArrayLike | Scalar | None = None) -> Array:
-    """x limited to [min, max] (either may be None); NaN stays NaN.
+    """x limited to [min, max] (either may be None); NaN in x or in a bound gives NaN, as NumPy's.
 
     Examples:
         >>> pm.clip(pm.asarray([-5, 0, 5, 10]), 0, 6)
@@ -450,6 +469,14 @@ def clip(x: ArrayLike, /, min: ArrayLike | Scalar | None = None, max: ArrayLike 
     dt = x._dtype
     if _dt.kind(dt) in "bc":
         raise TypeError("clip() does not support %s arrays (no order)" % _dt.NAMES[dt])
+    if _dt.kind(dt) in "iu":
+        # A Python int bound beyond the type's range at its own end clips nothing (NumPy 2's
+        # values); beyond the other end it is an OverflowError, as NumPy's.
+        info = np.iinfo(dt)
+        if type(min) is int and min < info.min:
+            min = int(info.min)
+        if type(max) is int and max > info.max:
+            max = int(info.max)
     if min is None and max is None:
         return ascontiguous(x, force=True)
     if min is None:
@@ -459,6 +486,10 @@ def clip(x: ArrayLike, /, min: ArrayLike | Scalar | None = None, max: ArrayLike 
     for v in (min, max):
         if not is_scalar(v):
             dt = _dt.promote_types(dt, as_array(v)._dtype)
+    if _dt.kind(dt) == "f" and not all(is_scalar(v) and v == v for v in (min, max)):
+        # NaN bounds give NaN, as NumPy's clip (maximum/minimum propagate NaN; the
+        # clip kernel would ignore a NaN bound)
+        return minimum(maximum(x, min), max)
     return _ternary("clip", dt, x, min, max, dt)
 
 

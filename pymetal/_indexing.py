@@ -18,7 +18,7 @@ import numpy as np
 
 from . import _jit
 from . import dtypes as _dt
-from ._array import Array, _new, asarray, axis_last, normalize_axis
+from ._array import Array, _new, asarray, axis_last, check_writeable, may_overlap, normalize_axis
 from . import _elementwise as _ew
 
 TYPE_CHECKING = False
@@ -141,7 +141,15 @@ def _basic(x, entries):
     return x._view(offset, tuple(shape), tuple(strides)), adv
 
 
-def _advanced(view, adv):
+def _separated(entries):
+    """NumPy's (and the Array API's) rule: with an index array in the key, integers
+    count as advanced indices too, and when the advanced indices are not all next to
+    each other (x[0, :, idx]) the indexed part goes first in the result."""
+    pos = [i for i, k in enumerate(entries) if k is not None and not isinstance(k, slice)]
+    return pos != list(range(pos[0], pos[0] + len(pos))) if pos else False
+
+
+def _advanced(view, adv, separated):
     """(view with the indexed axes first, flattened to one, int64 linear index array,
     result shape of the indexed part, where that part goes in the result)."""
     dev = view._buf.device
@@ -159,7 +167,7 @@ def _advanced(view, adv):
         idx = _ew.binary("remainder", idx, n) if n else idx
         lin = idx if lin is None else _ew.binary("add", _ew.binary("multiply", lin, n), idx)
     lin = _ew.ascontiguous(lin.broadcast_to(bshape), force=False) if lin._shape != bshape else lin
-    adjacent = axes == list(range(axes[0], axes[0] + len(axes)))
+    adjacent = not separated and axes == list(range(axes[0], axes[0] + len(axes)))
     rest = [i for i in range(view.ndim) if i not in axes]
     moved = view.permute_dims(axes + rest)
     m = 1
@@ -174,7 +182,7 @@ def getitem(x: Array, key: Any) -> Array:
     view, adv = _basic(x, entries)
     if not adv:
         return view
-    moved, m, lin, bshape, place, rest = _advanced(view, adv)
+    moved, m, lin, bshape, place, rest = _advanced(view, adv, _separated(entries))
     src = _ew.ascontiguous(moved).reshape((m,) + tuple(rest))
     out = take(src, lin.reshape(-1), axis=0).reshape(bshape + tuple(rest))
     if place and len(bshape):
@@ -185,15 +193,16 @@ def getitem(x: Array, key: Any) -> Array:
 
 
 def setitem(x: Array, key: Any, value: Any) -> None:
+    check_writeable(x)
     entries = _expand(x, key)
     view, adv = _basic(x, entries)
     if not adv:
-        if isinstance(value, (bool, int, float, np.generic)) and not isinstance(value, np.ndarray):
+        if _ew.is_scalar(value) or isinstance(value, np.generic):
             _ew.fill(view, value)
         else:
             _ew.copy_into(_ew.as_array(value, x._buf.device), view)
         return
-    moved, m, lin, bshape, place, rest = _advanced(view, adv)
+    moved, m, lin, bshape, place, rest = _advanced(view, adv, _separated(entries))
     vshape = bshape + tuple(rest)
     if place and len(bshape):  # the value is given in the result's axis order
         nb = len(bshape)
@@ -213,6 +222,8 @@ def setitem(x: Array, key: Any, value: Any) -> None:
 def _values(value, shape, x):
     if isinstance(value, Array) or isinstance(value, np.ndarray) or isinstance(value, (list, tuple)):
         v = _ew.as_array(value, x._buf.device)
+        if may_overlap(x, v):
+            v = _ew.ascontiguous(v, force=True)  # read before the scatter writes x (x[idx] = x[0:3])
         if v._dtype != x._dtype:
             v = _ew.astype(v, x._dtype)
         return _ew.astype(v.broadcast_to(shape), x._dtype) if v._shape != shape or not v._cc else v

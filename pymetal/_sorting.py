@@ -9,6 +9,8 @@ number, the count, to size the result.
 
 from __future__ import annotations
 
+import numpy as np
+
 from . import dtypes as _dt
 from ._array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
@@ -75,6 +77,11 @@ def argsort(x: ArrayLike, /, *, axis: int = -1, descending: bool = False, stable
     return _sorted(x, axis, descending, stable, "indices")
 
 
+def _in_range(value, dt):
+    info = np.iinfo(dt)
+    return info.min <= value <= info.max
+
+
 def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
                  sorter: ArrayLike | None = None) -> Array:
     """Indices where x2's values would be inserted into the sorted 1-D x1, int64.
@@ -99,8 +106,15 @@ def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
     if sorter is not None:
         from ._indexing import take
         a = take(a, sorter)
-    v = x2 if isinstance(x2, Array) else _ew.as_array(x2) if not _ew.is_scalar(x2) else asarray(x2)
-    dt = _dt.promote_types(a._dtype, v._dtype) if not _ew.is_scalar(x2) else a._dtype
+    if _ew.is_scalar(x2):  # weak, as in arithmetic: 1.5 with an int array compares as a float (not 1)
+        if type(x2) is int and _dt.kind(a._dtype) in "iu" and not _in_range(x2, a._dtype):
+            # beyond the type's range: before every element or after all of them (NumPy's answer)
+            return asarray(0 if x2 < 0 else a._shape[0], dtype=_dt.default_index)
+        dt = _dt.scalar_result(a._dtype, x2)
+        v = asarray(x2, dtype=dt)
+    else:
+        v = _ew.as_array(x2)
+        dt = _dt.promote_types(a._dtype, v._dtype)
     a = a if a._dtype == dt else _ew.astype(a, dt)
     v = _ew.ascontiguous(v if v._dtype == dt else _ew.astype(v, dt))
     return _sort.searchsorted(a, v, side=side)

@@ -575,6 +575,10 @@ class Function:
                 dt = a._dtype
                 if dt is not p.dtype and dt not in p._ok and not (raw or p.accepts(dt)):
                     raise self._dtype_error(i, p, dt)
+                if a._ro and p.writable:
+                    raise ValueError(
+                        "argument %d of %s(): assignment destination is read-only: the kernel may write %r; "
+                        "pass a writeable copy (x.copy()), or declare the parameter const" % (i, self._name, p))
                 if not a._cc and not self._own:
                     raise ValueError(
                         "argument %d of %s(): the pymetal array is a non-contiguous view (strides %r); "
