@@ -2,9 +2,12 @@
 
 ``np.exp(a)``, ``np.add(a, b, out=c)``, ``np.sum(a, axis=1)``,
 ``np.concatenate([a, b])`` run pymetal's kernels and return pymetal arrays.
-NumPy functions and ufunc methods pymetal does not implement run in NumPy on
-the same shared memory (no copy; pending work is waited for first) and return
-what NumPy returns.
+A NumPy function's arguments, positional or keyword, are bound to its
+signature and all passed on (``np.var(x, 0)`` reduces over axis 0); a call
+with an argument pymetal has no equivalent for (``out=``, ``order="F"``,
+``where=``), and NumPy functions and ufunc methods pymetal does not implement,
+run in NumPy on the same shared memory (no copy; pending work is waited for
+first) and return what NumPy returns.
 """
 
 import numpy as np
@@ -62,21 +65,65 @@ _REDUCING = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: 
              np.logical_and: "all", np.logical_or: "any"}
 
 
+# NumPy function -> (pymetal function, NumPy parameters passed positionally, NumPy parameter ->
+# pymetal keyword). An argument given to the NumPy function that is in neither (and is not the
+# parameter's default) cannot be passed on: the call then runs in NumPy (below), which honours it.
+_REDUCTION = {"axis": "axis", "keepdims": "keepdims"}
+_SPECS = {
+    "sum": ("sum", ("a",), dict(_REDUCTION, dtype="dtype")),
+    "prod": ("prod", ("a",), dict(_REDUCTION, dtype="dtype")),
+    "max": ("max", ("a",), _REDUCTION), "amax": ("max", ("a",), _REDUCTION),
+    "min": ("min", ("a",), _REDUCTION), "amin": ("min", ("a",), _REDUCTION),
+    "all": ("all", ("a",), _REDUCTION), "any": ("any", ("a",), _REDUCTION),
+    "argmax": ("argmax", ("a",), _REDUCTION), "argmin": ("argmin", ("a",), _REDUCTION),
+    "mean": ("mean", ("a",), _REDUCTION),
+    "count_nonzero": ("count_nonzero", ("a",), _REDUCTION),
+    "var": ("var", ("a",), dict(_REDUCTION, ddof="correction", correction="correction")),
+    "std": ("std", ("a",), dict(_REDUCTION, ddof="correction", correction="correction")),
+    "where": ("where", ("condition", "x", "y"), {}),
+    "clip": ("clip", ("a",), {"a_min": "min", "a_max": "max", "min": "min", "max": "max"}),
+    "concatenate": ("concatenate", ("arrays",), {"axis": "axis"}),
+    "stack": ("stack", ("arrays",), {"axis": "axis"}),
+    "reshape": ("reshape", ("a", "shape"), {"copy": "copy"}),
+    "transpose": ("transpose", ("a", "axes"), {}),
+    "moveaxis": ("moveaxis", ("a", "source", "destination"), {}),
+    "broadcast_to": ("broadcast_to", ("array", "shape"), {}),
+    "broadcast_arrays": ("broadcast_arrays", ("args",), {}),
+    "expand_dims": ("expand_dims", ("a", "axis"), {}),
+    "squeeze": ("squeeze", ("a", "axis"), {}),
+    "flip": ("flip", ("m",), {"axis": "axis"}),
+    "roll": ("roll", ("a", "shift"), {"axis": "axis"}),
+    "tile": ("tile", ("A", "reps"), {}),
+    "repeat": ("repeat", ("a", "repeats"), {"axis": "axis"}),
+    "take": ("take", ("a", "indices"), {"axis": "axis"}),
+    "take_along_axis": ("take_along_axis", ("arr", "indices"), {"axis": "axis"}),
+    "tensordot": ("tensordot", ("a", "b"), {"axes": "axes"}),
+    "outer": ("outer", ("a", "b"), {}),
+    "sort": ("sort", ("a",), {"axis": "axis", "stable": "stable", "kind": None}),  # any kind sorts alike
+    "argsort": ("argsort", ("a",), {"axis": "axis", "stable": "stable", "kind": None}),
+    "searchsorted": ("searchsorted", ("a", "v"), {"side": "side", "sorter": "sorter"}),
+    "nonzero": ("nonzero", ("a",), {}),
+    "tril": ("tril", ("m",), {"k": "k"}), "triu": ("triu", ("m",), {"k": "k"}),
+    "split": ("split", ("ary", "indices_or_sections", "axis"), {}),
+    "ravel": ("ravel", ("a",), {}),
+    "zeros_like": ("zeros_like", ("a",), {"dtype": "dtype", "subok": None}),
+    "ones_like": ("ones_like", ("a",), {"dtype": "dtype", "subok": None}),
+    "empty_like": ("empty_like", ("a",), {"dtype": "dtype", "subok": None}),
+    "full_like": ("full_like", ("a", "fill_value"), {"dtype": "dtype", "subok": None}),
+    "copy": ("asarray", ("a",), {"subok": None}),
+}
+
+
 def _functions():
+    import inspect
+
     import pymetal as pm
     table = {}
-    for name in ("sum", "prod", "max", "min", "all", "any", "argmax", "argmin", "mean", "var", "std",
-                 "count_nonzero", "where", "clip", "concatenate", "stack", "reshape", "transpose",
-                 "moveaxis", "broadcast_to", "broadcast_arrays", "expand_dims", "squeeze", "flip", "roll",
-                 "tile", "repeat", "take", "take_along_axis", "matmul", "tensordot", "vecdot", "outer",
-                 "sort", "argsort", "searchsorted", "nonzero", "tril", "triu", "split", "ravel",
-                 "zeros_like", "ones_like", "empty_like", "full_like", "copy"):
-        np_fn = getattr(np, name, None)
-        if np_fn is not None:
-            table[np_fn] = name
-    table[np.amax] = "max"
-    table[np.amin] = "min"
-    return table, pm
+    for name, (pm_name, positional, keywords) in _SPECS.items():
+        fn = getattr(np, name, None)
+        if fn is not None and not isinstance(fn, np.ufunc):
+            table[fn] = (getattr(pm, pm_name), inspect.signature(fn), positional, keywords)
+    return table
 
 
 _FN = None
@@ -86,11 +133,10 @@ def _array_function(self, func, types, args, kwargs):
     global _FN
     if _FN is None:
         _FN = _functions()
-    table, pm = _FN
-    name = table.get(func)
-    if name is not None and all(issubclass(t, (Array, np.ndarray)) for t in types):
+    spec = _FN.get(func)
+    if spec is not None and all(issubclass(t, (Array, np.ndarray)) for t in types):
         try:
-            return _call(pm, name, args, kwargs)
+            return _call(spec, args, kwargs)
         except _Unsupported:
             pass
     return func(*_host(args), **_host(kwargs))
@@ -100,48 +146,44 @@ class _Unsupported(Exception):
     pass
 
 
-def _call(pm, name, args, kwargs):
-    kw = dict(kwargs)
-    if kw.pop("out", None) is not None:
-        raise _Unsupported
-    if name in ("sum", "prod", "max", "min", "all", "any", "mean", "argmax", "argmin", "count_nonzero"):
-        x = args[0]
-        axis = kw.pop("axis", args[1] if len(args) > 1 else None)
-        keepdims = kw.pop("keepdims", False)
-        dtype = kw.pop("dtype", None)
-        if kw or (dtype is not None and name not in ("sum", "prod")):
-            raise _Unsupported
-        extra = {"dtype": dtype} if dtype is not None else {}
-        return getattr(pm, name)(x, axis=axis, keepdims=keepdims, **extra)
-    if name in ("var", "std"):
-        axis = kw.pop("axis", None)
-        ddof = kw.pop("ddof", 0)
-        keepdims = kw.pop("keepdims", False)
-        if kw:
-            raise _Unsupported
-        return getattr(pm, name)(args[0], axis=axis, correction=ddof, keepdims=keepdims)
-    if name in ("concatenate", "stack"):
-        axis = kw.pop("axis", args[1] if len(args) > 1 else 0)
-        if kw:
-            raise _Unsupported
-        return getattr(pm, name)(args[0], axis=axis)
-    if name == "reshape":
-        shape = kw.pop("shape", kw.pop("newshape", args[1] if len(args) > 1 else None))
-        if kw:
-            raise _Unsupported
-        return pm.reshape(args[0], shape)
-    if name == "sort" or name == "argsort":
-        axis = kw.pop("axis", args[1] if len(args) > 1 else -1)
-        kw.pop("kind", None)
-        if kw or axis is None:
-            raise _Unsupported
-        return getattr(pm, name)(args[0], axis=axis)
-    if name == "copy":
-        return pm.asarray(args[0], copy=True)
+def _call(spec, args, kwargs):
+    """The pymetal function called with every argument of the NumPy call, bound to the
+    NumPy function's signature (np.var(x, 0) reduces over axis 0; np.sum(x, 0, np.int32)
+    sums in int32); _Unsupported when an argument has no pymetal equivalent."""
+    fn, sig, positional, keywords = spec
     try:
-        return getattr(pm, name)(*args, **kw)
+        bound = sig.bind(*args, **kwargs)
+    except TypeError:
+        raise _Unsupported from None  # NumPy raises its own error
+    pos = []
+    kw = {}
+    for name, value in bound.arguments.items():
+        param = sig.parameters[name]
+        if name in positional:
+            if param.kind is param.VAR_POSITIONAL:
+                pos.extend(value)
+            else:
+                pos.append(value)
+        elif name in keywords:
+            if keywords[name] is not None:
+                kw[keywords[name]] = value
+        elif not _is_default(value, param.default):
+            raise _Unsupported  # e.g. out=, order="F", where=: NumPy computes it
+    given = [name for name in positional if name in bound.arguments]
+    if given != list(positional[:len(given)]):
+        raise _Unsupported  # a gap in the positional arguments (np.where(c, y=b))
+    if fn.__name__ == "asarray":
+        kw["copy"] = True  # np.copy
+    try:
+        return fn(*pos, **kw)
     except TypeError:
         raise _Unsupported from None
+
+
+def _is_default(value, default):
+    if value is default or value is None and default is None:
+        return True
+    return isinstance(value, (str, bool)) and type(value) is type(default) and value == default
 
 
 Array.__array_ufunc__ = _array_ufunc

@@ -352,3 +352,85 @@ def test_size_class_clamped_to_max_buffer_length():
     assert Buffer.size_class(3 << 20, dev.page_size, limit) == 3 << 20
     with pytest.raises(ValueError, match="at most"):
         pm.empty(limit + 1, pm.uint8)
+
+
+# ---- 3. NumPy functions on pymetal arrays: every argument passed on -----------------------------
+
+A = np.arange(24, dtype=np.float32).reshape(2, 3, 4) % 7 - 2
+I = (np.arange(12, dtype=np.int32).reshape(3, 4) * 5) % 11
+
+NUMPY_CALLS = [
+    ("var", lambda a: np.var(a, 0)), ("var", lambda a: np.var(a, 1, None, None, 1)),
+    ("var", lambda a: np.var(a, (0, 2), None, None, 0, True)),
+    ("std", lambda a: np.std(a, 2, None, None, 1, True)), ("std", lambda a: np.std(a, axis=0, ddof=1)),
+    ("sum", lambda a: np.sum(a, 0)), ("sum", lambda a: np.sum(a, 1, np.float32, None, True)),
+    ("sum", lambda a: np.sum(a, (0, 1), None, None, True)), ("sum", lambda a: np.sum(a, None, np.float32)),
+    ("prod", lambda a: np.prod(a[..., :2], 2, None, None, True)),
+    ("max", lambda a: np.max(a, 0, None, True)), ("min", lambda a: np.min(a, 2, None, True)),
+    ("amax", lambda a: np.amax(a, 1)), ("amin", lambda a: np.amin(a, -1, None, False)),
+    ("mean", lambda a: np.mean(a, 1, None, None, True)), ("mean", lambda a: np.mean(a, (0, 2))),
+    ("argmax", lambda a: np.argmax(a, 1)), ("argmin", lambda a: np.argmin(a, 2, None, keepdims=True)),
+    ("all", lambda a: np.all(a > -2, 1, None, True)), ("any", lambda a: np.any(a > 3, 0)),
+    ("count_nonzero", lambda a: np.count_nonzero(a, 1, keepdims=True)),
+    ("reshape", lambda a: np.reshape(a, (4, 6), "F")), ("reshape", lambda a: np.reshape(a, (4, 6), "C")),
+    ("reshape", lambda a: np.reshape(a, (6, -1))),
+    ("transpose", lambda a: np.transpose(a, (2, 0, 1))), ("moveaxis", lambda a: np.moveaxis(a, 0, 2)),
+    ("expand_dims", lambda a: np.expand_dims(a, 1)), ("squeeze", lambda a: np.squeeze(a[:1], 0)),
+    ("flip", lambda a: np.flip(a, 1)), ("roll", lambda a: np.roll(a, 2, 2)), ("roll", lambda a: np.roll(a, 5)),
+    ("tile", lambda a: np.tile(a[0], (2, 1))), ("repeat", lambda a: np.repeat(a, 2, 1)),
+    ("take", lambda a: np.take(a, [2, 0], 2)), ("take", lambda a: np.take(a, [5, 1])),
+    ("take_along_axis", lambda a: np.take_along_axis(a, np.argsort(a, 2), 2)),
+    ("sort", lambda a: np.sort(a, 1)), ("sort", lambda a: np.sort(a, None)),
+    ("sort", lambda a: np.sort(a, 0, "stable")), ("argsort", lambda a: np.argsort(a, 1, "stable")),
+    ("concatenate", lambda a: np.concatenate([a, a], 2)), ("concatenate", lambda a: np.concatenate([a, a], None)),
+    ("stack", lambda a: np.stack([a, a], 1)), ("split", lambda a: np.split(a, 2, 2)),
+    ("clip", lambda a: np.clip(a, 0, 3)), ("clip", lambda a: np.clip(a, None, 1)),
+    ("where", lambda a: np.where(a > 0, a, 0)), ("where", lambda a: np.where(a > 0)),
+    ("tril", lambda a: np.tril(a, 1)), ("triu", lambda a: np.triu(a, -1)),
+    ("broadcast_to", lambda a: np.broadcast_to(a[0, 0], (2, 4))),
+    ("tensordot", lambda a: np.tensordot(a, a, ([1, 2], [1, 2]))),
+    ("outer", lambda a: np.outer(a[0, 0], a[1, 1])),
+    ("searchsorted", lambda a: np.searchsorted(np.sort(a.ravel()), a[0, 0], "right")),
+    ("ravel", lambda a: np.ravel(a, "F")), ("ravel", lambda a: np.ravel(a)),
+    ("zeros_like", lambda a: np.zeros_like(a, np.int32)), ("full_like", lambda a: np.full_like(a, 2, np.int16)),
+    ("ones_like", lambda a: np.ones_like(a, None, "C", True, (2, 2))),
+    ("copy", lambda a: np.copy(a, "F")), ("nonzero", lambda a: np.nonzero(a > 3)),
+]
+
+
+def _close(got, want):
+    if isinstance(want, (tuple, list)):
+        assert len(got) == len(want)
+        for g, w in zip(got, want):
+            _close(g, w)
+        return
+    g, w = as_np(got), np.asarray(want)
+    assert g.shape == w.shape and g.dtype == w.dtype, (g.shape, w.shape, g.dtype, w.dtype)
+    np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("k", range(len(NUMPY_CALLS)), ids=[n for n, _ in NUMPY_CALLS])
+def test_numpy_functions_positional_arguments(k):
+    call = NUMPY_CALLS[k][1]
+    want = call(A)
+    _close(call(pm.asarray(A)), want)
+
+
+@pytest.mark.parametrize("call", [lambda a: np.sum(a, 0, np.int32), lambda a: np.sum(a, 1, np.int64, None, True),
+                                  lambda a: np.max(a, 0, None, True), lambda a: np.argmax(a, 1)])
+def test_numpy_functions_positional_dtype_int(call):
+    _close(call(pm.asarray(I)), call(I))
+
+
+def test_numpy_functions_out_argument_written():
+    x = pm.asarray(A)
+    out = pm.zeros((3, 4))
+    np.sum(x, 0, None, out)
+    np.testing.assert_allclose(out.numpy(), A.sum(0))
+    out2 = pm.zeros((2, 4))
+    np.max(x, axis=1, out=out2)
+    np.testing.assert_allclose(out2.numpy(), A.max(1))
+    ro = pm.zeros((3, 4))
+    ro.flags.writeable = False
+    with pytest.raises(ValueError):
+        np.sum(x, 0, None, ro)
