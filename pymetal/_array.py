@@ -601,6 +601,9 @@ class Array:
 
     def _scalar(self, kind):
         if self._size != 1:
+            if kind is bool:  # NumPy's error (a ValueError) for bool(x == y) of arrays
+                raise ValueError("the truth value of an array with %d elements is ambiguous (shape %r); "
+                                 "use pm.any(x) or pm.all(x)" % (self._size, self._shape))
             raise TypeError("only size-1 arrays can be converted to Python scalars (this one has shape %r)"
                             % (self._shape,))
         return kind(self.numpy().reshape(()).item() if kind is not bool else self.numpy().reshape(())[()])

@@ -645,8 +645,10 @@ def _binop(name):
         if not _operand_ok(other):
             return NotImplemented
         res = binary(name, self, other)
+        # NumPy's same_kind rule: the result may narrow within its kind, not change kind
+        # (float_array += complex_array raises, as NumPy's, instead of dropping the imaginary part)
         if res._dtype != self._dtype and not _dt.can_cast(res._dtype, self._dtype) \
-                and _dt.kind(res._dtype) != _dt.kind(self._dtype) and _dt.kind(self._dtype) != "f":
+                and _dt.kind(res._dtype) != _dt.kind(self._dtype):
             raise TypeError("cannot store the %s result of %s in place into a %s array; "
                             "use x = x %s y" % (res._dtype, name, self._dtype, name))
         copy_into(res, self)

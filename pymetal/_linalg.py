@@ -51,8 +51,8 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: operands must have at least one dimension (use * for scalars)")
     dt = _dt.promote_types(a._dtype, b._dtype)
-    if _dt.kind(dt) == "c":
-        return _complex_matmul(a, b)
+    if _dt.kind(dt) == "c":  # complex64 @ bool or @ int: promoted first, as NumPy's
+        return _complex_matmul(*(v if v._dtype == dt else _ew.astype(v, dt) for v in (a, b)))
     if a._dtype != dt:
         a = _ew.astype(a, dt)
     if b._dtype != dt:

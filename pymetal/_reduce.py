@@ -182,6 +182,8 @@ def _arg(name, x, axis=None, keepdims=False):
         raise ValueError("attempt to get %s of an empty sequence" % name)
     shape = _result_shape(x._shape, axes, keepdims)
     dev = src._buf.device
+    if outer * inner == 0:  # argmax over axis 1 of a (0, n) array: an empty result, as NumPy's
+        return _new(shape, _dt.int64, dev)
     vals, idx, dt, has_idx = src, src, src._dtype, False
     while True:
         nchunks, params, grid, tg = _geometry(outer, n, inner, _ARG_COLS)
@@ -384,6 +386,8 @@ def logsumexp(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, kee
     _real_only("logsumexp", x)
     if _dt.kind(x._dtype) != "f":
         x = _ew.astype(x, _dt.float32)
+    if x._size == 0:  # log(0) = -inf over an empty axis (no max to subtract)
+        return _ew.fill(_new(_result_shape(x._shape, _axes(axis, x.ndim), keepdims), x._dtype, x._buf.device), -np.inf)
     m = reduce("max", x, axis, True)
     m = _ew.where(_ew.unary("isfinite", m), m, 0.0)
     s = reduce("sum", _ew.unary("exp", _ew.binary("subtract", x, m)), axis, True, _dt.float32)

@@ -141,7 +141,7 @@ def kind(dt: np.dtype) -> str:
 def dtype_arg(dtype: Any, what: str) -> np.dtype:
     """np.dtype(dtype) for the pure data-type functions: the array dtypes plus
     float64 and complex128, which they describe although no array holds them."""
-    dt = getattr(dtype, "dtype", None)
+    dt = None if isinstance(dtype, type) else getattr(dtype, "dtype", None)  # np.float16 is a type
     if dt is None:
         try:
             dt = np.dtype(dtype)
@@ -323,7 +323,7 @@ class finfo:
 
     def __repr__(self):
         return "finfo(bits=%d, eps=%g, max=%g, min=%g, smallest_normal=%g, dtype=%s)" % (
-            self.bits, self.eps, self.max, self.min, self.smallest_normal, NAMES[self.dtype])
+            self.bits, self.eps, self.max, self.min, self.smallest_normal, NAMES.get(self.dtype, self.dtype.name))
 
 
 class iinfo:

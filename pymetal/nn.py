@@ -113,6 +113,8 @@ def softmax(x: ArrayLike, axis: int = -1) -> Array:
                [0. , 1. ]], dtype=float32)
     """
     dt, x = _result_type(x), _float32(x)
+    if x._size == 0:  # nothing to normalise (and no max to subtract)
+        return _back(_ew.ascontiguous(x, force=True), dt)
     e = _ew.unary("exp", _ew.binary("subtract", x, _red.max(x, axis=axis, keepdims=True)))
     s = _red.sum(e, axis=axis, keepdims=True)
     return _back(_ew.binary("divide", e, s), dt)
