@@ -188,6 +188,8 @@ def may_overlap(a, b):
     Buffers over the same memory (two pm.asarray wraps of one ndarray) are seen to overlap."""
     if not a._size or not b._size:
         return False
+    if a._buf is not b._buf and not (a._buf.foreign or b._buf.foreign):
+        return False  # pymetal's own allocations never share memory (cheap: this runs on every copy)
     a0, a1 = memory_span(a)
     b0, b1 = memory_span(b)
     return a0 < b1 and b0 < a1
