@@ -417,12 +417,9 @@ def _exact_comparison(name, x, value, out):
     """`x name value` for an integer array and a Python int out of its type's range:
     a constant, as NumPy 2 compares exactly (uint8_array < -1 is all False), where
     arithmetic with such an int raises OverflowError. None when value is in range."""
-    if type(value) is not int or _dt.kind(x._dtype) not in "iu":
+    if type(value) is not int or _dt.kind(x._dtype) not in "iu" or _dt.int_in_range(value, x._dtype):
         return None
-    info = np.iinfo(x._dtype)
-    if info.min <= value <= info.max:
-        return None
-    above = value > info.max  # value is above every element (else below every one)
+    above = value > 0  # value is above every element (else below every one)
     truth = {"equal": False, "not_equal": True, "less": above, "less_equal": above,
              "greater": not above, "greater_equal": not above}[name]
     res, direct = _result(out, x._shape, _dt.bool_, x._buf.device, [])

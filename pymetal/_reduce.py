@@ -387,7 +387,8 @@ def logsumexp(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, kee
     if _dt.kind(x._dtype) != "f":
         x = _ew.astype(x, _dt.float32)
     if x._size == 0:  # log(0) = -inf over an empty axis (no max to subtract)
-        return _ew.fill(_new(_result_shape(x._shape, _axes(axis, x.ndim), keepdims), x._dtype, x._buf.device), -np.inf)
+        shape = _result_shape(x._shape, _axes(axis, x.ndim), keepdims)
+        return _ew.fill(_new(shape, x._dtype, x._buf.device), -np.inf)
     m = reduce("max", x, axis, True)
     m = _ew.where(_ew.unary("isfinite", m), m, 0.0)
     s = reduce("sum", _ew.unary("exp", _ew.binary("subtract", x, m)), axis, True, _dt.float32)

@@ -9,8 +9,6 @@ number, the count, to size the result.
 
 from __future__ import annotations
 
-import numpy as np
-
 from . import dtypes as _dt
 from ._array import Array, _new, asarray, axis_last, normalize_axis
 from . import _elementwise as _ew
@@ -77,11 +75,6 @@ def argsort(x: ArrayLike, /, *, axis: int = -1, descending: bool = False, stable
     return _sorted(x, axis, descending, stable, "indices")
 
 
-def _in_range(value, dt):
-    info = np.iinfo(dt)
-    return info.min <= value <= info.max
-
-
 def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
                  sorter: ArrayLike | None = None) -> Array:
     """Indices where x2's values would be inserted into the sorted 1-D x1, int64.
@@ -107,7 +100,7 @@ def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
         from ._indexing import take
         a = take(a, sorter)
     if _ew.is_scalar(x2):  # weak, as in arithmetic: 1.5 with an int array compares as a float (not 1)
-        if type(x2) is int and _dt.kind(a._dtype) in "iu" and not _in_range(x2, a._dtype):
+        if type(x2) is int and _dt.kind(a._dtype) in "iu" and not _dt.int_in_range(x2, a._dtype):
             # beyond the type's range: before every element or after all of them (NumPy's answer)
             return asarray(0 if x2 < 0 else a._shape[0], dtype=_dt.default_index)
         dt = _dt.scalar_result(a._dtype, x2)

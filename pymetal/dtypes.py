@@ -215,6 +215,12 @@ def promote_types(a: np.dtype, b: np.dtype) -> np.dtype:
     return r
 
 
+def int_in_range(value: int, dt: np.dtype) -> bool:
+    """Whether Python int value is in the range of integer type dt."""
+    info = np.iinfo(dt)
+    return info.min <= value <= info.max
+
+
 def _scalar_fits(value, dt):
     k = kind(dt)
     if k == "b":
@@ -226,8 +232,7 @@ def _scalar_fits(value, dt):
     if k in "iu":
         if isinstance(value, float):
             return False
-        info = np.iinfo(dt)
-        if not info.min <= value <= info.max:
+        if not int_in_range(value, dt):
             raise OverflowError(
                 "Python integer %d is out of bounds for %s; use an array of a wider "
                 "type (x.astype(pm.int64)) or a value in range" % (value, dt))
