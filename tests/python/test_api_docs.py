@@ -1,11 +1,11 @@
 """The public API is documented and annotated, and its examples run.
 
 Every public callable (what `import pymetal as pm` exports, pm.linalg, pm.fft,
-pm.nn, and the public methods and properties of pymetal's classes) must have a
+pm.nn, pm.random, and the public methods and properties of pymetal's classes) must have a
 docstring with an ``Examples`` section of ``>>>`` lines, and annotations on
 every parameter and on its return. The examples run here as doctests, with
 ``pm`` and ``np`` already imported; their outputs are exact (no timings,
-addresses or random numbers).
+addresses or unseeded random numbers).
 """
 
 import ast
@@ -20,7 +20,7 @@ import pytest
 
 import pymetal as pm
 
-SUBMODULES = ("linalg", "fft", "nn")
+SUBMODULES = ("linalg", "fft", "nn", "random")
 CLASSES_WITHOUT_API = (np.dtype,)  # pm.float32 & co. are NumPy dtype objects
 # Special methods that are API users call by their name or through syntax worth documenting.
 DOCUMENTED_DUNDERS = ("__call__", "__getitem__", "__setitem__", "__array_namespace__", "__dlpack__",
