@@ -254,18 +254,19 @@ extension Toolchain {
     static let shownLines = 100
 
     /// A crash's stack dump (tens of KB) or a flood of diagnostics is no error
-    /// message: the lines before the dump, at most `shownLines`, and the whole
-    /// output is saved to a file in TMPDIR, which the message names.
+    /// message: the lines before the dump and the errors after it (the driver's
+    /// "clang frontend command failed"), at most `shownLines`; the whole output
+    /// is then saved to a file in TMPDIR, which the message names.
     static func shortened(_ message: String) -> String {
         let lines = message.split(separator: "\n", omittingEmptySubsequences: false)
         let dump = lines.firstIndex { $0.hasPrefix("Stack dump:") || $0.hasPrefix("PLEASE submit a bug report") }
-        let kept = min(dump ?? lines.count, shownLines)
-        guard kept < lines.count else { return message }
+        let shown = (dump.map { lines[..<$0] + lines[$0...].filter { $0.contains("error:") } } ?? lines).prefix(shownLines)
+        guard shown.count < lines.count else { return message }
         let file = try? temporaryFile("pymetal-clang-XXXXXX")
         if let file { close(file.descriptor) }
         let saved = file.map { (try? KernelCache.write(Array(message.utf8), to: $0.path)) != nil } ?? false
         if !saved, let file { unlink(file.path) }
-        return lines[..<kept].joined(separator: "\n") + "\n[\(lines.count - kept) more lines of clang++'s output "
+        return shown.joined(separator: "\n") + "\n[\(lines.count - shown.count) more lines of clang++'s output "
             + (saved ? "are in \(file!.path)]" : "not shown: TMPDIR cannot be written]")
     }
 
