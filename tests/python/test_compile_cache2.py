@@ -315,3 +315,12 @@ def test_a_folder_in_place_of_an_entry_is_replaced(cache):
     _run(cache, "check(70)")
     assert entry.is_file()
     _run(cache, "check(70)")
+
+
+def test_a_folder_in_place_of_the_precompiled_header_is_replaced(cache):
+    pch = next(p for p in _folder(cache).iterdir() if p.suffix == ".pch")
+    size = pch.stat().st_size
+    pch.unlink()
+    pch.mkdir()
+    _run(cache, "check(71)")
+    assert pch.is_file() and pch.stat().st_size > size // 2

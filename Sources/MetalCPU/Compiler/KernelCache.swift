@@ -175,7 +175,7 @@ final class KernelCache: @unchecked Sendable {
     }
 
     /// Deletes a bad entry: a file, or a folder someone put in its place (else it would fail that source for ever).
-    private static func remove(_ file: String) {
+    static func remove(_ file: String) {
         if unlink(file) != 0 && (errno == EISDIR || errno == EPERM) { try? FileManager.default.removeItem(atPath: file) }
     }
 

@@ -242,7 +242,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let (pch, object) = (base + ".pch", base + ".o")
         let work = input.deletingLastPathComponent()
         if !Self.isOwnFile(pch) || !Self.isOwnFile(object) || !Self.isOwnFile(base + ".ii") {
-            for file in [pch, object, base + ".ii"] { unlink(file) } // missing, or a symlink or a stranger's: rebuilt
+            for file in [pch, object, base + ".ii"] { KernelCache.remove(file) } // missing, a symlink, a folder, a stranger's: rebuilt
             // The PCH refers to its source file, so that lives next to it. Same key, same bytes: racing writers agree.
             let source = work.appendingPathComponent("headers.ii")
             try KernelCache.write(Array(headers), to: source.path)
