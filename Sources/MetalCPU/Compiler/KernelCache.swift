@@ -207,7 +207,7 @@ final class KernelCache: @unchecked Sendable {
         var body = Array(image) + list + withUnsafeBytes(of: UInt64(list.count).littleEndian) { Array($0) } + Self.magic
         let hash = body.withUnsafeBytes { Toolchain.contentHash($0) }.littleEndian
         body += withUnsafeBytes(of: hash) { Array($0) }
-        try Self.append(Array(body[image.count...]), to: built)
+        try Self.writeFile(Array(body[image.count...]), to: built, flags: O_WRONLY | O_APPEND)
     }
 
     /// Moves the sealed library `built` into place as the entry for `key`; returns the entry's file.
@@ -245,25 +245,26 @@ final class KernelCache: @unchecked Sendable {
     }
 
     /// Writes `bytes` to a new file `path` (Foundation's errors would be a CocoaError dump).
-    static func write(_ bytes: [UInt8], to path: String) throws {
-        try append(bytes, to: path, flags: O_WRONLY | O_CREAT | O_TRUNC)
-    }
-
-    private static func append(_ bytes: [UInt8], to path: String, flags: Int32 = O_WRONLY | O_APPEND) throws {
+    static func writeFile(_ bytes: [UInt8], to path: String, flags: Int32 = O_WRONLY | O_CREAT | O_TRUNC) throws {
         let descriptor = open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0o600)
         guard descriptor >= 0 else { throw unwritable(path, errno) }
-        var done = 0
-        while done < bytes.count {
-            let wrote = bytes.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress! + done, bytes.count - done) }
-            if wrote < 0 && errno == EINTR { continue }
-            guard wrote > 0 else {
-                let error = wrote < 0 ? errno : ENOSPC
-                close(descriptor)
-                throw unwritable(path, error)
-            }
-            done += wrote
+        do {
+            try writeAll(bytes, to: descriptor, path: path)
+        } catch {
+            close(descriptor)
+            throw error
         }
         guard close(descriptor) == 0 else { throw unwritable(path, errno) }
+    }
+
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let wrote = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + done, bytes.count - done) }
+            if wrote < 0 && errno == EINTR { continue }
+            guard wrote > 0 else { throw unwritable(path, wrote < 0 ? errno : ENOSPC) }
+            done += wrote
+        }
     }
 
     // MARK: Housekeeping

@@ -126,7 +126,7 @@ public final class MSLCompiler: @unchecked Sendable {
 
         // 1. literals, 2. preprocess, 3. front end, 4. compile and link.
         let input = work.appendingPathComponent("program_source.metal")
-        try KernelCache.write(Array(("#line 1 \"program_source\"\n" + Literals.rewrite(source)).utf8), to: input.path)
+        try KernelCache.writeFile(Array(("#line 1 \"program_source\"\n" + Literals.rewrite(source)).utf8), to: input.path)
         let preprocessed = work.appendingPathComponent("preprocessed.ii")
         let dependencyFile = work.appendingPathComponent("dependencies.d")
         let headerFlags = tools.headerDirectories.flatMap { ["-isystem", $0] }
@@ -169,7 +169,7 @@ public final class MSLCompiler: @unchecked Sendable {
                                              output: library, job: job)
             if precompiled == nil {
                 let file = work.appendingPathComponent("unit.ii")
-                try KernelCache.write(Array(unit.utf8), to: file.path)
+                try KernelCache.writeFile(Array(unit.utf8), to: file.path)
                 try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path],
                         work: work, job: job, output: library.path)
             }
@@ -245,7 +245,7 @@ public final class MSLCompiler: @unchecked Sendable {
             for file in [pch, object, base + ".ii"] { KernelCache.remove(file) } // missing, a symlink, a folder, a stranger's: rebuilt
             // The PCH refers to its source file, so that lives next to it. Same key, same bytes: racing writers agree.
             let source = work.appendingPathComponent("headers.ii")
-            try KernelCache.write(Array(headers), to: source.path)
+            try KernelCache.writeFile(Array(headers), to: source.path)
             let (builtPCH, builtObject) = (work.appendingPathComponent("headers.pch").path, work.appendingPathComponent("headers.o").path)
             do {
                 guard rename(source.path, base + ".ii") == 0 else { return nil }
@@ -267,7 +267,7 @@ public final class MSLCompiler: @unchecked Sendable {
         // The rest is preprocessed text: compiled as C++ (a precompiled header needs that), it preprocesses to
         // itself, since the PCH, made from preprocessed text too, defines no macros.
         let file = work.appendingPathComponent("unit.cpp")
-        try KernelCache.write(Array(bytes[(end + marker.count)...]), to: file.path)
+        try KernelCache.writeFile(Array(bytes[(end + marker.count)...]), to: file.path)
         do {
             try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
                                                                      "-o", output.path], work: work, job: job, output: output.path)

@@ -263,9 +263,11 @@ extension Toolchain {
         let shown = (dump.map { lines[..<$0] + lines[$0...].filter { $0.contains("error:") } } ?? lines).prefix(shownLines)
         guard shown.count < lines.count else { return message }
         let file = try? temporaryFile("pymetal-clang-XXXXXX")
-        if let file { close(file.descriptor) }
-        let saved = file.map { (try? KernelCache.write(Array(message.utf8), to: $0.path)) != nil } ?? false
-        if !saved, let file { unlink(file.path) }
+        let saved = file.map { (try? KernelCache.writeAll(Array(message.utf8), to: $0.descriptor, path: $0.path)) != nil } ?? false
+        if let file {
+            close(file.descriptor)
+            if !saved { unlink(file.path) }
+        }
         return shown.joined(separator: "\n") + "\n[\(lines.count - shown.count) more lines of clang++'s output "
             + (saved ? "are in \(file!.path)]" : "not shown: TMPDIR cannot be written]")
     }
