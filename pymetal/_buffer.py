@@ -18,6 +18,7 @@ alive until the release has returned.
 from __future__ import annotations
 
 import os
+import re
 import threading
 import weakref
 
@@ -26,13 +27,37 @@ from . import _native
 __all__ = ["Buffer", "View", "clear_cache", "cache_info"]
 
 
+_NUMBER = re.compile(r"[0-9]*\.?[0-9]*(E[+-]?[0-9]+)?")
+
+
+def _byte_size(name, default):
+    """The byte count in environment variable `name`, read as MetalCPU reads
+    PYMETAL_CACHE_MAX (Toolchain.byteSize): a number with an optional K, M, G or T
+    suffix in powers of 1024 and an optional B or iB; `default` if unset or empty."""
+    text = os.environ.get(name, "")
+    if not text:
+        return default
+    digits = text.strip().upper()
+    digits = digits[:-2] if digits.endswith("IB") else digits[:-1] if digits.endswith("B") else digits
+    scale = 1
+    if digits and digits[-1] in "KMGT":
+        scale = 1 << (10 * ("KMGT".index(digits[-1]) + 1))
+        digits = digits[:-1]
+    digits = digits.strip()
+    value = float(digits) if digits and _NUMBER.fullmatch(digits) and any(c.isdigit() for c in digits) else -1.0
+    if not 0 <= value * scale < 2.0**63:
+        raise ValueError("%s=%s: expected a size in bytes: a number with an optional K, M, G or T suffix (powers of "
+                         "1024) and an optional B, such as 1048576, 500M or 2G" % (name, text))
+    return int(value * scale)
+
+
 class _Pool:
     """Free pm_buffers by size class: {size: [(handle, ptr, epoch), ...]}."""
 
     def __init__(self):
         self.free = {}
         self.cached = 0
-        self.limit = int(os.environ.get("PYMETAL_CACHE_LIMIT", 1 << 30))
+        self.limit = _byte_size("PYMETAL_CACHE_LIMIT", 1 << 30)
         self.lock = threading.Lock()
         self.hits = self.misses = 0
 

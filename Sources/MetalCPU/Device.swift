@@ -44,11 +44,8 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
 
     public func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary {
         let options = options ?? MTLCompileOptions()
-        do {
-            return try CPULibrary(loading: try MSLCompiler.shared.compile(source: source, options: options), origin: (source, options))
-        } catch let error as MTLLibraryError where error.code != .compileFailure {
-            // Evicted by another process between the cache's check and loading: once more, compiled afresh.
-            return try CPULibrary(loading: try MSLCompiler.shared.compile(source: source, options: options), origin: (source, options))
+        return try MSLCompiler.shared.compile(source: source, options: options) { url in
+            try CPULibrary(loading: url, origin: (source, options))
         }
     }
 

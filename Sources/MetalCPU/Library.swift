@@ -126,8 +126,9 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
             throw MTLLibraryError(code: .unsupported, message: "\(url.path) is a library file: MetalCPU specialises "
                 + "function constants by compiling the source again (make the library from source)")
         }
-        let url = try MSLCompiler.shared.compile(source: origin.source, options: origin.options, constantValues: values)
-        let library = try CPULibrary(loading: url, origin: origin, specialized: true)
+        let library = try MSLCompiler.shared.compile(source: origin.source, options: origin.options, constantValues: values) {
+            try CPULibrary(loading: $0, origin: origin, specialized: true)
+        }
         return library.makeFunction(name: name)!
     }
 }

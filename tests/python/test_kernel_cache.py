@@ -422,7 +422,7 @@ def test_include_of_a_fifo_times_out(cache, tmp_path):
     assert _clangs_mentioning(str(cache)) == []
 
 
-def test_macro_bomb_hits_the_memory_limit(cache):
+def test_macro_bomb_hits_the_memory_limit(cache, tmp_path):
     bomb = ("#define D(x) x x\\n#define E(x) D(D(D(D(D(x)))))\\n"
             "kernel void k(device int* x [[buffer(0)]]) { E(E(E(E(E(E(1)))))); }")
     start = time.monotonic()
@@ -432,7 +432,8 @@ def test_macro_bomb_hits_the_memory_limit(cache):
         except pm.CompileError as e:
             print("CompileError:", e)
         check(0)
-    """ % bomb, env={"PYMETAL_COMPILE_MEMORY": "400M", "PYMETAL_COMPILE_TIMEOUT": "100"}, timeout=200)
+    """ % bomb, env={"PYMETAL_COMPILE_MEMORY": "400M", "PYMETAL_COMPILE_TIMEOUT": "100", "TMPDIR": str(tmp_path)},
+               timeout=200)
     assert done.returncode == 0, done.stderr
     assert "CompileError" in done.stdout and "PYMETAL_COMPILE_MEMORY" in done.stdout, done.stdout
     assert time.monotonic() - start < 60

@@ -6,9 +6,13 @@
 // Entries are written in a work folder and renamed into place, carry a hash of
 // their content (a trailer after the ELF image, which the loader ignores),
 // and are checked before loading: anything wrong (truncated, corrupt, a
-// symlink, another owner) is deleted and compiled again. The least recently
-// used entries are evicted above PYMETAL_CACHE_MAX bytes, and the work folders
-// of killed compiles are removed.
+// symlink, another owner, a folder) is deleted and compiled again. An entry
+// also lists the files clang read that are not pymetal's own headers (an
+// `#include "/abs/path.h"`, a system header): it is used only while each of
+// them is unchanged. The least recently used entries are evicted above
+// PYMETAL_CACHE_MAX bytes (never the precompiled header in use), and the work
+// folders of killed compiles are removed. A cache that cannot be written (a
+// full disk, a read-only one) is left for a private temporary folder.
 #if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
@@ -63,20 +67,35 @@ final class KernelCache: @unchecked Sendable {
         do {
             return KernelCache(path: try persistentFolder(), persistent: true)
         } catch {
-            let reason = (error as? Refused)?.reason ?? "\(error)"
-            var template = Array(((Toolchain.environment("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp")
-                                  + "/pymetal-XXXXXX").utf8CString)
-            let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } // 0700, a new name
-            let folder = made.map { String(cString: $0) } ?? ""
-            if !folder.isEmpty { // called with the lock held
-                if privateFolders.isEmpty {
-                    atexit { for folder in KernelCache.privateFolders { try? FileManager.default.removeItem(atPath: folder) } }
-                }
-                privateFolders.append(folder)
-            }
-            fputs("pymetal: compiled kernels are not cached on disk: \(reason)\n", stderr)
-            return KernelCache(path: folder, persistent: false)
+            return privateCache((error as? Refused)?.reason ?? "\(error)")
         }
+    }
+
+    /// Leaves `cache` (which could not be written: `reason`) for a private folder,
+    /// for the rest of this process; returns the cache to use now.
+    static func fallBack(from cache: KernelCache, reason: String) -> KernelCache {
+        lock {
+            if let opened, opened.cache !== cache { return opened.cache } // another thread did already
+            let replacement = privateCache(reason)
+            if let place = opened?.place { opened = (place, replacement) }
+            return replacement
+        }
+    }
+
+    /// A folder of this process's own (removed at exit), with a warning saying why. Called with the lock held.
+    private static func privateCache(_ reason: String) -> KernelCache {
+        var template = Array((Toolchain.temporaryFolder + "/pymetal-XXXXXX").utf8CString)
+        let made = template.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) } // 0700, a new name
+        let folder = made.map { String(cString: $0) } ?? ""
+        if !folder.isEmpty {
+            if privateFolders.isEmpty {
+                atexit { for folder in KernelCache.privateFolders { try? FileManager.default.removeItem(atPath: folder) } }
+            }
+            privateFolders.append(folder)
+        }
+        fputs("pymetal: compiled kernels are not cached on disk: \(reason)"
+              + (folder.isEmpty ? "\n" : "; they are kept in \(folder) for this process\n"), stderr)
+        return KernelCache(path: folder, persistent: false)
     }
 
     private static func persistentFolder() throws -> String {
@@ -129,58 +148,77 @@ final class KernelCache: @unchecked Sendable {
 
     // MARK: Entries
 
-    /// After an entry's ELF image: the magic, then the image's content hash (little-endian).
-    private static let magic = Array("pmcache1".utf8)
-    private static let trailer = 16
+    /// After an entry's ELF image: its dependencies (Dependency.list), their
+    /// length, the magic, then the content hash of all before it (little-endian).
+    private static let magic = Array("pmcache2".utf8)
+    private static let trailer = 24
 
-    /// The library file for `key` if the cache holds a sound one; a damaged,
-    /// foreign or symlinked entry is deleted. A hit marks the entry as used.
-    func lookup(_ key: String) -> String? {
+    /// The library file for `key` if the cache holds a sound one whose
+    /// dependencies are unchanged (with them); a damaged, foreign or symlinked
+    /// entry, or a folder in its place, is deleted. A hit marks the entry as used.
+    func lookup(_ key: String) -> (file: String, dependencies: [Dependency])? {
         let file = path + "/" + key + ".so"
         let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
-            if errno != ENOENT { unlink(file) } // ELOOP (a symlink) and the like
+            if errno != ENOENT { Self.remove(file) } // ELOOP (a symlink) and the like
             return nil
         }
         defer { close(descriptor) }
-        guard Self.isSound(descriptor) else {
-            unlink(file)
+        guard let dependencies = Self.soundDependencies(descriptor) else {
+            Self.remove(file)
             return nil
         }
+        // A changed dependency: compiled again, and the new entry replaces this one.
+        guard Dependency.unchanged(dependencies) else { return nil }
         futimens(descriptor, nil) // used now: least recently used entries go first
-        return file
+        return (file, dependencies)
     }
 
-    /// Whether the file is a regular file of this user's whose trailer matches its content.
-    private static func isSound(_ descriptor: Int32) -> Bool {
+    /// Deletes a bad entry: a file, or a folder someone put in its place (else it would fail that source for ever).
+    static func remove(_ file: String) {
+        if unlink(file) != 0 && (errno == EISDIR || errno == EPERM) { try? FileManager.default.removeItem(atPath: file) }
+    }
+
+    /// The dependencies a regular file of this user's lists, if its trailer matches its content.
+    private static func soundDependencies(_ descriptor: Int32) -> [Dependency]? {
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
-              info.st_size > trailer else { return false }
+              info.st_size > trailer else { return nil }
         let size = Int(info.st_size)
         var bytes = [UInt8](repeating: 0, count: size)
         let read = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, size, 0) }
-        guard read == size, Array(bytes[(size - trailer)..<(size - 8)]) == magic else { return false }
-        let stored = bytes.withUnsafeBytes { $0.loadUnaligned(fromByteOffset: size - 8, as: UInt64.self) }
-        let actual = bytes.withUnsafeBytes { Toolchain.contentHash(UnsafeRawBufferPointer(rebasing: $0[..<(size - trailer)])) }
-        return stored.littleEndian == actual
+        guard read == size, Array(bytes[(size - 16)..<(size - 8)]) == magic else { return nil }
+        let (stored, listed) = bytes.withUnsafeBytes {
+            ($0.loadUnaligned(fromByteOffset: size - 8, as: UInt64.self).littleEndian,
+             $0.loadUnaligned(fromByteOffset: size - trailer, as: UInt64.self).littleEndian)
+        }
+        let actual = bytes.withUnsafeBytes { Toolchain.contentHash(UnsafeRawBufferPointer(rebasing: $0[..<(size - 8)])) }
+        guard stored == actual, listed <= UInt64(size - trailer) else { return nil }
+        return Dependency.parse(bytes[(size - trailer - Int(listed))..<(size - trailer)])
     }
 
-    /// Moves the library `built` (in a work folder of this cache) into place as
-    /// the entry for `key`, with its content hash; returns the entry's file.
-    func publish(_ built: String, key: String) throws -> String {
-        let target = path + "/" + key + ".so"
-        guard let data = FileManager.default.contents(atPath: built), let file = fopen(built, "ab") else {
+    /// Appends the trailer (the dependencies and the content hash) to the library
+    /// `built` in a work folder of this cache, which is then ready to load and publish.
+    func seal(_ built: String, dependencies: [Dependency]) throws {
+        guard let image = FileManager.default.contents(atPath: built) else {
             throw MTLLibraryError(code: .internalError, message: "cannot read the compiled library \(built)")
         }
-        let hash = data.withUnsafeBytes { Toolchain.contentHash($0) }.littleEndian
-        let trailer = Self.magic + withUnsafeBytes(of: hash) { Array($0) }
-        let written = fwrite(trailer, 1, trailer.count, file)
-        guard fclose(file) == 0, written == trailer.count else {
-            throw MTLLibraryError(code: .internalError, message: "cannot write \(built): \(String(cString: strerror(errno)))")
-        }
+        let list = Dependency.list(dependencies)
+        var body = Array(image) + list + withUnsafeBytes(of: UInt64(list.count).littleEndian) { Array($0) } + Self.magic
+        let hash = body.withUnsafeBytes { Toolchain.contentHash($0) }.littleEndian
+        body += withUnsafeBytes(of: hash) { Array($0) }
+        try Self.writeFile(Array(body[image.count...]), to: built, flags: O_WRONLY | O_APPEND)
+    }
+
+    /// Moves the sealed library `built` into place as the entry for `key`; returns the entry's file.
+    func publish(_ built: String, key: String) throws -> String {
+        let target = path + "/" + key + ".so"
         // Atomic: a reader sees the old entry, none, or the whole new one; racing writers of one key agree.
-        guard rename(built, target) == 0 else {
-            throw MTLLibraryError(code: .internalError, message: "cannot write \(target): \(String(cString: strerror(errno)))")
+        if rename(built, target) != 0 {
+            let error = errno
+            guard error == EISDIR || error == ENOTEMPTY || error == EEXIST else { throw Self.unwritable(target, error) }
+            Self.remove(target) // a folder in the entry's place
+            guard rename(built, target) == 0 else { throw Self.unwritable(target, errno) }
         }
         return target
     }
@@ -192,10 +230,41 @@ final class KernelCache: @unchecked Sendable {
                 "no folder to compile in: the kernel cache is unusable and no private temporary folder could be made (TMPDIR)")
         }
         let folder = path + "/tmp-\(getpid())-\(UUID().uuidString)"
-        guard mkdir(folder, 0o700) == 0 else {
-            throw MTLLibraryError(code: .internalError, message: "cannot make \(folder): \(String(cString: strerror(errno)))")
-        }
+        guard mkdir(folder, 0o700) == 0 else { throw Self.unwritable(folder, errno) }
         return folder
+    }
+
+    /// A file of the cache could not be written (full, read-only, ...): the
+    /// compile is tried again in a private folder (MSLCompiler).
+    struct Unwritable: Error, CustomStringConvertible {
+        let description: String
+    }
+
+    static func unwritable(_ path: String, _ error: Int32) -> Unwritable {
+        Unwritable(description: "cannot write \(path): \(String(cString: strerror(error)))")
+    }
+
+    /// Writes `bytes` to a new file `path` (Foundation's errors would be a CocoaError dump).
+    static func writeFile(_ bytes: [UInt8], to path: String, flags: Int32 = O_WRONLY | O_CREAT | O_TRUNC) throws {
+        let descriptor = open(path, flags | O_CLOEXEC | O_NOFOLLOW, 0o600)
+        guard descriptor >= 0 else { throw unwritable(path, errno) }
+        do {
+            try writeAll(bytes, to: descriptor, path: path)
+        } catch {
+            close(descriptor)
+            throw error
+        }
+        guard close(descriptor) == 0 else { throw unwritable(path, errno) }
+    }
+
+    static func writeAll(_ bytes: [UInt8], to descriptor: Int32, path: String) throws {
+        var done = 0
+        while done < bytes.count {
+            let wrote = bytes.withUnsafeBytes { write(descriptor, $0.baseAddress! + done, bytes.count - done) }
+            if wrote < 0 && errno == EINTR { continue }
+            guard wrote > 0 else { throw unwritable(path, wrote < 0 ? errno : ENOSPC) }
+            done += wrote
+        }
     }
 
     // MARK: Housekeeping
@@ -243,8 +312,10 @@ final class KernelCache: @unchecked Sendable {
     static func maxBytes() throws -> UInt64 { try Toolchain.byteSize("PYMETAL_CACHE_MAX") ?? defaultMaxBytes }
 
     /// Deletes the least recently used entries until the cache holds at most
-    /// PYMETAL_CACHE_MAX bytes, never the entry `keep` (just made).
-    func evict(keep: String) throws {
+    /// PYMETAL_CACHE_MAX bytes, never those in `keep` (stems: the entry just
+    /// made, and the precompiled header it used, which every compile needs: a
+    /// limit below its size would otherwise rebuild it at every compile).
+    func evict(keep: Set<String>) throws {
         let limit = try Self.maxBytes()
         var groups: [String: (bytes: UInt64, used: Double, names: [String])] = [:]
         for item in items() where !item.folder {
@@ -256,7 +327,7 @@ final class KernelCache: @unchecked Sendable {
             groups[stem] = group
         }
         var total = groups.values.reduce(0) { $0 + $1.bytes }
-        for (stem, group) in groups.sorted(by: { $0.value.used < $1.value.used }) where total > limit && stem != keep {
+        for (stem, group) in groups.sorted(by: { $0.value.used < $1.value.used }) where total > limit && !keep.contains(stem) {
             for name in group.names { unlink(path + "/" + name) }
             total -= group.bytes
         }
@@ -279,5 +350,96 @@ final class KernelCache: @unchecked Sendable {
         removeLeftovers()
         if persistent { try? FileManager.default.removeItem(atPath: path[..<(path.lastIndex(of: "/") ?? path.endIndex)] + "/msl") }
         return removed
+    }
+}
+
+/// A file clang read to compile an entry, other than pymetal's own headers
+/// (whose content is in every key: Toolchain.identity): an `#include` of an
+/// absolute path or one found on a system or -I path. Size and modification
+/// time are checked at every use, the content when they differ (a touch alone
+/// keeps the entry).
+struct Dependency: Equatable {
+    let path: String
+    let size: Int64
+    let modified: Int64 // nanoseconds
+    let hash: UInt64
+
+    /// The file as it is now. One that is not a regular file (a FIFO) or cannot be read
+    /// gets size -1, which no file has: the entry is then never used again.
+    init(path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0, info.st_mode & S_IFMT == S_IFREG, let (size, modified) = Self.stamp(path),
+              let data = FileManager.default.contents(atPath: path), data.count == size else {
+            self.init(path: path, size: -1, modified: 0, hash: 0)
+            return
+        }
+        self.init(path: path, size: size, modified: modified, hash: data.withUnsafeBytes { Toolchain.contentHash($0) })
+    }
+
+    private init(path: String, size: Int64, modified: Int64, hash: UInt64) {
+        (self.path, self.size, self.modified, self.hash) = (path, size, modified, hash)
+    }
+
+    private static func stamp(_ path: String) -> (size: Int64, modified: Int64)? {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        #if os(Linux)
+        let modified = info.st_mtim
+        #else
+        let modified = info.st_mtimespec
+        #endif
+        return (Int64(info.st_size), Int64(modified.tv_sec) * 1_000_000_000 + Int64(modified.tv_nsec))
+    }
+
+    /// Whether every file still has the content it had.
+    static func unchanged(_ dependencies: [Dependency]) -> Bool {
+        dependencies.allSatisfy { file in
+            guard let (size, modified) = stamp(file.path), size == file.size else { return false }
+            return modified == file.modified || Dependency(path: file.path).hash == file.hash
+        }
+    }
+
+    /// One line per file: "size modified hash path".
+    static func list(_ dependencies: [Dependency]) -> [UInt8] {
+        Array(dependencies.map { "\($0.size) \($0.modified) \(String($0.hash, radix: 16)) \($0.path)\n" }.joined().utf8)
+    }
+
+    static func parse(_ bytes: ArraySlice<UInt8>) -> [Dependency]? {
+        var found: [Dependency] = []
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") {
+            let fields = line.split(separator: " ", maxSplits: 3)
+            guard fields.count == 4, let size = Int64(fields[0]), let modified = Int64(fields[1]),
+                  let hash = UInt64(fields[2], radix: 16) else { return nil }
+            found.append(Dependency(path: String(fields[3]), size: size, modified: modified, hash: hash))
+        }
+        return found
+    }
+
+    /// The files of clang's dependency file (-MD -MF, make syntax: `target: a b \` lines, a
+    /// space in a name written `\ `), without those below `excluded` folders.
+    static func files(inMakeRule rule: String, excluding excluded: [String]) -> [String] {
+        guard let colon = rule.firstRange(of: ": ") else { return [] }
+        var files: [String] = []
+        var name = ""
+        var escaped = false
+        for character in rule[colon.upperBound...] + " " {
+            if escaped {
+                escaped = false
+                if character == "\n" { continue } // a line continuation
+                if character != " " && character != "#" { name.append("\\") } // only `\ ` and `\#` are escapes
+                name.append(character)
+            } else if character == "\\" {
+                escaped = true
+            } else if character == " " || character == "\n" {
+                if !name.isEmpty { files.append(name.replacing("$$", with: "$")) }
+                name = ""
+            } else {
+                name.append(character)
+            }
+        }
+        var seen: Set<String> = []
+        return files.filter { file in
+            seen.insert(file).inserted && !excluded.contains { file.hasPrefix($0.hasSuffix("/") ? $0 : $0 + "/") }
+        }
     }
 }

@@ -13,7 +13,7 @@ public final class MSLCompiler: @unchecked Sendable {
 
     private let lock = Lock()
     private var toolchain: Toolchain?
-    private var memo: [String: URL] = [:]
+    private var memo: [String: (url: URL, dependencies: [Dependency])] = [:]
     /// A socket whose byte SIGINT stops the compiles (-1: none; watchInterrupts).
     private var interrupts: Int32 = -1
     /// Shader validation for every compile (PYMETAL_VALIDATION=1), else per compile through the macro (runtime.h).
@@ -32,14 +32,32 @@ public final class MSLCompiler: @unchecked Sendable {
                         constantValues: [Int: FunctionConstantValue]? = nil) throws -> URL {
         do {
             return try compileOrStop(source: source, options: options, includeDirectories: includeDirectories,
-                                     constantValues: constantValues)
+                                     constantValues: constantValues, load: nil).url
+        } catch let stopped as CompileStopped {
+            throw MTLLibraryError(code: .compileFailure, message: stopped.message)
+        }
+    }
+
+    /// Compiles `source` as compile(...) does and loads the library with `load`,
+    /// giving it a file that exists: another thread or process may clear the
+    /// cache (or evict from it) at any moment, so a new library is loaded from
+    /// its work folder before it is published, and a cached one that vanishes
+    /// before it is loaded is compiled again.
+    public func compile<T>(source: String, options: MTLCompileOptions, includeDirectories: [String] = [],
+                           constantValues: [Int: FunctionConstantValue]? = nil, load: (URL) throws -> T) throws -> T {
+        do {
+            return try withoutActuallyEscaping(load) { load in
+                try compileOrStop(source: source, options: options, includeDirectories: includeDirectories,
+                                  constantValues: constantValues, load: { try load($0) as Any }).loaded as! T
+            }
         } catch let stopped as CompileStopped {
             throw MTLLibraryError(code: .compileFailure, message: stopped.message)
         }
     }
 
     private func compileOrStop(source: String, options: MTLCompileOptions, includeDirectories: [String],
-                               constantValues: [Int: FunctionConstantValue]?) throws -> URL {
+                               constantValues: [Int: FunctionConstantValue]?,
+                               load: ((URL) throws -> Any)?) throws -> (url: URL, loaded: Any?) {
         let tools = try lock { () throws -> Toolchain in
             if let toolchain { return toolchain }
             let found = try Toolchain.find()
@@ -56,31 +74,74 @@ public final class MSLCompiler: @unchecked Sendable {
             digest.update("\u{0}\(index):\(value.type):\(value.bytes)")
         }
         let key = digest.hexDigest()
-        // The memo's file may have been evicted by another process since.
-        if let url = lock({ memo[key] }), access(url.path, F_OK) == 0 { return url }
+        /// The library `url` loaded (nil: it vanished meanwhile, and is compiled again).
+        func use(_ url: URL) throws -> (url: URL, loaded: Any?)? {
+            guard let load else { return (url, nil) }
+            do {
+                return (url, try load(url))
+            } catch where access(url.path, F_OK) != 0 {
+                return nil
+            }
+        }
+        // The memo's file may have been evicted by another process since, or a file it read changed.
+        if let known = lock({ memo[key] }), access(known.url.path, F_OK) == 0, Dependency.unchanged(known.dependencies),
+           let done = try use(known.url) {
+            return done
+        }
 
-        let cache = KernelCache.current
+        var cache = KernelCache.current
         if let hit = cache.lookup(key) {
-            let url = URL(fileURLWithPath: hit)
-            lock { memo[key] = url }
-            return url
+            let url = URL(fileURLWithPath: hit.file)
+            lock { memo[key] = (url, hit.dependencies) }
+            if let done = try use(url) { return done }
         }
         _ = try KernelCache.maxBytes() // a bad PYMETAL_CACHE_MAX fails before the work, not after
         let job = Job(limits: try CompileLimits.fromEnvironment())
+        do {
+            return try build(source, key: key, flags: flags, constantValues: constantValues, tools: tools, cache: cache,
+                             job: job, load: load)
+        } catch let error where cache.persistent && Self.storageFailure(error, in: cache.path) != nil {
+            // A full disk, a read-only or otherwise unwritable cache: this process compiles in a private folder.
+            cache = KernelCache.fallBack(from: cache, reason: Self.storageFailure(error, in: cache.path)!)
+            return try build(source, key: key, flags: flags, constantValues: constantValues, tools: tools, cache: cache,
+                             job: job, load: load)
+        }
+    }
+
+    /// What `error` says when it is that the cache cannot take a file (our own writes, or clang's), else nil.
+    private static func storageFailure(_ error: any Error, in folder: String) -> String? {
+        if let error = error as? KernelCache.Unwritable { return error.description }
+        guard let error = error as? MTLLibraryError else { return nil }
+        return [ENOSPC, EDQUOT, EROFS].lazy.map { String(cString: strerror($0)) }.first { error.message.contains($0) }
+            .map { "clang++ cannot write in \(folder): \($0)" }
+    }
+
+    /// Compiles `source` in a work folder of `cache`, loads it (`load`) and publishes it as the entry `key`.
+    private func build(_ source: String, key: String, flags: [String], constantValues: [Int: FunctionConstantValue]?,
+                       tools: Toolchain, cache: KernelCache, job: Job,
+                       load: ((URL) throws -> Any)?) throws -> (url: URL, loaded: Any?) {
         cache.removeLeftovers()
         let work = URL(fileURLWithPath: try cache.makeWorkFolder())
         defer { try? FileManager.default.removeItem(at: work) }
 
         // 1. literals, 2. preprocess, 3. front end, 4. compile and link.
         let input = work.appendingPathComponent("program_source.metal")
-        try ("#line 1 \"program_source\"\n" + Literals.rewrite(source)).write(to: input, atomically: false, encoding: .utf8)
+        try KernelCache.writeFile(Array(("#line 1 \"program_source\"\n" + Literals.rewrite(source)).utf8), to: input.path)
         let preprocessed = work.appendingPathComponent("preprocessed.ii")
+        let dependencyFile = work.appendingPathComponent("dependencies.d")
         let headerFlags = tools.headerDirectories.flatMap { ["-isystem", $0] }
         // -dI: #include lines stay in the output (FrontEnd checks that the source includes <metal_stdlib>)
+        // -MD: the files it reads (the entry's dependencies).
         try run(tools.clang, ["-x", "c++", "-std=c++20", "-E", "-dI", "-fsigned-char"] + headerFlags
-                + ["-DPM_ADDRESS_SPACE_WORDS", "-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags + [input.path, "-o", preprocessed.path],
-                work: work, job: job)
-        let text = try String(contentsOf: preprocessed, encoding: .utf8)
+                + ["-DPM_ADDRESS_SPACE_WORDS", "-include", "pm_msl/prelude.h", "-include", "metal_stdlib"] + flags
+                + ["-MD", "-MF", dependencyFile.path, "-MT", "unit", input.path, "-o", preprocessed.path],
+                work: work, job: job, output: preprocessed.path)
+        guard let text = String(validating: try Self.contents(preprocessed.path), as: UTF8.self) else {
+            throw MTLLibraryError(code: .compileFailure, message: "the source, or a file it includes, is not UTF-8 text")
+        }
+        // pymetal's headers are in the key (Toolchain.identity); the rest is checked at every use.
+        let dependencies = Dependency.files(inMakeRule: String(decoding: try Self.contents(dependencyFile.path), as: UTF8.self),
+                                            excluding: tools.headerDirectories + [work.path]).map(Dependency.init(path:))
         let output: FrontEndOutput
         do {
             output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true,
@@ -102,20 +163,34 @@ public final class MSLCompiler: @unchecked Sendable {
             // (guard.c) instead of jumping over it; not by default: it halves the reductions' speed here.
             + (flags.contains(Self.validationFlag) ? ["-fstack-clash-protection"] : [])
         let library = work.appendingPathComponent("library.so")
+        var precompiled: String?
         do {
-            if !(try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache.path, output: library, job: job)) {
+            precompiled = try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache.path,
+                                             output: library, job: job)
+            if precompiled == nil {
                 let file = work.appendingPathComponent("unit.ii")
-                try unit.write(to: file, atomically: false, encoding: .utf8)
-                try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path], work: work, job: job)
+                try KernelCache.writeFile(Array(unit.utf8), to: file.path)
+                try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path],
+                        work: work, job: job, output: library.path)
             }
         } catch let error as MTLLibraryError where error.code == .compileFailure {
             // clang saw the rewritten text: show the user's lines and columns (Diagnostics.swift)
             throw MTLLibraryError(code: .compileFailure, message: Diagnostics.userColumns(error.message, source: source))
         }
+        try cache.seal(library.path, dependencies: dependencies)
+        let loaded = try load?(library) // before it is published: a clear of the cache cannot take it first
         let target = URL(fileURLWithPath: try cache.publish(library.path, key: key))
-        try cache.evict(keep: key)
-        lock { memo[key] = target }
-        return target
+        try cache.evict(keep: Set([key] + (precompiled.map { [$0] } ?? [])))
+        lock { memo[key] = (target, dependencies) }
+        return (target, loaded)
+    }
+
+    /// A file clang wrote (as bytes: Foundation's error would be a CocoaError dump).
+    private static func contents(_ path: String) throws -> Data {
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw MTLLibraryError(code: .internalError, message: "cannot read \(path): \(String(cString: strerror(errno)))")
+        }
+        return data
     }
 
     /// Where the disk cache is, how full, and its bound (PYMETAL_CACHE_MAX).
@@ -146,61 +221,63 @@ public final class MSLCompiler: @unchecked Sendable {
     /// generation (its inline functions compiled once into an object file that
     /// every library links), cached under a hash of its exact text, clang and
     /// the flags; the rest of the unit is compiled against it. Any change of the
-    /// headers changes that text, hence the key. Returns false when the unit
-    /// cannot take this path (the caller then compiles it whole).
+    /// headers changes that text, hence the key. Returns the stem of the
+    /// precompiled header's files, or nil when the unit cannot take this path
+    /// (the caller then compiles it whole).
     private func compileWithPCH(_ unit: String, input: URL, codegen: [String], tools: Toolchain,
-                                cache: String, output: URL, job: Job) throws -> Bool {
+                                cache: String, output: URL, job: Job) throws -> String? {
         // The preprocessor returns from the force-included headers to the source with this line marker.
         let bytes = Array(unit.utf8)
         let marker = Array("\n# 1 \"\(input.path)\" 2\n".utf8)
         guard let start = bytes.firstIndex(of: 10), let end = Self.lastOffset(of: marker, in: bytes), start < end else {
-            return false
+            return nil
         }
         let headers = bytes[(start + 1)..<end] // without the line naming the work folder
         var digest = SHA256()
         digest.update(tools.identity)
         digest.update(codegen.joined(separator: "\u{1}"))
         digest.update(String(headers.withUnsafeBytes { Toolchain.contentHash($0) }, radix: 16))
-        let base = cache + "/pch-\(digest.hexDigest())"
+        let stem = "pch-\(digest.hexDigest())"
+        let base = cache + "/" + stem
         let (pch, object) = (base + ".pch", base + ".o")
         let work = input.deletingLastPathComponent()
         if !Self.isOwnFile(pch) || !Self.isOwnFile(object) || !Self.isOwnFile(base + ".ii") {
-            for file in [pch, object, base + ".ii"] { unlink(file) } // missing, or a symlink or a stranger's: rebuilt
+            for file in [pch, object, base + ".ii"] { KernelCache.remove(file) } // missing, a symlink, a folder, a stranger's: rebuilt
             // The PCH refers to its source file, so that lives next to it. Same key, same bytes: racing writers agree.
             let source = work.appendingPathComponent("headers.ii")
-            try Data(headers).write(to: source)
+            try KernelCache.writeFile(Array(headers), to: source.path)
             let (builtPCH, builtObject) = (work.appendingPathComponent("headers.pch").path, work.appendingPathComponent("headers.o").path)
             do {
-                guard rename(source.path, base + ".ii") == 0 else { return false }
+                guard rename(source.path, base + ".ii") == 0 else { return nil }
                 try run(tools.clang, ["-x", "c++-header"] + codegen + ["-fpch-codegen", "-fpch-instantiate-templates",
                                                                        "-Xclang", "-fno-pch-timestamp", base + ".ii", "-o", builtPCH],
-                        work: work, job: job)
-                try run(tools.clang, codegen + ["-c", builtPCH, "-o", builtObject], work: work, job: job)
+                        work: work, job: job, output: builtPCH)
+                try run(tools.clang, codegen + ["-c", builtPCH, "-o", builtObject], work: work, job: job, output: builtObject)
             } catch let stopped as CompileStopped {
                 throw stopped // not a reason to compile the unit whole
             } catch {
-                return false // the whole unit's compile reports the error
+                return nil // the whole unit's compile reports the error
             }
             lock { pchBuilds += 1 }
             // The object first: a PCH in the cache always has its object.
-            guard rename(builtObject, object) == 0, rename(builtPCH, pch) == 0 else { return false }
+            guard rename(builtObject, object) == 0, rename(builtPCH, pch) == 0 else { return nil }
         } else {
             utimensat(AT_FDCWD, pch, nil, 0) // used now (eviction goes by the .pch, the newest of the three)
         }
         // The rest is preprocessed text: compiled as C++ (a precompiled header needs that), it preprocesses to
         // itself, since the PCH, made from preprocessed text too, defines no macros.
         let file = work.appendingPathComponent("unit.cpp")
-        try Data(bytes[(end + marker.count)...]).write(to: file)
+        try KernelCache.writeFile(Array(bytes[(end + marker.count)...]), to: file.path)
         do {
             try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
-                                                                     "-o", output.path], work: work, job: job)
+                                                                     "-o", output.path], work: work, job: job, output: output.path)
         } catch let error as MTLLibraryError where error.message.contains(base) {
             // Unreadable, stale or missing (clang says so, naming it): built again by the next compile.
             unlink(pch)
             unlink(object)
-            return false
+            return nil
         }
-        return true
+        return stem
     }
 
     /// Where `pattern` last occurs in `bytes` (searched from the end: the user's source is short).
@@ -265,9 +342,15 @@ public final class MSLCompiler: @unchecked Sendable {
         return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_uid == geteuid()
     }
 
-    /// Runs `tool` under the job's limits (Toolchain.run).
-    private func run(_ tool: String, _ arguments: [String], work: URL, job: Job) throws {
+    /// Runs `tool` under the job's limits (Toolchain.run); it must write `output`.
+    private func run(_ tool: String, _ arguments: [String], work: URL, job: Job, output: String) throws {
         lock { clangInvocations += 1 }
         try Toolchain.run(tool, arguments, work: work.path, limits: job.limits, interrupts: lock { interrupts })
+        guard access(output, F_OK) == 0 else { // PYMETAL_CLANG=/bin/true, say
+            let setting = Toolchain.environment("PYMETAL_CLANG") == tool ? " (PYMETAL_CLANG)" : ""
+            throw MTLLibraryError(code: .compileFailure, message: "the compiler \(tool)\(setting) succeeded but wrote no "
+                + "\(URL(fileURLWithPath: output).lastPathComponent): it does not work as clang++; "
+                + (setting.isEmpty ? "install clang" : "set PYMETAL_CLANG to a clang++, or unset it"))
+        }
     }
 }

@@ -184,26 +184,33 @@ extension Toolchain {
             scale = 1 << (10 * UInt64("KMGT".distance(from: "KMGT".startIndex, to: power) + 1))
             digits.removeLast()
         }
-        guard let value = Double(digits.trimmed), value >= 0,
+        // Plain decimal digits (as pymetal/_buffer.py reads PYMETAL_CACHE_LIMIT): Double() also takes hex and signs.
+        guard digits.trimmed.wholeMatch(of: #/[0-9]*\.?[0-9]*(E[+-]?[0-9]+)?/#) != nil,
+              let value = Double(digits.trimmed), value >= 0,
               value * Double(scale) < 0x1p63 else {
-            throw MTLLibraryError(code: .compileFailure, message: "\(name)=\(text): expected a size in bytes, such as 500M or 2G")
+            throw MTLLibraryError(code: .compileFailure, message: "\(name)=\(text): expected a size in bytes: a number with an "
+                + "optional K, M, G or T suffix (powers of 1024) and an optional B, such as 1048576, 500M or 2G")
         }
         return UInt64(value * Double(scale))
     }
 
     /// Runs `tool` to completion in `work`, its output going to a log file
-    /// there that becomes the error message. Stops it (and whatever it started)
+    /// that becomes the error message: in TMPDIR, not in `work`, so that clang
+    /// can say that the cache's disk is full (MSLCompiler then compiles in a
+    /// private folder). Stops it (and whatever it started)
     /// when it runs over the time limit or a Ctrl-C shows on the socket
     /// `interrupts` (pm_host_wait; -1: none).
     static func run(_ tool: String, _ arguments: [String], work: String, limits: CompileLimits,
                     interrupts: Int32) throws {
-        let log = work + "/clang.log"
+        let (log, logDescriptor) = try temporaryFile("pymetal-log-XXXXXX")
+        defer { close(logDescriptor) }
         // A crashing clang++ (out of memory) would write its preprocessed input to /tmp for a bug report.
         let argv: [UnsafeMutablePointer<CChar>?] = ([tool, "-fno-crash-diagnostics"] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         var pid: Int32 = 0
         var done: Int32 = -1
         let spawned = argv.withUnsafeBufferPointer { pm_host_spawn(tool, $0.baseAddress, log, limits.memory, &pid, &done) }
+        unlink(log) // clang has it open (and we do): no file is left behind if this process is killed
         guard spawned == 0 else {
             throw MTLLibraryError(code: .compileFailure, message: "cannot run \(tool): \(String(cString: strerror(spawned)))")
         }
@@ -229,14 +236,52 @@ extension Toolchain {
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         if let stopped { throw CompileStopped(message: stopped) }
         guard status == 0 else { // exited with 0 (a signal or another code is not 0 either)
-            let text = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            var message = text.replacing(work + "/", with: "")
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            while case let count = pread(logDescriptor, &chunk, chunk.count, bytes.count), count > 0 {
+                bytes += chunk[..<count]
+            }
+            let text = String(decoding: bytes, as: UTF8.self)
+            var message = shortened(text.replacing(work + "/", with: ""))
             if message.isEmpty { message = "clang++ failed (status \(status))" }
             if status & 0x7f != 0 || text.contains("out of memory") || text.contains("bad_alloc") {
                 message += "\n(clang++ may have run out of memory: it may use \(limits.memory) bytes, PYMETAL_COMPILE_MEMORY)"
             }
             throw MTLLibraryError(code: .compileFailure, message: message)
         }
+    }
+
+    static let shownLines = 100
+
+    /// A crash's stack dump (tens of KB) or a flood of diagnostics is no error
+    /// message: the lines before the dump and the errors after it (the driver's
+    /// "clang frontend command failed"), at most `shownLines`; the whole output
+    /// is then saved to a file in TMPDIR, which the message names.
+    static func shortened(_ message: String) -> String {
+        let lines = message.split(separator: "\n", omittingEmptySubsequences: false)
+        let dump = lines.firstIndex { $0.hasPrefix("Stack dump:") || $0.hasPrefix("PLEASE submit a bug report") }
+        let shown = (dump.map { lines[..<$0] + lines[$0...].filter { $0.contains("error:") } } ?? lines).prefix(shownLines)
+        guard shown.count < lines.count else { return message }
+        let file = try? temporaryFile("pymetal-clang-XXXXXX")
+        let saved = file.map { (try? KernelCache.writeAll(Array(message.utf8), to: $0.descriptor, path: $0.path)) != nil } ?? false
+        if let file {
+            close(file.descriptor)
+            if !saved { unlink(file.path) }
+        }
+        return shown.joined(separator: "\n") + "\n[\(lines.count - shown.count) more lines of clang++'s output "
+            + (saved ? "are in \(file!.path)]" : "not shown: TMPDIR cannot be written]")
+    }
+
+    /// TMPDIR (if absolute), else /tmp.
+    static var temporaryFolder: String { environment("TMPDIR").flatMap { $0.hasPrefix("/") ? $0 : nil } ?? "/tmp" }
+
+    /// A new empty file (0600) in TMPDIR named after `template` (ending in XXXXXX), open for reading and writing.
+    static func temporaryFile(_ template: String) throws -> (path: String, descriptor: Int32) {
+        var name = Array((temporaryFolder + "/" + template).utf8CString)
+        let descriptor = name.withUnsafeMutableBufferPointer { mkstemp($0.baseAddress!) }
+        guard descriptor >= 0 else { throw KernelCache.unwritable(temporaryFolder, errno) }
+        _ = fcntl(descriptor, F_SETFD, FD_CLOEXEC) // not inherited by the compilers other threads start
+        return (name.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }, descriptor)
     }
 
     private static func monotonicSeconds() -> Double {
