@@ -124,11 +124,12 @@ METAL_FUNC cfloat c_tanh(cfloat z) {
 // would turn an imaginary -0 into +0).
 METAL_FUNC cfloat c_add_real(cfloat z, float r) { return cfloat(z.re + r, z.im); }
 // Re log(1 + z) = log|1 + z|: half log1p(|1 + z|^2 - 1) keeps the precision near 0; where
-// that square overflows (parts beyond ~1e19) log|1 + z| has no cancellation to lose.
+// that square overflows (parts beyond ~1e19), or near z = -1 (where |1 + z|^2 - 1 is close
+// to -1 and log1p cancels; 1 + z is exact there), log|1 + z| has no cancellation to lose.
 METAL_FUNC float c_log1p_re(cfloat z) {
     if (isinf(z.re) || isinf(z.im)) return INFINITY;
     float s = z.re * (2.0f + z.re) + z.im * z.im;
-    return isinf(s) ? log(c_abs(c_add_real(z, 1.0f))) : 0.5f * log1p_f(s);
+    return (isinf(s) || s < -0.5f) ? log(c_abs(c_add_real(z, 1.0f))) : 0.5f * log1p_f(s);
 }
 METAL_FUNC cfloat c_log1p(cfloat z) { return cfloat(c_log1p_re(z), atan2(z.im, 1.0f + z.re)); }
 METAL_FUNC cfloat c_asinh(cfloat z) {
@@ -158,7 +159,7 @@ METAL_FUNC cfloat c_acosh(cfloat z) {  // log(z + sqrt(z + 1) sqrt(z - 1))
     return c_log(z + c_sqrt(c_add_real(z, 1.0f)) * c_sqrt(c_add_real(z, -1.0f)));
 }
 METAL_FUNC cfloat c_atanh(cfloat z) {
-    // Re = log|1 + z| / |1 - z| / 2 = log1p(4x / ((1 - x)^2 + y^2)) / 4 and
+    // Re = log(|1 + z| / |1 - z|) / 2 = log1p(4x / ((1 - x)^2 + y^2)) / 4 and
     // Im = atan2(2y, (1 - x)(1 + x) - y^2) / 2 (no difference of two logarithms, which cancels near 0)
     float x = z.re, y = z.im;
     if (isinf(x) || isinf(y))  // C99: +-0 + i pi/2 with the signs of the parts
@@ -168,8 +169,11 @@ METAL_FUNC cfloat c_atanh(cfloat z) {
     float m = fmax(fabs(x), fabs(y));
     if (m > 1.0e18f)  // (1 - x)^2 + y^2 would overflow: Re = x / |z|^2 (scaled), Im = +-pi/2
         return cfloat((x / m) / (m * ((x / m) * (x / m) + (y / m) * (y / m))), copysign(M_PI_2_F, y));
-    float a = 1.0f - x;
-    return cfloat(0.25f * log1p_f(4.0f * x / (a * a + y * y)), 0.5f * atan2(2.0f * y, a * (1.0f + x) - y * y));
+    // Re from |x| (an odd function of x): log1p of a non-negative number, which cannot
+    // cancel near x = -1 as log1p(4x / ...) near -1 would.
+    float a = 1.0f - fabs(x);
+    return cfloat(copysign(0.25f * log1p_f(4.0f * fabs(x) / (a * a + y * y)), x),
+                  0.5f * atan2(2.0f * y, (1.0f - x) * (1.0f + x) - y * y));
 }
 // asin z = -i asinh(i z); acos z = pi/2 - asin z with the imaginary part negated, not
 // subtracted from +0 (acos(0) is pi/2 - 0i).
