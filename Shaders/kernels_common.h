@@ -22,3 +22,20 @@ inline long pm_batch_offset(uint index, constant int* shape, constant long* stri
     }
     return offset;
 }
+
+// Products in parallel parts (Shaders/reduce.h, scan.metal). A zero part times an
+// infinite one is 0 * inf = NaN, though a product of the elements one after the other
+// (NumPy's) meets no such pair when the infinity is an overflow: prod([0, 1e30, 1e30]) is 0.
+// So parts combine with a zero winning over an infinity, and a product whose elements
+// include an infinity (pm_is_inf, noted while reading them) and comes out zero is NaN
+// (pm_prod_finish): NaN where a NaN, or a zero and an infinity, are among the elements.
+// Integer and complex products combine plainly.
+template <typename A> inline A pm_mul_parts(A a, A b) { return a * b; }
+inline float pm_mul_parts(float a, float b) {
+    if ((a == 0.0f && isinf(b)) || (isinf(a) && b == 0.0f)) return copysign(0.0f, a) * copysign(1.0f, b);
+    return a * b;
+}
+template <typename A> inline bool pm_is_inf(A) { return false; }
+inline bool pm_is_inf(float v) { return isinf(v); }
+template <typename A> inline A pm_prod_finish(A a, bool) { return a; }
+inline float pm_prod_finish(float a, bool has_inf) { return has_inf && a == 0.0f ? NAN : a; }

@@ -15,6 +15,7 @@
 // On the CPU backend a thread's work is one contiguous stream; GPU-shaped
 // variants (SIMD-group reductions over coalesced reads) are a follow-up.
 #pragma once
+#include "kernels_common.h"
 #include "layout.h"
 #include "ops.h"
 
@@ -51,6 +52,21 @@ struct RMin  { template <typename A> static A init() { return Highest<A>::value(
 struct RAll  { template <typename A> static A init() { return A(true); } template <typename A> static A f(A a, A b) { return a && b; } };
 struct RAny  { template <typename A> static A init() { return A(false); } template <typename A> static A f(A a, A b) { return a || b; } };
 
+// How partial results combine, for all but float products: as the elements do.
+template <typename Op> struct ROps {
+    template <typename A> static A combine(A a, A b) { return Op::f(a, b); }
+    template <typename A> static bool poisons(A) { return false; }
+    template <typename A> static A finish(A a, bool) { return a; }
+};
+// Products: parts combine as in kernels_common.h (pm_mul_parts), so that a zero and an
+// overflow in two lanes do not make NaN. The host reduces float products in one chunk per
+// result: partials written between passes could not tell an infinite element from an overflow.
+template <> struct ROps<RProd> {
+    template <typename A> static A combine(A a, A b) { return pm_mul_parts(a, b); }
+    template <typename A> static bool poisons(A v) { return pm_is_inf(v); }
+    template <typename A> static A finish(A a, bool has_inf) { return pm_prod_finish(a, has_inf); }
+};
+
 // x[0] converted to the accumulator type through a thread-space copy: on Metal a
 // conversion operator (cfloat -> bool for all/any) cannot be called on an object
 // in device memory.
@@ -67,13 +83,22 @@ template <typename T, typename A, typename Op>
     device const T* row = x + ulong(pos.y) * p.n;
     A acc[PM_RED_LANES];
     for (int k = 0; k < PM_RED_LANES; k++) acc[k] = Op::template init<A>();
+    bool poisoned = false;
     ulong i = start;
     for (; i + PM_RED_LANES <= end; i += PM_RED_LANES)
-        for (int k = 0; k < PM_RED_LANES; k++) acc[k] = Op::f(acc[k], load_as<A>(row + i + k));
-    for (int k = 0; i < end; i++, k++) acc[k] = Op::f(acc[k], load_as<A>(row + i));
+        for (int k = 0; k < PM_RED_LANES; k++) {
+            A v = load_as<A>(row + i + k);
+            poisoned |= ROps<Op>::poisons(v);
+            acc[k] = Op::f(acc[k], v);
+        }
+    for (int k = 0; i < end; i++, k++) {
+        A v = load_as<A>(row + i);
+        poisoned |= ROps<Op>::poisons(v);
+        acc[k] = Op::f(acc[k], v);
+    }
     for (int w = PM_RED_LANES / 2; w > 0; w /= 2)
-        for (int k = 0; k < w; k++) acc[k] = Op::f(acc[k], acc[k + w]);
-    out[ulong(pos.y) * p.nchunks + pos.x] = acc[0];
+        for (int k = 0; k < w; k++) acc[k] = ROps<Op>::combine(acc[k], acc[k + w]);
+    out[ulong(pos.y) * p.nchunks + pos.x] = ROps<Op>::finish(acc[0], poisoned);
 }
 
 // COLS columns per thread: 64 on the CPU (a thread reads 256 contiguous bytes
@@ -199,7 +224,7 @@ METAL_FUNC cfloat simd_down(cfloat v, ushort d) { return cfloat(simd_shuffle_dow
 template <typename A, typename Op> METAL_FUNC A simd_reduce(A v, uint lane_count) {
     for (ushort d = 16; d > 0; d /= 2) {
         A o = simd_down(v, d);
-        v = Op::f(v, o);
+        v = ROps<Op>::combine(v, o);
     }
     return v;
 }
@@ -212,18 +237,26 @@ template <typename T, typename A, typename Op>
                                 uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
                                 uint nsg [[simdgroups_per_threadgroup]]) {
     threadgroup A partial[32];
+    threadgroup bool partial_poisoned[32];
     ulong start = ulong(group.x) * p.chunk;
     ulong end = min(start + p.chunk, p.n);
     device const T* row = x + ulong(group.y) * p.n;
     A acc = Op::template init<A>();
-    for (ulong i = start + tid; i < end; i += tgsize) acc = Op::f(acc, load_as<A>(row + i));
+    bool poisoned = false;
+    for (ulong i = start + tid; i < end; i += tgsize) {
+        A v = load_as<A>(row + i);
+        poisoned |= ROps<Op>::poisons(v);
+        acc = Op::f(acc, v);
+    }
     // Lanes past the end of a partial SIMD-group hold the identity, so a full shuffle tree is safe.
     acc = simd_reduce<A, Op>(acc, 32);
-    if (lane == 0) partial[sg] = acc;
+    poisoned = simd_reduce<bool, RAny>(poisoned, 32);
+    if (lane == 0) { partial[sg] = acc; partial_poisoned[sg] = poisoned; }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     if (sg == 0) {
         A v = lane < nsg ? partial[lane] : Op::template init<A>();
         v = simd_reduce<A, Op>(v, 32);
-        if (lane == 0) out[ulong(group.y) * p.nchunks + group.x] = v;
+        bool pv = simd_reduce<bool, RAny>(lane < nsg && partial_poisoned[lane], 32);
+        if (lane == 0) out[ulong(group.y) * p.nchunks + group.x] = ROps<Op>::finish(v, pv);
     }
 }

@@ -31,3 +31,9 @@ PM_SCAN_ACC(long, ulong) PM_SCAN_ACC(ulong, ulong)
 // the kernels to compile, and the compiler unswitches the loops on it.
 template <typename A> inline A pm_scan_identity(bool product) { return product ? A(1) : A(0); }
 template <typename A> inline A pm_scan_op(A a, A b, bool product) { return product ? a * b : a + b; }
+// A zero running product times the next chunk's product `v`: zero (with the sign of the
+// product) unless the chunk holds an infinity or NaN (scan_totals).
+template <typename A> inline A pm_zero_times(A acc, A v, bool) { return acc * v; }
+inline float pm_zero_times(float acc, float v, bool has_inf) {
+    return has_inf ? NAN : copysign(0.0f, acc) * copysign(1.0f, v);
+}

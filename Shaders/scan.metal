@@ -27,13 +27,24 @@ template <typename T, typename Out>
     // through one register (and vector code on the CPU).
     A part[8];
     for (int j = 0; j < 8; j++) part[j] = pm_scan_identity<A>(product);
+    bool has_inf = false;  // products: an infinite (or NaN) element, see kernels_common.h
     uint i = start;
     for (; i + 8 <= end; i += 8)
-        for (int j = 0; j < 8; j++) part[j] = pm_scan_op(part[j], A(row[i + j]), product);
-    for (; i < end; i++) part[0] = pm_scan_op(part[0], A(row[i]), product);
+        for (int j = 0; j < 8; j++) {
+            A v = A(row[i + j]);
+            has_inf |= pm_is_inf(v) || v != v;
+            part[j] = pm_scan_op(part[j], v, product);
+        }
+    for (; i < end; i++) {
+        A v = A(row[i]);
+        has_inf |= pm_is_inf(v) || v != v;
+        part[0] = pm_scan_op(part[0], v, product);
+    }
     A acc = part[0];
-    for (int j = 1; j < 8; j++) acc = pm_scan_op(acc, part[j], product);
-    totals[ulong(gid.y) * p.chunks + gid.x] = acc;
+    for (int j = 1; j < 8; j++) acc = product ? pm_mul_parts(acc, part[j]) : acc + part[j];
+    ulong at = ulong(gid.y) * p.chunks + gid.x;
+    totals[at] = product ? pm_prod_finish(acc, has_inf) : acc;
+    totals[ulong(p.rows) * p.chunks + at] = A(has_inf);  // the second half: flags for scan_totals
 }
 
 template <typename A>
@@ -44,11 +55,15 @@ template <typename A>
     const bool product = p.product != 0;
     const uint chunks = p.chunks; // a local: the stores below could alias p
     device A* t = totals + ulong(row) * chunks;
+    device const A* has_inf = totals + (ulong(p.rows) + row) * chunks;
     A acc = pm_scan_identity<A>(product);
     for (uint c = 0; c < chunks; c++) {
         A v = t[c];
         t[c] = acc;
-        acc = pm_scan_op(acc, v, product);
+        // A product that is zero so far stays zero, as element after element would, unless
+        // the chunk holds an infinity or NaN: its total may be an overflow (inf), and
+        // 0 * inf = NaN is not what the elements give (NumPy's cumprod keeps the 0).
+        acc = product && acc == A(0) ? pm_zero_times(acc, v, has_inf[c] != A(0)) : pm_scan_op(acc, v, product);
     }
 }
 

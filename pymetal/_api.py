@@ -158,6 +158,18 @@ def imag(x: ArrayLike, /) -> Array:
     return _ew.fill(_new(x._shape, x._dtype, x._buf.device), 0)
 
 
+def complex_from_parts(re: Array, im: Array) -> Array:
+    """complex64 with real part re and imaginary part im (real arrays, im broadcast to
+    re's shape), each copied into its half of the result's elements. Not re + im * 1j:
+    an infinite imaginary part times 1j is inf * (0 + 1j) = NaN + inf j, which would
+    make the real part NaN."""
+    out = _new(re._shape, _dt.complex64, re._buf.device)
+    half = _dt.float32.itemsize  # the imaginary part follows the real part in each element
+    for part, offset in ((re, 0), (im, half)):
+        _ew.copy_into(part, out._view(out._offset + offset, out._shape, out._strides, _dt.float32))
+    return out
+
+
 def conj(x: ArrayLike, /) -> Array:
     """The complex conjugate; a copy of a real array.
 

@@ -72,7 +72,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         start, stop = complex(start), complex(stop)
         re = linspace(start.real, stop.real, num, device=device, endpoint=endpoint)
         im = linspace(start.imag, stop.imag, num, device=device, endpoint=endpoint)
-        return _ew.binary("add", re, _ew.binary("multiply", im, 1j))
+        from ._api import complex_from_parts
+        return complex_from_parts(re, im)
     dt = _dt.check_dtype(dtype or _dt.default_float)
     if num < 0:
         raise ValueError("linspace: num must be >= 0, not %d" % num)

@@ -87,12 +87,12 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 def _complex_matmul(a, b):
     """complex64 matmul as four float32 matmuls of the parts (the real kernels, no complex one):
     (ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br)."""
-    from ._api import imag, real
+    from ._api import complex_from_parts, imag, real
 
     ar, ai, br, bi = real(a), imag(a), real(b), imag(b)
     re = _ew.binary("subtract", matmul(ar, br), matmul(ai, bi))
     im = _ew.binary("add", matmul(ar, bi), matmul(ai, br))
-    return _ew.binary("add", re, _ew.binary("multiply", im, 1j))
+    return complex_from_parts(re, im)
 
 
 _MATMUL_OPERANDS = (Array, np.ndarray, list, tuple)  # scalars: NotImplemented, as NumPy's @

@@ -65,21 +65,22 @@ _CPU_COLS = 64  # columns per thread of the CPU column kernel (Shaders/reduce.h)
 _ARG_COLS = 16  # columns per thread of argreduce_col (PM_RED_COLS)
 
 
-def _chunking(outer, n, inner, cols):
-    """(reduced elements per thread, chunks per reduction) for the CPU kernels."""
+def _chunking(outer, n, inner, cols, whole=False):
+    """(reduced elements per thread, chunks per reduction) for the CPU kernels
+    (whole: one chunk, see _run)."""
     blocks = outer * (builtins.max(1, -(-inner // cols)) if inner > 1 else 1)
     least = _MIN_CHUNK if inner == 1 else builtins.max(1, _MIN_CHUNK // cols)  # a column thread reads `cols` per row
-    if blocks >= _MIN_THREADS or n <= least:
+    if whole or blocks >= _MIN_THREADS or n <= least:
         return n, 1
     want = -(-_MIN_THREADS // blocks)
     chunk = builtins.max(least, -(-n // want))
     return chunk, -(-n // chunk)
 
 
-def _geometry(outer, n, inner, cols):
+def _geometry(outer, n, inner, cols, whole=False):
     """One pass of a row (inner == 1) or column kernel with `cols` columns per
     thread: (chunks per reduction, parameter bytes, grid, threadgroup)."""
-    chunk, nchunks = _chunking(outer, n, inner, cols)
+    chunk, nchunks = _chunking(outer, n, inner, cols, whole)
     params = _PARAMS.pack(n, inner, chunk, nchunks)
     if inner == 1:
         # On the CPU each thread is a long contiguous stream and a threadgroup runs
@@ -112,9 +113,13 @@ def _run(name, src, outer, n, inner, acc):
     """Passes of reduce_<shape>_<name> until one value per (outer, inner) is left."""
     dev = src._buf.device
     x, dt = src, src._dtype
+    # Float products in one pass: the kernels keep NumPy's zeros and infinities within a
+    # pass (Shaders/reduce.h, ROps<RProd>), but a partial written for a later pass cannot
+    # tell an infinite element from an overflow (0 * overflow is 0, 0 * inf is NaN).
+    whole = name == "prod" and _dt.kind(acc) == "f"
     while True:
         if inner == 1 and _gpu_shapes(dev):
-            chunk = builtins.min(n, _GPU_CHUNK)
+            chunk = n if whole else builtins.min(n, _GPU_CHUNK)
             nchunks = -(-n // chunk)
             out = _new((outer, nchunks, 1), acc, dev)
             fn = _jit.kernel(_ops.reduce_name("row_simd", name, dt), "reduce", dt)
@@ -124,7 +129,7 @@ def _run(name, src, outer, n, inner, acc):
             x, dt, n = out, acc, nchunks
             continue
         cols = 1 if _gpu_shapes(dev) else _CPU_COLS
-        nchunks, params, grid, tg = _geometry(outer, n, inner, cols)
+        nchunks, params, grid, tg = _geometry(outer, n, inner, cols, whole)
         shape = "row" if inner == 1 else "col1" if cols == 1 else "col"
         out = _new((outer, nchunks, inner), acc, dev)
         fn = _jit.kernel(_ops.reduce_name(shape, name, dt), "reduce", dt)
@@ -143,6 +148,14 @@ def reduce(name: str, x: ArrayLike, axis: int | tuple[int, ...] | None = None, k
     if _dt.kind(x._dtype) == "c" and name not in _ops.COMPLEX_REDUCE:
         raise TypeError("%s() is not defined for complex arrays (complex numbers have no order)" % name)
     acc = _ops.accumulator(rule, x._dtype)
+    if out_dtype is not None and _ops.accumulator(rule, out_dtype) != acc:
+        # A requested dtype is the accumulator, as in NumPy: the elements are converted
+        # first (sum(float32 [.5, .5, .5], dtype=int64) is 0, not int(1.5)), and an integer
+        # product asked for in float32 cannot wrap around in int64 first. Where the
+        # accumulators agree (bool or int8 into int64, float16 into float32) no copy is needed:
+        # integer sums and products wrap the same in any width.
+        x = _ew.astype(x, out_dtype)
+        acc = _ops.accumulator(rule, out_dtype)
     if out_dtype is None:
         out_dtype = acc if (rule == "sum" and _dt.kind(x._dtype) != "f") or rule == "bool" else x._dtype
     axes = _axes(axis, x.ndim)
@@ -313,7 +326,9 @@ def _real_only(name, x):
 def mean(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
     """Arithmetic mean over axis.
 
-    float32 for integer input; float16/bfloat16 summed in float32; complex64 stays complex64.
+    float32 for integer input (summed in float32, so it never wraps around as an
+    integer sum could; NumPy's float64 is not a device type); float16/bfloat16 summed in
+    float32; complex64 stays complex64.
 
     Examples:
         >>> pm.mean(pm.asarray([[1, 2], [3, 5]]), axis=0)

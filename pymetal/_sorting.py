@@ -118,14 +118,14 @@ def _cumulative(op, x, axis, dtype, include_initial):
 
     x = _ew.as_array(x)
     if _dt.kind(x._dtype) == "c":
-        from ._api import imag, real
+        from ._api import complex_from_parts, imag, real
         if op == "sum":  # running sums of the parts
             re, im = (_cumulative("sum", p, axis, _dt.float32, include_initial) for p in (real(x), imag(x)))
         else:  # running products in polar form: moduli multiply, angles add
             r = _cumulative("prod", _ew.unary("abs", x), axis, _dt.float32, include_initial)
             phi = _cumulative("sum", _ew.binary("atan2", imag(x), real(x)), axis, _dt.float32, include_initial)
             re, im = _ew.binary("multiply", r, _ew.unary("cos", phi)), _ew.binary("multiply", r, _ew.unary("sin", phi))
-        res = _ew.binary("add", re, _ew.binary("multiply", im, 1j))
+        res = complex_from_parts(re, im)
         return res if dtype is None else _ew.astype(res, _dt.check_dtype(dtype))
     if axis is None:
         if x.ndim > 1:

@@ -35,7 +35,7 @@ def leaky_relu(x: ArrayLike, negative_slope: float = 0.01) -> Array:
         >>> pm.nn.leaky_relu(pm.asarray([-2.0, 3.0]), 0.5)
         Array([-1.,  3.], dtype=float32)
     """
-    x = _ew.as_array(x)
+    x = _real("leaky_relu", x)
     if _dt.kind(x.dtype) != "f":
         x = _ew.astype(x, _dt.float32)
     return _ew.binary("leaky_relu", x, float(negative_slope))
@@ -89,9 +89,20 @@ def gelu(x: ArrayLike, approximate: str = "none") -> Array:
     return _ew.unary("gelu" if approximate == "none" else "gelu_tanh", x)
 
 
-def _float32(x):
-    """x in float32 (half and bfloat16 are computed in float32 and rounded once at the end)."""
+def _real(name, x):
+    """x as an Array; complex refused: these functions order their input (x > 0, the
+    maximum), which complex numbers do not have. PyTorch refuses complex input as well,
+    and converting to float would drop the imaginary part silently."""
     x = _ew.as_array(x)
+    if _dt.kind(x.dtype) == "c":
+        raise TypeError("%s() is not defined for complex arrays (complex numbers have no order); "
+                        "apply it to pm.real(x) or pm.abs(x) if that is what you mean" % name)
+    return x
+
+
+def _float32(x, name):
+    """x in float32 (half and bfloat16 are computed in float32 and rounded once at the end)."""
+    x = _real(name, x)
     return x if x.dtype == _dt.float32 else _ew.astype(x, _dt.float32)
 
 
@@ -112,7 +123,7 @@ def softmax(x: ArrayLike, axis: int = -1) -> Array:
         Array([[0.5, 0.5],
                [0. , 1. ]], dtype=float32)
     """
-    dt, x = _result_type(x), _float32(x)
+    dt, x = _result_type(x), _float32(x, "softmax")
     if x._size == 0:  # nothing to normalise (and no max to subtract)
         return _back(_ew.ascontiguous(x, force=True), dt)
     e = _ew.unary("exp", _ew.binary("subtract", x, _red.max(x, axis=axis, keepdims=True)))
@@ -127,5 +138,5 @@ def log_softmax(x: ArrayLike, axis: int = -1) -> Array:
         >>> pm.nn.log_softmax(pm.asarray([0.0, 0.0])).numpy().round(4)
         array([-0.6931, -0.6931], dtype=float32)
     """
-    dt, x = _result_type(x), _float32(x)
+    dt, x = _result_type(x), _float32(x, "log_softmax")
     return _back(_ew.binary("subtract", x, _red.logsumexp(x, axis=axis, keepdims=True)), dt)

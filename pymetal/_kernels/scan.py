@@ -82,7 +82,8 @@ def _plan(x, out, op, exclusive, dev):
     p["n"], p["rows"], p["chunk"], p["chunks"] = n, rows, chunk, chunks
     p["exclusive"], p["prefix"], p["product"] = exclusive, chunks > 1, op == "prod"
     params = p.tobytes()
-    result.temp("scan_totals", rows * chunks * acc_size if chunks > 1 else 1)
+    # chunk totals, then as many flags (Shaders/scan.metal: scan_reduce, scan_totals)
+    result.temp("scan_totals", 2 * rows * chunks * acc_size if chunks > 1 else 1)
     if chunks > 1:
         result.launch(kernel("scan", "reduce", pair, dev), ("x", "scan_totals"), params, grid=(chunks, rows))
         result.launch(kernel("scan", "totals", acc_name, dev), ("scan_totals",), params, grid=rows)

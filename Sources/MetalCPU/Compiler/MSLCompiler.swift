@@ -154,7 +154,7 @@ public final class MSLCompiler: @unchecked Sendable {
         let unit = output.text + LauncherGenerator.generate(output.kernels, constants: output.constants)
         // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
         // libm call that may set errno is never vectorised (nor is a loop around it).
-        let codegen = ["-std=c++20", "-O2", Self.cpuFlag, "-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
+        let codegen = ["-std=c++20", "-O2"] + Self.cpuFlags + ["-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
                        "-fsigned-char", // MSL char is signed, also on arm64
                        "-Werror=unknown-attributes",
                        // a loop that never ends hangs (and the watchdog reports it), as on a GPU: not removed
@@ -292,11 +292,14 @@ public final class MSLCompiler: @unchecked Sendable {
         }
     }
 
-    private static let cpuFlag: String = {
+    private static let cpuFlags: [String] = {
         #if arch(x86_64)
-        return "-march=native"
+        // Not the AVX-512 BF16 / AVX-NE-CONVERT float -> bfloat instructions: they flush
+        // subnormals to zero (whatever MXCSR says), where a GPU and the software conversion
+        // (pm_msl/types.h) keep them.
+        return ["-march=native", "-mno-avx512bf16", "-mno-avxneconvert"]
         #else
-        return "-mcpu=native"
+        return ["-mcpu=native"]
         #endif
     }()
 
