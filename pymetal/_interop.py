@@ -49,9 +49,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__" and ufunc in _GUFUNCS and simple and out is None:
         from . import _linalg
         return getattr(_linalg, _GUFUNCS[ufunc])(*inputs)
-    if method == "reduce" and ufunc in _REDUCING and simple and out is None:
-        from . import _reduce
-        return getattr(_reduce, _REDUCING[ufunc])(inputs[0], axis=kwargs.get("axis", 0))
+    if method != "__call__" and hasattr(_ew.FUNCTIONS.get(name), method) and isinstance(inputs[0], Array):
+        # NumPy's ufunc methods as pymetal's (pymetal/_numpy_ufuncs.py): np.add.at(x, i, v) changes x
+        if out is not None:
+            kwargs["out"] = out
+        return getattr(_ew.FUNCTIONS[name], method)(*inputs, **kwargs)
     # Not a pymetal kernel: NumPy on the shared memory.
     if out is not None:
         kwargs["out"] = tuple(_host(o) for o in (out if isinstance(out, tuple) else (out,)))
@@ -61,8 +63,6 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 _GUFUNCS: dict = {np.matmul: "matmul"}
 if isinstance(getattr(np, "vecdot", None), np.ufunc):
     _GUFUNCS[np.vecdot] = "vecdot"
-_REDUCING = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-             np.logical_and: "all", np.logical_or: "any"}
 
 
 # NumPy function -> (pymetal function, NumPy parameters passed positionally, NumPy parameter ->

@@ -55,3 +55,36 @@ from ._api import (  # the Python Array API standard's namespace (issue 12)
 
 newaxis = None
 e, pi, inf, nan = 2.718281828459045, 3.141592653589793, float("inf"), float("nan")
+
+# NumPy's API beside the standard's (issue 23): NumPy's names, signatures and semantics. Where a
+# name is the standard's too, NumPy's extra parameters are additions (pm.sum(x, 1), pm.tril(x, 1),
+# pm.where(c)); every call the standard allows means the same.
+from . import _numpy_methods  # noqa: F401,E402  (ndarray's methods on Array)
+from . import lib  # noqa: F401,E402
+from ._numpy_reduce import (  # noqa: E402
+    sum, prod, max, min, ptp, all, any, argmax, argmin, mean, var, std, count_nonzero, cumsum, cumprod,
+    sort, argsort, partition, argpartition,
+)
+from ._numpy_api import (  # noqa: E402
+    dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, swapaxes,
+    isclose, allclose, array_equal, array_equiv, where, argwhere, flatnonzero, select, nan_to_num,
+    unravel_index, ravel_multi_index,
+)
+from ._numpy_shapes import (  # noqa: E402
+    eye, identity, linspace, logspace, geomspace, meshgrid, indices, atleast_1d, atleast_2d, atleast_3d,
+    hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,
+    append, delete, insert, pad, resize, tril, triu, roll, flip, take, repeat, tensordot, searchsorted,
+    shape, ndim, size,
+)
+from ._numpy_stats import (  # noqa: E402
+    unique, bincount, histogram, digitize, quantile, percentile, median, nanquantile, nanpercentile,
+    nanmedian, nansum, nanprod, nanmax, nanmin, nanargmax, nanargmin, nanmean, nanvar, nanstd, nancumsum,
+    nancumprod, average, cov, corrcoef, interp, correlate, convolve, cross, lexsort, diff, gradient,
+)
+from ._numpy_ufuncs import (  # noqa: E402
+    ALIASES as _NP_ALIASES, fmod, degrees, radians, fabs, fix, round, fmax, fmin, cbrt, angle, divmod_ as divmod,
+    heaviside,
+)
+globals().update(_NP_ALIASES)
+amax, amin, around, round_, rad2deg, deg2rad = max, min, round, round, degrees, radians
+conjugate = conj

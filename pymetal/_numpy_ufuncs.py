@@ -1,0 +1,359 @@
+"""NumPy's names for the elementwise functions, the NumPy ufuncs pymetal composes
+from them, and NumPy's ufunc methods on pymetal's binary functions (issue 23).
+
+``pm.power``, ``pm.arctan2``, ... are the same functions as ``pm.pow``,
+``pm.atan2`` (their NumPy names come from the op table in _ops.py).
+``pm.add.reduce / accumulate / outer / at / reduceat`` run kernels where pymetal
+has one (sums, products, extremes, running sums and products, the sort-based
+segmented sum of ``at``); other ufunc methods (``pm.subtract.accumulate``) run
+NumPy's on the shared memory (pending work is waited for) and return pymetal
+arrays.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from . import _elementwise as _ew
+from . import _ops
+from . import _reduce as _r
+from . import _sorting as _s
+from . import dtypes as _dt
+from ._array import Array, _new, check_writeable, normalize_axis
+from ._numpy_reduce import _dtype, into
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from ._typing import ArrayLike
+
+_A = _ew.as_array
+_F = _ew.FUNCTIONS
+
+
+def _bin(name, a, b):
+    return _ew.binary(name, a, b)
+
+
+# NumPy's names of the table's functions (power, arctan2, absolute, invert, left_shift, ...).
+ALIASES = {op.numpy: _F[name] for name, op in list(_ops.UNARY.items()) + list(_ops.BINARY.items())
+           if op.numpy and op.numpy not in ("conjugate",)}
+ALIASES.update(mod=_F["remainder"], true_divide=_F["divide"], bitwise_not=_F["bitwise_invert"],
+               bitwise_invert=_F["bitwise_invert"], amax=None, amin=None)
+del ALIASES["amax"], ALIASES["amin"]  # (the reductions: set in _namespace)
+
+
+def fmod(x1: ArrayLike, x2: ArrayLike, /, out: Array | None = None) -> Array:
+    """Remainder with the sign of the dividend (C's fmod), unlike remainder/mod.
+
+    Examples:
+        >>> pm.fmod(pm.asarray([-3, 3]), 2)
+        Array([-1,  1], dtype=int64)
+    """
+    r = _bin("remainder", x1, x2)
+    # remainder has the divisor's sign: where it differs from the dividend's, step back by x2
+    fix = _bin("logical_and", _bin("not_equal", r, 0),
+               _bin("not_equal", _bin("less", r, 0), _bin("less", x1, 0)))
+    return into(_ew.where(fix, _bin("subtract", r, x2), r), out)
+
+
+def degrees(x: ArrayLike, /, out: Array | None = None) -> Array:
+    """Radians to degrees (also ``pm.rad2deg``).
+
+    Examples:
+        >>> pm.degrees(pm.asarray([pm.pi]))
+        Array([180.], dtype=float32)
+    """
+    return into(_bin("multiply", _float(x), 180.0 / math.pi), out)
+
+
+def radians(x: ArrayLike, /, out: Array | None = None) -> Array:
+    """Degrees to radians (also ``pm.deg2rad``).
+
+    Examples:
+        >>> pm.radians(pm.asarray([180.0]))
+        Array([3.1415927], dtype=float32)
+    """
+    return into(_bin("multiply", _float(x), math.pi / 180.0), out)
+
+
+def _float(x):
+    x = _A(x)
+    return x if _dt.kind(x._dtype) in "fc" else _ew.astype(x, _dt.float32)
+
+
+def fabs(x: ArrayLike, /, out: Array | None = None) -> Array:
+    """Absolute values as floats (float32 for integers).
+
+    Examples:
+        >>> pm.fabs(pm.asarray([-1, 2]))
+        Array([1., 2.], dtype=float32)
+    """
+    x = _A(x)
+    if _dt.kind(x._dtype) == "c":
+        raise TypeError("fabs is not defined for complex arrays; use pm.abs")
+    return into(_ew.unary("abs", _float(x)), out)
+
+
+def fix(x: ArrayLike, out: Array | None = None) -> Array:
+    """Rounded towards zero.
+
+    Examples:
+        >>> pm.fix(pm.asarray([-1.5, 1.5]))
+        Array([-1.,  1.], dtype=float32)
+    """
+    return into(_ew.unary("trunc", x), out)
+
+
+def round(a: ArrayLike, decimals: int = 0, out: Array | None = None) -> Array:
+    """Rounded to `decimals` places, halves to even (NumPy's round; also ``pm.around``,
+    ``pm.round_``). Integers with decimals < 0 round to tens, hundreds, ...
+
+    Examples:
+        >>> pm.round(pm.asarray([0.5, 1.5, 2.675]), 2)
+        Array([0.5 , 1.5 , 2.68], dtype=float32)
+        >>> pm.round(pm.asarray([1234, 5678]), -2)
+        Array([1200, 5700], dtype=int64)
+    """
+    x = _A(a)
+    d = int(decimals)
+    if d == 0 or (d > 0 and _dt.kind(x._dtype) in "biu"):
+        r = _ew.unary("round", x)
+    elif _dt.kind(x._dtype) in "iu":  # to tens, hundreds: in floats, halves to even, as NumPy's
+        s = 10.0 ** -d
+        r = _ew.astype(_bin("multiply", _ew.unary("round", _bin("divide", _ew.astype(x, _dt.float32), s)), s), x._dtype)
+    else:
+        s = 10.0 ** d
+        r = _bin("divide", _ew.unary("round", _bin("multiply", x, s)), s) if d > 0 else \
+            _bin("multiply", _ew.unary("round", _bin("divide", x, 10.0 ** -d)), 10.0 ** -d)
+    return into(r, out)
+
+
+def fmax(x1: ArrayLike, x2: ArrayLike, /, out: Array | None = None) -> Array:
+    """Elementwise maximum ignoring NaNs (NaN only where both are NaN).
+
+    Examples:
+        >>> pm.fmax(pm.asarray([1.0, float("nan")]), pm.asarray([float("nan"), 2.0]))
+        Array([1., 2.], dtype=float32)
+    """
+    return into(_nan_pick("maximum", x1, x2), out)
+
+
+def fmin(x1: ArrayLike, x2: ArrayLike, /, out: Array | None = None) -> Array:
+    """Elementwise minimum ignoring NaNs (NaN only where both are NaN).
+
+    Examples:
+        >>> pm.fmin(pm.asarray([1.0, float("nan")]), pm.asarray([float("nan"), 2.0]))
+        Array([1., 2.], dtype=float32)
+    """
+    return into(_nan_pick("minimum", x1, x2), out)
+
+
+def _nan_pick(name, x1, x2):
+    m = _bin(name, x1, x2)
+    if _dt.kind(m._dtype) != "f":
+        return m
+    a, b = _A(x1), _A(x2)
+    m = _ew.where(_ew.unary("isnan", a), b, m) if _dt.kind(a._dtype) == "f" else m
+    return _ew.where(_ew.unary("isnan", b), a, m) if _dt.kind(b._dtype) == "f" else m
+
+
+def cbrt(x: ArrayLike, /, out: Array | None = None) -> Array:
+    """Cube root (of negative numbers too).
+
+    Examples:
+        >>> pm.cbrt(pm.asarray([-8.0, 27.0]))
+        Array([-2.,  3.], dtype=float32)
+    """
+    x = _float(x)
+    ax = _ew.unary("abs", x)
+    r = _bin("pow", ax, 1.0 / 3.0)
+    # one Newton step: pow(27, 1/3) is 3.0000002 in float32, NumPy's cbrt is exact
+    step = _bin("divide", _bin("subtract", _bin("multiply", _bin("multiply", r, r), r), ax), _bin("multiply", _bin("multiply", r, r), 3.0))
+    r = _ew.where(_bin("logical_and", _bin("greater", r, 0), _ew.unary("isfinite", r)), _bin("subtract", r, step), r)
+    return into(_bin("copysign", r, x), out)
+
+
+def angle(z: ArrayLike, deg: bool = False) -> Array:
+    """The argument of complex numbers (0 or pi for real ones).
+
+    Examples:
+        >>> pm.angle(pm.asarray([1j, -1.0]))
+        Array([1.5707964, 3.1415927], dtype=float32)
+    """
+    z = _A(z)
+    if _dt.kind(z._dtype) == "c":
+        r = _bin("atan2", _ew.unary("imag", z), _ew.unary("real", z))
+    else:
+        zf = _float(z)
+        r = _bin("atan2", _ew.fill(_new(zf._shape, zf._dtype, zf._buf.device), 0), zf)  # +0: pi for negatives
+    return degrees(r) if deg else r
+
+
+def divmod_(x1: ArrayLike, x2: ArrayLike, /) -> tuple[Array, Array]:
+    """(floor_divide(x1, x2), remainder(x1, x2)).
+
+    Examples:
+        >>> pm.divmod(pm.asarray([7, -7]), 2)
+        (Array([ 3, -4], dtype=int64), Array([1, 1], dtype=int64))
+    """
+    return _bin("floor_divide", x1, x2), _bin("remainder", x1, x2)
+
+
+divmod_.__name__ = divmod_.__qualname__ = "divmod"
+
+
+def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """0 where x1 < 0, x2 where x1 == 0, 1 where x1 > 0 (NaN stays NaN).
+
+    Examples:
+        >>> pm.heaviside(pm.asarray([-1.0, 0.0, 2.0]), 0.5)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
+    x = _float(x1)
+    r = _ew.where(_bin("less", x, 0), 0.0, _ew.where(_bin("greater", x, 0), 1.0, x2))
+    return _ew.where(_ew.unary("isnan", x), x, r)
+
+
+# ---- ufunc methods ---------------------------------------------------------------------------
+
+_REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",
+           "logical_and": "all", "logical_or": "any"}
+_ACCUMULATE = {"add": "sum", "multiply": "prod"}
+
+
+def _in_numpy(name, method, args, kwargs):
+    """A ufunc method pymetal has no kernel for: NumPy's, on the shared memory."""
+    from ._interop import _host
+    ufunc = getattr(np, _ops.BINARY[name].numpy or name)
+    res = getattr(ufunc, method)(*_host(args), **_host(kwargs))
+    return res if res is None else _A(np.asarray(res))
+
+
+def _methods(name):
+    fn = _F[name]
+
+    def reduce(array: ArrayLike, axis: Any = 0, dtype: Any = None, out: Array | None = None,
+               keepdims: bool = False, initial: Any = None, where: Any = True) -> Array:
+        """The reduction of array over axis by this ufunc (pm.add.reduce is pm.sum over axis 0).
+
+        Examples:
+            >>> pm.add.reduce(pm.asarray([[1, 2], [3, 4]]))
+            Array([4, 6], dtype=int64)
+        """
+        if name not in _REDUCE or where is not True:
+            kw = dict(axis=axis, dtype=dtype, keepdims=keepdims, where=where)
+            if initial is not None:
+                kw["initial"] = initial
+            return into(_in_numpy(name, "reduce", (array,), kw), out)
+        x = _A(array)
+        kw = {"dtype": _dtype(dtype)} if dtype is not None and name in ("add", "multiply") else {}
+        if initial is not None and x._size == 0:
+            from ._reduce import _axes, _result_shape
+            shape = _result_shape(x._shape, _axes(axis, x.ndim), keepdims)
+            res = _ew.fill(_new(shape, _dt.check_dtype(_dtype(dtype) or x._dtype), x._buf.device), initial)
+        else:
+            res = getattr(_r, _REDUCE[name])(x, axis=axis, keepdims=keepdims, **kw)
+            if initial is not None:
+                res = fn(res, initial)
+        if dtype is not None and res._dtype != _dt.check_dtype(_dtype(dtype)):
+            res = _ew.astype(res, _dt.check_dtype(_dtype(dtype)))
+        return into(res, out)
+
+    def accumulate(array: ArrayLike, axis: int = 0, dtype: Any = None, out: Array | None = None) -> Array:
+        """Running results of this ufunc along axis, in the input's dtype (pm.add.accumulate: a scan kernel).
+
+        Examples:
+            >>> pm.add.accumulate(pm.asarray([1, 2, 3]))
+            Array([1, 3, 6], dtype=int64)
+        """
+        if name not in _ACCUMULATE:
+            return into(_in_numpy(name, "accumulate", (array,), dict(axis=axis, dtype=dtype)), out)
+        x = _A(array)
+        dt = _dt.check_dtype(_dtype(dtype)) if dtype is not None else x._dtype
+        if x.ndim == 0:
+            raise TypeError("accumulate of a 0-d array")
+        f = _s.cumulative_sum if name == "add" else _s.cumulative_prod
+        return into(f(x, axis=normalize_axis(axis, x.ndim), dtype=dt), out)
+
+    def outer(A: ArrayLike, B: ArrayLike, /, out: Array | None = None) -> Array:
+        """This ufunc of every pair (a, b): shape A.shape + B.shape (broadcast views, one kernel).
+
+        Examples:
+            >>> pm.multiply.outer(pm.asarray([1, 2]), pm.asarray([1, 10]))
+            Array([[ 1, 10],
+                   [ 2, 20]], dtype=int64)
+        """
+        a, b = _A(A), _A(B)
+        return into(fn(a.reshape(a._shape + (1,) * b.ndim), b), out)
+
+    def at(a: Array, indices: Any, b: Any = None, /) -> None:
+        """Unbuffered in place a[indices] op= b: repeated indices all count. add/subtract: a sort
+        of the indices and a segmented sum (kernels); other ufuncs: NumPy's on the shared memory.
+
+        Examples:
+            >>> x = pm.zeros(3, pm.int64)
+            >>> pm.add.at(x, pm.asarray([0, 0, 2]), 1)
+            >>> x
+            Array([2, 0, 1], dtype=int64)
+        """
+        if not isinstance(a, Array):
+            raise TypeError("%s.at: the first argument must be a pymetal Array (it is changed in place)" % name)
+        check_writeable(a)
+        idx = None if isinstance(indices, tuple) or b is None else _A(indices)
+        if name not in ("add", "subtract") or idx is None or _dt.kind(idx._dtype) not in "iu" or idx.ndim != 1:
+            _in_numpy(name, "at", (a, indices) + (() if b is None else (b,)), {})
+            return None
+        _add_at(a, idx, b, negate=name == "subtract")
+        return None
+
+    def reduceat(array: ArrayLike, indices: Any, axis: int = 0, dtype: Any = None, out: Array | None = None) -> Array:
+        """Reductions over the slices [indices[i], indices[i+1]) along axis (NumPy's, on the shared memory).
+
+        Examples:
+            >>> pm.add.reduceat(pm.arange(8), [0, 4, 5])
+            Array([ 6,  4, 18], dtype=int64)
+        """
+        return into(_in_numpy(name, "reduceat", (array, indices), dict(axis=axis, dtype=dtype)), out)
+
+    for m in (reduce, accumulate, outer, at, reduceat):
+        m.__qualname__ = "%s.%s" % (name, m.__name__)
+        setattr(fn, m.__name__, m)
+
+
+def _add_at(a, idx, b, negate):
+    """a[idx] += b with repeated indices summed: the indices sorted, b's rows summed per run of
+    equal indices (differences of a running sum at the runs' ends), one scatter of the sums."""
+    from ._indexing import take
+    from ._manipulation import concat
+    n = a._shape[0] if a.ndim else 0
+    if a.ndim == 0:
+        raise TypeError("at: a 0-d array has no indices")
+    m = idx._size
+    if m == 0:
+        return
+    idx = _ew.where(_bin("less", idx, 0), _bin("add", idx, n), idx) if _dt.kind(idx._dtype) == "i" else idx
+    if bool(_r.any(_bin("less", idx, 0))) or bool(_r.any(_bin("greater_equal", idx, n))):
+        raise IndexError("at: an index is out of bounds for an axis of size %d" % n)
+    rows = (m,) + a._shape[1:]
+    acc = _dt.int64 if _dt.kind(a._dtype) in "biu" else _dt.promote_types(a._dtype, _dt.float32)
+    vals = _A(b) if not _ew.is_scalar(b) else _A(np.asarray(b))
+    vals = _ew.ascontiguous((vals if vals._dtype == acc else _ew.astype(vals, acc)).broadcast_to(rows))
+    order = _s.argsort(idx)
+    k = take(idx, order)
+    ends = _s.nonzero(concat([_bin("not_equal", k[1:], k[:-1]), _A(np.ones(1, bool))]))[0]
+    run = take(_s.cumulative_sum(take(vals, order, axis=0), axis=0, dtype=acc), ends, axis=0)
+    prev = concat([_ew.fill(_ew.astype(run[:1], acc), 0), run[:-1]], axis=0)
+    sums = _bin("subtract", run, prev)
+    where = take(k, ends)
+    cur = take(a, where, axis=0)
+    new = _bin("subtract" if negate else "add", cur, sums)
+    a[where] = new if new._dtype == a._dtype else _ew.astype(new, a._dtype)
+
+
+for _name, _op in _ops.BINARY.items():
+    if isinstance(getattr(np, _op.numpy or _name, None), np.ufunc):  # (not leaky_relu)
+        _methods(_name)
