@@ -82,7 +82,7 @@ from ._numpy_stats import (  # noqa: E402
     nancumprod, average, cov, corrcoef, interp, correlate, convolve, cross, lexsort, diff, gradient,
 )
 from ._numpy_ufuncs import (  # noqa: E402
-    ALIASES as _NP_ALIASES, fmod, degrees, radians, fabs, fix, round, fmax, fmin, cbrt, angle, divmod_ as divmod,
+    ALIASES as _NP_ALIASES, fmod, degrees, radians, fabs, rint, fix, round, fmax, fmin, cbrt, angle, divmod_ as divmod,
     heaviside,
 )
 globals().update(_NP_ALIASES)

@@ -71,7 +71,7 @@ def vdot(a: ArrayLike, b: ArrayLike, /) -> Array:
     if _dt.kind(a._dtype) == "c":
         a = _ew.unary("conj", a)
     p = _bin("multiply", a, b)
-    return _r.sum(p, dtype=p._dtype if _dt.kind(p._dtype) in "fc" else None)
+    return _r.sum(p, dtype=p._dtype)  # the operands' type, as NumPy's (sum would widen integers)
 
 
 def inner(a: ArrayLike, b: ArrayLike, /) -> Array:
@@ -388,8 +388,7 @@ def where(condition: ArrayLike, x: Any = None, y: Any = None, /) -> Any:
     """
     from ._sorting import nonzero
     if x is None and y is None:
-        c = _A(condition)
-        return nonzero(c.reshape(1) if c.ndim == 0 else c)
+        return nonzero(condition)
     if x is None or y is None:
         raise ValueError("where: give both x and y, or neither")
     return _ew.where(condition, x, y)

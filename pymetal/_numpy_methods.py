@@ -167,7 +167,7 @@ def conj(self: Array) -> Array:
         >>> pm.asarray([1 + 2j]).conj()
         Array([1.-2.j], dtype=complex64)
     """
-    return _api.conj(self)
+    return _api.conj(self) if self._dtype != _dt.bool_ else self.copy()  # NumPy's conj of bool: a copy
 
 
 def put(self: Array, indices: ArrayLike, values: ArrayLike, mode: str = "raise") -> None:

@@ -41,6 +41,7 @@ def _bin(name, a, b):
 # NumPy's names of the table's functions (power, arctan2, absolute, invert, left_shift, ...).
 ALIASES = {op.numpy: _F[name] for name, op in list(_ops.UNARY.items()) + list(_ops.BINARY.items())
            if op.numpy and op.numpy not in ("conjugate",)}
+del ALIASES["rint"]  # NumPy's rint of integers is float: below
 ALIASES.update(mod=_F["remainder"], true_divide=_F["divide"], bitwise_not=_F["bitwise_invert"],
                bitwise_invert=_F["bitwise_invert"], amax=None, amin=None)
 del ALIASES["amax"], ALIASES["amin"]  # (the reductions: set in _namespace)
@@ -96,6 +97,16 @@ def fabs(x: ArrayLike, /, out: Array | None = None) -> Array:
     if _dt.kind(x._dtype) == "c":
         raise TypeError("fabs is not defined for complex arrays; use pm.abs")
     return into(_ew.unary("abs", _float(x)), out)
+
+
+def rint(x: ArrayLike, /, out: Array | None = None) -> Array:
+    """Rounded to the nearest integer, halves to even, as floats (float32 for integers).
+
+    Examples:
+        >>> pm.rint(pm.asarray([0.5, 1.5, -2.5]))
+        Array([ 0.,  2., -2.], dtype=float32)
+    """
+    return into(_ew.unary("round", _float(x)), out)
 
 
 def fix(x: ArrayLike, out: Array | None = None) -> Array:
@@ -251,7 +262,7 @@ def _methods(name):
             return into(_in_numpy(name, "reduce", (array,), kw), out)
         x = _A(array)
         kw = {"dtype": _dtype(dtype)} if dtype is not None and name in ("add", "multiply") else {}
-        if initial is not None and x._size == 0:
+        if initial is not None and x._size == 0 and name in ("maximum", "minimum"):  # no identity to reduce from
             from ._reduce import _axes, _result_shape
             shape = _result_shape(x._shape, _axes(axis, x.ndim), keepdims)
             res = _ew.fill(_new(shape, _dt.check_dtype(_dtype(dtype) or x._dtype), x._buf.device), initial)
@@ -273,11 +284,14 @@ def _methods(name):
         if name not in _ACCUMULATE:
             return into(_in_numpy(name, "accumulate", (array,), dict(axis=axis, dtype=dtype)), out)
         x = _A(array)
-        dt = _dt.check_dtype(_dtype(dtype)) if dtype is not None else x._dtype
         if x.ndim == 0:
             raise TypeError("accumulate of a 0-d array")
+        dt = None
+        if dtype is not None:  # NumPy casts the input to dtype first
+            dt = _dt.check_dtype(_dtype(dtype))
+            x = x if x._dtype == dt else _ew.astype(x, dt)
         f = _s.cumulative_sum if name == "add" else _s.cumulative_prod
-        return into(f(x, axis=normalize_axis(axis, x.ndim), dtype=dt), out)
+        return into(f(x, axis=normalize_axis(axis, x.ndim), dtype=dt), out)  # (no dtype: sum's, as NumPy's)
 
     def outer(A: ArrayLike, B: ArrayLike, /, out: Array | None = None) -> Array:
         """This ufunc of every pair (a, b): shape A.shape + B.shape (broadcast views, one kernel).
