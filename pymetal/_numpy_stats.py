@@ -121,7 +121,8 @@ def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0)
     if minlength < 0:
         raise ValueError("bincount: minlength must be non-negative")
     n = builtins.max(int(_r.max(x)) + 1 if x._size else 0, minlength)
-    if weights is None:
+    x = x if x._dtype == _dt.int64 else _ew.astype(x, _dt.int64)  # (bool keys would index as a mask)
+    if weights is None or x._size == 0:  # NumPy's: int64 counts for empty input, with weights too
         w = _ew.fill(_new(x._shape, _dt.int64, x._buf.device), 1)
     else:
         w = _A(weights)
@@ -199,7 +200,8 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False) -> Array:
     if b._size > 1 and bool(_r.any(_bin("less", b[1:], b[:-1]))):
         if bool(_r.any(_bin("greater", b[1:], b[:-1]))):
             raise ValueError("digitize: bins must be monotonically increasing or decreasing")
-        return _bin("subtract", b._size, _s.searchsorted(_m.flip(b), x, side="right" if right else "left"))
+        rev = _ew.ascontiguous(_m.flip(b))
+        return _bin("subtract", b._size, _s.searchsorted(rev, x, side="right" if right else "left"))
     return _s.searchsorted(b, x, side=side)
 
 
@@ -217,7 +219,10 @@ def _quantile(a, q, axis, method, keepdims, skip_nan, name):
     from ._indexing import take_along_axis
     if method not in _METHODS[:5]:
         raise ValueError("%s: method must be one of %s, not %r" % (name, ", ".join(_METHODS[:5]), method))
-    x = _float(_A(a))
+    x = _A(a)
+    discrete = method in ("lower", "higher", "nearest")  # an element: NumPy keeps the input's dtype
+    if not discrete or _dt.kind(x._dtype) == "b":
+        x = _float(x)
     qh = np.asarray(q.numpy() if isinstance(q, Array) else q, dtype=np.float64)
     if qh.size and (np.isnan(qh).any() or qh.min() < 0 or qh.max() > 1):
         raise ValueError("%s: quantiles must be in the range [0, %s]" % (name, "100" if "percentile" in name else "1"))
@@ -228,7 +233,7 @@ def _quantile(a, q, axis, method, keepdims, skip_nan, name):
     n = int(np.prod([x._shape[i] for i in axes], dtype=np.int64))
     rows = xs.reshape(tuple(x._shape[i] for i in kept) + (n,))  # an empty axis gives NaN, as NumPy's
     s = _s.sort(rows, axis=-1) if rows._size else rows
-    isnan = _ew.unary("isnan", rows)
+    isnan = _ew.unary("isnan", rows)  # (all false for integers)
     if skip_nan:
         count = _r.sum(_ew.unary("logical_not", isnan), axis=-1, keepdims=True, dtype=_dt.int64)
     else:
@@ -250,16 +255,19 @@ def _quantile(a, q, axis, method, keepdims, skip_nan, name):
     top = _ew.clip(_bin("subtract", count, 1), 0, None)
     ilo = _ew.clip(_ew.astype(lo, _dt.int64), 0, builtins.max(n - 1, 0))
     ihi = _bin("minimum", _bin("add", ilo, 1), top)
-    if s._size:
+    if s._size and discrete:
+        r = take_along_axis(s, ilo, axis=-1)
+    elif s._size:
         vlo, vhi = take_along_axis(s, ilo, axis=-1), take_along_axis(s, ihi, axis=-1)
         # NumPy's lerp: exact at both ends
         r = _ew.where(_bin("greater_equal", t, 0.5), _bin("subtract", vhi, _bin("multiply", _bin("subtract", vhi, vlo),
                       _bin("subtract", 1.0, t))), _bin("add", vlo, _bin("multiply", _bin("subtract", vhi, vlo), t)))
         r = _ew.where(_bin("equal", t, 0.0), vlo, r)
     else:
-        r = _ew.fill(_new(pos._shape, x._dtype, x._buf.device), float("nan"))
-    nan_row = _r.any(isnan, axis=-1, keepdims=True) if not skip_nan else _bin("equal", count, 0)
-    r = _ew.where(nan_row, float("nan"), r)
+        r = _ew.fill(_new(pos._shape, x._dtype, x._buf.device), float("nan") if _dt.kind(x._dtype) in "fc" else 0)
+    if _dt.kind(x._dtype) in "fc":
+        nan_row = _r.any(isnan, axis=-1, keepdims=True) if not skip_nan else _bin("equal", count, 0)
+        r = _ew.where(nan_row, float("nan"), r)
     if r._dtype != x._dtype:
         r = _ew.astype(r, x._dtype)
     # NumPy's layout: q's dimensions first, then the kept (or size-1) dimensions
@@ -623,6 +631,9 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: float | None = None
     if xpa._size == 0:
         raise ValueError("interp: array of sample points is empty")
     n = xpa._size
+    if n == 1:  # NumPy's: fp[0] everywhere but left of / right of the point
+        r = _ew.where(_bin("less", xv, xpa[0]), fpa[0] if left is None else float(left), fpa[0])
+        return _ew.where(_bin("greater", xv, xpa[0]), fpa[0] if right is None else float(right), r)
     j = _ew.clip(_s.searchsorted(xpa, xv, side="right"), 1, builtins.max(n - 1, 1))
     i0 = _bin("subtract", j, 1)
     j = _ew.clip(j, 0, n - 1)
@@ -668,9 +679,7 @@ def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Array:
         dt = _dt.int64
     a = a if a._dtype == dt else _ew.astype(a, dt)
     v = v if v._dtype == dt else _ew.astype(v, dt)
-    if swapped:
-        a = _ew.unary("conj", a) if _dt.kind(dt) == "c" else a
-    elif _dt.kind(dt) == "c":
+    if _dt.kind(dt) == "c":
         v = _ew.unary("conj", v)
     left = {"valid": 0, "same": m // 2, "full": m - 1}[mode]
     right = {"valid": 0, "same": m - 1 - m // 2, "full": m - 1}[mode]
