@@ -20,7 +20,7 @@ from . import _manipulation as _m
 from . import _reduce as _r
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
-from ._numpy_reduce import _dtype, into
+from ._numpy_reduce import _dtype, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -287,9 +287,7 @@ def einsum(subscripts: str, *operands: ArrayLike, out: Array | None = None, dtyp
     x, t = _einsum_sum(x, t, out_t)
     res = x.permute_dims([t.index(c) for c in out_t]) if x.ndim else x
     res = _ew.ascontiguous(res, force=res is x or not res._cc)
-    if dtype is not None:
-        res = _ew.astype(res, _dt.check_dtype(_dtype(dtype)))
-    return into(res, out)
+    return into(_with_dtype(res, dtype), out)
 
 
 def _einsum_sum(x, t, keep):

@@ -7,7 +7,6 @@ is not a device type: creation functions give float32 where NumPy gives float64.
 
 from __future__ import annotations
 
-import builtins
 import operator
 
 import numpy as np
@@ -17,7 +16,7 @@ from . import _manipulation as _m
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
 from ._numpy_api import _bin, swapaxes
-from ._numpy_reduce import _dtype, into
+from ._numpy_reduce import _dtype, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -96,7 +95,7 @@ def logspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, base: 
     """
     y = linspace(start, stop, num, endpoint, axis=axis)
     r = _bin("pow", float(base), y)
-    return r if dtype is None else _ew.astype(r, _dt.check_dtype(_dtype(dtype)))
+    return _with_dtype(r, dtype)
 
 
 def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, dtype: DTypeLike = None,
@@ -118,8 +117,7 @@ def geomspace(start: float, stop: float, num: int = 50, endpoint: bool = True, d
         r[0] = start
         if endpoint and num > 1:
             r[num - 1] = stop
-    if dtype is not None:
-        r = _ew.astype(r, _dt.check_dtype(_dtype(dtype)))
+    r = _with_dtype(r, dtype)
     return _m.moveaxis(r, 0, axis) if axis else r
 
 
@@ -218,7 +216,7 @@ def _seq(tup, name):
 
 def _concat(arrs, axis, dtype):
     res = _m.concat(arrs, axis=axis)
-    return res if dtype is None else _ew.astype(res, _dt.check_dtype(_dtype(dtype)))
+    return _with_dtype(res, dtype)
 
 
 def hstack(tup: Any, *, dtype: DTypeLike = None, casting: str = "same_kind") -> Array:
@@ -280,7 +278,7 @@ def stack(arrays: Any, axis: int = 0, out: Array | None = None, *, dtype: DTypeL
                [2, 4]], dtype=int64)
     """
     res = _m.stack(_seq(arrays, "stack"), axis=axis)
-    return into(res if dtype is None else _ew.astype(res, _dt.check_dtype(_dtype(dtype))), out)
+    return into(_with_dtype(res, dtype), out)
 
 
 def concatenate(arrays: Any, axis: int | None = 0, out: Array | None = None, *, dtype: DTypeLike = None,

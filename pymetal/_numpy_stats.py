@@ -22,7 +22,7 @@ from . import _reduce as _r
 from . import _sorting as _s
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
-from ._numpy_reduce import _dtype, _flat_axis, into
+from ._numpy_reduce import _dtype, _flat_axis, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -465,8 +465,7 @@ def nanmean(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array 
     s = _r.sum(x, axis=axis, keepdims=keepdims, dtype=_dt.float32 if _dt.kind(a._dtype) == "f" else None)
     n = _r.sum(ok, axis=axis, keepdims=keepdims, dtype=_dt.float32)
     r = _bin("divide", s, n)
-    r = r if r._dtype == a._dtype else _ew.astype(r, a._dtype)
-    return into(r if dtype is None else _ew.astype(r, _dt.check_dtype(_dtype(dtype))), out)
+    return into(_with_dtype(r if r._dtype == a._dtype else _ew.astype(r, a._dtype), dtype), out)
 
 
 def nanvar(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | None = None, ddof: float = 0,
@@ -490,8 +489,7 @@ def nanvar(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array |
     ss = _r.sum(_bin("multiply", d, d), axis=axis, keepdims=keepdims)
     nn = _bin("subtract", n if keepdims else _r.sum(ok, axis=axis, dtype=_dt.float32), float(ddof))
     r = _ew.where(_bin("greater", nn, 0), _bin("divide", ss, nn), float("nan"))
-    r = r if r._dtype == a._dtype else _ew.astype(r, a._dtype)
-    return into(r if dtype is None else _ew.astype(r, _dt.check_dtype(_dtype(dtype))), out)
+    return into(_with_dtype(r if r._dtype == a._dtype else _ew.astype(r, a._dtype), dtype), out)
 
 
 def nanstd(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | None = None, ddof: float = 0,
@@ -590,8 +588,7 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
     xc = _bin("subtract", x, _r.mean(x, axis=1, keepdims=True))
     xt = xc.T if _dt.kind(xc._dtype) != "c" else _ew.unary("conj", xc).T
     c = _bin("divide", matmul(xc, _ew.ascontiguous(xt)), float(n - ddof) if n - ddof > 0 else 0.0)
-    if dtype is not None:
-        c = _ew.astype(c, _dt.check_dtype(_dtype(dtype)))
+    c = _with_dtype(c, dtype)
     return c.reshape(()) if c._shape == (1, 1) else c
 
 
@@ -610,7 +607,7 @@ def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, *, d
     d = _ew.unary("sqrt", diagonal(c))
     r = _bin("divide", _bin("divide", c, d.reshape(-1, 1)), d.reshape(1, -1))
     r = _ew.clip(r, -1.0, 1.0) if _dt.kind(r._dtype) == "f" else r
-    return r if dtype is None else _ew.astype(r, _dt.check_dtype(_dtype(dtype)))
+    return _with_dtype(r, dtype)
 
 
 def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: float | None = None, right: float | None = None,
