@@ -123,6 +123,14 @@ def _functions():
         fn = getattr(np, name, None)
         if fn is not None and not isinstance(fn, np.ufunc):
             table[fn] = (getattr(pm, pm_name), inspect.signature(fn), positional, keywords)
+    # NumPy's functions pymetal implements with NumPy's signature (pymetal/_numpy_*.py): called as given
+    from . import _numpy_api, _numpy_reduce, _numpy_shapes, _numpy_stats, _numpy_ufuncs, linalg
+    for mod in (_numpy_api, _numpy_reduce, _numpy_shapes, _numpy_stats, _numpy_ufuncs):
+        for name, f in vars(mod).items():
+            fn = getattr(np, name, None)
+            if getattr(f, "__module__", None) == mod.__name__ and callable(fn) and not isinstance(fn, np.ufunc):
+                table.setdefault(fn, (f, None, None, None))
+    table[np.linalg.norm] = (linalg.norm, None, None, None)
     return table
 
 
@@ -136,9 +144,11 @@ def _array_function(self, func, types, args, kwargs):
     spec = _FN.get(func)
     if spec is not None and all(issubclass(t, (Array, np.ndarray)) for t in types):
         try:
+            if spec[1] is None:
+                return spec[0](*args, **kwargs)
             return _call(spec, args, kwargs)
-        except _Unsupported:
-            pass
+        except (_Unsupported, TypeError, NotImplementedError):
+            pass  # an argument pymetal does not take: NumPy's, below
     return func(*_host(args), **_host(kwargs))
 
 

@@ -407,3 +407,18 @@ def test_as_strided():
         as_strided(x, (3, 4), (4096 * 1024, 4))
     with pytest.raises(ValueError, match="outside"):
         as_strided(x[2:], (2,), (-16,))
+
+
+def test_numpy_functions_dispatch_to_pymetal():
+    # NEP 18: NumPy's functions on pymetal arrays run these and return pymetal arrays
+    x = data((3, 4), np.float32)
+    a = pm.asarray(x)
+    for f in (lambda m, v: m.cumsum(v, 1), lambda m, v: m.einsum("ij->j", v), lambda m, v: m.linalg.norm(v, axis=0),
+              lambda m, v: m.pad(v, 1, "edge"), lambda m, v: m.percentile(v, 50, 0), lambda m, v: m.diag(v),
+              lambda m, v: m.unique(v, return_counts=True), lambda m, v: m.nanmax(v, 1)):
+        got = f(np, a)
+        compare(got, f(np, x), rtol=1e-5, atol=1e-5)
+    # an argument pymetal does not take: NumPy's function runs on the shared memory
+    got = np.unique(a, axis=0)
+    assert isinstance(got, np.ndarray)
+    np.testing.assert_array_equal(got, np.unique(x, axis=0))
