@@ -74,7 +74,7 @@ from ._numpy_shapes import (  # noqa: E402
     eye, identity, linspace, logspace, geomspace, meshgrid, indices, atleast_1d, atleast_2d, atleast_3d,
     hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,
     append, delete, insert, pad, resize, tril, triu, roll, flip, take, repeat, tensordot, searchsorted,
-    shape, ndim, size,
+    shape, ndim, size, reshape, ravel, copy, clip,
 )
 from ._numpy_stats import (  # noqa: E402
     unique, bincount, histogram, digitize, quantile, percentile, median, nanquantile, nanpercentile,

@@ -187,6 +187,29 @@ def put(self: Array, indices: ArrayLike, values: ArrayLike, mode: str = "raise")
     self.reshape(-1)[_ew.as_array(indices)] = values
 
 
+def tobytes(self: Array, order: str = "C") -> bytes:
+    """The elements' bytes in C (or Fortran) order.
+
+    Examples:
+        >>> pm.asarray([1, 2], dtype=pm.uint8).tobytes()
+        b'\\x01\\x02'
+    """
+    return self.numpy().tobytes(order)
+
+
+def partition(self: Array, kth: Any, axis: int = -1, kind: str = "introselect", order: Any = None) -> None:
+    """Partitions the array in place around the kth element(s) (here: sorts it, a valid partition).
+
+    Examples:
+        >>> x = pm.asarray([3, 4, 2, 1])
+        >>> x.partition(2)
+        >>> int(x[2])
+        3
+    """
+    _nr._check_kth(self, kth, axis)
+    _nr.sort_inplace(self, axis, order=order)
+
+
 def _real(self: Array) -> Array:
     """The real part: a view of complex arrays (writes go to the array), the array itself otherwise.
 
@@ -229,6 +252,7 @@ _METHODS = {
     "diagonal": _npa.diagonal, "swapaxes": _npa.swapaxes, "astype": astype, "reshape": reshape,
     "ravel": ravel, "flatten": flatten, "clip": clip, "round": round, "take": take, "repeat": repeat,
     "searchsorted": searchsorted, "nonzero": nonzero, "conj": conj, "conjugate": conj, "put": put,
+    "tobytes": tobytes, "partition": partition,
 }
 for _name, _fn in _METHODS.items():
     setattr(Array, _name, _fn)

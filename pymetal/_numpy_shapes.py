@@ -650,3 +650,55 @@ def size(a: ArrayLike, axis: int | None = None) -> int:
     """
     s = shape(a)
     return int(np.prod(s, dtype=np.int64)) if axis is None else s[normalize_axis(axis, len(s))]
+
+
+def reshape(a: ArrayLike, shape: Any = None, order: str = "C", *, newshape: Any = None,
+            copy: bool | None = None) -> Array:
+    """a in a new shape (a view where NumPy gives one), NumPy's signature (order="F" too).
+
+    Examples:
+        >>> pm.reshape(pm.arange(6), (2, 3), "F")
+        Array([[0, 2, 4],
+               [1, 3, 5]], dtype=int64)
+    """
+    if shape is None:
+        if newshape is None:
+            raise TypeError("reshape() needs the new shape")
+        shape = newshape
+    from ._numpy_methods import reshape as _reshape
+    return _reshape(_A(a), shape, order=order, copy=copy)
+
+
+def ravel(a: ArrayLike, order: str = "C") -> Array:
+    """The elements in one dimension (a view when possible); order="F" column by column.
+
+    Examples:
+        >>> pm.ravel(pm.asarray([[1, 2], [3, 4]]), "F")
+        Array([1, 3, 2, 4], dtype=int64)
+    """
+    from ._numpy_methods import ravel as _ravel
+    return _ravel(_A(a), order)
+
+
+def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
+    """A new array with a copy of a's data.
+
+    Examples:
+        >>> pm.copy(pm.asarray([1, 2]))
+        Array([1, 2], dtype=int64)
+    """
+    return _ew.ascontiguous(_A(a), force=True)
+
+
+def clip(a: ArrayLike, a_min: Any = None, a_max: Any = None, out: Array | None = None, *, min: Any = None,
+         max: Any = None) -> Array:
+    """a limited to [a_min, a_max] (NumPy's signature, out= too; the standard's min=/max= keywords).
+
+    Examples:
+        >>> x = pm.asarray([-1.0, 0.5, 2.0])
+        >>> pm.clip(x, 0, 1, out=x)
+        Array([0. , 0.5, 1. ], dtype=float32)
+    """
+    lo = a_min if min is None else min
+    hi = a_max if max is None else max
+    return into(_ew.clip(a, lo, hi), out)

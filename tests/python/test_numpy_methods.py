@@ -197,3 +197,21 @@ def test_argpartition_is_a_partition():
             np.testing.assert_array_equal(part[:, k], np.partition(x, kth, 1)[:, k])
     with pytest.raises(ValueError, match="out of bounds"):
         pm.argpartition(pm.asarray(x), 9)
+
+
+def test_partition_tobytes_module_reshape_ravel_copy_clip():
+    x = data((4, 7), np.int32)
+    a = pm.asarray(x.copy())
+    assert a.partition(3) is None
+    np.testing.assert_array_equal(a.numpy()[:, 3], np.partition(x, 3)[:, 3])
+    assert pm.asarray(x).tobytes() == x.tobytes() and pm.asarray(x).T.tobytes() == x.T.tobytes()
+    check(lambda xp, v: xp.reshape(v, (7, 4), "F"), x)
+    check(lambda xp, v: xp.reshape(v, (2, -1)), x)
+    check(lambda xp, v: xp.ravel(v, "F"), x)
+    check(lambda xp, v: xp.copy(v.T), x)
+    check(lambda xp, v: xp.clip(v, -2, 3), x)
+    check(lambda xp, v: xp.clip(v, None, 3), x)
+    f = pm.asarray(data((5,), np.float32))
+    assert pm.clip(f, 0, 1, out=f) is f and float(pm.max(f)) <= 1.0
+    with pytest.raises(ValueError, match="order"):
+        pm.reshape(pm.asarray(x), -1, "X")
