@@ -83,7 +83,7 @@ from ._numpy_stats import (  # noqa: E402
 )
 from ._numpy_ufuncs import (  # noqa: E402
     ALIASES as _NP_ALIASES, fmod, degrees, radians, fabs, rint, fix, round, fmax, fmin, cbrt, angle, divmod_ as divmod,
-    heaviside,
+    heaviside, logaddexp2, sinc, modf, ldexp, float_power, gcd, lcm, spacing, unwrap, real_if_close,
 )
 globals().update(_NP_ALIASES)
 amax, amin, around, round_, rad2deg, deg2rad = max, min, round, round, degrees, radians

@@ -229,6 +229,166 @@ def heaviside(x1: ArrayLike, x2: ArrayLike, /) -> Array:
     return _ew.where(_ew.unary("isnan", x), x, r)
 
 
+def logaddexp2(x1: ArrayLike, x2: ArrayLike, /, out: Array | None = None) -> Array:
+    """log2(2**x1 + 2**x2) without overflow: the larger plus log2(1 + 2**-|x1 - x2|).
+
+    Examples:
+        >>> pm.logaddexp2(pm.asarray([1.0, 100.0]), pm.asarray([1.0, 100.0]))
+        Array([  2., 101.], dtype=float32)
+    """
+    a, b = _float(x1), _float(x2)
+    m = _bin("maximum", a, b)
+    d = _ew.unary("abs", _bin("subtract", a, b))
+    r = _bin("add", m, _bin("divide", _ew.unary("log1p", _ew.unary("exp2", _ew.unary("negative", d))), math.log(2.0)))
+    return into(_ew.where(_bin("equal", a, b), _bin("add", a, 1.0), r), out)  # (inf == inf: not inf - inf)
+
+
+def sinc(x: ArrayLike) -> Array:
+    """sin(pi x) / (pi x), 1 at 0.
+
+    Examples:
+        >>> pm.sinc(pm.asarray([0.0, 0.5]))
+        Array([1.        , 0.63661975], dtype=float32)
+    """
+    x = _float(x)
+    y = _bin("multiply", _ew.where(_bin("equal", x, 0), 1e-20, x), math.pi)
+    return _bin("divide", _ew.unary("sin", y), y)
+
+
+def modf(x: ArrayLike, /) -> tuple[Array, Array]:
+    """(fractional part, integral part), both with x's sign.
+
+    Examples:
+        >>> pm.modf(pm.asarray([-1.5, 2.25]))
+        (Array([-0.5 ,  0.25], dtype=float32), Array([-1.,  2.], dtype=float32))
+    """
+    x = _float(x)
+    i = _ew.unary("trunc", x)
+    frac = _ew.where(_ew.unary("isinf", x), _bin("copysign", 0.0, x), _bin("subtract", x, i))
+    return frac, i
+
+
+def ldexp(x1: ArrayLike, x2: ArrayLike, /, out: Array | None = None) -> Array:
+    """x1 * 2**x2 (x2 integers).
+
+    Examples:
+        >>> pm.ldexp(pm.asarray([1.0, 3.0]), pm.asarray([3, -1]))
+        Array([8. , 1.5], dtype=float32)
+    """
+    e = _A(x2)
+    if _dt.kind(e._dtype) not in "biu":
+        raise TypeError("ldexp: the exponents must be integers, not %s" % e._dtype)
+    a = _float(x1)
+    return into(_bin("multiply", a, _ew.unary("exp2", _ew.astype(e, a._dtype))), out)
+
+
+def float_power(x1: ArrayLike, x2: ArrayLike, /, out: Array | None = None) -> Array:
+    """x1 ** x2 in floating point (float32 here: NumPy's float64).
+
+    Examples:
+        >>> pm.float_power(pm.asarray([2, 3]), -1)
+        Array([0.5       , 0.33333334], dtype=float32)
+    """
+    b = _A(x2) if not _ew.is_scalar(x2) else float(x2)
+    return into(_bin("pow", _float(x1), _float(b) if isinstance(b, Array) else b), out)
+
+
+def _euclid(a, b):
+    """gcd of integer arrays: Euclid's steps on every element at once until all remainders are 0
+    (a loop over steps, at most about 90 for 64-bit integers, each a few kernels)."""
+    a, b = _ew.unary("abs", a), _ew.unary("abs", b)
+    while b._size and bool(_r.any(b)):
+        nz = _bin("not_equal", b, 0)
+        safe = _ew.where(nz, b, 1)
+        a, b = _ew.where(nz, b, a), _ew.where(nz, _bin("remainder", a, safe), 0)
+    return a
+
+
+def _int_pair(name, x1, x2):
+    a, b = _A(x1), _A(x2)
+    if _dt.kind(a._dtype) not in "iu" or _dt.kind(b._dtype) not in "iu":
+        raise TypeError("%s needs integer arrays, not %s and %s" % (name, a._dtype, b._dtype))
+    shape = _ew.broadcast_shapes(a._shape, b._shape)
+    dt = _dt.promote_types(a._dtype, b._dtype)
+    return tuple(_ew.ascontiguous(v.broadcast_to(shape) if v._dtype == dt else _ew.astype(v, dt).broadcast_to(shape),
+                                  force=True) for v in (a, b))
+
+
+def gcd(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Greatest common divisor of |x1| and |x2|.
+
+    Examples:
+        >>> pm.gcd(pm.asarray([12, 20, 0]), pm.asarray([18, -8, 5]))
+        Array([6, 4, 5], dtype=int64)
+    """
+    return _euclid(*_int_pair("gcd", x1, x2))
+
+
+def lcm(x1: ArrayLike, x2: ArrayLike, /) -> Array:
+    """Lowest common multiple of |x1| and |x2| (0 if either is 0).
+
+    Examples:
+        >>> pm.lcm(pm.asarray([4, 6, 0]), pm.asarray([6, 8, 3]))
+        Array([12, 24,  0], dtype=int64)
+    """
+    a, b = _int_pair("lcm", x1, x2)
+    g = _euclid(a, b)
+    r = _bin("multiply", _ew.unary("abs", _bin("floor_divide", a, _ew.where(_bin("equal", g, 0), 1, g))), _ew.unary("abs", b))
+    return r if r._dtype == a._dtype else _ew.astype(r, a._dtype)
+
+
+def spacing(x: ArrayLike, /) -> Array:
+    """The distance from x to the next representable number away from zero.
+
+    Examples:
+        >>> pm.spacing(pm.asarray([1.0])) == pm.finfo(pm.float32).eps
+        Array([ True], dtype=bool)
+    """
+    x = _float(x)
+    away = _ew.where(_ew.unary("signbit", x), float("-inf"), float("inf"))
+    return _bin("subtract", _bin("nextafter", x, away), x)
+
+
+def unwrap(p: ArrayLike, discont: float | None = None, axis: int = -1, *, period: float = 2 * math.pi) -> Array:
+    """Phases with jumps larger than discont (default period / 2) replaced by their
+    period-complement: the differences wrapped, their running sum added back.
+
+    Examples:
+        >>> pm.unwrap(pm.asarray([0.0, 4.0]))
+        Array([ 0.      , -2.283185], dtype=float32)
+    """
+    from ._manipulation import concat
+    p = _float(p)
+    axis = normalize_axis(axis, p.ndim)
+    if p._shape[axis] < 2:
+        return _ew.ascontiguous(p, force=True)
+    discont = period / 2 if discont is None else max(discont, period / 2)
+    sl = lambda a, b: p[(slice(None),) * axis + (slice(a, b),)]  # noqa: E731
+    dd = _bin("subtract", sl(1, None), sl(None, -1))
+    half = period / 2
+    ddmod = _bin("subtract", _bin("remainder", _bin("add", dd, half), period), half)
+    ddmod = _ew.where(_bin("logical_and", _bin("equal", ddmod, -half), _bin("greater", dd, 0)), half, ddmod)
+    fix = _ew.where(_bin("less", _ew.unary("abs", dd), discont), 0.0, _bin("subtract", ddmod, dd))
+    return concat([sl(0, 1), _bin("add", sl(1, None), _s.cumulative_sum(fix, axis=axis))], axis=axis)
+
+
+def real_if_close(a: ArrayLike, tol: float = 100) -> Array:
+    """The real part of a complex array whose imaginary parts are all within tol machine
+    epsilons of zero; otherwise (and for real arrays) the array.
+
+    Examples:
+        >>> pm.real_if_close(pm.asarray([2.0 + 1e-9j]))
+        Array([2.], dtype=float32)
+    """
+    a = _A(a)
+    if _dt.kind(a._dtype) != "c":
+        return a
+    eps = float(_dt.finfo(_dt.float32).eps) * tol if tol > 1 else tol
+    if bool(_r.all(_bin("less", _ew.unary("abs", _ew.unary("imag", a)), eps))):
+        return _ew.unary("real", a)
+    return a
+
+
 # ---- ufunc methods ---------------------------------------------------------------------------
 
 _REDUCE = {"add": "sum", "multiply": "prod", "maximum": "max", "minimum": "min",

@@ -422,3 +422,27 @@ def test_numpy_functions_dispatch_to_pymetal():
     got = np.unique(a, axis=0)
     assert isinstance(got, np.ndarray)
     np.testing.assert_array_equal(got, np.unique(x, axis=0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32], ids=DT_IDS)
+def test_more_ufuncs(dtype):
+    a = data((23,), dtype, 1, -20, 20)
+    b = data((23,), dtype, 2, -20, 20)
+    if dtype == np.int32:
+        a[:3], b[3:5] = 0, 0
+        for name in ("gcd", "lcm"):
+            check(lambda xp, x, y: getattr(xp, name)(x, y), a, b)
+            check(lambda xp, x, y: getattr(xp, name)(x, y), a.reshape(23, 1)[:4], b[:5])
+        check(lambda xp, x, y: xp.ldexp(x.astype(xp.float32), y % 8), a, b)
+        with pytest.raises(TypeError, match="integer"):
+            pm.gcd(pm.asarray([1.0]), pm.asarray([2]))
+    check(lambda xp, x: xp.float_power(x, 2), a, rtol=1e-6)
+    check(lambda xp, x: xp.sinc(x / 7), a, rtol=1e-5, atol=1e-6)
+    af = a.astype(np.float32) / 3
+    check(lambda xp, x, y: xp.logaddexp2(x, y), af, b.astype(np.float32) / 3, rtol=1e-6, atol=1e-6)
+    check(lambda xp, x: xp.modf(x), af, rtol=1e-6, atol=1e-6)
+    check(lambda xp, x: xp.spacing(x), af)
+    check(lambda xp, x: xp.unwrap(x), np.cumsum(af), rtol=1e-5, atol=1e-4)
+    check(lambda xp, x: xp.unwrap(x.reshape(-1, 1) * [1, 2], axis=0), np.cumsum(af)[:10], rtol=1e-5, atol=1e-4)
+    check(lambda xp, x: xp.real_if_close(x), (af + 1e-9j).astype(np.complex64))
+    check(lambda xp, x: xp.real_if_close(x), (af + 1j).astype(np.complex64))
