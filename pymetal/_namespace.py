@@ -68,8 +68,10 @@ from ._numpy_reduce import (  # noqa: E402
 from ._numpy_api import (  # noqa: E402
     dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, swapaxes,
     isclose, allclose, array_equal, array_equiv, where, argwhere, flatnonzero, select, nan_to_num,
-    unravel_index, ravel_multi_index,
+    unravel_index, ravel_multi_index, fill_diagonal, tri, triu_indices, tril_indices, triu_indices_from,
+    tril_indices_from, diag_indices, trapezoid, intersect1d, union1d, setdiff1d, setxor1d,
 )
+trapz = trapezoid
 from ._numpy_shapes import (  # noqa: E402
     eye, identity, linspace, logspace, geomspace, meshgrid, indices, atleast_1d, atleast_2d, atleast_3d,
     hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,

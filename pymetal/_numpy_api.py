@@ -516,3 +516,195 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: s
         term = _bin("multiply", _ew.astype(i, _dt.int64), int(s))
         res = term if res is None else _bin("add", res, term)
     return res
+
+
+# ---- diagonals and triangles by index --------------------------------------------------------------
+
+def fill_diagonal(a: Array, val: Any, wrap: bool = False) -> None:
+    """Writes val into the main diagonal of a in place (a strided view of it; an array val is
+    repeated along the diagonal as NumPy's). wrap=True continues below a tall matrix's square.
+
+    Examples:
+        >>> x = pm.zeros((2, 3), pm.int64)
+        >>> pm.fill_diagonal(x, 7)
+        >>> x
+        Array([[7, 0, 0],
+               [0, 7, 0]], dtype=int64)
+    """
+    from ._array import check_writeable
+    if not isinstance(a, Array):
+        raise TypeError("fill_diagonal: a must be a pymetal Array (it is changed in place)")
+    if a.ndim < 2:
+        raise ValueError("fill_diagonal: array must be at least 2-d")
+    if a.ndim > 2 and len(set(a._shape)) != 1:
+        raise ValueError("fill_diagonal: all dimensions of input must be of equal length")
+    check_writeable(a)
+    if a.ndim == 2 and wrap and a._shape[0] > a._shape[1] + 1 and a._cc:
+        # NumPy's wrap: every (cols + 1)-th element of the flat array
+        flat = a.reshape(-1)
+        d = flat._view(flat._offset, (-(-a._size // (a._shape[1] + 1)),), (flat._strides[0] * (a._shape[1] + 1),))
+    else:
+        n = builtins.min(a._shape)
+        d = a._view(a._offset, (n,), (builtins.sum(a._strides),))
+    v = _A(val)
+    if v.ndim and v._size != d._size:
+        from ._numpy_shapes import resize
+        v = resize(v, d._size)
+    _ew.copy_into(v if v._dtype == a._dtype else _ew.astype(v, a._dtype), d)
+
+
+def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = float) -> Array:
+    """Ones at and below the k-th diagonal, zeros above (float32 by default).
+
+    Examples:
+        >>> pm.tri(2, 3, dtype=int)
+        Array([[1, 0, 0],
+               [1, 1, 0]], dtype=int64)
+    """
+    from ._creation import tril as _tril
+    from ._array import ones
+    return _tril(ones((N, N if M is None else M), _dt.check_dtype(_dtype(dtype))), k=k)
+
+
+def _tri_indices(n, k, m, lower):
+    from ._creation import tril as _tril, triu as _triu
+    from ._array import ones
+    from ._sorting import nonzero
+    mask = ones((n, n if m is None else m), _dt.bool_)
+    return nonzero((_tril if lower else _triu)(mask, k=k))
+
+
+def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
+    """(rows, cols) of the elements at and above the k-th diagonal of an n x m matrix.
+
+    Examples:
+        >>> pm.triu_indices(3, 1)
+        (Array([0, 0, 1], dtype=int64), Array([1, 2, 2], dtype=int64))
+    """
+    return _tri_indices(n, k, m, False)
+
+
+def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
+    """(rows, cols) of the elements at and below the k-th diagonal of an n x m matrix.
+
+    Examples:
+        >>> pm.tril_indices(2)
+        (Array([0, 1, 1], dtype=int64), Array([0, 0, 1], dtype=int64))
+    """
+    return _tri_indices(n, k, m, True)
+
+
+def triu_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
+    """triu_indices for the shape of the 2-D arr.
+
+    Examples:
+        >>> pm.triu_indices_from(pm.zeros((2, 2)))
+        (Array([0, 0, 1], dtype=int64), Array([0, 1, 1], dtype=int64))
+    """
+    a = _A(arr)
+    if a.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return triu_indices(a._shape[0], k, a._shape[1])
+
+
+def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
+    """tril_indices for the shape of the 2-D arr.
+
+    Examples:
+        >>> pm.tril_indices_from(pm.zeros((2, 2)))
+        (Array([0, 1, 1], dtype=int64), Array([0, 0, 1], dtype=int64))
+    """
+    a = _A(arr)
+    if a.ndim != 2:
+        raise ValueError("input array must be 2-d")
+    return tril_indices(a._shape[0], k, a._shape[1])
+
+
+def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
+    """Indices of the main diagonal of an n x ... x n array (ndim copies of arange(n)).
+
+    Examples:
+        >>> pm.diag_indices(2)
+        (Array([0, 1], dtype=int64), Array([0, 1], dtype=int64))
+    """
+    from ._creation import arange
+    i = arange(n, dtype=_dt.int64)
+    return (i,) * ndim
+
+
+def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1) -> Array:
+    """Integral of y along axis by the trapezoidal rule (samples at x, or spaced dx); also ``pm.trapz``.
+
+    Examples:
+        >>> pm.trapezoid(pm.asarray([1.0, 2.0, 3.0]))
+        Array(4., dtype=float32)
+    """
+    y = _A(y)
+    y = y if _dt.kind(y._dtype) in "fc" else _ew.astype(y, _dt.float32)
+    ax = normalize_axis(axis, y.ndim)
+    sl = lambda v, a, b: v[(slice(None),) * (ax if v.ndim == y.ndim else 0) + (slice(a, b),)]  # noqa: E731
+    mid = _bin("multiply", _bin("add", sl(y, 1, None), sl(y, None, -1)), 0.5)
+    if x is None:
+        w = float(dx)
+    else:
+        xa = _A(x)
+        w = _bin("subtract", sl(xa, 1, None), sl(xa, None, -1))
+        if xa.ndim == 1 and y.ndim > 1:
+            w = w.reshape(tuple(-1 if i == ax else 1 for i in range(y.ndim)))
+    return _r.sum(_bin("multiply", mid, w), axis=ax)
+
+
+# ---- sets -----------------------------------------------------------------------------------------
+
+def _unique1d(a):
+    from ._numpy_stats import unique
+    return unique(_A(a))
+
+
+def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, return_indices: bool = False) -> Any:
+    """The sorted values in both arrays (a sort of both distinct sets and a neighbour test).
+
+    Examples:
+        >>> pm.intersect1d(pm.asarray([1, 3, 4, 3]), pm.asarray([3, 1, 2, 1]))
+        Array([1, 3], dtype=int64)
+    """
+    if return_indices:
+        raise NotImplementedError("intersect1d(return_indices=True) is not supported")
+    from ._sorting import _compact, sort
+    both = sort(_m.concat([_unique1d(ar1), _unique1d(ar2)]))
+    if both._size < 2:
+        return both[:0]
+    return _compact(both[:-1], _bin("equal", both[1:], both[:-1]))
+
+
+def union1d(ar1: ArrayLike, ar2: ArrayLike) -> Array:
+    """The sorted values in either array.
+
+    Examples:
+        >>> pm.union1d(pm.asarray([-1, 0, 1]), pm.asarray([-2, 0, 2]))
+        Array([-2, -1,  0,  1,  2], dtype=int64)
+    """
+    return _unique1d(_m.concat([_m.ravel(_A(ar1)), _m.ravel(_A(ar2))]))
+
+
+def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Array:
+    """The sorted distinct values of ar1 that are not in ar2.
+
+    Examples:
+        >>> pm.setdiff1d(pm.asarray([1, 2, 3, 2, 4]), pm.asarray([3, 4, 5]))
+        Array([1, 2], dtype=int64)
+    """
+    from ._api import isin
+    from ._sorting import _compact
+    u = _unique1d(ar1)
+    return _compact(u, isin(u, _m.ravel(_A(ar2)), invert=True))
+
+
+def setxor1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Array:
+    """The sorted values in exactly one of the arrays.
+
+    Examples:
+        >>> pm.setxor1d(pm.asarray([1, 2, 3]), pm.asarray([2, 3, 4]))
+        Array([1, 4], dtype=int64)
+    """
+    return union1d(setdiff1d(ar1, ar2), setdiff1d(ar2, ar1))

@@ -446,3 +446,45 @@ def test_more_ufuncs(dtype):
     check(lambda xp, x: xp.unwrap(x.reshape(-1, 1) * [1, 2], axis=0), np.cumsum(af)[:10], rtol=1e-5, atol=1e-4)
     check(lambda xp, x: xp.real_if_close(x), (af + 1e-9j).astype(np.complex64))
     check(lambda xp, x: xp.real_if_close(x), (af + 1j).astype(np.complex64))
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (2, 5), (5, 2), (7, 3), (1, 1), (3, 3, 3)], ids=str)
+def test_fill_diagonal_and_triangle_indices(shape):
+    for val in (7, [1, 2], np.arange(1, 8)):
+        for wrap in (False, True):
+            want = np.zeros(shape, np.int32)
+            np.fill_diagonal(want, val, wrap)
+            got = pm.zeros(shape, pm.int32)
+            assert pm.fill_diagonal(got, pm.asarray(np.asarray(val)) if not isinstance(val, int) else val, wrap) is None
+            compare(got, want)
+    if len(shape) == 2:
+        n, m = shape
+        for k in (0, 1, -1):
+            check(lambda xp: xp.triu_indices(n, k, m))
+            check(lambda xp: xp.tril_indices(n, k, m))
+            check(lambda xp: xp.tri(n, m, k))
+            check(lambda xp, a: xp.triu_indices_from(a, k), np.zeros(shape, np.float32))
+            check(lambda xp, a: xp.tril_indices_from(a, k), np.zeros(shape, np.float32))
+    check(lambda xp: xp.diag_indices(shape[0], len(shape)))
+    with pytest.raises(ValueError, match="equal length"):
+        pm.fill_diagonal(pm.zeros((2, 3, 4)), 1)
+    with pytest.raises(TypeError, match="pymetal Array"):
+        pm.fill_diagonal(np.zeros((2, 2)), 1)
+
+
+def test_trapezoid():
+    y = data((4, 6), np.float32)
+    x = np.sort(data((6,), np.float32, 3))
+    check(lambda xp, v: xp.trapezoid(v), y, rtol=1e-5, atol=1e-5)
+    check(lambda xp, v: xp.trapezoid(v, dx=0.5, axis=0), y, rtol=1e-5, atol=1e-5)
+    check(lambda xp, v, w: xp.trapezoid(v, w), y, x, rtol=1e-5, atol=1e-4)
+    check(lambda xp, v: xp.trapezoid(v), np.arange(5), rtol=1e-6)
+    assert pm.trapz is pm.trapezoid
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float32, np.uint8], ids=DT_IDS)
+@pytest.mark.parametrize("n1,n2", [(0, 0), (0, 5), (1, 1), (9, 12), (30, 4)], ids=str)
+def test_set_functions(dtype, n1, n2):
+    a, b = data((n1,), dtype, 1, 0, 8), data((n2,), dtype, 2, 0, 8)
+    for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
+        check(lambda xp, x, y: getattr(xp, name)(x, y), a, b)
