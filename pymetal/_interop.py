@@ -124,8 +124,8 @@ def _functions():
         if fn is not None and not isinstance(fn, np.ufunc):
             table[fn] = (getattr(pm, pm_name), inspect.signature(fn), positional, keywords)
     # NumPy's functions pymetal implements with NumPy's signature (pymetal/_numpy_*.py): called as given
-    from . import _numpy_api, _numpy_reduce, _numpy_shapes, _numpy_stats, _numpy_ufuncs, linalg
-    for mod in (_numpy_api, _numpy_reduce, _numpy_shapes, _numpy_stats, _numpy_ufuncs):
+    from . import _numpy_api, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs, linalg
+    for mod in (_numpy_api, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs):
         for name, f in vars(mod).items():
             fn = getattr(np, name, None)
             if getattr(f, "__module__", None) == mod.__name__ and callable(fn) and not isinstance(fn, np.ufunc):

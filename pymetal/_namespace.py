@@ -69,9 +69,8 @@ from ._numpy_api import (  # noqa: E402
     dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, swapaxes,
     isclose, allclose, array_equal, array_equiv, where, argwhere, flatnonzero, select, nan_to_num,
     unravel_index, ravel_multi_index, fill_diagonal, tri, triu_indices, tril_indices, triu_indices_from,
-    tril_indices_from, diag_indices, trapezoid, intersect1d, union1d, setdiff1d, setxor1d,
+    tril_indices_from, diag_indices, intersect1d, union1d, setdiff1d, setxor1d,
 )
-trapz = trapezoid
 from ._numpy_shapes import (  # noqa: E402
     eye, identity, linspace, logspace, geomspace, meshgrid, indices, atleast_1d, atleast_2d, atleast_3d,
     hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,
@@ -81,12 +80,13 @@ from ._numpy_shapes import (  # noqa: E402
 from ._numpy_stats import (  # noqa: E402
     unique, bincount, histogram, digitize, quantile, percentile, median, nanquantile, nanpercentile,
     nanmedian, nansum, nanprod, nanmax, nanmin, nanargmax, nanargmin, nanmean, nanvar, nanstd, nancumsum,
-    nancumprod, average, cov, corrcoef, interp, correlate, convolve, cross, lexsort, diff, gradient,
+    nancumprod, average, cov, corrcoef, lexsort,
 )
+from ._numpy_signal import interp, correlate, convolve, cross, diff, gradient, trapezoid  # noqa: E402
 from ._numpy_ufuncs import (  # noqa: E402
     ALIASES as _NP_ALIASES, fmod, degrees, radians, fabs, rint, fix, round, fmax, fmin, cbrt, angle, divmod_ as divmod,
     heaviside, logaddexp2, sinc, modf, ldexp, float_power, gcd, lcm, spacing, unwrap, real_if_close,
 )
 globals().update(_NP_ALIASES)
-amax, amin, around, round_, rad2deg, deg2rad = max, min, round, round, degrees, radians
+amax, amin, around, round_, rad2deg, deg2rad, trapz = max, min, round, round, degrees, radians, trapezoid
 conjugate = conj

@@ -632,28 +632,6 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
     return (i,) * ndim
 
 
-def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1) -> Array:
-    """Integral of y along axis by the trapezoidal rule (samples at x, or spaced dx); also ``pm.trapz``.
-
-    Examples:
-        >>> pm.trapezoid(pm.asarray([1.0, 2.0, 3.0]))
-        Array(4., dtype=float32)
-    """
-    y = _A(y)
-    y = y if _dt.kind(y._dtype) in "fc" else _ew.astype(y, _dt.float32)
-    ax = normalize_axis(axis, y.ndim)
-    sl = lambda v, a, b: v[(slice(None),) * (ax if v.ndim == y.ndim else 0) + (slice(a, b),)]  # noqa: E731
-    mid = _bin("multiply", _bin("add", sl(y, 1, None), sl(y, None, -1)), 0.5)
-    if x is None:
-        w = float(dx)
-    else:
-        xa = _A(x)
-        w = _bin("subtract", sl(xa, 1, None), sl(xa, None, -1))
-        if xa.ndim == 1 and y.ndim > 1:
-            w = w.reshape(tuple(-1 if i == ax else 1 for i in range(y.ndim)))
-    return _r.sum(_bin("multiply", mid, w), axis=ax)
-
-
 # ---- sets -----------------------------------------------------------------------------------------
 
 def _unique1d(a):
