@@ -20,7 +20,7 @@ from . import _manipulation as _m
 from . import _reduce as _r
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
-from ._numpy_reduce import _dtype, _with_dtype, into
+from ._numpy_reduce import _bin, _dtype, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -29,10 +29,6 @@ if TYPE_CHECKING:
     from ._typing import ArrayLike, DTypeLike
 
 _A = _ew.as_array
-
-
-def _bin(name, a, b):
-    return _ew.binary(name, a, b)
 
 
 # ---- products ------------------------------------------------------------------------------
@@ -566,7 +562,14 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = float) -> A
     return _tril(ones((N, N if M is None else M), _dt.check_dtype(_dtype(dtype))), k=k)
 
 
-def _tri_indices(n, k, m, lower):
+def _matrix_shape(arr):
+    a = _A(arr)
+    if a.ndim != 2:
+        raise ValueError("input array must be 2-d, got shape %r" % (a._shape,))
+    return a._shape
+
+
+def _tri_indices(n, m, k, lower):
     from ._creation import tril as _tril, triu as _triu
     from ._array import ones
     from ._sorting import nonzero
@@ -581,7 +584,7 @@ def triu_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array
         >>> pm.triu_indices(3, 1)
         (Array([0, 0, 1], dtype=int64), Array([1, 2, 2], dtype=int64))
     """
-    return _tri_indices(n, k, m, False)
+    return _tri_indices(n, m, k, False)
 
 
 def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array]:
@@ -591,7 +594,7 @@ def tril_indices(n: int, k: int = 0, m: int | None = None) -> tuple[Array, Array
         >>> pm.tril_indices(2)
         (Array([0, 1, 1], dtype=int64), Array([0, 0, 1], dtype=int64))
     """
-    return _tri_indices(n, k, m, True)
+    return _tri_indices(n, m, k, True)
 
 
 def triu_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
@@ -601,10 +604,7 @@ def triu_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
         >>> pm.triu_indices_from(pm.zeros((2, 2)))
         (Array([0, 0, 1], dtype=int64), Array([0, 1, 1], dtype=int64))
     """
-    a = _A(arr)
-    if a.ndim != 2:
-        raise ValueError("input array must be 2-d")
-    return triu_indices(a._shape[0], k, a._shape[1])
+    return _tri_indices(*_matrix_shape(arr), k, False)
 
 
 def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
@@ -614,10 +614,7 @@ def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
         >>> pm.tril_indices_from(pm.zeros((2, 2)))
         (Array([0, 1, 1], dtype=int64), Array([0, 0, 1], dtype=int64))
     """
-    a = _A(arr)
-    if a.ndim != 2:
-        raise ValueError("input array must be 2-d")
-    return tril_indices(a._shape[0], k, a._shape[1])
+    return _tri_indices(*_matrix_shape(arr), k, True)
 
 
 def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:

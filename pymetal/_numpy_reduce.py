@@ -42,6 +42,17 @@ def into(res: Array, out: Array | None) -> Array:
     return out
 
 
+def _bin(name, a, b):
+    """The table's binary function `name` of a and b (one kernel)."""
+    return _ew.binary(name, a, b)
+
+
+def _float(x):
+    """x as a float array: float32 for integers and bool, where NumPy computes in float64."""
+    x = _ew.as_array(x)
+    return x if _dt.kind(x._dtype) in "fc" else _ew.astype(x, _dt.float32)
+
+
 def _dtype(dtype):
     """NumPy's dtype argument with Python's types read as pymetal's defaults (float -> float32)."""
     return {float: _dt.default_float, int: _dt.default_int, complex: _dt.complex64,

@@ -15,8 +15,8 @@ from . import _elementwise as _ew
 from . import _manipulation as _m
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
-from ._numpy_api import _bin, swapaxes
-from ._numpy_reduce import _dtype, _with_dtype, into
+from ._numpy_api import swapaxes
+from ._numpy_reduce import _bin, _dtype, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

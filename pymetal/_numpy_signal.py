@@ -17,6 +17,7 @@ from . import _reduce as _r
 from . import _sorting as _s
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
+from ._numpy_reduce import _bin, _float
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -25,15 +26,6 @@ if TYPE_CHECKING:
     from ._typing import ArrayLike
 
 _A = _ew.as_array
-
-
-def _bin(name, a, b):
-    return _ew.binary(name, a, b)
-
-
-def _float(x):
-    """x as a float array (float32 for integers and bool, as NumPy's float64)."""
-    return x if _dt.kind(x._dtype) in "fc" else _ew.astype(x, _dt.float32)
 
 
 def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: float | None = None, right: float | None = None,

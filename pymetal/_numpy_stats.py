@@ -21,7 +21,7 @@ from . import _reduce as _r
 from . import _sorting as _s
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
-from ._numpy_reduce import _dtype, _flat_axis, _with_dtype, into
+from ._numpy_reduce import _bin, _dtype, _flat_axis, _float, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -30,15 +30,6 @@ if TYPE_CHECKING:
     from ._typing import ArrayLike, DTypeLike
 
 _A = _ew.as_array
-
-
-def _bin(name, a, b):
-    return _ew.binary(name, a, b)
-
-
-def _float(x):
-    """x as a float array for statistics (float32 for integers and bool, as NumPy's float64)."""
-    return x if _dt.kind(x._dtype) in "fc" else _ew.astype(x, _dt.float32)
 
 
 # ---- unique, counts, histograms -------------------------------------------------------------

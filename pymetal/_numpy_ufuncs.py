@@ -22,7 +22,7 @@ from . import _reduce as _r
 from . import _sorting as _s
 from . import dtypes as _dt
 from ._array import Array, _new, check_writeable, normalize_axis
-from ._numpy_reduce import _dtype, into
+from ._numpy_reduce import _bin, _dtype, _float, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -32,10 +32,6 @@ if TYPE_CHECKING:
 
 _A = _ew.as_array
 _F = _ew.FUNCTIONS
-
-
-def _bin(name, a, b):
-    return _ew.binary(name, a, b)
 
 
 # NumPy's names of the table's functions (power, arctan2, absolute, invert, left_shift, ...).
@@ -79,11 +75,6 @@ def radians(x: ArrayLike, /, out: Array | None = None) -> Array:
         Array([3.1415927], dtype=float32)
     """
     return into(_bin("multiply", _float(x), math.pi / 180.0), out)
-
-
-def _float(x):
-    x = _A(x)
-    return x if _dt.kind(x._dtype) in "fc" else _ew.astype(x, _dt.float32)
 
 
 def fabs(x: ArrayLike, /, out: Array | None = None) -> Array:
