@@ -27,7 +27,6 @@ if TYPE_CHECKING:
     from ._typing import ArrayLike, DTypeLike, Scalar
 
 _astype = Array.astype
-_reshape = Array.reshape
 
 
 def astype(self: Array, dtype: DTypeLike, order: str = "K", casting: str = "unsafe", subok: bool = True,
@@ -48,24 +47,13 @@ def _order(order, name):
     return order == "F"
 
 
-def reshape(self: Array, *shape: Any, order: str = "C", copy: bool | None = None) -> Array:
-    """The array in a new shape (``x.reshape(2, 3)`` or ``x.reshape((2, 3))``): a view when
-    NumPy's reshape would give one; order="F" reads and writes the elements in Fortran order.
-
-    Examples:
-        >>> pm.arange(6).reshape(2, 3)
-        Array([[0, 1, 2],
-               [3, 4, 5]], dtype=int64)
-        >>> pm.arange(6).reshape((2, 3), order="F")
-        Array([[0, 2, 4],
-               [1, 3, 5]], dtype=int64)
-    """
+def _reshape_order(self: Array, shape: Any, order: str, copy: bool | None) -> Array:
+    """x.reshape(shape, order=...) for an order other than "C" (NumPy's orders)."""
     if not _order(order, "reshape"):
-        return _reshape(self, *shape, copy=copy)
-    if len(shape) == 1 and not isinstance(shape[0], int):
-        shape = tuple(shape[0])
+        return self.reshape(shape, copy=copy)
     # Fortran order: reverse the dimensions before and after a C-order reshape
-    return _reshape(self.T, *shape[::-1], copy=copy).T
+    shape = (shape,) if isinstance(shape, int) else tuple(shape)
+    return self.T.reshape(shape[::-1], copy=copy).T
 
 
 def ravel(self: Array, order: str = "C") -> Array:
@@ -249,7 +237,7 @@ _METHODS = {
     "any": _nr.any, "argmax": _nr.argmax, "argmin": _nr.argmin, "mean": _nr.mean, "var": _nr.var,
     "std": _nr.std, "cumsum": _nr.cumsum, "cumprod": _nr.cumprod, "argsort": _nr.argsort,
     "sort": _nr.sort_inplace, "argpartition": _nr.argpartition, "dot": _npa.dot, "trace": _npa.trace,
-    "diagonal": _npa.diagonal, "swapaxes": _npa.swapaxes, "astype": astype, "reshape": reshape,
+    "diagonal": _npa.diagonal, "swapaxes": _npa.swapaxes, "astype": astype,
     "ravel": ravel, "flatten": flatten, "clip": clip, "round": round, "take": take, "repeat": repeat,
     "searchsorted": searchsorted, "nonzero": nonzero, "conj": conj, "conjugate": conj, "put": put,
     "tobytes": tobytes, "partition": partition,

@@ -665,8 +665,7 @@ def reshape(a: ArrayLike, shape: Any = None, order: str = "C", *, newshape: Any 
         if newshape is None:
             raise TypeError("reshape() needs the new shape")
         shape = newshape
-    from ._numpy_methods import reshape as _reshape
-    return _reshape(_A(a), shape, order=order, copy=copy)
+    return _A(a).reshape(shape, order=order, copy=copy)
 
 
 def ravel(a: ArrayLike, order: str = "C") -> Array:
