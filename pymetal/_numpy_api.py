@@ -20,7 +20,7 @@ from . import _manipulation as _m
 from . import _reduce as _r
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
-from ._numpy_reduce import _bin, _dtype, _with_dtype, into
+from ._numpy_reduce import _bin, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -140,7 +140,7 @@ def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: 
         >>> pm.asarray([[1, 2], [3, 4]]).trace()
         Array(5, dtype=int64)
     """
-    return into(_r.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=_dtype(dtype)), out)
+    return into(_r.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype), out)
 
 
 def diag(v: ArrayLike, k: int = 0) -> Array:
@@ -559,7 +559,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = float) -> A
     """
     from ._creation import tril as _tril
     from ._array import ones
-    return _tril(ones((N, N if M is None else M), _dt.check_dtype(_dtype(dtype))), k=k)
+    return _tril(ones((N, N if M is None else M), _dt.check_dtype(dtype)), k=k)
 
 
 def _matrix_shape(arr):

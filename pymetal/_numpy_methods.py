@@ -38,7 +38,7 @@ def astype(self: Array, dtype: DTypeLike, order: str = "K", casting: str = "unsa
         >>> pm.asarray([1, 2]).astype(float)
         Array([1., 2.], dtype=float32)
     """
-    return _astype(self, _nr._dtype(dtype), copy=copy)
+    return _astype(self, dtype, copy=copy)
 
 
 def _order(order, name):

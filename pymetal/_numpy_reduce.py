@@ -53,16 +53,10 @@ def _float(x):
     return x if _dt.kind(x._dtype) in "fc" else _ew.astype(x, _dt.float32)
 
 
-def _dtype(dtype):
-    """NumPy's dtype argument with Python's types read as pymetal's defaults (float -> float32)."""
-    return {float: _dt.default_float, int: _dt.default_int, complex: _dt.complex64,
-            bool: _dt.bool_}.get(dtype, dtype)
-
-
 def _with_dtype(res, dtype):
     if dtype is None:
         return res
-    dt = _dt.check_dtype(_dtype(dtype))
+    dt = _dt.check_dtype(dtype)
     return res if res._dtype == dt else _ew.astype(res, dt)
 
 
@@ -77,7 +71,7 @@ def sum(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | No
         >>> pm.sum(x, 0), x.sum(1)
         (Array([5, 7, 9], dtype=int64), Array([ 6, 15], dtype=int64))
     """
-    return into(_r.sum(a, axis=axis, dtype=_dtype(dtype), keepdims=keepdims), out)
+    return into(_r.sum(a, axis=axis, dtype=dtype, keepdims=keepdims), out)
 
 
 def prod(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | None = None,
@@ -88,7 +82,7 @@ def prod(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | N
         >>> pm.asarray([[1, 2], [3, 4]]).prod(1)
         Array([ 2, 12], dtype=int64)
     """
-    return into(_r.prod(a, axis=axis, dtype=_dtype(dtype), keepdims=keepdims), out)
+    return into(_r.prod(a, axis=axis, dtype=dtype, keepdims=keepdims), out)
 
 
 def max(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False) -> Array:
@@ -234,7 +228,7 @@ def cumsum(a: ArrayLike, axis: int | None = None, dtype: DTypeLike = None, out: 
                [3, 7]], dtype=int64)
     """
     a, axis = _flat_axis(a, axis)
-    return into(_s.cumulative_sum(a, axis=axis, dtype=_dtype(dtype)), out)
+    return into(_s.cumulative_sum(a, axis=axis, dtype=dtype), out)
 
 
 def cumprod(a: ArrayLike, axis: int | None = None, dtype: DTypeLike = None, out: Array | None = None) -> Array:
@@ -245,7 +239,7 @@ def cumprod(a: ArrayLike, axis: int | None = None, dtype: DTypeLike = None, out:
         Array([ 1,  2,  6, 24], dtype=int64)
     """
     a, axis = _flat_axis(a, axis)
-    return into(_s.cumulative_prod(a, axis=axis, dtype=_dtype(dtype)), out)
+    return into(_s.cumulative_prod(a, axis=axis, dtype=dtype), out)
 
 
 _KINDS = (None, "quicksort", "mergesort", "heapsort", "stable")

@@ -16,7 +16,7 @@ from . import _manipulation as _m
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
 from ._numpy_api import swapaxes
-from ._numpy_reduce import _bin, _dtype, _with_dtype, into
+from ._numpy_reduce import _bin, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +39,7 @@ def eye(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = None, order
                [0, 0, 1]], dtype=int64)
     """
     from ._creation import eye as _eye
-    return _eye(N, M, k=k, dtype=_dtype(dtype), device=device)
+    return _eye(N, M, k=k, dtype=dtype, device=device)
 
 
 def identity(n: int, dtype: DTypeLike = None) -> Array:
@@ -65,10 +65,9 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         (Array([0. , 0.5, 1. ], dtype=float32), 0.5)
     """
     from ._creation import linspace as _lin
-    dt = _dtype(dtype)
     div = (num - 1) if endpoint else num
     if _ew.is_scalar(start) and _ew.is_scalar(stop) or isinstance(start, np.generic) and isinstance(stop, np.generic):
-        res = _lin(start, stop, num, dtype=dt, endpoint=endpoint, device=device)
+        res = _lin(start, stop, num, dtype=dtype, endpoint=endpoint, device=device)
         step = (stop - start) / div if div > 0 else float("nan")
     else:  # array endpoints: start + t * (stop - start) for t in [0, 1]
         lo, hi = _A(start), _A(stop)
@@ -79,8 +78,7 @@ def linspace(start: Any, stop: Any, num: int = 50, endpoint: bool = True, retste
         res = _bin("add", lo, _bin("multiply", t, _bin("subtract", hi, lo)))
         if endpoint and num > 1:
             res[num - 1] = hi
-        if dt is not None:
-            res = _ew.astype(res, _dt.check_dtype(dt))
+        res = _with_dtype(res, dtype)
         res = _m.moveaxis(res, 0, axis)
     return (res, step) if retstep else res
 
@@ -154,7 +152,7 @@ def indices(dimensions: Any, dtype: DTypeLike = int, sparse: bool = False) -> An
                [0, 1, 2]], dtype=int64)
     """
     from ._creation import arange
-    dt = _dt.check_dtype(_dtype(dtype))
+    dt = _dt.check_dtype(dtype)
     grids = meshgrid(*[arange(n, dtype=dt) for n in dimensions], sparse=sparse, indexing="ij")
     if sparse:
         return grids

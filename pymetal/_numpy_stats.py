@@ -21,7 +21,7 @@ from . import _reduce as _r
 from . import _sorting as _s
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
-from ._numpy_reduce import _bin, _dtype, _flat_axis, _float, _with_dtype, into
+from ._numpy_reduce import _bin, _flat_axis, _float, _with_dtype, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -366,7 +366,7 @@ def nansum(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array |
         Array(3., dtype=float32)
     """
     x, _ = _nan_fill(a, 0)
-    return into(_r.sum(x, axis=axis, dtype=_dtype(dtype), keepdims=keepdims), out)
+    return into(_r.sum(x, axis=axis, dtype=dtype, keepdims=keepdims), out)
 
 
 def nanprod(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | None = None,
@@ -378,7 +378,7 @@ def nanprod(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array 
         Array(6., dtype=float32)
     """
     x, _ = _nan_fill(a, 1)
-    return into(_r.prod(x, axis=axis, dtype=_dtype(dtype), keepdims=keepdims), out)
+    return into(_r.prod(x, axis=axis, dtype=dtype, keepdims=keepdims), out)
 
 
 def _nan_extreme(a, axis, keepdims, name):

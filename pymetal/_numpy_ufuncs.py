@@ -22,7 +22,7 @@ from . import _reduce as _r
 from . import _sorting as _s
 from . import dtypes as _dt
 from ._array import Array, _new, check_writeable, normalize_axis
-from ._numpy_reduce import _bin, _dtype, _float, into
+from ._numpy_reduce import _bin, _float, into
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -412,17 +412,17 @@ def _methods(name):
                 kw["initial"] = initial
             return into(_in_numpy(name, "reduce", (array,), kw), out)
         x = _A(array)
-        kw = {"dtype": _dtype(dtype)} if dtype is not None and name in ("add", "multiply") else {}
+        kw = {"dtype": dtype} if dtype is not None and name in ("add", "multiply") else {}
         if initial is not None and x._size == 0 and name in ("maximum", "minimum"):  # no identity to reduce from
             from ._reduce import _axes, _result_shape
             shape = _result_shape(x._shape, _axes(axis, x.ndim), keepdims)
-            res = _ew.fill(_new(shape, _dt.check_dtype(_dtype(dtype) or x._dtype), x._buf.device), initial)
+            res = _ew.fill(_new(shape, _dt.check_dtype(dtype or x._dtype), x._buf.device), initial)
         else:
             res = getattr(_r, _REDUCE[name])(x, axis=axis, keepdims=keepdims, **kw)
             if initial is not None:
                 res = fn(res, initial)
-        if dtype is not None and res._dtype != _dt.check_dtype(_dtype(dtype)):
-            res = _ew.astype(res, _dt.check_dtype(_dtype(dtype)))
+        if dtype is not None and res._dtype != _dt.check_dtype(dtype):
+            res = _ew.astype(res, _dt.check_dtype(dtype))
         return into(res, out)
 
     def accumulate(array: ArrayLike, axis: int = 0, dtype: Any = None, out: Array | None = None) -> Array:
@@ -439,7 +439,7 @@ def _methods(name):
             raise TypeError("accumulate of a 0-d array")
         dt = None
         if dtype is not None:  # NumPy casts the input to dtype first
-            dt = _dt.check_dtype(_dtype(dtype))
+            dt = _dt.check_dtype(dtype)
             x = x if x._dtype == dt else _ew.astype(x, dt)
         f = _s.cumulative_sum if name == "add" else _s.cumulative_prod
         return into(f(x, axis=normalize_axis(axis, x.ndim), dtype=dt), out)  # (no dtype: sum's, as NumPy's)

@@ -215,3 +215,16 @@ def test_partition_tobytes_module_reshape_ravel_copy_clip():
     assert pm.clip(f, 0, 1, out=f) is f and float(pm.max(f)) <= 1.0
     with pytest.raises(ValueError, match="order"):
         pm.reshape(pm.asarray(x), -1, "X")
+
+
+def test_python_float_and_complex_types_are_the_default_types():
+    # NumPy code's dtype=float: Python's float is the default float type (float32) everywhere;
+    # an explicit np.float64 is still refused (no double precision on the device)
+    assert pm.zeros(3, dtype=float).dtype == np.float32
+    assert pm.array([1, 2], dtype=float).dtype == np.float32
+    assert pm.asarray([1, 2], dtype=complex).dtype == np.complex64
+    assert pm.arange(3).astype(complex).dtype == np.complex64
+    assert pm.arange(3).sum(dtype=float).dtype == np.float32
+    assert pm.eye(2, dtype=float).dtype == np.float32
+    with pytest.raises(TypeError, match="float64"):
+        pm.zeros(3, dtype=np.float64)
