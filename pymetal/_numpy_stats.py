@@ -77,22 +77,33 @@ def _nonneg_ints(x, name):
     return x
 
 
-def _segment_sums(keys, weights, n):
-    """out[k] = sum of weights where keys == k, for k < n: a sort of the keys, running sums
-    of the weights in that order, and the sums' differences at the ends of equal-key runs."""
+def segment_sums(keys, values):
+    """(distinct keys, sums of the rows of `values` per key), for 1-D integer keys and values of
+    shape (len(keys), ...) in their accumulation type. The keys are sorted; each sorted row then
+    adds the row d before it when that row has the same key, for d = 1, 2, 4, ... (a segmented
+    scan in log2(n) passes of elementwise kernels): the sum of each run is at its end, summed
+    as a tree (float error about log2(run length) roundings, not the running total's)."""
     from ._indexing import take
-    dev = keys._buf.device
-    acc = _dt.int64 if _dt.kind(weights._dtype) in "biu" else _float(weights)._dtype
-    out = _ew.fill(_new((n,), acc, dev), 0)
-    if keys._size == 0:
-        return out
+    m = keys._size
     order = _s.argsort(keys)
     k = take(keys, order)
-    w = take(weights if weights._dtype == acc else _ew.astype(weights, acc), order)
-    run_end = _m.concat([_bin("not_equal", k[1:], k[:-1]), _ew.fill(_new((1,), _dt.bool_, dev), True)])
-    ends = _s._compact(_s.cumulative_sum(w, axis=0, dtype=acc), run_end)
-    sums = _bin("subtract", ends, _m.concat([_ew.fill(_new((1,), acc, dev), 0), ends[:-1]]))
-    out[_s._compact(k, run_end)] = sums
+    v = take(values, order, axis=0)
+    d = 1
+    while d < m:
+        same = _bin("equal", k[d:], k[:-d]).reshape((m - d,) + (1,) * (v.ndim - 1))
+        v = _m.concat([v[:d], _bin("add", v[d:], _ew.where(same, v[:-d], 0))], axis=0)
+        d *= 2
+    ends = _s.nonzero(_m.concat([_bin("not_equal", k[1:], k[:-1]), _A(np.ones(1, bool))]))[0]
+    return take(k, ends), take(v, ends, axis=0)
+
+
+def _segment_sums(keys, weights, n):
+    """out[k] = sum of weights where keys == k, for k < n (segment_sums scattered into zeros)."""
+    acc = _dt.int64 if _dt.kind(weights._dtype) in "biu" else _float(weights)._dtype
+    out = _ew.fill(_new((n,), acc, keys._buf.device), 0)
+    if keys._size:
+        where, sums = segment_sums(keys, weights if weights._dtype == acc else _ew.astype(weights, acc))
+        out[where] = sums
     return out
 
 

@@ -490,10 +490,10 @@ def _methods(name):
 
 
 def _add_at(a, idx, b, negate):
-    """a[idx] += b with repeated indices summed: the indices sorted, b's rows summed per run of
-    equal indices (differences of a running sum at the runs' ends), one scatter of the sums."""
+    """a[idx] += b with repeated indices summed: b's rows summed per index (segment_sums), one
+    gather of a's rows, one scatter of the new ones."""
     from ._indexing import take
-    from ._manipulation import concat
+    from ._numpy_stats import segment_sums
     n = a._shape[0] if a.ndim else 0
     if a.ndim == 0:
         raise TypeError("at: a 0-d array has no indices")
@@ -505,15 +505,9 @@ def _add_at(a, idx, b, negate):
         raise IndexError("at: an index is out of bounds for an axis of size %d" % n)
     rows = (m,) + a._shape[1:]
     acc = _dt.int64 if _dt.kind(a._dtype) in "biu" else _dt.promote_types(a._dtype, _dt.float32)
-    vals = _A(b) if not _ew.is_scalar(b) else _A(np.asarray(b))
+    vals = _A(b)
     vals = _ew.ascontiguous((vals if vals._dtype == acc else _ew.astype(vals, acc)).broadcast_to(rows))
-    order = _s.argsort(idx)
-    k = take(idx, order)
-    ends = _s.nonzero(concat([_bin("not_equal", k[1:], k[:-1]), _A(np.ones(1, bool))]))[0]
-    run = take(_s.cumulative_sum(take(vals, order, axis=0), axis=0, dtype=acc), ends, axis=0)
-    prev = concat([_ew.fill(_ew.astype(run[:1], acc), 0), run[:-1]], axis=0)
-    sums = _bin("subtract", run, prev)
-    where = take(k, ends)
+    where, sums = segment_sums(idx, vals)
     cur = take(a, where, axis=0)
     new = _bin("subtract" if negate else "add", cur, sums)
     a[where] = new if new._dtype == a._dtype else _ew.astype(new, a._dtype)

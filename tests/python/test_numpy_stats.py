@@ -231,3 +231,18 @@ def test_linalg_norm(shape):
             pm.linalg.norm(pm.asarray(x), 2)
     with pytest.raises(ValueError):
         pm.linalg.norm(pm.asarray(x), "fro", 0)
+
+
+def test_weighted_counts_are_accurate():
+    # segmented sums of float32 weights: within float32 rounding of NumPy's float64 sums, also
+    # for small bins in a long array (differences of one running sum lost ~1e-3 here)
+    r = np.random.default_rng(1)
+    x = r.integers(0, 1000, 200_000)
+    w = r.random(200_000).astype(np.float32)
+    compare(pm.bincount(pm.asarray(x), pm.asarray(w)), np.bincount(x, w), rtol=1e-6, atol=0)
+    a = pm.zeros(1000)
+    pm.add.at(a, pm.asarray(x), pm.asarray(w))
+    compare(a, np.bincount(x, w, minlength=1000), rtol=1e-6, atol=0)
+    z = pm.zeros(3)
+    pm.add.at(z, pm.asarray([0, 0, 2]), 1.5)  # a Python float: float32
+    assert z.tolist() == [3.0, 0.0, 1.5]
