@@ -19,7 +19,7 @@ from . import _elementwise as _ew
 from . import _manipulation as _m
 from . import _reduce as _r
 from . import dtypes as _dt
-from ._array import Array, _new, normalize_axis
+from ._array import _READONLY_BASE, Array, _new, normalize_axis
 from ._numpy_reduce import _bin, _with_dtype, into
 
 TYPE_CHECKING = False
@@ -115,7 +115,8 @@ def kron(a: ArrayLike, b: ArrayLike, /) -> Array:
 
 
 def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
-    """The offset-th diagonal over axis1 and axis2, last in the result: a view, no copy.
+    """The offset-th diagonal over axis1 and axis2, last in the result: a read-only view, as
+    NumPy's (writes raise; pm.linalg.diagonal's view is writeable).
 
     Examples:
         >>> pm.diagonal(pm.asarray([[1, 2, 3], [4, 5, 6]]), 1)
@@ -129,7 +130,9 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
     if i == j:
         raise ValueError("diagonal: axis1 and axis2 cannot be the same")
     rest = [k for k in range(a.ndim) if k not in (i, j)]
-    return _diag(a.permute_dims(rest + [i, j]), offset=operator.index(offset))
+    view = _diag(a.permute_dims(rest + [i, j]), offset=operator.index(offset))
+    view._ro = _READONLY_BASE
+    return view
 
 
 def trace(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1, dtype: DTypeLike = None,
@@ -161,8 +164,8 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
         raise ValueError("diag: input must be 1-D or 2-D, got shape %r" % (v._shape,))
     n = v._size + builtins.abs(k)
     out = _ew.fill(_new((n, n), v._dtype, v._buf.device), 0)
-    out_diag = diagonal(out, k)
-    _ew.copy_into(v, out_diag)
+    from .linalg import diagonal as _diag
+    _ew.copy_into(v, _diag(out, offset=k))
     return out
 
 

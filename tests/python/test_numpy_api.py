@@ -30,6 +30,17 @@ def test_dot_family(dtype, sa, sb):
         check(lambda xp, x, y: xp.inner(x, y), a, b, rtol=1e-5, atol=1e-4)
 
 
+def test_diagonal_is_a_read_only_view():
+    x = pm.asarray(np.arange(9).reshape(3, 3))
+    d = pm.diagonal(x)
+    assert not d.flags.writeable and not np.diagonal(np.eye(2)).flags.writeable
+    with pytest.raises(ValueError, match="read-only"):
+        d[0] = 5
+    with pytest.raises(ValueError, match="read-only"):
+        x.diagonal().fill(1)
+    assert pm.linalg.diagonal(x).flags.writeable  # the standard's
+
+
 def test_dot_out_and_mismatch():
     a = pm.ones((2, 3))
     out = pm.empty((2, 2))
