@@ -75,7 +75,7 @@ from ._numpy_shapes import (  # noqa: E402
     eye, identity, linspace, logspace, geomspace, meshgrid, indices, atleast_1d, atleast_2d, atleast_3d,
     hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,
     append, delete, insert, pad, resize, tril, triu, roll, flip, take, repeat, tensordot, searchsorted,
-    shape, ndim, size, reshape, ravel, copy, clip,
+    shape, ndim, size, reshape, ravel, copy, clip, put_along_axis,
 )
 from ._numpy_stats import (  # noqa: E402
     unique, bincount, histogram, digitize, quantile, percentile, median, nanquantile, nanpercentile,
@@ -90,3 +90,14 @@ from ._numpy_ufuncs import (  # noqa: E402
 globals().update(_NP_ALIASES)
 amax, amin, around, round_, rad2deg, deg2rad, trapz = max, min, round, round, degrees, radians, trapezoid
 conjugate = conj
+# NumPy's other names of the device's dtypes (float64 and complex128 stay refused)
+int_ = intp = longlong = int64
+uintp = ulonglong = uint64
+intc, uintc, short, ushort, byte, ubyte = int32, uint32, int16, uint16, int8, uint8
+bool_, single, half, csingle = bool, float32, float16, complex64
+# Kernels never warn about floating-point errors; NumPy's context manager is here so NumPy code's
+# `with np.errstate(divide="ignore"):` runs (it changes NumPy's own warnings only).
+import numpy as _np  # noqa: E402
+errstate = _np.errstate
+euler_gamma = 0.5772156649015329
+

@@ -699,3 +699,31 @@ def clip(a: ArrayLike, a_min: Any = None, a_max: Any = None, out: Array | None =
     lo = a_min if min is None else min
     hi = a_max if max is None else max
     return into(_ew.clip(a, lo, hi), out)
+
+
+def put_along_axis(arr: Array, indices: ArrayLike, values: ArrayLike, axis: int | None) -> None:
+    """arr[..., indices[..., j, ...], ...] = values along axis, in place (one scatter kernel):
+    the inverse of take_along_axis.
+
+    Examples:
+        >>> x = pm.zeros((2, 3), pm.int64)
+        >>> pm.put_along_axis(x, pm.asarray([[2], [0]]), 9, axis=1)
+        >>> x
+        Array([[0, 0, 9],
+               [9, 0, 0]], dtype=int64)
+    """
+    if not isinstance(arr, Array):
+        raise TypeError("put_along_axis: arr must be a pymetal Array (it is changed in place)")
+    idx = _A(indices)
+    if axis is None:
+        arr.reshape(-1)[idx.reshape(-1)] = values
+        return
+    ax = normalize_axis(axis, arr.ndim)
+    if idx.ndim != arr.ndim:
+        raise ValueError("put_along_axis: indices must have as many dimensions as arr (%d), not %d"
+                         % (arr.ndim, idx.ndim))
+    from ._creation import arange
+    # an index array per dimension, broadcast against indices: the other axes' positions
+    key = tuple(idx if d == ax else arange(n).reshape(tuple(-1 if e == d else 1 for e in range(arr.ndim)))
+                for d, n in enumerate(arr._shape))
+    arr[key] = values

@@ -499,3 +499,29 @@ def test_set_functions(dtype, n1, n2):
     a, b = data((n1,), dtype, 1, 0, 8), data((n2,), dtype, 2, 0, 8)
     for name in ("intersect1d", "union1d", "setdiff1d", "setxor1d"):
         check(lambda xp, x, y: getattr(xp, name)(x, y), a, b)
+
+
+@pytest.mark.parametrize("shape,axis", [((3, 4), 1), ((3, 4), 0), ((2, 3, 4), 2), ((2, 3, 4), 1), ((5,), 0), ((6,), None)],
+                         ids=str)
+def test_put_along_axis(shape, axis):
+    x = data(shape, np.int32)
+    n = x.size if axis is None else x.shape[axis]
+    idx_shape = (2,) if axis is None else tuple(2 if d == axis else s for d, s in enumerate(shape))
+    idx = (np.arange(int(np.prod(idx_shape))) % n).reshape(idx_shape)
+    for values in (7, data(idx_shape, np.int32, 9)):
+        want = x.copy()
+        np.put_along_axis(want, idx, values, axis)
+        got = pm.asarray(x.copy())
+        assert pm.put_along_axis(got, pm.asarray(idx), pm.asarray(values) if isinstance(values, np.ndarray) else values,
+                                 axis) is None
+        compare(got, want)
+    with pytest.raises(TypeError, match="pymetal Array"):
+        pm.put_along_axis(x, idx, 1, axis)
+
+
+def test_dtype_aliases_and_errstate():
+    assert pm.int_ == np.int64 and pm.intp == np.int64 and pm.single == np.float32 and pm.bool_ == np.bool_
+    assert pm.arange(3, dtype=pm.intc).dtype == np.int32
+    with pm.errstate(divide="ignore"):
+        r = pm.asarray([1.0]) / pm.asarray([0.0])
+    assert float(r[0]) == np.inf
