@@ -24,8 +24,6 @@ if TYPE_CHECKING:
 
     from ._typing import ArrayLike, DTypeLike
 
-Axis = "int | tuple[int, ...] | None"
-
 
 def into(res: Array, out: Array | None) -> Array:
     """`res`, or written into `out` (NumPy's out=: an Array of the result's shape) and out returned."""
