@@ -412,11 +412,12 @@ class Array:
             axes = axes[0]
         return self.permute_dims(axes) if axes else self.T
 
-    def reshape(self, *shape: Any, copy: bool | None = None) -> Array:
+    def reshape(self, *shape: Any, order: str = "C", copy: bool | None = None) -> Array:
         """The array in a new shape: a view when NumPy's reshape would give one.
 
         Args:
             shape: the new shape, as ints or one tuple; one dimension may be -1.
+            order: "F" reads and writes the elements in Fortran order (as NumPy's).
             copy: True always copies, False raises ValueError where a copy would be needed.
 
         Examples:
@@ -428,6 +429,9 @@ class Array:
         """
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
+        if order != "C":
+            from ._numpy_methods import _reshape_order
+            return _reshape_order(self, shape, order, copy)
         shape = _resolve_shape(shape, self._size)
         if self._cc:
             strides = None

@@ -49,9 +49,11 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__" and ufunc in _GUFUNCS and simple and out is None:
         from . import _linalg
         return getattr(_linalg, _GUFUNCS[ufunc])(*inputs)
-    if method == "reduce" and ufunc in _REDUCING and simple and out is None:
-        from . import _reduce
-        return getattr(_reduce, _REDUCING[ufunc])(inputs[0], axis=kwargs.get("axis", 0))
+    if method != "__call__" and hasattr(_ew.FUNCTIONS.get(name), method) and isinstance(inputs[0], Array):
+        # NumPy's ufunc methods as pymetal's (pymetal/_numpy_ufuncs.py): np.add.at(x, i, v) changes x
+        if out is not None:
+            kwargs["out"] = out
+        return getattr(_ew.FUNCTIONS[name], method)(*inputs, **kwargs)
     # Not a pymetal kernel: NumPy on the shared memory.
     if out is not None:
         kwargs["out"] = tuple(_host(o) for o in (out if isinstance(out, tuple) else (out,)))
@@ -61,8 +63,6 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 _GUFUNCS: dict = {np.matmul: "matmul"}
 if isinstance(getattr(np, "vecdot", None), np.ufunc):
     _GUFUNCS[np.vecdot] = "vecdot"
-_REDUCING = {np.add: "sum", np.multiply: "prod", np.maximum: "max", np.minimum: "min",
-             np.logical_and: "all", np.logical_or: "any"}
 
 
 # NumPy function -> (pymetal function, NumPy parameters passed positionally, NumPy parameter ->
@@ -123,6 +123,14 @@ def _functions():
         fn = getattr(np, name, None)
         if fn is not None and not isinstance(fn, np.ufunc):
             table[fn] = (getattr(pm, pm_name), inspect.signature(fn), positional, keywords)
+    # NumPy's functions pymetal implements with NumPy's signature (pymetal/_numpy_*.py): called as given
+    from . import _numpy_api, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs, linalg
+    for mod in (_numpy_api, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs):
+        for name, f in vars(mod).items():
+            fn = getattr(np, name, None)
+            if getattr(f, "__module__", None) == mod.__name__ and callable(fn) and not isinstance(fn, np.ufunc):
+                table.setdefault(fn, (f, None, None, None))
+    table[np.linalg.norm] = (linalg.norm, None, None, None)
     return table
 
 
@@ -136,9 +144,11 @@ def _array_function(self, func, types, args, kwargs):
     spec = _FN.get(func)
     if spec is not None and all(issubclass(t, (Array, np.ndarray)) for t in types):
         try:
+            if spec[1] is None:
+                return spec[0](*args, **kwargs)
             return _call(spec, args, kwargs)
-        except _Unsupported:
-            pass
+        except (_Unsupported, TypeError, NotImplementedError):
+            pass  # an argument pymetal does not take: NumPy's, below
     return func(*_host(args), **_host(kwargs))
 
 

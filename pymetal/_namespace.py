@@ -55,3 +55,49 @@ from ._api import (  # the Python Array API standard's namespace (issue 12)
 
 newaxis = None
 e, pi, inf, nan = 2.718281828459045, 3.141592653589793, float("inf"), float("nan")
+
+# NumPy's API beside the standard's (issue 23): NumPy's names, signatures and semantics. Where a
+# name is the standard's too, NumPy's extra parameters are additions (pm.sum(x, 1), pm.tril(x, 1),
+# pm.where(c)); every call the standard allows means the same.
+from . import _numpy_methods  # noqa: F401,E402  (ndarray's methods on Array)
+from . import lib  # noqa: F401,E402
+from ._numpy_reduce import (  # noqa: E402
+    sum, prod, max, min, ptp, all, any, argmax, argmin, mean, var, std, count_nonzero, cumsum, cumprod,
+    sort, argsort, partition, argpartition,
+)
+from ._numpy_api import (  # noqa: E402
+    dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, swapaxes,
+    isclose, allclose, array_equal, array_equiv, where, argwhere, flatnonzero, select, nan_to_num,
+    unravel_index, ravel_multi_index, fill_diagonal, tri, triu_indices, tril_indices, triu_indices_from,
+    tril_indices_from, diag_indices, intersect1d, union1d, setdiff1d, setxor1d,
+)
+from ._numpy_shapes import (  # noqa: E402
+    eye, identity, linspace, logspace, geomspace, meshgrid, indices, atleast_1d, atleast_2d, atleast_3d,
+    hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,
+    append, delete, insert, pad, resize, tril, triu, roll, flip, take, repeat, tensordot, searchsorted,
+    shape, ndim, size, reshape, ravel, copy, clip, put_along_axis,
+)
+from ._numpy_stats import (  # noqa: E402
+    unique, bincount, histogram, digitize, quantile, percentile, median, nanquantile, nanpercentile,
+    nanmedian, nansum, nanprod, nanmax, nanmin, nanargmax, nanargmin, nanmean, nanvar, nanstd, nancumsum,
+    nancumprod, average, cov, corrcoef, lexsort,
+)
+from ._numpy_signal import interp, correlate, convolve, cross, diff, gradient, trapezoid  # noqa: E402
+from ._numpy_ufuncs import (  # noqa: E402
+    ALIASES as _NP_ALIASES, fmod, degrees, radians, fabs, rint, fix, round, fmax, fmin, cbrt, angle, divmod_ as divmod,
+    heaviside, logaddexp2, sinc, modf, ldexp, float_power, gcd, lcm, spacing, unwrap, real_if_close,
+)
+globals().update(_NP_ALIASES)
+amax, amin, around, round_, rad2deg, deg2rad, trapz = max, min, round, round, degrees, radians, trapezoid
+conjugate = conj
+# NumPy's other names of the device's dtypes (float64 and complex128 stay refused)
+int_ = intp = longlong = int64
+uintp = ulonglong = uint64
+intc, uintc, short, ushort, byte, ubyte = int32, uint32, int16, uint16, int8, uint8
+bool_, single, half, csingle = bool, float32, float16, complex64
+# Kernels never warn about floating-point errors; NumPy's context manager is here so NumPy code's
+# `with np.errstate(divide="ignore"):` runs (it changes NumPy's own warnings only).
+import numpy as _np  # noqa: E402
+errstate = _np.errstate
+euler_gamma = 0.5772156649015329
+

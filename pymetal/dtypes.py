@@ -108,7 +108,13 @@ def _problem(dt):
 
 
 def check_dtype(dtype: DTypeLike, what: str = "array") -> np.dtype:
-    """Returns np.dtype(dtype) if pymetal supports it, else raises TypeError."""
+    """Returns np.dtype(dtype) if pymetal supports it, else raises TypeError.
+
+    Python's float and complex types mean the default floating types (float32,
+    complex64; NumPy's are float64, complex128), so NumPy code's dtype=float runs;
+    an explicit np.float64 is refused."""
+    if dtype is float or dtype is complex:
+        return default_float if dtype is float else complex64
     try:
         dt = np.dtype(dtype)
     except TypeError:

@@ -50,6 +50,7 @@ __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError",
+    "norm",  # NumPy's (not in the standard)
 ]
 
 LinAlgError = np.linalg.LinAlgError
@@ -438,3 +439,37 @@ def matrix_power(x: ArrayLike, n: int, /) -> Array:
             break
         base = matmul(base, base)
     return result if result is not x else _ew.ascontiguous(x, force=True)  # type: ignore[return-value]  # n > 0: set
+
+
+def norm(x: ArrayLike, ord: int | float | str | None = None, axis: int | tuple[int, int] | None = None,
+         keepdims: bool = False) -> Array:
+    """NumPy's linalg.norm: a vector norm over one axis (or of a 1-D array), a matrix norm
+    over two axes (or of a 2-D array), the 2-norm of all elements when ord and axis are None.
+
+    Examples:
+        >>> x = pm.asarray([[3.0, 4.0], [0.0, 0.0]])
+        >>> pm.linalg.norm(x), pm.linalg.norm(x, axis=1), pm.linalg.norm(x, 1)
+        (Array(5., dtype=float32), Array([5., 0.], dtype=float32), Array(4., dtype=float32))
+    """
+    xa = _ew.as_array(x)
+    if axis is None:
+        if ord is None:  # the 2-norm of the flattened array (Frobenius for matrices)
+            r = vector_norm(xa, keepdims=keepdims)
+            return r.reshape((1,) * xa.ndim) if keepdims else r
+        if xa.ndim not in (1, 2):
+            raise ValueError("linalg.norm: an ord needs a 1-D or 2-D array (or axis=), got shape %r" % (xa._shape,))
+        axis = tuple(range(xa.ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = tuple(normalize_axis(a, xa.ndim) for a in axes)
+    if len(axes) == 1:
+        if isinstance(ord, str):
+            raise ValueError("linalg.norm: invalid norm order %r for vectors" % (ord,))
+        return vector_norm(xa, axis=axes[0], keepdims=keepdims, ord=2 if ord is None else ord)
+    if len(axes) != 2 or axes[0] == axes[1]:
+        raise ValueError("linalg.norm: axis must be an int or two distinct axes, not %r" % (axis,))
+    r = matrix_norm(moveaxis(xa, axes, (-2, -1)), ord="fro" if ord is None else ord)
+    if keepdims:
+        shape = list(xa._shape)
+        shape[axes[0]] = shape[axes[1]] = 1
+        r = r.reshape(tuple(shape))
+    return r
