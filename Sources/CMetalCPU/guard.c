@@ -42,7 +42,6 @@
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #define PM_SIG_CANCEL (SIGRTMAX - 3)
 #define PM_ALT_STACK (64 * 1024)
-#define PM_MAX_SLOTS 256        // threads that ever run kernels at the same time
 #define PM_WATCH_TICK 0.02      // seconds between watchdog checks while command buffers run
 #define PM_DEFAULT_TIMEOUT 30.0 // seconds; PYMETAL_KERNEL_TIMEOUT, pm_host_set_kernel_timeout
 
@@ -62,18 +61,18 @@ typedef struct guard {
     pm_job *job;
     int sig, code;
     uintptr_t addr, sp, pc;
-    int slot;
     void *alt; // the alternate signal stack this guard made (0: the thread had one)
+    // For the watchdog, which sends PM_SIG_CANCEL to the threads running a cancelled job.
+    pthread_t tid;
+    _Atomic(pm_job *) running; // the job it runs now, or null
+    struct guard *next, *prev; // in `guards`
 } guard;
 static __thread guard *g_self __attribute__((tls_model("initial-exec")));
 
-// Threads that can be sent PM_SIG_CANCEL: a slot per thread with a guard.
-static struct {
-    pthread_t tid;
-    _Atomic(pm_job *) job; // the job it runs now, or null
-    int used;
-} slots[PM_MAX_SLOTS];
-static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER; // slot claims, thread exits, sending signals
+// Every thread with a guard, however many (a list, not a table: no thread is
+// ever left out of timeouts and Ctrl-C).
+static guard *guards;
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER; // `guards`: thread starts and exits, sending signals
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static pthread_key_t guard_key;
@@ -286,7 +285,9 @@ static void hook_interrupt(void) {
 static void release_guard(void *p) {
     guard *g = p;
     pthread_mutex_lock(&slots_lock);
-    if (g->slot >= 0) slots[g->slot].used = 0;
+    if (g->prev) g->prev->next = g->next;
+    else guards = g->next;
+    if (g->next) g->next->prev = g->prev;
     pthread_mutex_unlock(&slots_lock);
     if (g->alt) {
         stack_t off = {.ss_flags = SS_DISABLE};
@@ -312,12 +313,11 @@ static void install(void) {
 }
 
 // The calling thread's guard: an alternate signal stack (unless it has one)
-// and a slot. Null if the system refuses (kernels then run unguarded).
+// and a place in `guards`. Null if the system refuses (kernels then run unguarded).
 static guard *make_guard(void) {
     pthread_once(&install_once, install);
     guard *g = calloc(1, sizeof *g);
     if (!g) return NULL;
-    g->slot = -1;
     stack_t cur;
     if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
         void *alt = mmap(NULL, PM_ALT_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -327,15 +327,11 @@ static guard *make_guard(void) {
             else munmap(alt, PM_ALT_STACK);
         }
     }
+    g->tid = pthread_self();
     pthread_mutex_lock(&slots_lock);
-    for (int i = 0; i < PM_MAX_SLOTS; i++)
-        if (!slots[i].used) {
-            slots[i].used = 1;
-            slots[i].tid = pthread_self();
-            atomic_store(&slots[i].job, NULL);
-            g->slot = i;
-            break;
-        }
+    g->next = guards;
+    if (guards) guards->prev = g;
+    guards = g;
     pthread_mutex_unlock(&slots_lock);
     pthread_setspecific(guard_key, g);
     g_self = g;
@@ -393,7 +389,6 @@ int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint
     guard *g = g_self;
     if (!g && !(g = make_guard())) return run(launch, first, end, status);
     if (cancel_reason(job)) return report_cancel(job, status);
-    _Atomic(pm_job *) *slot = g->slot >= 0 ? &slots[g->slot].job : NULL;
     if (sigsetjmp(g->env, 0)) {
         // Back from a handler: the signal that got us here is still blocked.
         sigset_t set;
@@ -402,21 +397,21 @@ int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint
         sigaddset(&set, PM_SIG_CANCEL);
         sigaddset(&set, SIGINT);
         pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-        if (slot) atomic_store(slot, NULL);
+        atomic_store(&g->running, NULL);
         g->job = NULL;
         return report_fault(g, job, status);
     }
     g->job = job;
-    if (slot) atomic_store(slot, job);
+    atomic_store(&g->running, job);
     g->active = 1;
     if (cancel_reason(job)) { // cancelled before the watchdog could see this thread
         g->active = 0;
-        if (slot) atomic_store(slot, NULL);
+        atomic_store(&g->running, NULL);
         return report_cancel(job, status);
     }
     int32_t result = run(launch, first, end, status);
     g->active = 0;
-    if (slot) atomic_store(slot, NULL);
+    atomic_store(&g->running, NULL);
     g->job = NULL;
     return result;
 }
@@ -459,9 +454,9 @@ void pm_host_cancel_all(void) {
 }
 
 static void signal_threads(const pm_job *job) {
-    pthread_mutex_lock(&slots_lock); // no slot's thread can exit meanwhile
-    for (int i = 0; i < PM_MAX_SLOTS; i++)
-        if (slots[i].used && atomic_load(&slots[i].job) == job) pthread_kill(slots[i].tid, PM_SIG_CANCEL);
+    pthread_mutex_lock(&slots_lock); // no guard's thread can exit meanwhile
+    for (guard *g = guards; g; g = g->next)
+        if (atomic_load(&g->running) == job) pthread_kill(g->tid, PM_SIG_CANCEL);
     pthread_mutex_unlock(&slots_lock);
 }
 
@@ -526,9 +521,11 @@ static void after_fork_child(void) {
     jobs = NULL; // the parent's jobs run on threads the child does not have (their memory is left)
     atomic_store(&watchdog_started, 0);
     watchdog_idle = 0;
-    for (int i = 0; i < PM_MAX_SLOTS; i++)
-        if (!g_self || i != g_self->slot) slots[i].used = 0;
-    if (g_self && g_self->slot >= 0) slots[g_self->slot].tid = pthread_self();
+    guards = g_self; // the other threads' guards are gone with them (their memory is left)
+    if (g_self) {
+        g_self->next = g_self->prev = NULL;
+        g_self->tid = pthread_self();
+    }
     pthread_mutex_unlock(&slots_lock);
     pthread_mutex_unlock(&jobs_lock);
 }

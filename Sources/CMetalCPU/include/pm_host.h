@@ -30,6 +30,11 @@ int32_t pm_host_spawn(const char *path, char *const argv[], const char *log, uin
 // does after a Ctrl-C (2; 3 if it holds other bytes: stop watching it). 0 on
 // timeout or a signal.
 int32_t pm_host_wait(int32_t done, int32_t watch, int32_t timeout_ms);
+// Whether `path` can be given to dlopen as a kernel library (library_file.c): a
+// regular file, a 64-bit ELF shared object that holds every segment and section
+// its headers describe (a truncated one would be SIGBUS on loading). Returns 0,
+// or non-zero with `message` saying what is wrong.
+int32_t pm_host_check_library(const char *path, char *message, size_t size);
 typedef struct pm_job pm_job; // one execution of a command buffer (guard.c)
 
 // The worker pool (pool.c): runs threadgroups [0, groups) of `launch` as
