@@ -242,3 +242,60 @@ def test_library_load_refuses_fifo(tmp_path):
     """ % fifo, timeout=30)
     out = ok(proc)
     assert "ERROR" in out and "not a regular file" in out, out
+
+
+# --- 9: a cgroup's memory limit ---------------------------------------------------------------------------------
+
+MEMORY_CHILD = """
+import numpy as np, pymetal as pm
+d = pm.device()
+print("WS", d.recommended_working_set, d.max_buffer_length)
+a = pm.empty(400 << 20, dtype=np.uint8)        # not touched: no real memory is used
+try:
+    b = pm.empty(400 << 20, dtype=np.uint8)    # both together are past the working set
+except MemoryError as e:
+    assert isinstance(e, pm.OutOfMemoryError), type(e)
+    print("REFUSED", e)
+del a
+b = pm.empty(400 << 20, dtype=np.uint8)        # the memory of a freed array is available again
+b[:10] = 7
+assert int(b[:10].sum()) == 70
+print("AFTER-OK")
+"""
+
+
+@pytest.mark.parametrize("layout", ["v2", "v1", "v1-hierarchical"])
+def test_cgroup_memory_limit_bounds_buffers(tmp_path, layout):
+    if pm.device().backend != "cpu":
+        pytest.skip("MetalCPU's memory limits")
+    limit = 1 << 30
+    # PYMETAL_CGROUP_ROOT stands in for /sys/fs/cgroup. For v2 the process's own cgroup is looked up from
+    # /proc/self/cgroup and every parent up to the root is read, so a limit at the root applies wherever the
+    # process is; v1 falls back to the controller's mount when the process's folder is not there (a container).
+    if layout == "v2":
+        (tmp_path / "memory.max").write_text("%d\n" % limit)
+    else:
+        (tmp_path / "memory").mkdir()
+        if layout == "v1":
+            (tmp_path / "memory" / "memory.limit_in_bytes").write_text("%d\n" % limit)
+        else:  # the limit is a parent's: memory.limit_in_bytes says none
+            (tmp_path / "memory" / "memory.limit_in_bytes").write_text("9223372036854771712\n")
+            (tmp_path / "memory" / "memory.stat").write_text("cache 0\nhierarchical_memory_limit %d\n" % limit)
+    with open("/proc/self/cgroup") as f:
+        cgroups = f.read()
+    if layout == "v2" and "0::" not in cgroups or layout != "v2" and ":memory:" not in cgroups:
+        pytest.skip("this system has no cgroup %s memory controller for the process" % layout[:2])
+    out = ok(run_child(MEMORY_CHILD, env={"PYMETAL_CGROUP_ROOT": str(tmp_path)}, timeout=60))
+    ws, longest = map(int, out.split("WS ")[1].split()[:2])
+    assert ws == limit // 4 * 3 and longest == limit // 2, out
+    assert "REFUSED" in out and "working set" in out and "AFTER-OK" in out, out
+
+
+def test_no_cgroup_limit_means_physical_memory(tmp_path):
+    if pm.device().backend != "cpu":
+        pytest.skip("MetalCPU's memory limits")
+    (tmp_path / "memory.max").write_text("max\n")   # cgroup v2's "no limit"
+    out = ok(run_child("import os, pymetal as pm; print(pm.device().recommended_working_set)",
+                       env={"PYMETAL_CGROUP_ROOT": str(tmp_path)}, timeout=60))
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    assert int(out) == physical // 4 * 3, (out, physical)
