@@ -15,6 +15,19 @@
 // INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. Division that does not trap costs
 // nothing extra.
 //
+// Kernel stacks: kernel code never runs on the thread's own stack. Each guard
+// has a stack of its own (PM_KERNEL_STACK, reserved, its pages used on demand)
+// between two PROT_NONE guards, and pm_guarded_run switches to it. A write past
+// the end of a local array (an overrun: it goes up, towards the callers'
+// frames) then meets the guard above the kernel's stack instead of the frames
+// of Python and the thread's TLS, and a deep recursion meets the guard below:
+// either is a fault like any other, and the thread's own stack, where the
+// sigsetjmp point is, stays intact. On a GPU such a write stays inside its
+// thread; here it fails the command buffer, which is the contained outcome.
+// Fiber stacks (fiber.h) have a guard page below each stack, which is also the
+// one above the stack below it; LOCKSTEP mode's per-thread arrays live on the
+// kernel stack (runtime.h).
+//
 // Stopping a running command buffer: each execution of one is a pm_job. A
 // watchdog thread cancels jobs that run past their deadline, and jobs older
 // than an interrupt (Ctrl-C while a thread waits for kernels, or
@@ -42,6 +55,8 @@
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #define PM_SIG_CANCEL (SIGRTMAX - 3)
 #define PM_ALT_STACK (64 * 1024)
+#define PM_KERNEL_STACK (8u << 20)  // as a thread's default stack (RLIMIT_STACK): what kernels ran on before
+#define PM_KERNEL_GUARD (1u << 20)  // PROT_NONE on each side: address space only
 #define PM_WATCH_TICK 0.02      // seconds between watchdog checks while command buffers run
 #define PM_DEFAULT_TIMEOUT 30.0 // seconds; PYMETAL_KERNEL_TIMEOUT, pm_host_set_kernel_timeout
 
@@ -62,6 +77,7 @@ typedef struct guard {
     int sig, code;
     uintptr_t addr, sp, pc;
     void *alt; // the alternate signal stack this guard made (0: the thread had one)
+    unsigned char *stack; // the kernel stack's reservation: guard, PM_KERNEL_STACK, guard (0: none)
     // For the watchdog, which sends PM_SIG_CANCEL to the threads running a cancelled job.
     pthread_t tid;
     _Atomic(pm_job *) running; // the job it runs now, or null
@@ -294,6 +310,7 @@ static void release_guard(void *p) {
         sigaltstack(&off, NULL);
         munmap(g->alt, PM_ALT_STACK);
     }
+    if (g->stack) munmap(g->stack, PM_KERNEL_STACK + 2 * PM_KERNEL_GUARD);
     g_self = NULL;
     free(g);
 }
@@ -326,6 +343,12 @@ static guard *make_guard(void) {
             if (sigaltstack(&ss, NULL) == 0) g->alt = alt;
             else munmap(alt, PM_ALT_STACK);
         }
+    }
+    void *stack = mmap(NULL, PM_KERNEL_STACK + 2 * PM_KERNEL_GUARD, PROT_NONE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (stack != MAP_FAILED) {
+        if (mprotect((char *)stack + PM_KERNEL_GUARD, PM_KERNEL_STACK, PROT_READ | PROT_WRITE) == 0) g->stack = stack;
+        else munmap(stack, PM_KERNEL_STACK + 2 * PM_KERNEL_GUARD);
     }
     g->tid = pthread_self();
     pthread_mutex_lock(&slots_lock);
@@ -361,13 +384,30 @@ static int32_t report_fault(guard *g, pm_job *job, pm_status *st) {
     char *m = st->message;
     const size_t n = sizeof st->message;
     st->code = 1;
+    // A write past the top of the stack: into the kernel stack's upper guard,
+    // or a fiber's into the guard page at the bottom of the next fiber slot
+    // (slots are aligned to their size; an overflow faults in its own slot).
+    const uintptr_t top = g->stack ? (uintptr_t)g->stack + PM_KERNEL_GUARD + PM_KERNEL_STACK : 0;
+    const int overrun = (g->sig == SIGSEGV || g->sig == SIGBUS) &&
+                        ((top && g->addr >= top && g->addr < top + PM_KERNEL_GUARD) ||
+                         (g->addr > g->sp && g->addr - g->sp < 2 * PM_FIBER_SLOT_BYTES &&
+                          g->addr / PM_FIBER_SLOT_BYTES > g->sp / PM_FIBER_SLOT_BYTES));
     if (g->sig == PM_SIG_CANCEL) {
         report_cancel(job, st);
-    } else if ((g->sig == SIGSEGV || g->sig == SIGBUS) && g->addr + 65536 >= g->sp && g->addr < g->sp + 4096) {
+    } else if (overrun) {
+        snprintf(m, n,
+                 "stack overrun: a kernel thread wrote past the end of a local array, up to address 0x%llx above its "
+                 "stack; the command buffer was aborted (on a GPU the write stays in the thread's own memory); "
+                 "check the indices of local arrays",
+                 (unsigned long long)g->addr);
+    } else if ((g->sig == SIGSEGV || g->sig == SIGBUS) &&
+               ((g->addr + 65536 >= g->sp && g->addr < g->sp + 4096) ||
+                (top && g->addr < top - PM_KERNEL_STACK && g->addr >= top - PM_KERNEL_STACK - PM_KERNEL_GUARD))) {
         snprintf(m, n,
                  "stack overflow: a kernel thread used more stack than it has (about %u KiB per thread in kernels "
-                 "that use barriers or SIMD-group functions); use smaller local arrays or less recursion",
-                 (unsigned)(PM_FIBER_STACK_BYTES / 1024));
+                 "that use barriers or SIMD-group functions, %u MiB in others); use smaller local arrays or less "
+                 "recursion",
+                 (unsigned)(PM_FIBER_STACK_BYTES / 1024), (unsigned)(PM_KERNEL_STACK >> 20));
     } else if (g->sig == SIGSEGV || g->sig == SIGBUS) {
         snprintf(m, n,
                  "invalid memory access at address 0x%llx (%s%s): the command buffer was aborted, as a GPU does "
@@ -382,6 +422,58 @@ static int32_t report_fault(guard *g, pm_job *job, pm_status *st) {
                  g->sig == SIGILL ? "illegal instruction" : "breakpoint", (unsigned long long)g->pc);
     }
     return 1;
+}
+
+// Calls fn(arg) with the stack pointer at `top` (16-byte aligned), back on the
+// caller's stack when it returns. A fault's siglongjmp leaves it from the
+// signal handler instead.
+#if defined(__x86_64__)
+__attribute__((naked, noinline)) static void call_on_stack(void (*fn)(void *), void *arg, void *top) {
+    __asm__ volatile(
+        "pushq %rbp\n\t"
+        "movq %rsp, %rbp\n\t" // callee-saved: the way back
+        "movq %rdi, %rax\n\t"
+        "movq %rsi, %rdi\n\t"
+        "movq %rdx, %rsp\n\t"
+        "callq *%rax\n\t"
+        "movq %rbp, %rsp\n\t"
+        "popq %rbp\n\t"
+        "retq\n\t");
+}
+#elif defined(__aarch64__)
+__attribute__((naked, noinline)) static void call_on_stack(void (*fn)(void *), void *arg, void *top) {
+    __asm__ volatile(
+        "stp x29, x30, [sp, #-16]!\n\t"
+        "mov x29, sp\n\t" // callee-saved: the way back
+        "mov x9, x0\n\t"
+        "mov x0, x1\n\t"
+        "mov sp, x2\n\t"
+        "blr x9\n\t"
+        "mov sp, x29\n\t"
+        "ldp x29, x30, [sp], #16\n\t"
+        "ret\n\t");
+}
+#endif
+
+struct run_call {
+    pm_run_fn run;
+    const pm_launch *launch;
+    uint64_t first, end;
+    pm_status *status;
+    int32_t result;
+};
+static void run_call(void *p) {
+    struct run_call *c = p;
+    c->result = c->run(c->launch, c->first, c->end, c->status);
+}
+
+// run() on the guard's kernel stack (on the thread's own if it has none).
+static int32_t run_on_stack(guard *g, pm_run_fn run, const pm_launch *launch, uint64_t first, uint64_t end,
+                            pm_status *status) {
+    if (!g->stack) return run(launch, first, end, status);
+    struct run_call c = {run, launch, first, end, status, 0};
+    call_on_stack(run_call, &c, g->stack + PM_KERNEL_GUARD + PM_KERNEL_STACK);
+    return c.result;
 }
 
 int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint64_t first, uint64_t end,
@@ -409,7 +501,7 @@ int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint
         atomic_store(&g->running, NULL);
         return report_cancel(job, status);
     }
-    int32_t result = run(launch, first, end, status);
+    int32_t result = run_on_stack(g, run, launch, first, end, status);
     g->active = 0;
     atomic_store(&g->running, NULL);
     g->job = NULL;

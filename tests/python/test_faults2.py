@@ -299,3 +299,77 @@ def test_no_cgroup_limit_means_physical_memory(tmp_path):
                        env={"PYMETAL_CGROUP_ROOT": str(tmp_path)}, timeout=60))
     physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
     assert int(out) == physical // 4 * 3, (out, physical)
+
+
+# --- 5: kernel locals that overrun are contained -----------------------------------------------------------------
+
+OVERRUN = r'''
+kernel void ov_loop(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    volatile int local[16];
+    for (int k = 0; k < a[0]; k++) local[k] = k + (int)i;     // a[0] elements: far past the 16
+    a[i + 1] = local[i % 16];
+}
+kernel void ov_barrier(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    volatile int local[16];
+    for (int k = 0; k < a[0]; k++) local[k] = k + (int)i;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    a[i + 1] = local[i % 16];
+}
+kernel void ov_simd(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    volatile int local[16];
+    for (int k = 0; k < a[0]; k++) local[k] = k + (int)i;
+    a[i + 1] = simd_sum(local[i % 16]);
+}
+kernel void add_one(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] += 1; }
+'''
+
+# kernel, macros (PM_NO_LOCKSTEP: fibers for kernels with barriers / SIMD-group functions), elements written
+OVERRUN_CASES = {
+    "loop": ("ov_loop", None, 1000),
+    "loop_far": ("ov_loop", None, 1 << 22),
+    "loop_pool": ("ov_loop", None, 1000),       # many groups: the pool's threads too
+    "fibers_barrier": ("ov_barrier", {"PM_NO_LOCKSTEP": 1}, 1000),
+    "fibers_simd": ("ov_simd", {"PM_NO_LOCKSTEP": 1}, 1 << 20),
+    "lockstep_barrier": ("ov_barrier", None, 1 << 20),
+    "lockstep_simd": ("ov_simd", None, 1 << 20),
+}
+
+
+@pytest.mark.parametrize("case", sorted(OVERRUN_CASES))
+def test_local_array_overrun_is_a_kernel_error(case):
+    kernel, macros, n = OVERRUN_CASES[case]
+    grid = 1 << 16 if case == "loop_pool" else 64
+    proc = run_child("""
+        import numpy as np, pymetal as pm
+        lib = pm.compile(%r, macros=%r)
+        for attempt in range(2):                 # twice: the same threads and stacks again
+            a = np.zeros(%d + 1, np.int32)
+            a[0] = %d
+            try:
+                lib.%s(a, grid=%d, threadgroup=32)
+            except pm.KernelError as e:
+                assert "stack overrun" in str(e) and "local array" in str(e), e
+                print("KERNEL-ERROR", e)
+            else:
+                raise AssertionError("no KernelError")
+            b = np.arange(1000, dtype=np.int32)
+            lib.add_one(b, grid=b.size)
+            assert (b == np.arange(1000) + 1).all()
+            print("NEXT-OK")
+    """ % (OVERRUN, macros, grid, n, kernel, grid), timeout=120)
+    out = ok(proc)
+    assert out.count("KERNEL-ERROR") == 2 and out.count("NEXT-OK") == 2, out
+
+
+def test_kernels_keep_their_stack_size(dev):
+    # Loop-mode kernels run on a stack of their own now: as much as a thread had before (8 MiB), so a
+    # 4 MiB local array still works, and recursion that is too deep is still a stack overflow.
+    lib = pm.compile(r'''
+    kernel void big(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+        volatile int local[1 << 20];
+        for (int k = 0; k < (1 << 20); k += 1024) local[k] = k + (int)i;
+        a[i] = local[(i * 1024) % (1 << 20)];
+    }''')
+    a = np.zeros(8, np.int32)
+    lib.big(a, grid=8)
+    assert (a == np.arange(8) * 1024 + np.arange(8)).all()

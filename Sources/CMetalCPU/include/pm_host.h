@@ -53,6 +53,7 @@ enum { PM_CANCEL_TIMED_OUT = 1, PM_CANCEL_INTERRUPTED = 2 };
 // Usable stack of one fiber (runtime.h / fiber.h: a 128 KiB slot less its guard
 // page, header and cache stagger), for messages.
 #define PM_FIBER_STACK_BYTES (120u * 1024u)
+#define PM_FIBER_SLOT_BYTES (128u * 1024u) // PM_FIBER_SLOT
 // Runs threadgroups [first, end) like run(), with the calling thread marked as
 // running kernel code for `job`: a memory fault, stack overflow, trap or
 // unemulated SIGFPE there, or the job's cancellation (timeout, interrupt),
