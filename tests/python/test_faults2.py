@@ -373,3 +373,37 @@ def test_kernels_keep_their_stack_size(dev):
     a = np.zeros(8, np.int32)
     lib.big(a, grid=8)
     assert (a == np.arange(8) * 1024 + np.arange(8)).all()
+
+
+def test_fiber_stacks_do_not_use_up_mappings():
+    # Each kernel library's workers keep their fiber stacks; a 1,024-thread group needs 1,024 stacks, each with a
+    # guard page. As PROT_NONE pages those were ~2,050 mappings per worker and library (vm.max_map_count is
+    # 65,530); as guard regions (Linux 6.13+) they are none.
+    if pm.device().backend != "cpu":
+        pytest.skip("MetalCPU's fiber stacks")
+    release = tuple(int(x) for x in os.uname().release.split(".")[:2] if x.isdigit())
+    if release < (6, 13):
+        pytest.skip("guard regions need Linux 6.13 (here %s)" % os.uname().release)
+    proc = run_child(r'''
+        import numpy as np, pymetal as pm
+        def maps():
+            with open("/proc/self/maps") as f:
+                return sum(1 for _ in f)
+        src = """kernel void tg(device float *a [[buffer(0)]], uint i [[thread_position_in_grid]],
+                                uint t [[thread_index_in_threadgroup]]) {
+            threadgroup float s[1024];
+            s[t] = a[i];
+            threadgroup_barrier(mem_flags::mem_threadgroup);
+            a[i] = s[1023 - t];
+        }"""
+        libs = [pm.compile(src + "// %d" % k, macros={"PM_NO_LOCKSTEP": 1}) for k in range(4)]
+        a = np.arange(1024, dtype=np.float32)
+        libs[0].tg(a, grid=1024, threadgroup=1024)   # the libraries are loaded and a worker exists
+        before = maps()
+        for lib in libs:
+            lib.tg(a, grid=1024, threadgroup=1024)
+        assert (a == np.arange(1024, dtype=np.float32)[::-1]).all()   # reversed five times
+        print(maps() - before)
+    ''', env={"PYMETAL_CPU_THREADS": "1"}, timeout=120)
+    added = int(ok(proc))
+    assert added < 100, added
