@@ -17,7 +17,7 @@
 //
 // Kernel stacks: kernel code never runs on the thread's own stack. Each guard
 // has a stack of its own (PM_KERNEL_STACK, reserved, its pages used on demand)
-// between two PROT_NONE guards, and pm_guarded_run switches to it. A write past
+// between two guards (no access), and pm_guarded_run switches to it. A write past
 // the end of a local array (an overrun: it goes up, towards the callers'
 // frames) then meets the guard above the kernel's stack instead of the frames
 // of Python and the thread's TLS, and a deep recursion meets the guard below:
@@ -56,7 +56,8 @@
 #define PM_SIG_CANCEL (SIGRTMAX - 3)
 #define PM_ALT_STACK (64 * 1024)
 #define PM_KERNEL_STACK (8u << 20)  // as a thread's default stack (RLIMIT_STACK): what kernels ran on before
-#define PM_KERNEL_GUARD (1u << 20)  // PROT_NONE on each side: address space only
+#define PM_KERNEL_GUARD (1u << 20)  // a guard on each side: address space only
+#define PM_MADV_GUARD_INSTALL 102   // madvise: a guard region (Linux 6.13+; older kernels: EINVAL)
 #define PM_WATCH_TICK 0.02      // seconds between watchdog checks while command buffers run
 #define PM_DEFAULT_TIMEOUT 30.0 // seconds; PYMETAL_KERNEL_TIMEOUT, pm_host_set_kernel_timeout
 
@@ -77,7 +78,7 @@ typedef struct guard {
     int sig, code;
     uintptr_t addr, sp, pc;
     void *alt; // the alternate signal stack this guard made (0: the thread had one)
-    unsigned char *stack; // the kernel stack's reservation: guard, PM_KERNEL_STACK, guard (0: none)
+    unsigned char *stack; // the kernel stack's mapping: guard, PM_KERNEL_STACK, guard (0: none)
     // For the watchdog, which sends PM_SIG_CANCEL to the threads running a cancelled job.
     pthread_t tid;
     _Atomic(pm_job *) running; // the job it runs now, or null
@@ -344,11 +345,18 @@ static guard *make_guard(void) {
             else munmap(alt, PM_ALT_STACK);
         }
     }
-    void *stack = mmap(NULL, PM_KERNEL_STACK + 2 * PM_KERNEL_GUARD, PROT_NONE,
-                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    // The guards as guard regions where the kernel has them (Linux 6.13+): one
+    // mapping instead of three (vm.max_map_count), else PROT_NONE.
+    const size_t bytes = PM_KERNEL_STACK + 2 * PM_KERNEL_GUARD;
+    char *stack = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (stack != MAP_FAILED) {
-        if (mprotect((char *)stack + PM_KERNEL_GUARD, PM_KERNEL_STACK, PROT_READ | PROT_WRITE) == 0) g->stack = stack;
-        else munmap(stack, PM_KERNEL_STACK + 2 * PM_KERNEL_GUARD);
+        char *guards_at[2] = {stack, stack + PM_KERNEL_GUARD + PM_KERNEL_STACK};
+        int ok = 1;
+        for (int i = 0; i < 2; i++)
+            ok &= madvise(guards_at[i], PM_KERNEL_GUARD, PM_MADV_GUARD_INSTALL) == 0 ||
+                  mprotect(guards_at[i], PM_KERNEL_GUARD, PROT_NONE) == 0;
+        if (ok) g->stack = (unsigned char *)stack;
+        else munmap(stack, bytes);
     }
     g->tid = pthread_self();
     pthread_mutex_lock(&slots_lock);
