@@ -192,7 +192,13 @@ class Buffer:
             return b
         lib = _native.lib()
         _check_length(device, size)
-        handle = _native.out_u64(lib.pm_buffer_new, device.handle, size)
+        try:
+            handle = _native.out_u64(lib.pm_buffer_new, device.handle, size)
+        except MemoryError:  # over the device's memory budget: what the cache keeps goes first
+            if not _pool.cached:
+                raise
+            clear_cache()
+            handle = _native.out_u64(lib.pm_buffer_new, device.handle, size)
         try:
             ptr = _native.out_ptr(lib.pm_buffer_contents, handle)
         except BaseException:

@@ -220,10 +220,23 @@ def find_library():
 
 
 def _load(path):
+    # Swift's crash reporter (swift-backtrace, started on a crash anywhere in a
+    # process with the Swift runtime) inherits the dying process's stdout and
+    # stderr and keeps them open for 30 s or more: a parent reading the pipes
+    # (subprocess.run(capture_output=True), CI) sees a crash as a hang. So it is
+    # off unless the user set SWIFT_BACKTRACE; the runtime reads the variable
+    # once, when it is loaded, and the environment is restored after (children
+    # of this process are not affected).
+    quiet = "SWIFT_BACKTRACE" not in os.environ
+    if quiet:
+        os.environ["SWIFT_BACKTRACE"] = "enable=no"
     try:
         lib = ctypes.CDLL(path)
     except OSError as e:
         raise LibraryError("cannot load libPyMetal from %s: %s" % (path, e)) from None
+    finally:
+        if quiet:
+            del os.environ["SWIFT_BACKTRACE"]
     try:
         abi = lib.pm_abi_version
     except AttributeError:

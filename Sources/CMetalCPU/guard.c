@@ -15,6 +15,19 @@
 // INT_MIN / -1 = INT_MIN, INT_MIN % -1 = 0. Division that does not trap costs
 // nothing extra.
 //
+// Kernel stacks: kernel code never runs on the thread's own stack. Each guard
+// has a stack of its own (PM_KERNEL_STACK, reserved, its pages used on demand)
+// between two guards (no access), and pm_guarded_run switches to it. A write past
+// the end of a local array (an overrun: it goes up, towards the callers'
+// frames) then meets the guard above the kernel's stack instead of the frames
+// of Python and the thread's TLS, and a deep recursion meets the guard below:
+// either is a fault like any other, and the thread's own stack, where the
+// sigsetjmp point is, stays intact. On a GPU such a write stays inside its
+// thread; here it fails the command buffer, which is the contained outcome.
+// Fiber stacks (fiber.h) have a guard page below each stack, which is also the
+// one above the stack below it; LOCKSTEP mode's per-thread arrays live on the
+// kernel stack (runtime.h).
+//
 // Stopping a running command buffer: each execution of one is a pm_job. A
 // watchdog thread cancels jobs that run past their deadline, and jobs older
 // than an interrupt (Ctrl-C while a thread waits for kernels, or
@@ -42,7 +55,9 @@
 #if defined(__linux__) && (defined(__x86_64__) || defined(__aarch64__))
 #define PM_SIG_CANCEL (SIGRTMAX - 3)
 #define PM_ALT_STACK (64 * 1024)
-#define PM_MAX_SLOTS 256        // threads that ever run kernels at the same time
+#define PM_KERNEL_STACK (8u << 20)  // as a thread's default stack (RLIMIT_STACK): what kernels ran on before
+#define PM_KERNEL_GUARD (1u << 20)  // a guard on each side: address space only
+#define PM_MADV_GUARD_INSTALL 102   // madvise: a guard region (Linux 6.13+; older kernels: EINVAL)
 #define PM_WATCH_TICK 0.02      // seconds between watchdog checks while command buffers run
 #define PM_DEFAULT_TIMEOUT 30.0 // seconds; PYMETAL_KERNEL_TIMEOUT, pm_host_set_kernel_timeout
 
@@ -62,18 +77,19 @@ typedef struct guard {
     pm_job *job;
     int sig, code;
     uintptr_t addr, sp, pc;
-    int slot;
     void *alt; // the alternate signal stack this guard made (0: the thread had one)
+    unsigned char *stack; // the kernel stack's mapping: guard, PM_KERNEL_STACK, guard (0: none)
+    // For the watchdog, which sends PM_SIG_CANCEL to the threads running a cancelled job.
+    pthread_t tid;
+    _Atomic(pm_job *) running; // the job it runs now, or null
+    struct guard *next, *prev; // in `guards`
 } guard;
 static __thread guard *g_self __attribute__((tls_model("initial-exec")));
 
-// Threads that can be sent PM_SIG_CANCEL: a slot per thread with a guard.
-static struct {
-    pthread_t tid;
-    _Atomic(pm_job *) job; // the job it runs now, or null
-    int used;
-} slots[PM_MAX_SLOTS];
-static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER; // slot claims, thread exits, sending signals
+// Every thread with a guard, however many (a list, not a table: no thread is
+// ever left out of timeouts and Ctrl-C).
+static guard *guards;
+static pthread_mutex_t slots_lock = PTHREAD_MUTEX_INITIALIZER; // `guards`: thread starts and exits, sending signals
 
 static pthread_once_t install_once = PTHREAD_ONCE_INIT;
 static pthread_key_t guard_key;
@@ -286,13 +302,16 @@ static void hook_interrupt(void) {
 static void release_guard(void *p) {
     guard *g = p;
     pthread_mutex_lock(&slots_lock);
-    if (g->slot >= 0) slots[g->slot].used = 0;
+    if (g->prev) g->prev->next = g->next;
+    else guards = g->next;
+    if (g->next) g->next->prev = g->prev;
     pthread_mutex_unlock(&slots_lock);
     if (g->alt) {
         stack_t off = {.ss_flags = SS_DISABLE};
         sigaltstack(&off, NULL);
         munmap(g->alt, PM_ALT_STACK);
     }
+    if (g->stack) munmap(g->stack, PM_KERNEL_STACK + 2 * PM_KERNEL_GUARD);
     g_self = NULL;
     free(g);
 }
@@ -312,12 +331,11 @@ static void install(void) {
 }
 
 // The calling thread's guard: an alternate signal stack (unless it has one)
-// and a slot. Null if the system refuses (kernels then run unguarded).
+// and a place in `guards`. Null if the system refuses (kernels then run unguarded).
 static guard *make_guard(void) {
     pthread_once(&install_once, install);
     guard *g = calloc(1, sizeof *g);
     if (!g) return NULL;
-    g->slot = -1;
     stack_t cur;
     if (sigaltstack(NULL, &cur) == 0 && (cur.ss_flags & SS_DISABLE)) {
         void *alt = mmap(NULL, PM_ALT_STACK, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -327,15 +345,24 @@ static guard *make_guard(void) {
             else munmap(alt, PM_ALT_STACK);
         }
     }
+    // The guards as guard regions where the kernel has them (Linux 6.13+): one
+    // mapping instead of three (vm.max_map_count), else PROT_NONE.
+    const size_t bytes = PM_KERNEL_STACK + 2 * PM_KERNEL_GUARD;
+    char *stack = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (stack != MAP_FAILED) {
+        char *guards_at[2] = {stack, stack + PM_KERNEL_GUARD + PM_KERNEL_STACK};
+        int ok = 1;
+        for (int i = 0; i < 2; i++)
+            ok &= madvise(guards_at[i], PM_KERNEL_GUARD, PM_MADV_GUARD_INSTALL) == 0 ||
+                  mprotect(guards_at[i], PM_KERNEL_GUARD, PROT_NONE) == 0;
+        if (ok) g->stack = (unsigned char *)stack;
+        else munmap(stack, bytes);
+    }
+    g->tid = pthread_self();
     pthread_mutex_lock(&slots_lock);
-    for (int i = 0; i < PM_MAX_SLOTS; i++)
-        if (!slots[i].used) {
-            slots[i].used = 1;
-            slots[i].tid = pthread_self();
-            atomic_store(&slots[i].job, NULL);
-            g->slot = i;
-            break;
-        }
+    g->next = guards;
+    if (guards) guards->prev = g;
+    guards = g;
     pthread_mutex_unlock(&slots_lock);
     pthread_setspecific(guard_key, g);
     g_self = g;
@@ -365,13 +392,30 @@ static int32_t report_fault(guard *g, pm_job *job, pm_status *st) {
     char *m = st->message;
     const size_t n = sizeof st->message;
     st->code = 1;
+    // A write past the top of the stack: into the kernel stack's upper guard,
+    // or a fiber's into the guard page at the bottom of the next fiber slot
+    // (slots are aligned to their size; an overflow faults in its own slot).
+    const uintptr_t top = g->stack ? (uintptr_t)g->stack + PM_KERNEL_GUARD + PM_KERNEL_STACK : 0;
+    const int overrun = (g->sig == SIGSEGV || g->sig == SIGBUS) &&
+                        ((top && g->addr >= top && g->addr < top + PM_KERNEL_GUARD) ||
+                         (g->addr > g->sp && g->addr - g->sp < 2 * PM_FIBER_SLOT_BYTES &&
+                          g->addr / PM_FIBER_SLOT_BYTES > g->sp / PM_FIBER_SLOT_BYTES));
     if (g->sig == PM_SIG_CANCEL) {
         report_cancel(job, st);
-    } else if ((g->sig == SIGSEGV || g->sig == SIGBUS) && g->addr + 65536 >= g->sp && g->addr < g->sp + 4096) {
+    } else if (overrun) {
+        snprintf(m, n,
+                 "stack overrun: a kernel thread wrote past the end of a local array, up to address 0x%llx above its "
+                 "stack; the command buffer was aborted (on a GPU the write stays in the thread's own memory); "
+                 "check the indices of local arrays",
+                 (unsigned long long)g->addr);
+    } else if ((g->sig == SIGSEGV || g->sig == SIGBUS) &&
+               ((g->addr + 65536 >= g->sp && g->addr < g->sp + 4096) ||
+                (top && g->addr < top - PM_KERNEL_STACK && g->addr >= top - PM_KERNEL_STACK - PM_KERNEL_GUARD))) {
         snprintf(m, n,
                  "stack overflow: a kernel thread used more stack than it has (about %u KiB per thread in kernels "
-                 "that use barriers or SIMD-group functions); use smaller local arrays or less recursion",
-                 (unsigned)(PM_FIBER_STACK_BYTES / 1024));
+                 "that use barriers or SIMD-group functions, %u MiB in others); use smaller local arrays or less "
+                 "recursion",
+                 (unsigned)(PM_FIBER_STACK_BYTES / 1024), (unsigned)(PM_KERNEL_STACK >> 20));
     } else if (g->sig == SIGSEGV || g->sig == SIGBUS) {
         snprintf(m, n,
                  "invalid memory access at address 0x%llx (%s%s): the command buffer was aborted, as a GPU does "
@@ -388,12 +432,63 @@ static int32_t report_fault(guard *g, pm_job *job, pm_status *st) {
     return 1;
 }
 
+// Calls fn(arg) with the stack pointer at `top` (16-byte aligned), back on the
+// caller's stack when it returns. A fault's siglongjmp leaves it from the
+// signal handler instead.
+#if defined(__x86_64__)
+__attribute__((naked, noinline)) static void call_on_stack(void (*fn)(void *), void *arg, void *top) {
+    __asm__ volatile(
+        "pushq %rbp\n\t"
+        "movq %rsp, %rbp\n\t" // callee-saved: the way back
+        "movq %rdi, %rax\n\t"
+        "movq %rsi, %rdi\n\t"
+        "movq %rdx, %rsp\n\t"
+        "callq *%rax\n\t"
+        "movq %rbp, %rsp\n\t"
+        "popq %rbp\n\t"
+        "retq\n\t");
+}
+#elif defined(__aarch64__)
+__attribute__((naked, noinline)) static void call_on_stack(void (*fn)(void *), void *arg, void *top) {
+    __asm__ volatile(
+        "stp x29, x30, [sp, #-16]!\n\t"
+        "mov x29, sp\n\t" // callee-saved: the way back
+        "mov x9, x0\n\t"
+        "mov x0, x1\n\t"
+        "mov sp, x2\n\t"
+        "blr x9\n\t"
+        "mov sp, x29\n\t"
+        "ldp x29, x30, [sp], #16\n\t"
+        "ret\n\t");
+}
+#endif
+
+struct run_call {
+    pm_run_fn run;
+    const pm_launch *launch;
+    uint64_t first, end;
+    pm_status *status;
+    int32_t result;
+};
+static void run_call(void *p) {
+    struct run_call *c = p;
+    c->result = c->run(c->launch, c->first, c->end, c->status);
+}
+
+// run() on the guard's kernel stack (on the thread's own if it has none).
+static int32_t run_on_stack(guard *g, pm_run_fn run, const pm_launch *launch, uint64_t first, uint64_t end,
+                            pm_status *status) {
+    if (!g->stack) return run(launch, first, end, status);
+    struct run_call c = {run, launch, first, end, status, 0};
+    call_on_stack(run_call, &c, g->stack + PM_KERNEL_GUARD + PM_KERNEL_STACK);
+    return c.result;
+}
+
 int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint64_t first, uint64_t end,
                        pm_status *status) {
     guard *g = g_self;
     if (!g && !(g = make_guard())) return run(launch, first, end, status);
     if (cancel_reason(job)) return report_cancel(job, status);
-    _Atomic(pm_job *) *slot = g->slot >= 0 ? &slots[g->slot].job : NULL;
     if (sigsetjmp(g->env, 0)) {
         // Back from a handler: the signal that got us here is still blocked.
         sigset_t set;
@@ -402,21 +497,21 @@ int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint
         sigaddset(&set, PM_SIG_CANCEL);
         sigaddset(&set, SIGINT);
         pthread_sigmask(SIG_UNBLOCK, &set, NULL);
-        if (slot) atomic_store(slot, NULL);
+        atomic_store(&g->running, NULL);
         g->job = NULL;
         return report_fault(g, job, status);
     }
     g->job = job;
-    if (slot) atomic_store(slot, job);
+    atomic_store(&g->running, job);
     g->active = 1;
     if (cancel_reason(job)) { // cancelled before the watchdog could see this thread
         g->active = 0;
-        if (slot) atomic_store(slot, NULL);
+        atomic_store(&g->running, NULL);
         return report_cancel(job, status);
     }
-    int32_t result = run(launch, first, end, status);
+    int32_t result = run_on_stack(g, run, launch, first, end, status);
     g->active = 0;
-    if (slot) atomic_store(slot, NULL);
+    atomic_store(&g->running, NULL);
     g->job = NULL;
     return result;
 }
@@ -459,9 +554,9 @@ void pm_host_cancel_all(void) {
 }
 
 static void signal_threads(const pm_job *job) {
-    pthread_mutex_lock(&slots_lock); // no slot's thread can exit meanwhile
-    for (int i = 0; i < PM_MAX_SLOTS; i++)
-        if (slots[i].used && atomic_load(&slots[i].job) == job) pthread_kill(slots[i].tid, PM_SIG_CANCEL);
+    pthread_mutex_lock(&slots_lock); // no guard's thread can exit meanwhile
+    for (guard *g = guards; g; g = g->next)
+        if (atomic_load(&g->running) == job) pthread_kill(g->tid, PM_SIG_CANCEL);
     pthread_mutex_unlock(&slots_lock);
 }
 
@@ -526,9 +621,11 @@ static void after_fork_child(void) {
     jobs = NULL; // the parent's jobs run on threads the child does not have (their memory is left)
     atomic_store(&watchdog_started, 0);
     watchdog_idle = 0;
-    for (int i = 0; i < PM_MAX_SLOTS; i++)
-        if (!g_self || i != g_self->slot) slots[i].used = 0;
-    if (g_self && g_self->slot >= 0) slots[g_self->slot].tid = pthread_self();
+    guards = g_self; // the other threads' guards are gone with them (their memory is left)
+    if (g_self) {
+        g_self->next = g_self->prev = NULL;
+        g_self->tid = pthread_self();
+    }
     pthread_mutex_unlock(&slots_lock);
     pthread_mutex_unlock(&jobs_lock);
 }

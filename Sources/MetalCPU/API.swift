@@ -128,6 +128,7 @@ public protocol MTLDevice: AnyObject {
     var name: String { get }
     var hasUnifiedMemory: Bool { get }
     var recommendedMaxWorkingSetSize: UInt64 { get }
+    var currentAllocatedSize: Int { get }
     var maxThreadsPerThreadgroup: MTLSize { get }
     var maxBufferLength: Int { get }
     var maxThreadgroupMemoryLength: Int { get }

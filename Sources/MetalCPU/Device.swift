@@ -12,10 +12,14 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
 
     public let name = "CPU (\(Platform.cpuName()), MSL on \(Platform.cpuCount) cores)"
     public var hasUnifiedMemory: Bool { true }
-    public var recommendedMaxWorkingSetSize: UInt64 { Platform.physicalMemory / 4 * 3 }
+    /// Also the most that all buffers made here may take together (see CPUBuffer):
+    /// a process over its cgroup's limit is killed, so an allocation past it fails.
+    public var recommendedMaxWorkingSetSize: UInt64 { Platform.memoryLimit / 4 * 3 }
+    /// Bytes of the buffers made here that are alive (Metal's currentAllocatedSize).
+    public var currentAllocatedSize: Int { Int(CPUBuffer.budget.used) }
     public var maxThreadsPerThreadgroup: MTLSize { MTLSize(width: 1024, height: 1024, depth: 1024) }
     public var maxThreadgroupMemoryLength: Int { Int(PM_MAX_THREADGROUP_MEMORY) }  // as Apple GPUs
-    public var maxBufferLength: Int { Int(min(Platform.physicalMemory / 2, UInt64(Int32.max) * 16)) }
+    public var maxBufferLength: Int { Int(min(Platform.memoryLimit / 2, UInt64(Int32.max) * 16)) }
 
     public func makeCommandQueue() -> (any MTLCommandQueue)? { CPUCommandQueue(device: self) }
 
@@ -80,10 +84,35 @@ public final class CPUBuffer: MTLBuffer, @unchecked Sendable {
     private let deallocator: ((UnsafeMutableRawPointer, Int) -> Void)?
     private let owned: Bool
 
-    init?(allocating length: Int) {
+    /// The bytes of all live buffers allocated here, at most the device's
+    /// recommended working set (a process past its cgroup's limit is killed).
+    final class Budget: @unchecked Sendable {
+        private let lock = Lock()
+        private var bytes: UInt64 = 0
+        var used: UInt64 { lock { bytes } }
+        func take(_ n: Int) -> Bool {
+            lock {
+                guard bytes + UInt64(n) <= CPUDevice.shared.recommendedMaxWorkingSetSize else { return false }
+                bytes += UInt64(n)
+                return true
+            }
+        }
+        func give(_ n: Int) { lock { bytes -= UInt64(n) } }
+    }
+    static let budget = Budget()
+
+    private static func rounded(_ length: Int) -> Int {
         let page = Platform.metalPageSize
-        let rounded = (max(length, 1) + page - 1) / page * page
-        guard let memory = Platform.alignedAllocate(rounded, alignment: page) else { return nil }
+        return (max(length, 1) + page - 1) / page * page
+    }
+
+    init?(allocating length: Int) {
+        let rounded = Self.rounded(length)
+        guard Self.budget.take(rounded) else { return nil }
+        guard let memory = Platform.alignedAllocate(rounded, alignment: Platform.metalPageSize) else {
+            Self.budget.give(rounded)
+            return nil
+        }
         pointer = memory
         self.length = length
         deallocator = nil
@@ -98,7 +127,12 @@ public final class CPUBuffer: MTLBuffer, @unchecked Sendable {
     }
 
     deinit {
-        if owned { free(pointer) } else { deallocator?(pointer, length) }
+        if owned {
+            free(pointer)
+            Self.budget.give(Self.rounded(length))
+        } else {
+            deallocator?(pointer, length)
+        }
     }
 
     public func contents() -> UnsafeMutableRawPointer { pointer }

@@ -34,6 +34,11 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw MTLLibraryError(code: .fileNotFound, message: "no library file at \(url.path)")
         }
+        // A truncated file would be SIGBUS inside dlopen, a FIFO would block it.
+        var problem = [CChar](repeating: 0, count: 512)
+        if pm_host_check_library(url.path, &problem, problem.count) != 0 {
+            throw MTLLibraryError(code: .internalError, message: String(cString: problem))
+        }
         // dlopen returns the same handle (counted) when a loaded library is loaded again.
         guard let handle = dlopen(url.path, RTLD_NOW | RTLD_LOCAL) else {
             let reason = dlerror().map { String(cString: $0) } ?? "unknown error"

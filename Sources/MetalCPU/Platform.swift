@@ -19,6 +19,61 @@ enum Platform {
         UInt64(max(0, sysconf(Int32(_SC_PHYS_PAGES)))) * UInt64(max(0, sysconf(Int32(_SC_PAGESIZE))))
     }
 
+    /// The memory this process may use: physical memory, or less where its
+    /// cgroup says so (a container, systemd's MemoryMax=, a CI runner). Past a
+    /// cgroup's limit the kernel kills the process instead of failing an
+    /// allocation, so MetalCPU sizes its limits from this. Read once.
+    static let memoryLimit: UInt64 = min(physicalMemory, cgroupMemoryLimit() ?? .max)
+
+    /// The lowest memory limit of this process's cgroups: cgroup v2's
+    /// memory.max of its cgroup and every parent, v1's memory controller
+    /// (hierarchical_memory_limit in memory.stat covers the parents). Nil where
+    /// none is set. PYMETAL_CGROUP_ROOT (for tests) replaces /sys/fs/cgroup.
+    static func cgroupMemoryLimit() -> UInt64? {
+        #if os(Linux)
+        let root = getenv("PYMETAL_CGROUP_ROOT").map { String(cString: $0) } ?? "/sys/fs/cgroup"
+        var limits: [UInt64] = []
+        for line in lines(of: "/proc/self/cgroup") {
+            // hierarchy-ID:controllers:path
+            let fields = line.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false)
+            guard fields.count == 3 else { continue }
+            let path = fields[2].split(separator: "/").map(String.init)
+            if fields[0] == "0" && fields[1].isEmpty {
+                for depth in (0...path.count).reversed() {
+                    let folder = ([root] + path.prefix(depth)).joined(separator: "/")
+                    if let limit = lines(of: folder + "/memory.max").first.flatMap({ UInt64($0) }) { limits.append(limit) }
+                }
+            } else if fields[1].split(separator: ",").contains("memory") {
+                // Inside a container the controller's mount is often the process's own cgroup.
+                for folder in [([root, "memory"] + path).joined(separator: "/"), root + "/memory"] {
+                    let stat = lines(of: folder + "/memory.stat").first { $0.hasPrefix("hierarchical_memory_limit ") }
+                    if let limit = stat.flatMap({ UInt64($0.dropFirst(26)) })
+                        ?? lines(of: folder + "/memory.limit_in_bytes").first.flatMap({ UInt64($0) }) {
+                        limits.append(limit)
+                        break
+                    }
+                }
+            }
+        }
+        return limits.min()
+        #else
+        return nil
+        #endif
+    }
+
+    /// The lines of a (small) text file; none if it cannot be read.
+    static func lines(of path: String) -> [String] {
+        guard let file = fopen(path, "r") else { return [] }
+        defer { fclose(file) }
+        var result: [String] = []
+        var buffer = [CChar](repeating: 0, count: 4096)
+        while fgets(&buffer, Int32(buffer.count), file) != nil {
+            let line = String(cString: buffer)
+            result.append(line.hasSuffix("\n") ? String(line.dropLast()) : line)
+        }
+        return result
+    }
+
     /// Seconds on a monotonic clock (stands in for the GPU's timestamps).
     static func now() -> Double {
         var ts = timespec()
@@ -48,15 +103,10 @@ enum Platform {
     /// The first /proc/cpuinfo line starting with one of `prefixes` (nil elsewhere).
     static func cpuInfo(_ prefixes: [String]) -> String? {
         #if os(Linux)
-        guard let file = fopen("/proc/cpuinfo", "r") else { return nil }
-        defer { fclose(file) }
-        var buffer = [CChar](repeating: 0, count: 4096)
-        while fgets(&buffer, Int32(buffer.count), file) != nil {
-            let line = String(cString: buffer)
-            if prefixes.contains(where: { line.hasPrefix($0) }) { return line.hasSuffix("\n") ? String(line.dropLast()) : line }
-        }
-        #endif
+        return lines(of: "/proc/cpuinfo").first { line in prefixes.contains { line.hasPrefix($0) } }
+        #else
         return nil
+        #endif
     }
 }
 

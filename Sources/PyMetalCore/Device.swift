@@ -57,7 +57,9 @@ public final class Device: @unchecked Sendable {
         }
         // Metal has no empty buffers: an empty array still gets one page.
         guard let buffer = device.makeBuffer(length: max(length, 1), options: .storageModeShared) else {
-            throw EngineError(.outOfMemory, "cannot allocate a buffer of \(length) bytes")
+            throw EngineError(.outOfMemory, "cannot allocate a buffer of \(length) bytes: out of memory (buffers in use: "
+                + "\(device.currentAllocatedSize) bytes; the device's recommended working set, which on the CPU backend "
+                + "is also the most all buffers may take: \(device.recommendedMaxWorkingSetSize) bytes)")
         }
         return Buffer(buffer, length: length, isWrapped: false)
     }

@@ -26,7 +26,11 @@ public enum ShaderLibrary {
         if let bundled { candidates.append(bundled.appendingPathComponent(PlatformSupport.shaderLibraryName)) }
         candidates.append(repository.appendingPathComponent(".build/shaders/\(PlatformSupport.shaderLibraryName)"))
         for url in candidates where FileManager.default.fileExists(atPath: url.path) {
-            return Library(try device.makeLibrary(URL: url), device: device)
+            do {
+                return Library(try device.makeLibrary(URL: url), device: device)
+            } catch {
+                throw EngineError(.invalidArgument, "cannot load pymetal's shader library \(url.path): \(describe(error))")
+            }
         }
         var sources = repository.appendingPathComponent("Shaders")
         if let shipped = bundled?.appendingPathComponent("shaders"), FileManager.default.fileExists(atPath: shipped.path) {

@@ -30,6 +30,11 @@ int32_t pm_host_spawn(const char *path, char *const argv[], const char *log, uin
 // does after a Ctrl-C (2; 3 if it holds other bytes: stop watching it). 0 on
 // timeout or a signal.
 int32_t pm_host_wait(int32_t done, int32_t watch, int32_t timeout_ms);
+// Whether `path` can be given to dlopen as a kernel library (library_file.c): a
+// regular file, a 64-bit ELF shared object that holds every segment and section
+// its headers describe (a truncated one would be SIGBUS on loading). Returns 0,
+// or non-zero with `message` saying what is wrong.
+int32_t pm_host_check_library(const char *path, char *message, size_t size);
 typedef struct pm_job pm_job; // one execution of a command buffer (guard.c)
 
 // The worker pool (pool.c): runs threadgroups [0, groups) of `launch` as
@@ -48,6 +53,7 @@ enum { PM_CANCEL_TIMED_OUT = 1, PM_CANCEL_INTERRUPTED = 2 };
 // Usable stack of one fiber (runtime.h / fiber.h: a 128 KiB slot less its guard
 // page, header and cache stagger), for messages.
 #define PM_FIBER_STACK_BYTES (120u * 1024u)
+#define PM_FIBER_SLOT_BYTES (128u * 1024u) // PM_FIBER_SLOT
 // Runs threadgroups [first, end) like run(), with the calling thread marked as
 // running kernel code for `job`: a memory fault, stack overflow, trap or
 // unemulated SIGFPE there, or the job's cancellation (timeout, interrupt),

@@ -8,7 +8,7 @@
 // never change them.
 //
 // Stacks: one reservation per OS thread of PM_FIBER_MAX slots of
-// PM_FIBER_SLOT bytes (a PROT_NONE guard page, then the stack); made
+// PM_FIBER_SLOT bytes (a guard page, then the stack); made
 // read-write lazily as groups need more fibers, reused across groups and
 // dispatches, released when the OS thread exits.
 //
@@ -35,10 +35,12 @@ namespace pm::rt::sys {
 void *mmap(void *, size_t, int, int, int, long) noexcept __asm__("mmap");
 int mprotect(void *, size_t, int) noexcept __asm__("mprotect");
 int munmap(void *, size_t) noexcept __asm__("munmap");
+int madvise(void *, size_t, int) noexcept __asm__("madvise");
 int getpagesize() noexcept __asm__("getpagesize");
 // Linux x86-64 and arm64 (asm-generic) values.
 inline constexpr int prot_none = 0x0, prot_read = 0x1, prot_write = 0x2;
 inline constexpr int map_private = 0x02, map_anonymous = 0x20, map_noreserve = 0x4000;
+inline constexpr int madv_guard_install = 102; // Linux 6.13+: a guard without a mapping of its own
 static inline bool map_failed(void *p) { return p == (void *)-1; } // MAP_FAILED
 } // namespace pm::rt::sys
 #else
@@ -49,6 +51,8 @@ using ::mmap;
 using ::mprotect;
 using ::munmap;
 using ::getpagesize;
+static inline int madvise(void *, size_t, int) { return -1; } // no guard regions: mprotect
+inline constexpr int madv_guard_install = 0;
 inline constexpr int prot_none = PROT_NONE, prot_read = PROT_READ, prot_write = PROT_WRITE;
 inline constexpr int map_private = MAP_PRIVATE, map_anonymous = MAP_ANON, map_noreserve = MAP_NORESERVE;
 static inline bool map_failed(void *p) { return p == MAP_FAILED; }
@@ -220,11 +224,17 @@ struct stacks {
         }
         if (n > ready) {
             // One mprotect for the whole new range keeps it cheap; the guard
-            // pages inside it are then re-protected one by one (first use only).
+            // pages inside it are then made one by one (first use only). As
+            // guard regions where the kernel has them: a PROT_NONE page would
+            // split the mapping, two mappings a stack, and a process may have
+            // only vm.max_map_count (65530) mappings in all.
             unsigned char *lo = base + slot * ready;
             if (sys::mprotect(lo, slot * (n - ready), sys::prot_read | sys::prot_write) != 0) return false;
+            const size_t page = (size_t)sys::getpagesize();
             for (uint32_t i = ready; i < n; i++)
-                if (sys::mprotect(base + slot * i, (size_t)sys::getpagesize(), sys::prot_none) != 0) return false;
+                if (sys::madvise(base + slot * i, page, sys::madv_guard_install) != 0 &&
+                    sys::mprotect(base + slot * i, page, sys::prot_none) != 0)
+                    return false;
             ready = n;
         }
         return true;

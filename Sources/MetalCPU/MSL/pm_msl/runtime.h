@@ -220,9 +220,9 @@ struct worker {
     uint32_t site_off[PM_MAX_TG_SITES];
     alignas(64) unsigned char tg_mem[PM_MAX_THREADGROUP_MEMORY];
     // LOCKSTEP mode: the group's per-thread locals (at most 512 bytes a thread:
-    // Lockstep.swift), each array 32-byte aligned. Pages are touched only when used.
+    // Lockstep.swift), each array 32-byte aligned, in run_lockstep's frame.
     uint32_t ls_used;
-    alignas(64) unsigned char ls_arena[512u * PM_FIBER_MAX + 64u * 1024u];
+    unsigned char *ls_arena;
     fiber::stacks stacks;
     worker *next; // in g_workers
     int owner;    // thread id of the OS thread using it
@@ -898,8 +898,15 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
 // collects every active lane's operands (the call returns a placeholder), the
 // rendezvous computes the results, the second pass hands them out. Barriers
 // are the boundaries between statements.
+inline constexpr uint32_t ls_arena_bytes = 512u * PM_FIBER_MAX + 64u * 1024u;
 template <class _PmInv>
 inline int32_t run_lockstep(worker *w, uint64_t first, uint64_t end, group g, pm_status *st) {
+    // The per-thread locals live on the stack that the host gives kernel code
+    // (8 MiB between guards: pm_host.h), not in the worker: a write past the
+    // end of one then meets the guard above that stack, a fault the host
+    // reports, rather than the worker's state after it. Pages are touched only when used.
+    alignas(64) unsigned char arena[ls_arena_bytes];
+    w->ls_arena = arena;
     w->mode = _PmModeLockstep;
     w->g = &g;
     for (uint64_t gi = first; gi < end; gi++) {
@@ -927,8 +934,8 @@ PM_AI group ls_group() { return *tls_w->g; }
 // (for whole simdgroups: a row-major simdgroup matrix uses all 32 lanes' slots).
 inline void *ls_alloc(worker *w, uint32_t bytes) {
     const uint32_t need = (bytes * ((w->nthreads + 31u) & ~31u) + 31u) & ~31u;
-    if (w->ls_used + need > sizeof w->ls_arena) { // the front end's bound makes this unreachable
-        set_error(w, "internal error: the kernel's per-thread locals exceed %u bytes", (unsigned)sizeof w->ls_arena);
+    if (w->ls_used + need > ls_arena_bytes) { // the front end's bound makes this unreachable
+        set_error(w, "internal error: the kernel's per-thread locals exceed %u bytes", ls_arena_bytes);
         return w->ls_arena;
     }
     void *p = w->ls_arena + w->ls_used;
