@@ -682,6 +682,12 @@ class Array:
     def __deepcopy__(self, memo: Any) -> Array:
         return self.copy()
 
+    def __dask_tokenize__(self) -> Any:
+        # Dask calls this first on a pymetal array (da.from_array tokenizes its input): it loads
+        # the Dask integration (chunk type, sizeof, backend) on the way.
+        from . import dask as _dask
+        return _dask.token(self)
+
     def __reduce_ex__(self, protocol: Any) -> Any:
         # The elements in C order, the dtype and the shape. With protocol 5 the bytes go as a
         # PickleBuffer over the array's own memory, which pickle can send out of band
