@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import sys
 
 import numpy as np
 
@@ -1057,6 +1058,10 @@ def _unpickle(data, dtype, shape):
     """The Array of a pickle (Array.__reduce_ex__), writeable as NumPy's. Out-of-band memory that
     is page-aligned and writeable is used without a copy (as pm.asarray does); anything else is
     copied into pymetal memory."""
+    if "dask" in sys.modules and "pymetal.dask" not in sys.modules:
+        # A Dask worker receiving its first pymetal chunk: Dask must know pymetal's chunk
+        # functions (divide, numel, concatenate, ...) before it runs a task on it.
+        import pymetal.dask  # noqa: F401
     return _from_numpy(np.frombuffer(data, dtype=np.uint8).view(dtype).reshape(shape), _default_device())
 
 

@@ -66,8 +66,13 @@ def _einsum(*operands, **kwargs):
 
 
 def _divide(a, b, dtype=None):
-    out = pm.divide(a, b)  # Dask passes dtype= (NumPy's ufunc keyword): the result is cast to it
-    return out if dtype is None else out.astype(dtype, copy=False)
+    # Dask passes dtype= (NumPy's ufunc keyword), "f8" by default when combining means and
+    # moments: pymetal's widest float is float32 (no float64 on Apple GPUs), so float64 means that.
+    out = pm.divide(a, b)
+    if dtype is None:
+        return out
+    dtype = np.dtype(dtype)
+    return out.astype(np.float32 if dtype == np.float64 else dtype, copy=False)
 
 
 def _percentile(a, q, method="linear"):

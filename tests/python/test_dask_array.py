@@ -113,6 +113,15 @@ def test_reductions(shape, name, f):
     _check(f(d), f(n), rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("f", [lambda a: a.mean(axis=0), lambda a: a.std(axis=0), lambda a: a.var(),
+                               lambda a: a.mean(), lambda a: da.nanmean(a, axis=0)])
+def test_reductions_over_many_chunks(f):
+    # 8+ chunks: Dask combines partial results in a tree, dividing with dtype="f8" (its default
+    # accumulator), which pymetal computes as float32 (float64 used to raise TypeError).
+    d, n = _pair((4000, 50), chunks=(250, 50))
+    _check(f(d), f(n), rtol=1e-4, atol=1e-4)
+
+
 @pytest.mark.parametrize("name, f", [
     ("argmax", lambda a: a.argmax(axis=0)),
     ("argmin", lambda a: a.argmin(axis=1)),
