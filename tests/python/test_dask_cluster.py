@@ -53,6 +53,13 @@ def test_reductions_on_two_workers(client):
     np.testing.assert_allclose(std.numpy(), n.std(0), rtol=1e-4)
     # Both workers held pymetal chunks (and registered pymetal's Dask integration on their own).
     assert all(_workers_ran_pymetal(client).values())
+    # ... and size pymetal chunks by their bytes (memory limits and spilling see them)
+    assert set(client.run(_sizeof_on_worker).values()) == {4000}
+
+
+def _sizeof_on_worker():
+    from dask.sizeof import sizeof
+    return sizeof(pm.zeros(1000, pm.float32))
 
 
 def test_random_backend_on_cluster_is_reproducible(client):
