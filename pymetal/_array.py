@@ -698,7 +698,7 @@ class Array:
         host = x.numpy()
         if protocol >= 5:
             import pickle
-            data: Any = pickle.PickleBuffer(host.reshape(-1).view(np.uint8) if x._size else b"")
+            data: Any = pickle.PickleBuffer(host.reshape(-1).view(np.uint8) if x._size else b"")  # type: ignore[arg-type]
         else:
             data = host.tobytes()
         return _unpickle, (data, self._dtype, self._shape)

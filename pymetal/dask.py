@@ -16,6 +16,8 @@ processes by pickle protocol 5 (``Array.__reduce_ex__``), which dask.distributed
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 import dask.array as da
@@ -30,7 +32,7 @@ import pymetal as pm
 from . import random as _random
 from ._array import Array
 
-__all__ = ["PymetalBackendEntrypoint", "Philox", "token"]
+__all__ = ["PymetalBackendEntrypoint", "Philox"]
 
 
 # ---- chunk type, sizeof, tokenize
@@ -115,7 +117,7 @@ class Philox(_random.Generator):
         Array([0.12218684, 0.5622784 ], dtype=float32)
     """
 
-    def __init__(self, seed: object = None) -> None:
+    def __init__(self, seed: Any = None) -> None:
         super().__init__(seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed))
 
 

@@ -50,7 +50,7 @@ def run(workers, backend, size_mb, chunk_mb, cols, rounds):
                                 if s["action"] == "transfer") / workers)
         chunk = x.blocks[0, 0].compute()
         start = time.perf_counter()
-        bufs = []
+        bufs: list = []
         pickle.loads(pickle.dumps(chunk, protocol=5, buffer_callback=bufs.append), buffers=bufs)
         serial = time.perf_counter() - start
         assert type(mean) is (pm.Array if backend == "pymetal" else np.ndarray), type(mean)
