@@ -270,3 +270,24 @@ def test_entry_points_register_without_importing_pymetal_dask(tmp_path):
         r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env=env)
         assert r.returncode == 0, r.stderr[-2000:]
         assert r.stdout.strip() == "Array" and "Failed to register" not in r.stderr
+
+
+def test_numpy_fallbacks_return_pymetal_arrays():
+    """NumPy functions Dask calls on chunks that pymetal has no kernel for run in NumPy on the
+    shared memory; the results come back as pymetal arrays (they used to be NumPy arrays, which
+    turned a pymetal-chunked dask array NumPy-chunked after cumsum, topk, *_like(shape=))."""
+    x = pm.asarray(np.arange(12, dtype=np.float32).reshape(3, 4))
+    n = x.numpy().copy()
+    for got, want in [(np.cumsum(x, axis=1), np.cumsum(n, axis=1)),
+                      (np.partition(x, 1, axis=0), np.partition(n, 1, axis=0)),
+                      (np.add(x, 1, dtype=np.float32), n + 1),
+                      (np.zeros_like(x, shape=(2, 5)), np.zeros((2, 5), np.float32)),
+                      (np.full_like(x, 7, shape=3, dtype=np.int32), np.full(3, 7, np.int32)),
+                      (np.ones_like(x, order="C"), np.ones_like(n))]:
+        assert type(got) is pm.Array, type(got)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got.numpy(), want)
+    hist, edges = np.histogram(x.astype(pm.int32), bins=3)
+    assert type(hist) is pm.Array and type(edges) is np.ndarray  # float64 edges: no pymetal dtype
+    np.testing.assert_array_equal(hist.numpy(), [4, 4, 4])
+    assert np.array_equal(x, x) is True  # non-array results as NumPy gives them
