@@ -69,6 +69,8 @@ def _device(r):
         return asarray(r)
     if type(r) is tuple or type(r) is list:
         return type(r)(_device(v) for v in r)
+    if isinstance(r, tuple) and hasattr(r, "_fields"):  # a named tuple (np.linalg.qr's QRResult)
+        return type(r)(*(_device(v) for v in r))
     return r
 
 

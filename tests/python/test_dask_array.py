@@ -291,3 +291,46 @@ def test_numpy_fallbacks_return_pymetal_arrays():
     assert type(hist) is pm.Array and type(edges) is np.ndarray  # float64 edges: no pymetal dtype
     np.testing.assert_array_equal(hist.numpy(), [4, 4, 4])
     assert np.array_equal(x, x) is True  # non-array results as NumPy gives them
+
+
+@pytest.mark.parametrize("name, f", [
+    ("qr R", lambda a: abs(da.linalg.qr(a)[1])),  # tsqr: np.linalg.qr per chunk (a named tuple)
+    ("norm", lambda a: da.linalg.norm(a, axis=1)),
+    ("diff", lambda a: da.diff(a, axis=0)),
+    ("histogram", lambda a: da.histogram(a, bins=4, range=(-30, 30))[0]),
+    ("round", lambda a: da.round(a, 2)),
+    ("clip", lambda a: da.clip(a, -1, 1)),
+    ("tril", lambda a: da.tril(a)),
+    ("flip", lambda a: da.flip(a, 0)),
+    ("roll", lambda a: da.roll(a, 3, axis=0)),
+    ("take", lambda a: da.take(a, [1, 5, 30], axis=0)),
+    ("pad", lambda a: da.pad(a, 2)),
+    ("outer", lambda a: da.outer(a[:, 0], a[0])),
+    ("coarsen", lambda a: da.coarsen(np.sum, a, {0: 2})),
+    ("count_nonzero", lambda a: da.count_nonzero(a > 0, axis=0)),
+    ("apply_along_axis", lambda a: da.apply_along_axis(lambda r: r * 2, 1, a)),
+    ("moment", lambda a: a.moment(3, axis=0)),
+    ("swapaxes", lambda a: da.swapaxes(a, 0, 1)),
+    ("vindex", lambda a: a.vindex[[0, 5, 7], [1, 2, 3]]),
+    ("setitem", lambda a: _masked_zero(a)),
+])
+def test_more_routines(name, f):
+    d, n = _pair((40, 6), chunks=(10, 6))
+    # Dask builds these collections with a NumPy _meta whatever the chunks (the chunks are pymetal)
+    _check(f(d), f(n), rtol=1e-4, atol=1e-3, meta=name not in ("histogram", "coarsen", "apply_along_axis"))
+
+
+def _masked_zero(a):
+    a = a.copy()
+    a[a > 1] = 0
+    return a
+
+
+def test_integer_routines():
+    v = np.random.default_rng(1).integers(0, 9, 30)
+    d, n = da.from_array(pm.asarray(v), chunks=7), da.from_array(v, chunks=7)
+    _check(da.bincount(d, minlength=9), da.bincount(n, minlength=9))
+    _check(da.isin(d, [1, 2]), da.isin(n, [1, 2]))
+    edges = np.arange(0, 10, 2)
+    _check(da.searchsorted(da.from_array(pm.asarray(edges), chunks=5), d),
+           da.searchsorted(da.from_array(edges, chunks=5), n))
