@@ -287,9 +287,12 @@ def test_numpy_fallbacks_return_pymetal_arrays():
         assert type(got) is pm.Array, type(got)
         assert got.dtype == want.dtype and got.shape == want.shape
         np.testing.assert_array_equal(got.numpy(), want)
-    hist, edges = np.histogram(x.astype(pm.int32), bins=3)
-    assert type(hist) is pm.Array and type(edges) is np.ndarray  # float64 edges: no pymetal dtype
+    hist, edges = np.histogram(x.astype(pm.int32), bins=3)  # pymetal's histogram: float32 edges
+    assert type(hist) is pm.Array and type(edges) is pm.Array and edges.dtype == np.float32
     np.testing.assert_array_equal(hist.numpy(), [4, 4, 4])
+    wide = np.cumsum(x, axis=1, dtype=np.float64)  # in NumPy: float64 has no pymetal dtype
+    assert type(wide) is np.ndarray and wide.dtype == np.float64
+    np.testing.assert_array_equal(wide, np.cumsum(n, axis=1, dtype=np.float64))
     assert np.array_equal(x, x) is True  # non-array results as NumPy gives them
 
 
