@@ -9,7 +9,7 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 import pymetal as pm  # noqa: E402
 
 EXAMPLES = ["square_cube", "add2", "log", "hello_abc", "compute_throughput", "julia", "metalpy_arrays",
-            "sklearn_pca_ridge"]
+            "sklearn_pca_ridge", "dask_stats"]
 
 
 def main() -> int:

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import ctypes
 import operator
+import sys
 
 import numpy as np
 
@@ -686,6 +687,26 @@ class Array:
     def __deepcopy__(self, memo: Any) -> Array:
         return self.copy()
 
+    def __dask_tokenize__(self) -> Any:
+        # Dask calls this first on a pymetal array (da.from_array tokenizes its input): it loads
+        # the Dask integration (chunk type, sizeof, backend) on the way.
+        from . import dask as _dask
+        return _dask.token(self)
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        # The elements in C order, the dtype and the shape. With protocol 5 the bytes go as a
+        # PickleBuffer over the array's own memory, which pickle can send out of band
+        # (dask.distributed does): no copy on the sending side for a C-contiguous array.
+        # Views pickle as their elements only (as NumPy's): the receiver gets a new C-contiguous array.
+        x = self if self._cc else self.copy()
+        host = x.numpy()
+        if protocol >= 5:
+            import pickle
+            data: Any = pickle.PickleBuffer(host.reshape(-1).view(np.uint8) if x._size else b"")  # type: ignore[arg-type]
+        else:
+            data = host.tobytes()
+        return _unpickle, (data, self._dtype, self._shape)
+
     def astype(self, dtype: DTypeLike, copy: bool = True) -> Array:
         """The values converted to `dtype` (C casting, as NumPy's astype).
 
@@ -1035,6 +1056,17 @@ def full_like(x: ArrayLike, /, fill_value: Scalar, dtype: DTypeLike = None, *,
         Array([3.5, 3.5], dtype=float32)
     """
     return full(np.shape(x), fill_value, _like(x, dtype), device=device)
+
+
+def _unpickle(data, dtype, shape):
+    """The Array of a pickle (Array.__reduce_ex__), writeable as NumPy's. Out-of-band memory that
+    is page-aligned and writeable is used without a copy (as pm.asarray does); anything else is
+    copied into pymetal memory."""
+    if "dask" in sys.modules and "pymetal.dask" not in sys.modules:
+        # A Dask worker receiving its first pymetal chunk: Dask must know pymetal's chunk
+        # functions (divide, numel, concatenate, ...) before it runs a task on it.
+        import pymetal.dask  # noqa: F401
+    return _from_numpy(np.frombuffer(data, dtype=np.uint8).view(dtype).reshape(shape), _default_device())
 
 
 def _default_numpy(a):

@@ -148,9 +148,16 @@ class Buffer:
         f = weakref.finalize(self, _release, lib.pm_buffer_release, handle, keep)
         f.atexit = False  # the process is going away; nothing to release
 
+    def __reduce__(self):
+        # Never copied or pickled on its own (a handle is only meaningful in this process):
+        # an Array pickles its elements (Array.__reduce_ex__).
+        raise TypeError("a pymetal Buffer cannot be pickled or copied; pickle or copy the pymetal Array "
+                        "that uses it")
+
     def __del__(self):
         # Back to the allocator's free list (its give(), inlined: this runs once per op).
-        size = self.pooled
+        # getattr: an object that never finished __init__ has no slots set.
+        size = getattr(self, "pooled", 0)
         if size and _pool is not None:
             try:
                 _pool.give(size, self.handle, self.ptr, self.epoch, _native._lib.pm_buffer_release)

@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _elementwise as _ew
 from . import _ops
-from ._array import Array
+from . import dtypes as _dt
+from ._array import Array, asarray
 
 _UFUNCS: dict = {}
 for _name, _op in list(_ops.UNARY.items()) + list(_ops.BINARY.items()):
@@ -57,7 +58,22 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     # Not a pymetal kernel: NumPy on the shared memory.
     if out is not None:
         kwargs["out"] = tuple(_host(o) for o in (out if isinstance(out, tuple) else (out,)))
-    return getattr(ufunc, method)(*_host(inputs), **_host(kwargs))
+        return getattr(ufunc, method)(*_host(inputs), **_host(kwargs))
+    return _device(getattr(ufunc, method)(*_host(inputs), **_host(kwargs)))
+
+
+def _device(r):
+    """NumPy's result of a call on pymetal arrays, as pymetal arrays: code that calls NumPy
+    functions on pymetal arrays (Dask on its chunks, xarray) keeps getting pymetal arrays.
+    Arrays of dtypes pymetal has no kernels for (float64, structured), scalars and other
+    results stay as NumPy gives them."""
+    if isinstance(r, np.ndarray) and r.dtype in _dt.SUPPORTED:
+        return asarray(r)
+    if type(r) is tuple or type(r) is list:
+        return type(r)(_device(v) for v in r)
+    if isinstance(r, tuple) and hasattr(r, "_fields"):  # a named tuple (np.linalg.qr's QRResult)
+        return type(r)(*(_device(v) for v in r))
+    return r
 
 
 _GUFUNCS: dict = {np.matmul: "matmul"}
@@ -69,6 +85,7 @@ if isinstance(getattr(np, "vecdot", None), np.ufunc):
 # pymetal keyword). An argument given to the NumPy function that is in neither (and is not the
 # parameter's default) cannot be passed on: the call then runs in NumPy (below), which honours it.
 _REDUCTION = {"axis": "axis", "keepdims": "keepdims"}
+_LIKE = {"dtype": "dtype", "shape": "shape", "subok": None, "order": None}
 _SPECS = {
     "sum": ("sum", ("a",), dict(_REDUCTION, dtype="dtype")),
     "prod": ("prod", ("a",), dict(_REDUCTION, dtype="dtype")),
@@ -106,10 +123,9 @@ _SPECS = {
     "tril": ("tril", ("m",), {"k": "k"}), "triu": ("triu", ("m",), {"k": "k"}),
     "split": ("split", ("ary", "indices_or_sections", "axis"), {}),
     "ravel": ("ravel", ("a",), {}),
-    "zeros_like": ("zeros_like", ("a",), {"dtype": "dtype", "subok": None}),
-    "ones_like": ("ones_like", ("a",), {"dtype": "dtype", "subok": None}),
-    "empty_like": ("empty_like", ("a",), {"dtype": "dtype", "subok": None}),
-    "full_like": ("full_like", ("a", "fill_value"), {"dtype": "dtype", "subok": None}),
+    # shape= (Dask makes its chunks' metadata this way); order= only lays out memory: pymetal's are C.
+    "zeros_like": ("zeros_like", ("a",), _LIKE), "ones_like": ("ones_like", ("a",), _LIKE),
+    "empty_like": ("empty_like", ("a",), _LIKE), "full_like": ("full_like", ("a", "fill_value"), _LIKE),
     "copy": ("asarray", ("a",), {"subok": None}),
 }
 
@@ -122,7 +138,10 @@ def _functions():
     for name, (pm_name, positional, keywords) in _SPECS.items():
         fn = getattr(np, name, None)
         if fn is not None and not isinstance(fn, np.ufunc):
-            table[fn] = (getattr(pm, pm_name), inspect.signature(fn), positional, keywords)
+            pm_fn = getattr(pm, pm_name)
+            if keywords is _LIKE:
+                pm_fn = _with_shape(pm_fn, getattr(pm, pm_name[:-len("_like")]))
+            table[fn] = (pm_fn, inspect.signature(fn), positional, keywords)
     # NumPy's functions pymetal implements with NumPy's signature (pymetal/_numpy_*.py): called as given
     from . import _numpy_api, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs, linalg
     for mod in (_numpy_api, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs):
@@ -132,6 +151,16 @@ def _functions():
                 table.setdefault(fn, (f, None, None, None))
     table[np.linalg.norm] = (linalg.norm, None, None, None)
     return table
+
+
+def _with_shape(like, new):
+    """np.zeros_like(a, shape=s) and friends: pm.zeros(s, dtype=a.dtype) when a shape is given."""
+    def fn(a, *fill, dtype=None, shape=None):
+        if shape is None:
+            return like(a, *fill, dtype=dtype)
+        return new(shape, *fill, dtype=a.dtype if dtype is None else dtype)
+    fn.__name__ = like.__name__
+    return fn
 
 
 _FN = None
@@ -149,7 +178,7 @@ def _array_function(self, func, types, args, kwargs):
             return _call(spec, args, kwargs)
         except (_Unsupported, TypeError, NotImplementedError):
             pass  # an argument pymetal does not take: NumPy's, below
-    return func(*_host(args), **_host(kwargs))
+    return _device(func(*_host(args), **_host(kwargs)))
 
 
 class _Unsupported(Exception):

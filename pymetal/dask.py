@@ -1,0 +1,205 @@
+"""pymetal arrays as Dask chunks: ``import pymetal.dask`` (or any Dask graph that tokenizes a
+pymetal array, once pymetal is installed: see ``_dask_hook``) registers
+
+- ``pm.Array`` as a Dask chunk type (dask arrays of NumPy and of pymetal chunks mix both ways);
+- ``sizeof`` (the array's nbytes: worker memory limits and spilling see the real size) and a
+  deterministic ``tokenize`` (the elements' hash, as Dask's for NumPy arrays);
+- Dask's per-chunk lookups (concatenate, take, tensordot, einsum, empty, numel, percentile);
+- the ``"pymetal"`` array backend: with ``dask.config.set({"array.backend": "pymetal"})``,
+  ``da.ones/zeros/empty/full/arange`` and ``da.random.default_rng(seed)`` make pymetal chunks
+  (random chunks from ``pm.random``'s Philox kernels: the same seed gives the same arrays),
+  and ``x.to_backend("pymetal")`` / ``x.to_backend("numpy")`` convert.
+
+Dask's scheduler, task graph, spilling and network stay Dask's; pymetal arrays travel between
+processes by pickle protocol 5 (``Array.__reduce_ex__``), which dask.distributed sends out of band.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+import dask.array as da
+from dask import config
+from dask.array import chunk_types as _chunk_types
+from dask.array import dispatch as _dispatch
+from dask.array.backends import ArrayBackendEntrypoint, array_creation_dispatch
+from dask.sizeof import sizeof as _sizeof
+from dask.tokenize import normalize_token as _normalize_token
+
+import pymetal as pm
+from . import random as _random
+from ._array import Array
+
+__all__ = ["PymetalBackendEntrypoint", "Philox"]
+
+
+# ---- chunk type, sizeof, tokenize
+
+if Array not in _chunk_types._HANDLED_CHUNK_TYPES:
+    _chunk_types.register_chunk_type(Array)
+
+
+@_sizeof.register(Array)
+def _array_sizeof(x):
+    return x.nbytes
+
+
+def token(x):
+    """Array.__dask_tokenize__: the elements (hashed by Dask's NumPy normalizer over a zero-copy
+    view), dtype and shape: equal arrays give equal tokens in every process, as NumPy arrays do."""
+    return "pymetal.Array", _normalize_token(x.numpy())
+
+
+# ---- per-chunk functions Dask looks up by chunk type
+
+def _host(args):
+    return [a.numpy() if isinstance(a, Array) else a for a in args]
+
+
+def _einsum(*operands, **kwargs):
+    kwargs.pop("casting", None)  # Dask passes NumPy's casting=/order=, which pymetal has no use for
+    kwargs.pop("order", None)
+    fn = getattr(pm, "einsum", None)
+    if fn is not None:
+        return fn(*operands, **kwargs)
+    return pm.asarray(np.einsum(*_host(operands), **kwargs))  # no pymetal kernel yet: NumPy on the host
+
+
+def _divide(a, b, dtype=None):
+    # Dask passes dtype= (NumPy's ufunc keyword), "f8" by default when combining means and
+    # moments: pymetal's widest float is float32 (no float64 on Apple GPUs), so float64 means that.
+    out = pm.divide(a, b)
+    if dtype is None:
+        return out
+    dtype = np.dtype(dtype)
+    return out.astype(np.float32 if dtype == np.float64 else dtype, copy=False)
+
+
+def _percentile(a, q, method="linear"):
+    from dask.array.backends import percentile
+    result, n = percentile(a.numpy(), q, method)  # on the host (Dask's own algorithm)
+    return pm.asarray(result), n
+
+
+def _numel(x, **kwargs):
+    from dask.array.backends import _numel_arraylike
+    return _numel_arraylike(x, **kwargs)
+
+
+def _nannumel(x, keepdims=False, axis=None, dtype=None, **kwargs):
+    return pm.sum(~pm.isnan(x), axis=axis, keepdims=keepdims, dtype=dtype)
+
+
+_dispatch.concatenate_lookup.register(Array, pm.concatenate)
+_dispatch.take_lookup.register(Array, pm.take)
+_dispatch.tensordot_lookup.register(Array, pm.tensordot)
+_dispatch.einsum_lookup.register(Array, _einsum)
+_dispatch.empty_lookup.register(Array, pm.empty)
+_dispatch.divide_lookup.register(Array, _divide)
+_dispatch.percentile_lookup.register(Array, _percentile)
+_dispatch.numel_lookup.register(Array, _numel)
+_dispatch.nannumel_lookup.register(Array, _nannumel)
+_dispatch.to_numpy_dispatch.register(Array, lambda data, **kwargs: data.numpy().copy())
+
+
+# ---- the "pymetal" array backend
+
+class Philox(_random.Generator):
+    """The bit generator Dask's ``da.random.default_rng`` spawns per chunk under the pymetal
+    backend: a ``pm.random.Generator`` made from a seed (Dask calls ``Philox(seed_sequence)``
+    and then ``pymetal.random.default_rng(bitgen)``, which returns it as it is).
+
+    Examples:
+        >>> import pymetal.dask
+        >>> pymetal.dask.Philox(0).random(2)
+        Array([0.12218684, 0.5622784 ], dtype=float32)
+    """
+
+    def __init__(self, seed: Any = None) -> None:
+        super().__init__(seed if isinstance(seed, np.random.SeedSequence) else np.random.SeedSequence(seed))
+
+
+@_normalize_token.register(Philox)
+def _philox_token(g):
+    s = g._seed_seq
+    return "pymetal.Philox", s.entropy, s.spawn_key, s.pool_size
+
+
+_to_pymetal = _dispatch.Dispatch("to_pymetal_dispatch")
+_to_pymetal.register(object, lambda data, **kwargs: pm.asarray(np.asarray(data), **kwargs))
+_to_pymetal.register(Array, lambda data, **kwargs: data)
+
+
+def _meta(meta):
+    return pm.empty((0,), np.float32) if meta is None else meta
+
+
+class PymetalBackendEntrypoint(ArrayBackendEntrypoint):
+    """Dask's array backend ``"pymetal"`` (entry point ``dask.array.backends``).
+
+    Examples:
+        >>> import dask, dask.array as da, pymetal.dask
+        >>> with dask.config.set({"array.backend": "pymetal"}):
+        ...     x = da.ones(4, chunks=2)
+        >>> type(x.compute()).__name__
+        'Array'
+    """
+
+    @classmethod
+    def to_backend_dispatch(cls):
+        return _to_pymetal
+
+    @classmethod
+    def to_backend(cls, data, **kwargs):
+        if isinstance(data._meta, Array):
+            return data
+        return data.map_blocks(_to_pymetal, meta=pm.asarray(np.asarray(data._meta)), **kwargs)
+
+    @property
+    def RandomState(self):
+        raise NotImplementedError("the pymetal backend has no legacy RandomState; use "
+                                  "da.random.default_rng(seed), which makes pymetal chunks")
+
+    @property
+    def default_bit_generator(self):
+        return Philox
+
+    # Without a dtype, floats are float32 (as pm.ones, pm.full, pm.arange: no float64 on Apple GPUs).
+    @staticmethod
+    def ones(shape, *, dtype=None, meta=None, **kwargs):
+        return _numpy_backend("ones", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
+
+    @staticmethod
+    def zeros(shape, *, dtype=None, meta=None, **kwargs):
+        return _numpy_backend("zeros", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
+
+    @staticmethod
+    def empty(shape, *, dtype=None, meta=None, **kwargs):
+        return _numpy_backend("empty", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
+
+    @staticmethod
+    def full(shape, fill_value, *, dtype=None, meta=None, **kwargs):
+        dtype = dtype or pm.asarray(fill_value).dtype
+        return _numpy_backend("full", shape, fill_value, dtype=dtype, meta=_meta(meta), **kwargs)
+
+    @staticmethod
+    def arange(*args, dtype=None, like=None, **kwargs):
+        if dtype is None:
+            dtype = _arange_dtype(*args)
+        return _numpy_backend("arange", *args, dtype=dtype, like=_meta(like), **kwargs)
+
+
+def _arange_dtype(*args):
+    dt = np.result_type(*[np.asarray(a) for a in args])
+    return np.dtype(np.float32) if dt.kind == "f" else dt
+
+
+def _numpy_backend(name, *args, **kwargs):
+    # Dask's own creation functions make chunks of the meta's type (as for CuPy).
+    with config.set({"array.backend": "numpy"}):
+        return getattr(da, name)(*args, **kwargs)
+
+
+array_creation_dispatch.register_backend("pymetal", PymetalBackendEntrypoint())
