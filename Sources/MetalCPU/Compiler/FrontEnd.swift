@@ -11,6 +11,11 @@ struct KernelBinding {
     var name = ""     // the parameter's name, for reflection
     var typeText = "" // its element type as written (without const, *, &), for reflection
     var pointer = false // a pointer, a device reference or threadgroup memory: what it points at may change
+    /// `[[buffer(n), function_constant(c)]]`: the bool function constant that declares the parameter.
+    var constant: String? = nil
+    /// Its constant is false: as in Metal the parameter is not part of the signature (nothing binds
+    /// it and reflection does not list it); the kernel is still called with a null pointer there.
+    var absent = false
 }
 
 struct Kernel {
@@ -148,6 +153,7 @@ final class FrontEnd {
     private func process() throws -> FrontEndOutput {
         var i = 0
         _ = parseScope(&i)
+        removeParameterAttributes()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
         rewriteConstantQueries()
@@ -445,7 +451,6 @@ final class FrontEnd {
         if let body, isClassHead(start..<(body.lowerBound - 1)) { mergeAddressSpaceOverloads(body) }
 
         if !isKernel && hostName == nil {
-            if let paren = firstParen { removeParameterAttributes(paren) }
             if let body, let name = definitionName(start, firstParen: firstParen, headEnd: headEnd) {
                 definitions[name, default: []].append(body)
             } else if body == nil, let (name, initializer) = initializedVariable(start, end) {
@@ -673,6 +678,7 @@ final class FrontEnd {
             if paramStart == last, text(paramStart) == "void" { return }
             var binding: KernelBinding? = nil
             var kept: [String] = []
+            var optional: (name: String, absent: Bool)? = nil
             var j = paramStart
             while j <= last {
                 if let attrEnd = attributeEnd(j) {
@@ -686,6 +692,8 @@ final class FrontEnd {
                             binding = KernelBinding(kind: name == "buffer" ? .buffer : .threadgroup, index: index)
                         } else if MSLAttributes.positions.contains(name) {
                             binding = KernelBinding(kind: .position(name), index: 0)
+                        } else if name == "function_constant" {
+                            optional = optionalParameter(attribute, j)
                         } else if MSLAttributes.unsupported.contains(name) {
                             error(j, "attribute '\(name)' is not supported by pymetal's CPU backend (compute kernels only)")
                         } else if MSLAttributes.isMSL(name) {
@@ -709,6 +717,14 @@ final class FrontEnd {
             // kernels rely on it): one past the previous buffer parameter's.
             var resolved = binding ?? KernelBinding(kind: .buffer, index: nextBuffer)
             (resolved.name, resolved.typeText) = parameterNames(paramStart, last)
+            if let optional {
+                if case .position = resolved.kind {
+                    error(paramStart, "function_constant on parameter \(number + 1) of kernel '\(kernel)': pymetal makes "
+                          + "[[buffer(n)]] and [[threadgroup(n)]] parameters optional, not thread positions")
+                    return
+                }
+                (resolved.constant, resolved.absent) = (optional.name, optional.absent)
+            }
             // (its [[attributes]] are no array extent)
             var words: [String] = []
             var t = paramStart
@@ -741,6 +757,20 @@ final class FrontEnd {
         }
         finish(close - 1)
         return result
+    }
+
+    /// `function_constant(name)` on a kernel parameter: the bool function constant that declares it,
+    /// and whether it is absent (the constant's value is false). Without values (a library compiled
+    /// without constants) it is present; the kernel needs the constant (analyse) and is refused then.
+    private func optionalParameter(_ attribute: Attribute, _ at: Int) -> (name: String, absent: Bool)? {
+        guard let range = attribute.arguments, range.count == 1, tokens[range.lowerBound].kind == .identifier,
+              let constant = constants.first(where: { $0.name == text(range.lowerBound) }) else {
+            error(at, "function_constant on a kernel parameter takes the name of a bool function constant declared above "
+                  + "(`constant bool name [[function_constant(index)]];`)")
+            return nil
+        }
+        guard let value = constantValues?[constant.index] else { return (constant.name, false) }
+        return (constant.name, !value.bytes.contains { $0 != 0 })
     }
 
     /// Validation builds: a `T *name` buffer or threadgroup parameter becomes
@@ -788,13 +818,18 @@ final class FrontEnd {
             .replacing(" < ", with: "<").replacing(" >", with: ">"))
     }
 
-    /// Metal accepts position (and binding) attributes on the parameters of ordinary functions
-    /// (ggml's `*_impl` helpers) and ignores them there: removed.
-    private func removeParameterAttributes(_ open: Int) {
-        var j = open + 1
-        let close = matching(open)
-        while j < close {
-            if let end = attributeEnd(j) {
+    /// Metal accepts position (and binding) attributes on the parameters of any function, and ignores
+    /// them where it is no kernel: ordinary functions (ggml's `*_impl` helpers), member functions,
+    /// static members and constructors (MLX's steel `BlockLoader`, sort's `[[threadgroup(0)]]`), function
+    /// types (ggml's `typedef void (name_t)(... [[threadgroup_position_in_grid]])`). Removed wherever they
+    /// stand inside parentheses; a kernel's own were read and removed first (parameters), and of two
+    /// edits at one place the first made wins (applyEdits).
+    private func removeParameterAttributes() {
+        var depth = 0
+        var j = 0
+        while j < tokens.count {
+            if isPunct(j, 40) { depth += 1 } else if isPunct(j, 41) { depth -= 1 }
+            if depth > 0, isUser(j), let end = attributeEnd(j) {
                 let kept = parseAttributes(j, end).filter { !MSLAttributes.isMSL($0.name) }.map(attributeSource)
                 remove(j, through: end, replacement: kept.isEmpty ? "" : "[[\(kept.joined(separator: ", "))]]")
                 j = end + 1
@@ -1137,9 +1172,11 @@ final class FrontEnd {
     /// reachable by name from the kernel's body (conservative: names, not overloads).
     private func analyse() {
         for index in kernels.indices {
-            var seen: Set<String> = []
             var bodies: [Range<Int>] = []
-            var work: [String] = kernelRoots[index] ?? []
+            // the constants that make parameters optional are needed even if the body never names them
+            let optionals = kernels[index].bindings.compactMap(\.constant)
+            var seen = Set(optionals)
+            var work: [String] = (kernelRoots[index] ?? []) + optionals
             if let body = kernelBodies[index] { bodies.append(body) }
             var scanned = 0
             var fibers = false

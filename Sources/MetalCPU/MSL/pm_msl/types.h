@@ -496,11 +496,14 @@ typedef thread_scope memory_scope;
 // ---------------------------------------------------------------------------
 // Limits (metal_limits, metal_types constants)
 // ---------------------------------------------------------------------------
-template <class _PmT> struct numeric_limits {
+// Apple's numeric_limits<T> derives from _numeric_limits_impl<T>, which candle's reduce.metal
+// specializes for its own types.
+template <class _PmT> struct _numeric_limits_impl {
     static constexpr bool is_specialized = false;
 };
+template <class _PmT> struct numeric_limits : _numeric_limits_impl<_PmT> {};
 #define PM_INT_LIMITS(_PmT, MIN, MAX, DIG)                                         \
-    template <> struct numeric_limits<_PmT> {                                     \
+    template <> struct _numeric_limits_impl<_PmT> {                                     \
         static constexpr bool is_specialized = true;                           \
         static constexpr bool is_signed = (_PmT)-1 < (_PmT)0;                        \
         static constexpr bool is_integer = true;                               \
@@ -531,7 +534,7 @@ PM_INT_LIMITS(long, (-9223372036854775807L - 1), 9223372036854775807L, 63)
 PM_INT_LIMITS(ulong, 0ul, 18446744073709551615ul, 64)
 #undef PM_INT_LIMITS
 #define PM_FLOAT_LIMITS(_PmT, MIN, MAX, EPS, DMIN, DIG)                            \
-    template <> struct numeric_limits<_PmT> {                                     \
+    template <> struct _numeric_limits_impl<_PmT> {                                     \
         static constexpr bool is_specialized = true;                           \
         static constexpr bool is_signed = true;                                \
         static constexpr bool is_integer = false;                              \
