@@ -371,3 +371,142 @@ def test_make_filled_with_template_type(sgm_lib, rng, dtype):
     ref = a.astype(np.float32) @ a.astype(np.float32) + 2
     tol = 1e-5 if dtype == np.float32 else 1e-2
     np.testing.assert_allclose(out.astype(np.float32), ref, rtol=tol, atol=tol)
+
+
+# ---------------------------------------------------------------------------
+# C. Vector conversions written as casts; D. vectors built through an alias or vec<T, N>;
+# M. static_cast between half and bfloat
+# ---------------------------------------------------------------------------
+
+CAST_SRC = HEADER + r"""
+kernel void k(device const half4* a, device float4* o, uint i [[thread_position_in_grid]]) { o[i] = (float4) a[i]; }
+template <typename TC, typename T> kernel void kt(device const T* a, device TC* o, uint i [[thread_position_in_grid]]) { o[i] = TC(a[i]); }
+template [[host_name("k2")]] kernel void kt<float4, half4>(device const half4*, device float4*, uint);
+template [[host_name("k2i")]] kernel void kt<int4, float4>(device const float4*, device int4*, uint);
+kernel void k3(device const half4* a, device float4* o, uint i [[thread_position_in_grid]]) { o[i] = static_cast<float4>(a[i]); }
+// same size: a conversion too, not a bit cast
+kernel void k4(device const float4* a, device int4* o, uint i [[thread_position_in_grid]]) { o[i] = (int4) a[i] + (int4) (half4) a[i]; }
+// a scalar cast to a vector fills it; casts inside an expression bind to their operand only
+kernel void k5(device const float* a, device float4* o, uint i [[thread_position_in_grid]]) {
+    o[i] = (float4) a[i] * 2.0f + (float4) -a[i];
+}
+
+kernel void d(device float2* o, uint i [[thread_position_in_grid]]) { using c_T = vec<float, 2>; o[i] = c_T(o[i].x, -o[i].y); }
+template <typename IdxT> kernel void dv(device IdxT* o, uint i [[thread_position_in_grid]]) {
+    vec<IdxT, 2> p = vec<IdxT, 2>(IdxT(i), IdxT(2 * i));
+    o[2 * i] = p.x; o[2 * i + 1] = p.y;
+}
+template [[host_name("dv_int")]] kernel void dv<int>(device int*, uint);
+
+kernel void m(device const half* a, device bfloat* o, uint i [[thread_position_in_grid]]) { o[i] = static_cast<bfloat>(a[i]); }
+kernel void m2(device const bfloat* a, device half* o, uint i [[thread_position_in_grid]]) { o[i] = static_cast<half>(a[i]); }
+
+// ggml's kernel_unary_impl idiom: an f16 op computed in float through template vector types
+template <typename T, typename TC> kernel void unary_gelu(device const T* src [[buffer(0)]], device T* dst [[buffer(1)]],
+                                                         uint i [[thread_position_in_grid]]) {
+    const TC x = (TC) src[i];
+    const TC y = 0.5f * x * (1.0f + precise::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+    dst[i] = (T) y;
+}
+template [[host_name("gelu_f16_4")]] kernel void unary_gelu<half4, float4>(device const half4*, device half4*, uint);
+template [[host_name("gelu_f32")]] kernel void unary_gelu<float, float>(device const float*, device float*, uint);
+
+// MLX's fft idiom: complex values as an alias of vec<T, 2>, multiplied through the alias
+template <typename T> struct cplx { using c_T = vec<T, 2>;
+    static METAL_FUNC c_T mul(c_T a, c_T b) { return c_T(a.x * b.x - a.y * b.y, a.x * b.y + a.y * b.x); } };
+kernel void cmul(device const float2* a, device const float2* b, device float2* o, uint i [[thread_position_in_grid]]) {
+    o[i] = cplx<float>::mul(a[i], b[i]);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def cast_lib(dev):
+    return pm.compile(CAST_SRC)
+
+
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", ["k", "k2", "k3"])
+def test_vector_casts_convert(cast_lib, rng, n, name):
+    a = (rng.standard_normal((n, 4)) * 100).astype(np.float16)
+    o = np.zeros((n, 4), np.float32)
+    cast_lib.function(name)(a, o, grid=n)
+    np.testing.assert_array_equal(o, a.astype(np.float32))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_same_size_vector_casts_convert(cast_lib, rng, n):
+    a = (rng.standard_normal((n, 4)) * 100).astype(np.float32)
+    o = np.zeros((n, 4), np.int32)
+    cast_lib.function("k4")(a, o, grid=n)
+    np.testing.assert_array_equal(o, a.astype(np.int32) + a.astype(np.float16).astype(np.int32))
+    cast_lib.function("k2i")(a, o, grid=n)
+    np.testing.assert_array_equal(o, a.astype(np.int32))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_scalar_cast_to_vector(cast_lib, rng, n):
+    a = rng.standard_normal(n).astype(np.float32)
+    o = np.zeros((n, 4), np.float32)
+    cast_lib.function("k5")(a, o, grid=n)
+    np.testing.assert_array_equal(o, np.repeat((a * 2 - a)[:, None], 4, 1))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_vector_alias_construction(cast_lib, rng, n):
+    o = rng.standard_normal((n, 2)).astype(np.float32)
+    ref = o * [1, -1]
+    cast_lib.function("d")(o, grid=n)
+    np.testing.assert_array_equal(o, ref)
+    v = np.zeros(2 * n, np.int32)
+    cast_lib.function("dv_int")(v, grid=n)
+    np.testing.assert_array_equal(v, np.stack([np.arange(n), 2 * np.arange(n)], 1).ravel())
+    a, b = rng.standard_normal((n, 2)).astype(np.float32), rng.standard_normal((n, 2)).astype(np.float32)
+    cast_lib.function("cmul")(a, b, o, grid=n)
+    z = (a[:, 0] + 1j * a[:, 1]) * (b[:, 0] + 1j * b[:, 1])
+    np.testing.assert_allclose(o, np.stack([z.real, z.imag], 1), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_half_bfloat_static_cast(cast_lib, rng, n):
+    a = (rng.standard_normal(n) * 1000).astype(np.float16)
+    o = np.zeros(n, pm.bfloat16)
+    cast_lib.function("m")(a, o.view(np.uint16), grid=n)  # NumPy binds bfloat16 through its bits
+    np.testing.assert_array_equal(o.astype(np.float32), a.astype(np.float32).astype(pm.bfloat16).astype(np.float32))
+    back = np.zeros(n, np.float16)
+    cast_lib.function("m2")(o.view(np.uint16), back, grid=n)
+    np.testing.assert_array_equal(back, o.astype(np.float32).astype(np.float16))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_unary_through_template_vector_casts(cast_lib, rng, n):
+    x = rng.standard_normal((n, 4)).astype(np.float32)
+    ref = 0.5 * x * (1 + np.tanh(0.7978845608 * (x + 0.044715 * x ** 3)))
+    y = np.zeros_like(x)
+    cast_lib.function("gelu_f32")(x.ravel(), y.ravel(), grid=4 * n)
+    np.testing.assert_allclose(y, ref, rtol=1e-5, atol=1e-6)
+    h, yh = x.astype(np.float16), np.zeros((n, 4), np.float16)
+    cast_lib.function("gelu_f16_4")(h, yh, grid=n)
+    href = 0.5 * h.astype(np.float32) * (1 + np.tanh(0.7978845608 * (h.astype(np.float32) + 0.044715 * h.astype(np.float32) ** 3)))
+    np.testing.assert_allclose(yh.astype(np.float32), href.astype(np.float16).astype(np.float32), rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("groups", [1, 3])
+def test_vector_cast_in_lockstep_kernel(dev, rng, groups):
+    # a kernel with SIMD-group calls runs statement by statement (Lockstep.swift): the rewritten
+    # casts must stay whole in its copies of each statement
+    lib = pm.compile(HEADER + r"""
+kernel void ls(device const half4* a, device float* o, uint i [[thread_position_in_grid]]) {
+    float4 v = (float4) a[i] * 2.0f;
+    float s = simd_sum(v.x + v.y + (float) (half) v.z + static_cast<float4>(a[i]).w);
+    o[i] = s + ((int4) v).x;
+}
+""")
+    n = groups * 64
+    a = rng.standard_normal((n, 4)).astype(np.float16)
+    o = np.zeros(n, np.float32)
+    lib.function("ls")(a, o, groups=groups, threadgroup=64)
+    f = a.astype(np.float32)
+    per = 2 * f[:, 0] + 2 * f[:, 1] + (2 * f[:, 2]).astype(np.float16).astype(np.float32) + f[:, 3]
+    sums = np.repeat(per.reshape(-1, 32).sum(1), 32)
+    np.testing.assert_allclose(o, sums + np.trunc(2 * f[:, 0]), rtol=1e-5, atol=1e-4)

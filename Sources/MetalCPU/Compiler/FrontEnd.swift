@@ -154,6 +154,7 @@ final class FrontEnd {
         var i = 0
         _ = parseScope(&i)
         removeParameterAttributes()
+        rewriteConversions()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
         rewriteConstantQueries()
@@ -481,7 +482,10 @@ final class FrontEnd {
         var roots: [String] = []
         if isInstantiation {
             if let primary = templateKernels[plainName] {
-                if bindings == nil || bindings!.isEmpty { kernelBindings = primary.bindings }
+                // `template [[host_name("k")]] kernel void f<float4>(device const float4*, uint);` names no
+                // attributes: the template's are the kernel's (as in Metal)
+                let attributed = firstParen.map { open in (open..<matching(open)).contains { attributeEnd($0) != nil } } ?? false
+                if bindings == nil || bindings!.isEmpty || !attributed { kernelBindings = primary.bindings }
                 kernelBody = primary.body
                 if threads == 0 && maxExpression == nil {
                     threads = primary.maxThreads
@@ -916,6 +920,115 @@ final class FrontEnd {
             out += word
         }
         return out
+    }
+
+    // MARK: - Conversions written as casts
+
+    /// Metal converts in a cast to a vector type (`(float4) h4`, `static_cast<float4>(h4)`), in a
+    /// functional cast whose type is a template parameter or an alias (`TC(x)` with TC = float4,
+    /// `c_T(a, b)` with `using c_T = vec<float, 2>`, `vec<T, 2>(a, b)`) and between half and bfloat.
+    /// Vectors are clang ext vectors here, for which a cast is a bit cast (refused when the sizes
+    /// differ, silently wrong when not), and clang refuses a cast between half and bfloat: each becomes
+    /// ::metal::pm_construct<T>(...) (types.h), which converts as the constructor float4(h4) does and is
+    /// T(...) for every other type. Which names are types is read from the tokens: Metal's vector type
+    /// names, half and bfloat, the template type parameters in scope, and the source's aliases.
+    private func rewriteConversions() {
+        var aliases: Set<String> = ["half", "bfloat"]
+        var parameters: [(names: Set<String>, scope: Range<Int>)] = []
+        for i in tokens.indices where tokens[i].kind == .identifier && isUser(i) {
+            switch text(i) {
+            case "using" where i + 2 < tokens.count && tokens[i + 1].kind == .identifier && isPunct(i + 2, 61):
+                aliases.insert(text(i + 1))
+            case "typedef":
+                var j = i + 1
+                while j < tokens.count, !isPunct(j, 59) { if isPunct(j, 40) || isPunct(j, 123) { j = matching(j) }; j += 1 }
+                if tokens[j - 1].kind == .identifier { aliases.insert(text(j - 1)) }
+            case "template" where isPunct(i + 1, 60):
+                let close = skipAngles(i + 1) - 1
+                let names = templateParameters(i + 1).filter(\.isType).map(\.name)
+                var j = close + 1 // the templated declaration: up to its `;` or the end of its body
+                while j < tokens.count, !isPunct(j, 59), !isPunct(j, 123) { if isPunct(j, 40) || isPunct(j, 91) { j = matching(j) }; j += 1 }
+                if isPunct(j, 123) { j = matching(j) }
+                if !names.isEmpty { parameters.append((Set(names), close..<min(j + 1, tokens.count))) }
+            default: break
+            }
+        }
+        func isType(_ i: Int) -> Bool {
+            guard tokens[i].kind == .identifier else { return false }
+            let name = text(i)
+            return aliases.contains(name) || Self.vectorTypes.contains(name)
+                || parameters.contains { $0.scope.contains(i) && $0.names.contains(name) }
+        }
+        let construct = "::metal::pm_construct"
+        var i = 0
+        while i < tokens.count {
+            defer { i += 1 }
+            guard isUser(i), tokens[i].kind == .identifier else { continue }
+            let before = i > 0 ? text(i - 1) : ""
+            let qualified = [".", "->", "::", "operator", "struct", "class", "typename", "using", "enum", "~"].contains(before)
+            if text(i) == "static_cast", isPunct(i + 1, 60), isType(i + 2), isPunct(i + 3, 62), isPunct(i + 4, 40) {
+                remove(i, through: i, replacement: construct)                   // static_cast<float4>(h4)
+            } else if text(i) == "vec", !qualified || before == "::", isPunct(i + 1, 60), !isPunct(i - 1, 60) {
+                let close = skipAngles(i + 1) - 1
+                if isPunct(close + 1, 40) {                                    // vec<T, 2>(a, b)
+                    insert(before: before == "::" && i >= 2 && text(i - 2) == "metal" ? i - 2 : i, construct + "<")
+                    insert(before: close + 1, ">")
+                }
+            } else if !qualified, isType(i), isPunct(i + 1, 40), !isPunct(i + 2, 42), !isPunct(i + 2, 38),
+                      !Self.vectorTypes.contains(text(i)) {
+                remove(i, through: i, replacement: "\(construct)<\(text(i))>")  // TC(x), c_T(a, b), half(b)
+            } else if isPunct(i - 1, 40), isPunct(i + 1, 41), isType(i), castContext(i - 2, isType: isType),
+                      let end = unaryEnd(i + 2, isType: isType), end + 1 < tokens.count {
+                remove(i - 1, through: i + 1, replacement: "\(construct)<\(text(i))>(") // (float4) h4
+                insert(before: end + 1, ")")
+            }
+        }
+    }
+
+    static let vectorTypes: Set<String> = Set(["char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                                "half", "float", "bfloat"].flatMap { t in (2...4).map { "\(t)\($0)" } })
+
+    /// Whether a `(` after token `i` can open a cast: after an operator, a bracket, `,`, `;`, `=`, `return`
+    /// or another cast, not after a name or `)` (a call, sizeof(T), alignof(T)).
+    private func castContext(_ i: Int, isType: (Int) -> Bool) -> Bool {
+        guard i >= 0 else { return true }
+        switch tokens[i].kind {
+        case .identifier: return ["return", "case", "else", "do"].contains(text(i))
+        case .number, .string, .character: return false
+        case .punctuation:
+            if isPunct(i, 41) { return i >= 2 && isPunct(i - 2, 40) && isType(i - 1) && castContext(i - 3, isType: isType) }
+            return !isPunct(i, 93) && !["++", "--"].contains(text(i))
+        }
+    }
+
+    /// The last token of the unary expression (a cast's operand) starting at `i`: prefix operators,
+    /// a name, literal or parenthesised group, then subscripts, calls and member accesses; nil when
+    /// it does not start one.
+    private func unaryEnd(_ i: Int, isType: (Int) -> Bool) -> Int? {
+        guard i < tokens.count else { return nil }
+        if tokens[i].kind == .punctuation, ["-", "+", "!", "~", "*", "&", "++", "--"].contains(text(i)) {
+            return unaryEnd(i + 1, isType: isType)
+        }
+        var end: Int
+        if isPunct(i, 40) {
+            end = matching(i)
+            // `(T)` is a cast in its turn, whose operand follows: (float4) (half4) x
+            if end == i + 2, isType(i + 1) { return unaryEnd(end + 1, isType: isType) }
+        } else if tokens[i].kind == .number || tokens[i].kind == .string || tokens[i].kind == .character {
+            end = i
+        } else if tokens[i].kind == .identifier {
+            end = i
+            while text(end + 1) == "::", end + 2 < tokens.count, tokens[end + 2].kind == .identifier { end += 2 }
+        } else { return nil }
+        while end + 1 < tokens.count {
+            if isPunct(end + 1, 91) || isPunct(end + 1, 40) { end = matching(end + 1); continue }
+            if (isPunct(end + 1, 46) || text(end + 1) == "->"), end + 2 < tokens.count, tokens[end + 2].kind == .identifier {
+                end += 2; continue
+            }
+            if text(end + 1) == "++" || text(end + 1) == "--" { end += 1; continue }
+            break
+        }
+        return end
     }
 
     // MARK: - Function constants

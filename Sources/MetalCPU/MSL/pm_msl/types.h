@@ -380,6 +380,17 @@ template <class _PmV, class... _PmA> constexpr _PmV pm_make(const _PmA &...a) {
     }
 }
 
+// What MetalCPU's front end makes of a conversion written as a cast: `(float4) h4`,
+// `static_cast<float4>(h4)`, `TC(x)` with TC a template parameter or an alias (FrontEnd.swift,
+// rewriteConversions). Metal converts there; a cast between clang ext vectors is a bit cast, and clang
+// refuses one between half and bfloat. Vectors are made as by their constructors, half <-> bfloat
+// goes through float (exact for either), everything else is T(a...) as written.
+template <class _PmT, class... _PmA> constexpr _PmT pm_construct(const _PmA &...a) {
+    if constexpr (pm_vinfo<_PmT>::is_vec) return pm_make<_PmT>(a...);
+    else if constexpr (sizeof...(_PmA) == 1 && pm_is_float<_PmT> && (pm_is_float<pm_uncv_t<_PmA>> && ...)) return _PmT((float)(a, ...));
+    else return _PmT(a...);
+}
+
 #define char2(...) pm_make<::metal::char2>(__VA_ARGS__)
 #define char3(...) pm_make<::metal::char3>(__VA_ARGS__)
 #define char4(...) pm_make<::metal::char4>(__VA_ARGS__)
