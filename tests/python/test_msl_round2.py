@@ -510,3 +510,111 @@ kernel void ls(device const half4* a, device float* o, uint i [[thread_position_
     per = 2 * f[:, 0] + 2 * f[:, 1] + (2 * f[:, 2]).astype(np.float16).astype(np.float32) + f[:, 3]
     sums = np.repeat(per.reshape(-1, 32).sum(1), 32)
     np.testing.assert_allclose(o, sums + np.trunc(2 * f[:, 0]), rtol=1e-5, atol=1e-4)
+
+
+# ---------------------------------------------------------------------------
+# J. METAL_FUNC members with constant T& parameters; I. address-space-qualified defaulted
+# constructors; L. instantiations whose template arguments hold casts; P. #pragma unroll (MACRO(...))
+# ---------------------------------------------------------------------------
+
+MEMBERS_SRC = HEADER + r"""
+struct ix { METAL_FUNC uint g(uint i, constant size_t& n) { return i + n; } };
+kernel void j(constant size_t& n, device float* o, uint i [[thread_position_in_grid]]) { ix f; o[i] = f.g(i, n); }
+
+// candle's strided indexer idiom
+struct strided_indexer {
+    constant const size_t* dims; constant const size_t* strides;
+    METAL_FUNC uint index(uint i, constant size_t& ndim) const {
+        uint loc = 0;
+        for (uint d = ndim; d-- > 0;) { loc += (i % dims[d]) * strides[d]; i /= dims[d]; }
+        return loc;
+    }
+};
+kernel void strided_copy(constant size_t& ndim [[buffer(0)]], constant size_t* dims [[buffer(1)]],
+                         constant size_t* strides [[buffer(2)]], device const float* x [[buffer(3)]],
+                         device float* y [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    strided_indexer ix{dims, strides};
+    y[i] = x[ix.index(i, ndim)];
+}
+
+template <typename T> struct MD { T m; float d; constexpr MD<T>() = default; constexpr MD<T>() threadgroup = default; };
+kernel void md(device float* o, uint i [[thread_position_in_grid]]) { MD<float> a; a.m = 1; o[i] = a.m; }
+// candle's online-softmax pair, kept in threadgroup memory and in registers
+template <typename T> struct MD2 {
+    T m; float d;
+    constexpr MD2<T>() = default;
+    constexpr MD2<T>() threadgroup = default;
+    constexpr MD2<T>(T m_, float d_) : m(m_), d(d_) {}
+};
+template <typename T> METAL_FUNC MD2<T> md_combine(MD2<T> a, MD2<T> b) {
+    T m = max(a.m, b.m);
+    return MD2<T>(m, a.d * exp(float(a.m - m)) + b.d * exp(float(b.m - m)));
+}
+kernel void softmax_denominator(device const float* x [[buffer(0)]], device float2* out [[buffer(1)]],
+                                constant uint& n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    threadgroup MD2<float> shared[1];
+    MD2<float> acc(-INFINITY, 0.0f);
+    for (uint k = 0; k < n; k++) acc = md_combine(acc, MD2<float>(x[k], 1.0f));
+    if (i == 0) shared[0] = acc;
+    out[i] = float2(acc.m, acc.d);
+}
+
+template <typename T, bool B> kernel void kt(device T* o, uint i [[thread_position_in_grid]]) { o[i] = B; }
+template [[host_name("l")]] [[kernel]] decltype(kt<float, (bool)1>) kt<float, (bool)1>;
+template [[host_name("l0")]] [[kernel]] decltype(kt<float, (bool)0>) kt<float, (bool)0>;
+
+#define MIN(x, y) ((x) < (y) ? (x) : (y))
+template <short N> void f(device float* o, uint i) {
+  #pragma unroll (MIN(N/2, 4))
+  for (short j = 0; j < N; ++j) o[i] += j; }
+kernel void p(device float* o, uint i [[thread_position_in_grid]]) { f<8>(o, i); }
+"""
+
+
+@pytest.fixture(scope="module")
+def members_lib(dev):
+    return pm.compile(MEMBERS_SRC)
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_metal_func_member_constant_reference(members_lib, n):
+    o = np.zeros(n, np.float32)
+    members_lib.function("j")(np.uint64(3), o, grid=n)
+    np.testing.assert_array_equal(o, np.arange(n, dtype=np.float32) + 3)
+
+
+@pytest.mark.parametrize("shape,axes", [((1,), (0,)), ((3, 5), (1, 0)), ((2, 3, 7), (2, 0, 1))])
+def test_strided_indexer_members(members_lib, rng, shape, axes):
+    x = rng.standard_normal(shape).astype(np.float32)
+    view = x.transpose(axes)
+    strides = np.array([s // 4 for s in view.strides], np.uint64)
+    y = np.zeros(view.size, np.float32)
+    members_lib.function("strided_copy")(np.uint64(view.ndim), np.array(view.shape, np.uint64), strides, x, y,
+                                          grid=view.size)
+    np.testing.assert_array_equal(y, view.ravel())
+
+
+@pytest.mark.parametrize("n", [1, 9, 200])
+def test_address_space_defaulted_constructor(members_lib, rng, n):
+    o = np.zeros(n, np.float32)
+    members_lib.function("md")(o, grid=n)
+    np.testing.assert_array_equal(o, np.ones(n, np.float32))
+    x = rng.standard_normal(n).astype(np.float32)
+    out = np.zeros((3, 2), np.float32)
+    members_lib.function("softmax_denominator")(x, out, np.uint32(n), grid=3)
+    np.testing.assert_allclose(out[:, 0], x.max())
+    np.testing.assert_allclose(out[:, 1], np.exp(x - x.max()).sum(), rtol=1e-5)
+
+
+@pytest.mark.parametrize("name,value", [("l", 1), ("l0", 0)])
+def test_instantiation_with_cast_arguments(members_lib, name, value):
+    o = np.full(17, 7, np.float32)
+    members_lib.function(name)(o, grid=17)
+    np.testing.assert_array_equal(o, np.full(17, value, np.float32))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_pragma_unroll_with_macro(members_lib, n):
+    o = np.zeros(n, np.float32)
+    members_lib.function("p")(o, grid=n)
+    np.testing.assert_array_equal(o, np.full(n, 28, np.float32))

@@ -441,6 +441,10 @@ final class FrontEnd {
             }
             if isPunct(i, 40) && firstParen == nil { firstParen = i; i = matching(i) + 1; continue }
             if isPunct(i, 40) { i = matching(i) + 1; continue }
+            // template arguments (`kt<float, (bool)1>`): their parentheses are no parameter list
+            if isPunct(i, 60), firstParen == nil, i > start, tokens[i - 1].kind == .identifier, text(i - 1) != "operator" {
+                i = skipAngles(i); continue
+            }
             i += 1
         }
         if let constantIndex {
@@ -1122,6 +1126,8 @@ final class FrontEnd {
                 if directive.hasPrefix("#include") || directive.hasPrefix("#import") {
                     if isUser(i), directive.contains("<metal_") { includesMetal = true }
                     remove(i, through: i)
+                } else if isUser(i), Self.unrollWithMacro(directive) {
+                    remove(i, through: i)
                 }
                 continue
             }
@@ -1136,6 +1142,22 @@ final class FrontEnd {
                   + "(Metal declares namespace metal and its functions only where it is included; without it this source "
                   + "does not compile on a Mac)")
         }
+    }
+
+    /// `#pragma unroll (MIN(DK8/2, 4*NSG))` (ggml): clang -E leaves a pragma's argument unexpanded, and
+    /// the compile of the preprocessed unit then fails on the macro's name (clang 21 crashes on it). The
+    /// pragma is a hint that does not change what the loop computes: dropped when its count calls a name.
+    static func unrollWithMacro(_ directive: String) -> Bool {
+        let words = directive.dropFirst().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "(" })
+        guard words.first == "pragma", words.dropFirst().first == "unroll" || words.dropFirst(2).first == "unroll" else {
+            return false
+        }
+        var previousIsName = false
+        for c in directive.drop(while: { $0 != "(" }).dropFirst() {
+            if c == "(" && previousIsName { return true }
+            if c.isLetter || c == "_" || (previousIsName && c.isNumber) { previousIsName = true } else if c != " " { previousIsName = false }
+        }
+        return false
     }
 
     // MARK: - Address spaces
@@ -1258,6 +1280,8 @@ final class FrontEnd {
         while i <= end {
             if isPunct(i, 60), i > start, text(i - 1) == "template" { i = skipAngles(i); continue }
             if isPunct(i, 91) { i = matching(i) + 1; continue }
+            // METAL_FUNC's __attribute__((__always_inline__)) is no parameter list
+            if ["__attribute__", "alignas", "decltype"].contains(text(i)), isPunct(i + 1, 40) { i = matching(i + 1) + 1; continue }
             if isPunct(i, 40) {
                 // `operator()(...)`: the parameter list is the second group
                 if i > start, text(i - 1) == "operator" { i = matching(i) + 1; continue }
@@ -1274,9 +1298,14 @@ final class FrontEnd {
             if tokens[k].kind == .identifier, Self.addressSpaces.contains(text(k)) { qualifiers.append(k) }
             k += 1
         }
-        guard !qualifiers.isEmpty else { return nil }
+        let key = (start..<k).filter { !qualifiers.contains($0) }.map { text($0) }.joined(separator: " ")
+        guard !qualifiers.isEmpty else {
+            // unqualified (`MD() = default;`): the key a qualified one (`MD() threadgroup = default;`) meets
+            let spaces = (start..<k).contains { tokens[$0].kind == .identifier && Self.addressSpaces.contains(text($0)) }
+            return spaces ? nil : key
+        }
         for q in qualifiers { remove(q, through: q) }
-        return (start..<k).filter { !qualifiers.contains($0) }.map { text($0) }.joined(separator: " ")
+        return key
     }
 
     // MARK: - Analysis
