@@ -618,3 +618,83 @@ def test_pragma_unroll_with_macro(members_lib, n):
     o = np.zeros(n, np.float32)
     members_lib.function("p")(o, grid=n)
     np.testing.assert_array_equal(o, np.full(n, 28, np.float32))
+
+
+# ---------------------------------------------------------------------------
+# G. An initializer on a threadgroup array; E. a braced list as a vector argument
+# ---------------------------------------------------------------------------
+
+TG_INIT_SRC = HEADER + r"""
+kernel void k(device float* o, uint i [[thread_position_in_grid]]) { threadgroup float b[32] = {0}; b[i % 32] += 1; o[i] = b[0]; }
+
+// MLX's layer_norm idiom: the initialised declaration, then the kernel's own initialisation behind a
+// barrier, simdgroup partial sums, and the total read by every thread
+kernel void row_sum(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                    uint gid [[threadgroup_position_in_grid]], uint lid [[thread_position_in_threadgroup]],
+                    uint lane [[thread_index_in_simdgroup]], uint sg [[simdgroup_index_in_threadgroup]],
+                    uint n [[threads_per_threadgroup]]) {
+    threadgroup float local_buffer[32] = {0};
+    threadgroup float total = 0, count = 0;
+    if (sg == 0) local_buffer[lane] = 0;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    float s = simd_sum(x[gid * n + lid]);
+    if (lane == 0) local_buffer[sg] = s;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) { total = 0; for (uint j = 0; j < 32; j++) total += local_buffer[j]; count = n; }
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[gid * n + lid] = total / count;
+}
+"""
+
+
+@pytest.mark.parametrize("groups,width", [(1, 32), (3, 64), (2, 1024)])
+def test_threadgroup_array_initializer(dev, rng, groups, width):
+    lib = pm.compile(TG_INIT_SRC)
+    lib.function("k")(np.zeros(width, np.float32), groups=1, threadgroup=width)  # compiles and runs
+    x = rng.standard_normal((groups, width)).astype(np.float32)
+    out = np.zeros_like(x)
+    lib.function("row_sum")(x, out, groups=groups, threadgroup=width)
+    np.testing.assert_allclose(out, np.repeat(x.mean(1, keepdims=True), width, 1), rtol=1e-5, atol=1e-6)
+
+
+BRACED_SRC = HEADER + r"""
+METAL_FUNC uint g(uint3 e) { return e.x + e.y + e.z; }
+kernel void k(device uint* o, uint3 i [[thread_position_in_grid]]) { o[i.x] = g({2 * i.x, i.y, i.z}); }
+
+// MLX's binary_two idiom: a location from a braced position and strides
+template <typename IdxT>
+METAL_FUNC IdxT elem_to_loc_2(uint3 elem, constant const int* shape, constant const int64_t* strides) {
+    return IdxT(elem.x) * IdxT(strides[1]) + IdxT(elem.y) * IdxT(strides[0]) + IdxT(elem.z) * IdxT(shape[0] * 0);
+}
+struct Pair { float a; int b; };
+METAL_FUNC float pick(Pair p, float2 q) { return p.a * float(p.b) + q.x - q.y; }
+kernel void strided2(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                     constant const int* shape [[buffer(2)]], constant const int64_t* strides [[buffer(3)]],
+                     uint2 index [[thread_position_in_grid]], uint2 grid [[threads_per_grid]]) {
+    const uint N = 2;
+    for (uint k = 0; k < N; k++) {
+        auto loc = elem_to_loc_2<int64_t>({N * index.x + k, index.y, 0}, shape, strides);
+        y[index.y * grid.x * N + N * index.x + k] = x[loc] + pick({0.5f, 2}, {1.0f, float(k)});
+    }
+}
+"""
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_braced_list_vector_argument(dev, n):
+    lib = pm.compile(BRACED_SRC)
+    o = np.zeros(n, np.uint32)
+    lib.function("k")(o, grid=(n, 1, 1))
+    np.testing.assert_array_equal(o, 2 * np.arange(n))
+
+
+@pytest.mark.parametrize("rows,cols", [(1, 2), (3, 8), (5, 34)])
+def test_braced_list_mlx_binary_idiom(dev, rng, rows, cols):
+    lib = pm.compile(BRACED_SRC)
+    base = rng.standard_normal((cols, rows)).astype(np.float32)
+    x = base.T  # a transposed view: element (r, c) at c * rows + r
+    y = np.zeros((rows, cols), np.float32)
+    strides = np.array([1, rows], np.int64)  # row stride, column stride of x in elements
+    lib.function("strided2")(base, y, np.array([rows, cols], np.int32), strides, grid=(cols // 2, rows))
+    extra = 0.5 * 2 + 1.0 - (np.arange(cols) % 2)
+    np.testing.assert_array_equal(y, x + extra[None, :].astype(np.float32))

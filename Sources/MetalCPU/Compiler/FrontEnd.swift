@@ -155,6 +155,7 @@ final class FrontEnd {
         _ = parseScope(&i)
         removeParameterAttributes()
         rewriteConversions()
+        rewriteBracedArguments()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
         rewriteConstantQueries()
@@ -890,7 +891,7 @@ final class FrontEnd {
         declarators.append(begin..<end)
         // The first declarator carries the type: everything before its name.
         let first = declarators[0]
-        let firstBracket = first.first(where: { isPunct($0, 91) }) ?? first.upperBound
+        let firstBracket = first.first(where: { isPunct($0, 91) || isPunct($0, 61) }) ?? first.upperBound
         let nameIndex = firstBracket - 1
         guard nameIndex > first.lowerBound, tokens[nameIndex].kind == .identifier else { return nil }
         let type = sourceText(first.lowerBound..<nameIndex)
@@ -898,7 +899,10 @@ final class FrontEnd {
         for (n, declarator) in declarators.enumerated() {
             let nameAt = n == 0 ? nameIndex : declarator.lowerBound
             guard nameAt < declarator.upperBound, tokens[nameAt].kind == .identifier else { return nil }
-            let dims = sourceText((nameAt + 1)..<declarator.upperBound)
+            // `threadgroup float b[32] = {0};` (MLX's layer_norm): Metal accepts the initializer but threadgroup
+            // memory is not initialised (the kernels write it themselves, behind a barrier): it is left out
+            let initializer = declarator.first { isPunct($0, 61) } ?? declarator.upperBound
+            let dims = sourceText((nameAt + 1)..<initializer)
             let site = sites.count
             sites.append((at, site))
             // decltype(auto): a reference, or a checked view in validation builds (runtime.h)
@@ -988,6 +992,28 @@ final class FrontEnd {
             }
         }
     }
+
+    /// A braced list as a call's argument (MLX's `elem_to_loc_2_nd<IdxT>({N * index.x, index.y, index.z}, ...)`
+    /// for a `uint3` parameter): clang cannot initialise an ext vector parameter from one, so the list becomes
+    /// ::metal::pm_braced(...) (types.h), which converts to the parameter's type. Lists holding lists are left.
+    private func rewriteBracedArguments() {
+        var open: [Int] = []
+        for i in tokens.indices where tokens[i].kind == .punctuation {
+            if isPunct(i, 40) || isPunct(i, 91) { open.append(i); continue }
+            if isPunct(i, 41) || isPunct(i, 93) || isPunct(i, 125) { _ = open.popLast(); continue }
+            guard isPunct(i, 123) else { continue }
+            defer { open.append(i) }
+            guard isUser(i), let paren = open.last, isPunct(paren, 40), isPunct(i - 1, 40) || isPunct(i - 1, 44), paren > 0,
+                  (tokens[paren - 1].kind == .identifier && !Self.notCalls.contains(text(paren - 1))) || isPunct(paren - 1, 62)
+            else { continue }
+            let close = matching(i)
+            guard isPunct(close + 1, 44) || isPunct(close + 1, 41), !((i + 1)..<close).contains(where: { isPunct($0, 123) })
+            else { continue }
+            remove(i, through: i, replacement: "::metal::pm_braced(")
+            remove(close, through: close, replacement: ")")
+        }
+    }
+    private static let notCalls: Set<String> = ["if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype"]
 
     static let vectorTypes: Set<String> = Set(["char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
                                                 "half", "float", "bfloat"].flatMap { t in (2...4).map { "\(t)\($0)" } })

@@ -391,6 +391,30 @@ template <class _PmT, class... _PmA> constexpr _PmT pm_construct(const _PmA &...
     else return _PmT(a...);
 }
 
+// A braced list handed to a function (`elem_to_loc({N * i.x, i.y, i.z}, ...)`, MLX): clang cannot
+// initialise an ext vector parameter from one, so MetalCPU's front end passes pm_braced(...) instead
+// (FrontEnd.swift, rewriteBracedArguments), which becomes the parameter's type: a vector as by its
+// constructor, anything else as T(a...) (C++20's aggregate initialisation).
+template <class... _PmA> struct pm_braced_list;
+template <> struct pm_braced_list<> {
+    template <class _PmV, class... _PmE> constexpr _PmV pm_to(const _PmE &...e) const {
+        if constexpr (pm_vinfo<_PmV>::is_vec) return pm_make<_PmV>(e...);
+        else return _PmV(e...);
+    }
+    template <class _PmV> constexpr operator _PmV() const { return pm_to<_PmV>(); }
+};
+template <class _PmH, class... _PmR> struct pm_braced_list<_PmH, _PmR...> {
+    _PmH head;
+    pm_braced_list<_PmR...> rest;
+    template <class _PmV, class... _PmE> constexpr _PmV pm_to(const _PmE &...e) const {
+        return rest.template pm_to<_PmV>(e..., head);
+    }
+    template <class _PmV> constexpr operator _PmV() const { return pm_to<_PmV>(); }
+};
+constexpr pm_braced_list<> pm_braced() { return {}; }
+template <class _PmH, class... _PmR>
+constexpr pm_braced_list<_PmH, _PmR...> pm_braced(const _PmH &h, const _PmR &...r) { return {h, pm_braced(r...)}; }
+
 #define char2(...) pm_make<::metal::char2>(__VA_ARGS__)
 #define char3(...) pm_make<::metal::char3>(__VA_ARGS__)
 #define char4(...) pm_make<::metal::char4>(__VA_ARGS__)
