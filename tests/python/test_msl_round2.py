@@ -391,6 +391,12 @@ kernel void k5(device const float* a, device float4* o, uint i [[thread_position
     o[i] = (float4) a[i] * 2.0f + (float4) -a[i];
 }
 
+// the operand of a cast may be a template's call; a comparison stays outside the cast
+template <typename T> METAL_FUNC T load_at(device const T* p, uint i) { return p[i]; }
+kernel void k6(device const half4* a, device float4* o, uint i [[thread_position_in_grid]]) {
+    o[i] = (float4) load_at<half4>(a, i) + (float4) a[i].x * (float) ((float) i < 2.0f);
+}
+
 kernel void d(device float2* o, uint i [[thread_position_in_grid]]) { using c_T = vec<float, 2>; o[i] = c_T(o[i].x, -o[i].y); }
 template <typename IdxT> kernel void dv(device IdxT* o, uint i [[thread_position_in_grid]]) {
     vec<IdxT, 2> p = vec<IdxT, 2>(IdxT(i), IdxT(2 * i));
@@ -442,6 +448,15 @@ def test_same_size_vector_casts_convert(cast_lib, rng, n):
     np.testing.assert_array_equal(o, a.astype(np.int32) + a.astype(np.float16).astype(np.int32))
     cast_lib.function("k2i")(a, o, grid=n)
     np.testing.assert_array_equal(o, a.astype(np.int32))
+
+
+@pytest.mark.parametrize("n", SIZES)
+def test_cast_of_template_call(cast_lib, rng, n):
+    a = (rng.standard_normal((n, 4)) * 10).astype(np.float16)
+    o = np.zeros((n, 4), np.float32)
+    cast_lib.function("k6")(a, o, grid=n)
+    f = a.astype(np.float32)
+    np.testing.assert_array_equal(o, f + f[:, :1] * (np.arange(n) < 2)[:, None])
 
 
 @pytest.mark.parametrize("n", SIZES)

@@ -443,7 +443,8 @@ final class FrontEnd {
             if isPunct(i, 40) && firstParen == nil { firstParen = i; i = matching(i) + 1; continue }
             if isPunct(i, 40) { i = matching(i) + 1; continue }
             // template arguments (`kt<float, (bool)1>`): their parentheses are no parameter list
-            if isPunct(i, 60), firstParen == nil, i > start, tokens[i - 1].kind == .identifier, text(i - 1) != "operator" {
+            if isPunct(i, 60), firstParen == nil, i > start, tokens[i - 1].kind == .identifier, text(i - 1) != "operator",
+               skipAngles(i) <= headEnd {
                 i = skipAngles(i); continue
             }
             i += 1
@@ -1049,6 +1050,10 @@ final class FrontEnd {
         } else if tokens[i].kind == .identifier {
             end = i
             while text(end + 1) == "::", end + 2 < tokens.count, tokens[end + 2].kind == .identifier { end += 2 }
+            // a template's arguments, when a call follows them: (float4) load<T>(p)
+            if isPunct(end + 1, 60), case let after = skipAngles(end + 1), after < tokens.count, isPunct(after, 40) {
+                end = after - 1
+            }
         } else { return nil }
         while end + 1 < tokens.count {
             if isPunct(end + 1, 91) || isPunct(end + 1, 40) { end = matching(end + 1); continue }
