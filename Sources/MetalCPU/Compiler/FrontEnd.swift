@@ -11,6 +11,11 @@ struct KernelBinding {
     var name = ""     // the parameter's name, for reflection
     var typeText = "" // its element type as written (without const, *, &), for reflection
     var pointer = false // a pointer, a device reference or threadgroup memory: what it points at may change
+    /// `[[buffer(n), function_constant(c)]]`: the bool function constant that declares the parameter.
+    var constant: String? = nil
+    /// Its constant is false: as in Metal the parameter is not part of the signature (nothing binds
+    /// it and reflection does not list it); the kernel is still called with a null pointer there.
+    var absent = false
 }
 
 struct Kernel {
@@ -148,6 +153,9 @@ final class FrontEnd {
     private func process() throws -> FrontEndOutput {
         var i = 0
         _ = parseScope(&i)
+        removeParameterAttributes()
+        rewriteConversions()
+        rewriteBracedArguments()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
         rewriteConstantQueries()
@@ -434,6 +442,11 @@ final class FrontEnd {
             }
             if isPunct(i, 40) && firstParen == nil { firstParen = i; i = matching(i) + 1; continue }
             if isPunct(i, 40) { i = matching(i) + 1; continue }
+            // template arguments (`kt<float, (bool)1>`): their parentheses are no parameter list
+            if isPunct(i, 60), firstParen == nil, i > start, tokens[i - 1].kind == .identifier, text(i - 1) != "operator",
+               skipAngles(i) <= headEnd {
+                i = skipAngles(i); continue
+            }
             i += 1
         }
         if let constantIndex {
@@ -445,7 +458,6 @@ final class FrontEnd {
         if let body, isClassHead(start..<(body.lowerBound - 1)) { mergeAddressSpaceOverloads(body) }
 
         if !isKernel && hostName == nil {
-            if let paren = firstParen { removeParameterAttributes(paren) }
             if let body, let name = definitionName(start, firstParen: firstParen, headEnd: headEnd) {
                 definitions[name, default: []].append(body)
             } else if body == nil, let (name, initializer) = initializedVariable(start, end) {
@@ -476,7 +488,10 @@ final class FrontEnd {
         var roots: [String] = []
         if isInstantiation {
             if let primary = templateKernels[plainName] {
-                if bindings == nil || bindings!.isEmpty { kernelBindings = primary.bindings }
+                // `template [[host_name("k")]] kernel void f<float4>(device const float4*, uint);` names no
+                // attributes: the template's are the kernel's (as in Metal)
+                let attributed = firstParen.map { open in (open..<matching(open)).contains { attributeEnd($0) != nil } } ?? false
+                if bindings == nil || bindings!.isEmpty || !attributed { kernelBindings = primary.bindings }
                 kernelBody = primary.body
                 if threads == 0 && maxExpression == nil {
                     threads = primary.maxThreads
@@ -673,6 +688,7 @@ final class FrontEnd {
             if paramStart == last, text(paramStart) == "void" { return }
             var binding: KernelBinding? = nil
             var kept: [String] = []
+            var optional: (name: String, absent: Bool)? = nil
             var j = paramStart
             while j <= last {
                 if let attrEnd = attributeEnd(j) {
@@ -686,6 +702,8 @@ final class FrontEnd {
                             binding = KernelBinding(kind: name == "buffer" ? .buffer : .threadgroup, index: index)
                         } else if MSLAttributes.positions.contains(name) {
                             binding = KernelBinding(kind: .position(name), index: 0)
+                        } else if name == "function_constant" {
+                            optional = optionalParameter(attribute, j)
                         } else if MSLAttributes.unsupported.contains(name) {
                             error(j, "attribute '\(name)' is not supported by pymetal's CPU backend (compute kernels only)")
                         } else if MSLAttributes.isMSL(name) {
@@ -709,6 +727,14 @@ final class FrontEnd {
             // kernels rely on it): one past the previous buffer parameter's.
             var resolved = binding ?? KernelBinding(kind: .buffer, index: nextBuffer)
             (resolved.name, resolved.typeText) = parameterNames(paramStart, last)
+            if let optional {
+                if case .position = resolved.kind {
+                    error(paramStart, "function_constant on parameter \(number + 1) of kernel '\(kernel)': pymetal makes "
+                          + "[[buffer(n)]] and [[threadgroup(n)]] parameters optional, not thread positions")
+                    return
+                }
+                (resolved.constant, resolved.absent) = (optional.name, optional.absent)
+            }
             // (its [[attributes]] are no array extent)
             var words: [String] = []
             var t = paramStart
@@ -741,6 +767,20 @@ final class FrontEnd {
         }
         finish(close - 1)
         return result
+    }
+
+    /// `function_constant(name)` on a kernel parameter: the bool function constant that declares it,
+    /// and whether it is absent (the constant's value is false). Without values (a library compiled
+    /// without constants) it is present; the kernel needs the constant (analyse) and is refused then.
+    private func optionalParameter(_ attribute: Attribute, _ at: Int) -> (name: String, absent: Bool)? {
+        guard let range = attribute.arguments, range.count == 1, tokens[range.lowerBound].kind == .identifier,
+              let constant = constants.first(where: { $0.name == text(range.lowerBound) }) else {
+            error(at, "function_constant on a kernel parameter takes the name of a bool function constant declared above "
+                  + "(`constant bool name [[function_constant(index)]];`)")
+            return nil
+        }
+        guard let value = constantValues?[constant.index] else { return (constant.name, false) }
+        return (constant.name, !value.bytes.contains { $0 != 0 })
     }
 
     /// Validation builds: a `T *name` buffer or threadgroup parameter becomes
@@ -788,13 +828,18 @@ final class FrontEnd {
             .replacing(" < ", with: "<").replacing(" >", with: ">"))
     }
 
-    /// Metal accepts position (and binding) attributes on the parameters of ordinary functions
-    /// (ggml's `*_impl` helpers) and ignores them there: removed.
-    private func removeParameterAttributes(_ open: Int) {
-        var j = open + 1
-        let close = matching(open)
-        while j < close {
-            if let end = attributeEnd(j) {
+    /// Metal accepts position (and binding) attributes on the parameters of any function, and ignores
+    /// them where it is no kernel: ordinary functions (ggml's `*_impl` helpers), member functions,
+    /// static members and constructors (MLX's steel `BlockLoader`, sort's `[[threadgroup(0)]]`), function
+    /// types (ggml's `typedef void (name_t)(... [[threadgroup_position_in_grid]])`). Removed wherever they
+    /// stand inside parentheses; a kernel's own were read and removed first (parameters), and of two
+    /// edits at one place the first made wins (applyEdits).
+    private func removeParameterAttributes() {
+        var depth = 0
+        var j = 0
+        while j < tokens.count {
+            if isPunct(j, 40) { depth += 1 } else if isPunct(j, 41) { depth -= 1 }
+            if depth > 0, isUser(j), let end = attributeEnd(j) {
                 let kept = parseAttributes(j, end).filter { !MSLAttributes.isMSL($0.name) }.map(attributeSource)
                 remove(j, through: end, replacement: kept.isEmpty ? "" : "[[\(kept.joined(separator: ", "))]]")
                 j = end + 1
@@ -847,7 +892,7 @@ final class FrontEnd {
         declarators.append(begin..<end)
         // The first declarator carries the type: everything before its name.
         let first = declarators[0]
-        let firstBracket = first.first(where: { isPunct($0, 91) }) ?? first.upperBound
+        let firstBracket = first.first(where: { isPunct($0, 91) || isPunct($0, 61) }) ?? first.upperBound
         let nameIndex = firstBracket - 1
         guard nameIndex > first.lowerBound, tokens[nameIndex].kind == .identifier else { return nil }
         let type = sourceText(first.lowerBound..<nameIndex)
@@ -855,7 +900,10 @@ final class FrontEnd {
         for (n, declarator) in declarators.enumerated() {
             let nameAt = n == 0 ? nameIndex : declarator.lowerBound
             guard nameAt < declarator.upperBound, tokens[nameAt].kind == .identifier else { return nil }
-            let dims = sourceText((nameAt + 1)..<declarator.upperBound)
+            // `threadgroup float b[32] = {0};` (MLX's layer_norm): Metal accepts the initializer but threadgroup
+            // memory is not initialised (the kernels write it themselves, behind a barrier): it is left out
+            let initializer = declarator.first { isPunct($0, 61) } ?? declarator.upperBound
+            let dims = sourceText((nameAt + 1)..<initializer)
             let site = sites.count
             sites.append((at, site))
             // decltype(auto): a reference, or a checked view in validation builds (runtime.h)
@@ -881,6 +929,141 @@ final class FrontEnd {
             out += word
         }
         return out
+    }
+
+    // MARK: - Conversions written as casts
+
+    /// Metal converts in a cast to a vector type (`(float4) h4`, `static_cast<float4>(h4)`), in a
+    /// functional cast whose type is a template parameter or an alias (`TC(x)` with TC = float4,
+    /// `c_T(a, b)` with `using c_T = vec<float, 2>`, `vec<T, 2>(a, b)`) and between half and bfloat.
+    /// Vectors are clang ext vectors here, for which a cast is a bit cast (refused when the sizes
+    /// differ, silently wrong when not), and clang refuses a cast between half and bfloat: each becomes
+    /// ::metal::pm_construct<T>(...) (types.h), which converts as the constructor float4(h4) does and is
+    /// T(...) for every other type. Which names are types is read from the tokens: Metal's vector type
+    /// names, half and bfloat, the template type parameters in scope, and the source's aliases.
+    private func rewriteConversions() {
+        var aliases: Set<String> = ["half", "bfloat"]
+        var parameters: [(names: Set<String>, scope: Range<Int>)] = []
+        for i in tokens.indices where tokens[i].kind == .identifier && isUser(i) {
+            switch text(i) {
+            case "using" where i + 2 < tokens.count && tokens[i + 1].kind == .identifier && isPunct(i + 2, 61):
+                aliases.insert(text(i + 1))
+            case "typedef":
+                var j = i + 1
+                while j < tokens.count, !isPunct(j, 59) { if isPunct(j, 40) || isPunct(j, 123) { j = matching(j) }; j += 1 }
+                if tokens[j - 1].kind == .identifier { aliases.insert(text(j - 1)) }
+            case "template" where isPunct(i + 1, 60):
+                let close = skipAngles(i + 1) - 1
+                let names = templateParameters(i + 1).filter(\.isType).map(\.name)
+                var j = close + 1 // the templated declaration: up to its `;` or the end of its body
+                while j < tokens.count, !isPunct(j, 59), !isPunct(j, 123) { if isPunct(j, 40) || isPunct(j, 91) { j = matching(j) }; j += 1 }
+                if isPunct(j, 123) { j = matching(j) }
+                if !names.isEmpty { parameters.append((Set(names), close..<min(j + 1, tokens.count))) }
+            default: break
+            }
+        }
+        func isType(_ i: Int) -> Bool {
+            guard tokens[i].kind == .identifier else { return false }
+            let name = text(i)
+            return aliases.contains(name) || Self.vectorTypes.contains(name)
+                || parameters.contains { $0.scope.contains(i) && $0.names.contains(name) }
+        }
+        let construct = "::metal::pm_construct"
+        var i = 0
+        while i < tokens.count {
+            defer { i += 1 }
+            guard isUser(i), tokens[i].kind == .identifier else { continue }
+            let before = i > 0 ? text(i - 1) : ""
+            let qualified = [".", "->", "::", "operator", "struct", "class", "typename", "using", "enum", "~"].contains(before)
+            if text(i) == "static_cast", isPunct(i + 1, 60), isType(i + 2), isPunct(i + 3, 62), isPunct(i + 4, 40) {
+                remove(i, through: i, replacement: construct)                   // static_cast<float4>(h4)
+            } else if text(i) == "vec", !qualified || before == "::", isPunct(i + 1, 60), !isPunct(i - 1, 60) {
+                let close = skipAngles(i + 1) - 1
+                if isPunct(close + 1, 40) {                                    // vec<T, 2>(a, b)
+                    insert(before: before == "::" && i >= 2 && text(i - 2) == "metal" ? i - 2 : i, construct + "<")
+                    insert(before: close + 1, ">")
+                }
+            } else if !qualified, isType(i), isPunct(i + 1, 40), !isPunct(i + 2, 42), !isPunct(i + 2, 38),
+                      !Self.vectorTypes.contains(text(i)) {
+                remove(i, through: i, replacement: "\(construct)<\(text(i))>")  // TC(x), c_T(a, b), half(b)
+            } else if isPunct(i - 1, 40), isPunct(i + 1, 41), isType(i), castContext(i - 2, isType: isType),
+                      let end = unaryEnd(i + 2, isType: isType), end + 1 < tokens.count {
+                remove(i - 1, through: i + 1, replacement: "\(construct)<\(text(i))>(") // (float4) h4
+                insert(before: end + 1, ")")
+            }
+        }
+    }
+
+    /// A braced list as a call's argument (MLX's `elem_to_loc_2_nd<IdxT>({N * index.x, index.y, index.z}, ...)`
+    /// for a `uint3` parameter): clang cannot initialise an ext vector parameter from one, so the list becomes
+    /// ::metal::pm_braced(...) (types.h), which converts to the parameter's type. Lists holding lists are left.
+    private func rewriteBracedArguments() {
+        var open: [Int] = []
+        for i in tokens.indices where tokens[i].kind == .punctuation {
+            if isPunct(i, 40) || isPunct(i, 91) { open.append(i); continue }
+            if isPunct(i, 41) || isPunct(i, 93) || isPunct(i, 125) { _ = open.popLast(); continue }
+            guard isPunct(i, 123) else { continue }
+            defer { open.append(i) }
+            guard isUser(i), let paren = open.last, isPunct(paren, 40), isPunct(i - 1, 40) || isPunct(i - 1, 44), paren > 0,
+                  (tokens[paren - 1].kind == .identifier && !Self.notCalls.contains(text(paren - 1))) || isPunct(paren - 1, 62)
+            else { continue }
+            let close = matching(i)
+            guard isPunct(close + 1, 44) || isPunct(close + 1, 41), !((i + 1)..<close).contains(where: { isPunct($0, 123) })
+            else { continue }
+            remove(i, through: i, replacement: "::metal::pm_braced(")
+            remove(close, through: close, replacement: ")")
+        }
+    }
+    private static let notCalls: Set<String> = ["if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype"]
+
+    static let vectorTypes: Set<String> = Set(["char", "uchar", "short", "ushort", "int", "uint", "long", "ulong",
+                                                "half", "float", "bfloat"].flatMap { t in (2...4).map { "\(t)\($0)" } })
+
+    /// Whether a `(` after token `i` can open a cast: after an operator, a bracket, `,`, `;`, `=`, `return`
+    /// or another cast, not after a name or `)` (a call, sizeof(T), alignof(T)).
+    private func castContext(_ i: Int, isType: (Int) -> Bool) -> Bool {
+        guard i >= 0 else { return true }
+        switch tokens[i].kind {
+        case .identifier: return ["return", "case", "else", "do"].contains(text(i))
+        case .number, .string, .character: return false
+        case .punctuation:
+            if isPunct(i, 41) { return i >= 2 && isPunct(i - 2, 40) && isType(i - 1) && castContext(i - 3, isType: isType) }
+            return !isPunct(i, 93) && !["++", "--"].contains(text(i))
+        }
+    }
+
+    /// The last token of the unary expression (a cast's operand) starting at `i`: prefix operators,
+    /// a name, literal or parenthesised group, then subscripts, calls and member accesses; nil when
+    /// it does not start one.
+    private func unaryEnd(_ i: Int, isType: (Int) -> Bool) -> Int? {
+        guard i < tokens.count else { return nil }
+        if tokens[i].kind == .punctuation, ["-", "+", "!", "~", "*", "&", "++", "--"].contains(text(i)) {
+            return unaryEnd(i + 1, isType: isType)
+        }
+        var end: Int
+        if isPunct(i, 40) {
+            end = matching(i)
+            // `(T)` is a cast in its turn, whose operand follows: (float4) (half4) x
+            if end == i + 2, isType(i + 1) { return unaryEnd(end + 1, isType: isType) }
+        } else if tokens[i].kind == .number || tokens[i].kind == .string || tokens[i].kind == .character {
+            end = i
+        } else if tokens[i].kind == .identifier {
+            end = i
+            while text(end + 1) == "::", end + 2 < tokens.count, tokens[end + 2].kind == .identifier { end += 2 }
+            // a template's arguments, when a call follows them: (float4) load<T>(p)
+            if isPunct(end + 1, 60), case let after = skipAngles(end + 1), after < tokens.count, isPunct(after, 40) {
+                end = after - 1
+            }
+        } else { return nil }
+        while end + 1 < tokens.count {
+            if isPunct(end + 1, 91) || isPunct(end + 1, 40) { end = matching(end + 1); continue }
+            if (isPunct(end + 1, 46) || text(end + 1) == "->"), end + 2 < tokens.count, tokens[end + 2].kind == .identifier {
+                end += 2; continue
+            }
+            if text(end + 1) == "++" || text(end + 1) == "--" { end += 1; continue }
+            break
+        }
+        return end
     }
 
     // MARK: - Function constants
@@ -974,6 +1157,8 @@ final class FrontEnd {
                 if directive.hasPrefix("#include") || directive.hasPrefix("#import") {
                     if isUser(i), directive.contains("<metal_") { includesMetal = true }
                     remove(i, through: i)
+                } else if isUser(i), Self.unrollWithMacro(directive) {
+                    remove(i, through: i)
                 }
                 continue
             }
@@ -988,6 +1173,22 @@ final class FrontEnd {
                   + "(Metal declares namespace metal and its functions only where it is included; without it this source "
                   + "does not compile on a Mac)")
         }
+    }
+
+    /// `#pragma unroll (MIN(DK8/2, 4*NSG))` (ggml): clang -E leaves a pragma's argument unexpanded, and
+    /// the compile of the preprocessed unit then fails on the macro's name (clang 21 crashes on it). The
+    /// pragma is a hint that does not change what the loop computes: dropped when its count calls a name.
+    static func unrollWithMacro(_ directive: String) -> Bool {
+        let words = directive.dropFirst().split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "(" })
+        guard words.first == "pragma", words.dropFirst().first == "unroll" || words.dropFirst(2).first == "unroll" else {
+            return false
+        }
+        var previousIsName = false
+        for c in directive.drop(while: { $0 != "(" }).dropFirst() {
+            if c == "(" && previousIsName { return true }
+            if c.isLetter || c == "_" || (previousIsName && c.isNumber) { previousIsName = true } else if c != " " { previousIsName = false }
+        }
+        return false
     }
 
     // MARK: - Address spaces
@@ -1110,6 +1311,8 @@ final class FrontEnd {
         while i <= end {
             if isPunct(i, 60), i > start, text(i - 1) == "template" { i = skipAngles(i); continue }
             if isPunct(i, 91) { i = matching(i) + 1; continue }
+            // METAL_FUNC's __attribute__((__always_inline__)) is no parameter list
+            if ["__attribute__", "alignas", "decltype"].contains(text(i)), isPunct(i + 1, 40) { i = matching(i + 1) + 1; continue }
             if isPunct(i, 40) {
                 // `operator()(...)`: the parameter list is the second group
                 if i > start, text(i - 1) == "operator" { i = matching(i) + 1; continue }
@@ -1126,9 +1329,14 @@ final class FrontEnd {
             if tokens[k].kind == .identifier, Self.addressSpaces.contains(text(k)) { qualifiers.append(k) }
             k += 1
         }
-        guard !qualifiers.isEmpty else { return nil }
+        let key = (start..<k).filter { !qualifiers.contains($0) }.map { text($0) }.joined(separator: " ")
+        guard !qualifiers.isEmpty else {
+            // unqualified (`MD() = default;`): the key a qualified one (`MD() threadgroup = default;`) meets
+            let spaces = (start..<k).contains { tokens[$0].kind == .identifier && Self.addressSpaces.contains(text($0)) }
+            return spaces ? nil : key
+        }
         for q in qualifiers { remove(q, through: q) }
-        return (start..<k).filter { !qualifiers.contains($0) }.map { text($0) }.joined(separator: " ")
+        return key
     }
 
     // MARK: - Analysis
@@ -1137,9 +1345,11 @@ final class FrontEnd {
     /// reachable by name from the kernel's body (conservative: names, not overloads).
     private func analyse() {
         for index in kernels.indices {
-            var seen: Set<String> = []
             var bodies: [Range<Int>] = []
-            var work: [String] = kernelRoots[index] ?? []
+            // the constants that make parameters optional are needed even if the body never names them
+            let optionals = kernels[index].bindings.compactMap(\.constant)
+            var seen = Set(optionals)
+            var work: [String] = (kernelRoots[index] ?? []) + optionals
             if let body = kernelBodies[index] { bodies.append(body) }
             var scanned = 0
             var fibers = false

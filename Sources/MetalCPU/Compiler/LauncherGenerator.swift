@@ -22,7 +22,8 @@ enum LauncherGenerator {
                 sites = "sites_\(index)"
             }
             entries.append("  {\(quoted(kernel.hostName)), &::pm::rt::run<\(runner)>, \(mode), \(kernel.maxThreadsExpression.map { "(uint32_t)(\($0))" } ?? "\(kernel.maxTotalThreads)"), \(sites), \(kernel.sites.count)}")
-            let rows = kernel.bindings.enumerated().map { (position, binding) -> String in
+            // an absent optional parameter (KernelBinding.absent) is called with a null pointer: no row
+            let rows = kernel.bindings.enumerated().filter { !$0.element.absent }.map { (position, binding) -> String in
                 func fact(_ name: String) -> String { "::pm::abi::param_\(name)<&\(kernel.function), \(position)>()" }
                 let names = "\(quoted(binding.name)), \(quoted(binding.typeText))"
                 switch binding.kind {

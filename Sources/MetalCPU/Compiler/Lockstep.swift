@@ -169,7 +169,8 @@ extension FrontEnd {
                                   invariant: Set(values.map(\.name)),
                                   uniformNames: Set(values.filter { $0.kind == .buffer && !assigned($0.name, in: body) }.map(\.name)
                                                     + positions.filter { Self.groupPositions.contains($0.1) }.map(\.0)))
-        guard let items = lockstepBlock((open + 1)..<close, &state, top: true), state.bytesPerThread <= 512 else { return false }
+        guard let items = lockstepBlock((open + 1)..<close, &state, top: true), state.bytesPerThread <= 512,
+              !matrixOperators(items, in: body) else { return false }
 
         var out = "\n::pm::rt::worker *const __pm_w = ::pm::rt::tls_w; const ::pm::rt::group __pm_g = ::pm::rt::ls_group();"
         out += " bool __pm_m0[::pm::rt::ls_max]; ::pm::rt::ls_all(__pm_m0, __pm_g);"
@@ -220,6 +221,30 @@ extension FrontEnd {
         func twice(_ mask: String) -> Bool { !full.contains(mask) && !branches.contains(mask) }
         var counter = 0
         mutating func unique() -> Int { counter += 1; return counter }
+    }
+
+    /// Whether a simdgroup matrix local is an operand of `*`, `+` or `-` (`(G * g) * Gt`, MLX's Winograd
+    /// transforms): such a product is a rendezvous of the simdgroup (simdgroup_matrix.h) hidden in what
+    /// reads as a lane statement, which the lockstep rewrite would run thread by thread.
+    private func matrixOperators(_ items: [LockstepItem], in body: Range<Int>) -> Bool {
+        var matrices: Set<String> = []
+        func walk(_ items: [LockstepItem]) {
+            for item in items {
+                switch item {
+                case let .locals(locals, _):
+                    for local in locals where local.type.hasPrefix("simdgroup_") { matrices.insert(local.name) }
+                case let .branch(_, then, otherwise): walk(then); walk(otherwise ?? [])
+                case let .loop(initial, _, _, loopBody): walk(initial); walk(loopBody)
+                case let .uniformLoop(_, _, loopBody): walk(loopBody)
+                default: break
+                }
+            }
+        }
+        walk(items)
+        return body.contains { t in
+            tokens[t].kind == .identifier && matrices.contains(text(t))
+                && [t - 1, t + 1].contains { isPunct($0, 42) || isPunct($0, 43) || isPunct($0, 45) }
+        }
     }
 
     /// The simdgroup matrices the kernel only declares (empty or filled) and hands to

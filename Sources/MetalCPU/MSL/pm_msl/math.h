@@ -19,6 +19,9 @@
 #ifndef MAXFLOAT
 #define MAXFLOAT 0x1.fffffep+127f
 #endif
+#ifndef MAXHALF
+#define MAXHALF ((_Float16)0x1.ffcp15f) // 65504, the largest finite half
+#endif
 #ifndef HUGE_VALF
 #define HUGE_VALF __builtin_huge_valf()
 #endif

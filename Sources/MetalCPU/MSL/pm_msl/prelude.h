@@ -23,7 +23,8 @@
 #endif
 #define __METAL_MACOS__ 1
 #define __HAVE_BFLOAT__ 1
-#define __HAVE_SIMDGROUP_FUTURE__ 0
+// No __HAVE_SIMDGROUP_FUTURE__: code that finds it defined includes <metal_simdgroup_future> and uses
+// its async copies (metal-flash-attention), which the CPU backend does not provide.
 // Apple's <metal_stdlib> defines METAL_FUNC (MLX's kernels use it).
 #ifndef METAL_FUNC
 #define METAL_FUNC inline __attribute__((__always_inline__))

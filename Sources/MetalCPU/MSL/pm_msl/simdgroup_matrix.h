@@ -58,7 +58,7 @@ typedef simdgroup_matrix<half, 8, 8> simdgroup_half8x8;
 typedef simdgroup_matrix<float, 8, 8> simdgroup_float8x8;
 typedef simdgroup_matrix<bfloat, 8, 8> simdgroup_bfloat8x8;
 
-template <class _PmT, int _PmCols, int _PmRows>
+template <class _PmT, int _PmCols, int _PmRows = _PmCols> // Rows defaults to Cols, as in Metal
 inline simdgroup_matrix<_PmT, _PmCols, _PmRows> make_filled_simdgroup_matrix(_PmT value) {
     simdgroup_matrix<_PmT, _PmCols, _PmRows> m;
     m.pm_e = (vec<_PmT, 2>)value;
@@ -254,6 +254,13 @@ template <class _PmTD, class _PmTA, class _PmTB>
 inline void simdgroup_multiply(simdgroup_matrix<_PmTD, 8, 8> &d, const simdgroup_matrix<_PmTA, 8, 8> &a,
                                const simdgroup_matrix<_PmTB, 8, 8> &b, ::pm::rt::site pm_site = ::pm::rt::site()) {
     pm_sgm::mma<_PmTD, _PmTA, _PmTB, _PmTD>(d, a, b, nullptr, "simdgroup_multiply", pm_site);
+}
+// a * b: the product, as simdgroup_multiply (MLX's Winograd transforms write (G * g) * Gt).
+template <class _PmT>
+inline simdgroup_matrix<_PmT, 8, 8> operator*(const simdgroup_matrix<_PmT, 8, 8> &a, const simdgroup_matrix<_PmT, 8, 8> &b) {
+    simdgroup_matrix<_PmT, 8, 8> d;
+    simdgroup_multiply(d, a, b);
+    return d;
 }
 template <class _PmTD, class _PmTA, class _PmTB, class _PmTC>
 inline void simdgroup_multiply_accumulate(simdgroup_matrix<_PmTD, 8, 8> &d, const simdgroup_matrix<_PmTA, 8, 8> &a,

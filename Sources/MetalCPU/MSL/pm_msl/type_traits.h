@@ -1,5 +1,5 @@
 // <metal_type_traits> and the parts of <metal_utility> kernels use (declval,
-// forward, move), in namespace metal as the specification lists them: C++14's
+// move), in namespace metal as the specification lists them: C++14's
 // <type_traits> (clang builtins, no libstdc++: see tests/msl_runtime/hygiene.sh)
 // with MSL's own types counted where MSL counts them: half and bfloat are
 // floating-point, vectors are not arithmetic but is_vector, vec_elements and
@@ -104,10 +104,26 @@ template <class _PmT> inline constexpr int vec_elements_v = pm_width<_PmT>;
 template <class _PmT> struct alignment_of : integral_constant<size_t, alignof(_PmT)> {};
 template <class _PmT> inline constexpr size_t alignment_of_v = alignof(_PmT);
 
+// Apple-internal names that kernels use under `#pragma METAL internals : enable`: MLX's atomic.h
+// (_disjunction), candle's reduce.metal (__is_valid_simdgroup_type; it specializes
+// _numeric_limits_impl, which numeric_limits derives from: types.h).
+template <class... _PmB> struct _disjunction : false_type {};
+template <class _PmB, class... _PmR>
+struct _disjunction<_PmB, _PmR...> : conditional_t<bool(_PmB::value), _PmB, _disjunction<_PmR...>> {};
+template <class... _PmB> struct _conjunction : true_type {};
+template <class _PmB, class... _PmR>
+struct _conjunction<_PmB, _PmR...> : conditional_t<bool(_PmB::value), _conjunction<_PmR...>, _PmB> {};
+template <class _PmB> struct _negation : bool_constant<!bool(_PmB::value)> {};
+// What simd_* functions take: scalars and vectors of 32 bits or less per element (no long / ulong).
+template <class _PmT, class = void>
+struct __is_valid_simdgroup_type
+    : bool_constant<pm_vinfo<pm_uncv_t<_PmT>>::is_vec || pm_is_scalar<pm_uncv_t<_PmT>>
+                    ? sizeof(pm_elem_t<pm_uncv_t<_PmT>>) <= 4 : false> {};
+
 // <metal_utility>
 template <class _PmT> __add_rvalue_reference(_PmT) declval() noexcept;
-template <class _PmT> constexpr _PmT &&forward(__remove_reference_t(_PmT) & x) noexcept { return static_cast<_PmT &&>(x); }
-template <class _PmT> constexpr _PmT &&forward(__remove_reference_t(_PmT) && x) noexcept { return static_cast<_PmT &&>(x); }
+// No forward: Apple's namespace metal has none, and MLX's rope.metal declares a function constant
+// named `forward` under `using namespace metal`.
 template <class _PmT> constexpr __remove_reference_t(_PmT) && move(_PmT &&x) noexcept {
     return static_cast<__remove_reference_t(_PmT) &&>(x);
 }

@@ -380,6 +380,41 @@ template <class _PmV, class... _PmA> constexpr _PmV pm_make(const _PmA &...a) {
     }
 }
 
+// What MetalCPU's front end makes of a conversion written as a cast: `(float4) h4`,
+// `static_cast<float4>(h4)`, `TC(x)` with TC a template parameter or an alias (FrontEnd.swift,
+// rewriteConversions). Metal converts there; a cast between clang ext vectors is a bit cast, and clang
+// refuses one between half and bfloat. Vectors are made as by their constructors, half <-> bfloat
+// goes through float (exact for either), everything else is T(a...) as written.
+template <class _PmT, class... _PmA> constexpr _PmT pm_construct(const _PmA &...a) {
+    if constexpr (pm_vinfo<_PmT>::is_vec) return pm_make<_PmT>(a...);
+    else if constexpr (sizeof...(_PmA) == 1 && pm_is_float<_PmT> && (pm_is_float<pm_uncv_t<_PmA>> && ...)) return _PmT((float)(a, ...));
+    else return _PmT(a...);
+}
+
+// A braced list handed to a function (`elem_to_loc({N * i.x, i.y, i.z}, ...)`, MLX): clang cannot
+// initialise an ext vector parameter from one, so MetalCPU's front end passes pm_braced(...) instead
+// (FrontEnd.swift, rewriteBracedArguments), which becomes the parameter's type: a vector as by its
+// constructor, anything else as T(a...) (C++20's aggregate initialisation).
+template <class... _PmA> struct pm_braced_list;
+template <> struct pm_braced_list<> {
+    template <class _PmV, class... _PmE> constexpr _PmV pm_to(const _PmE &...e) const {
+        if constexpr (pm_vinfo<_PmV>::is_vec) return pm_make<_PmV>(e...);
+        else return _PmV(e...);
+    }
+    template <class _PmV> constexpr operator _PmV() const { return pm_to<_PmV>(); }
+};
+template <class _PmH, class... _PmR> struct pm_braced_list<_PmH, _PmR...> {
+    _PmH head;
+    pm_braced_list<_PmR...> rest;
+    template <class _PmV, class... _PmE> constexpr _PmV pm_to(const _PmE &...e) const {
+        return rest.template pm_to<_PmV>(e..., head);
+    }
+    template <class _PmV> constexpr operator _PmV() const { return pm_to<_PmV>(); }
+};
+constexpr pm_braced_list<> pm_braced() { return {}; }
+template <class _PmH, class... _PmR>
+constexpr pm_braced_list<_PmH, _PmR...> pm_braced(const _PmH &h, const _PmR &...r) { return {h, pm_braced(r...)}; }
+
 #define char2(...) pm_make<::metal::char2>(__VA_ARGS__)
 #define char3(...) pm_make<::metal::char3>(__VA_ARGS__)
 #define char4(...) pm_make<::metal::char4>(__VA_ARGS__)
@@ -496,11 +531,14 @@ typedef thread_scope memory_scope;
 // ---------------------------------------------------------------------------
 // Limits (metal_limits, metal_types constants)
 // ---------------------------------------------------------------------------
-template <class _PmT> struct numeric_limits {
+// Apple's numeric_limits<T> derives from _numeric_limits_impl<T>, which candle's reduce.metal
+// specializes for its own types.
+template <class _PmT> struct _numeric_limits_impl {
     static constexpr bool is_specialized = false;
 };
+template <class _PmT> struct numeric_limits : _numeric_limits_impl<_PmT> {};
 #define PM_INT_LIMITS(_PmT, MIN, MAX, DIG)                                         \
-    template <> struct numeric_limits<_PmT> {                                     \
+    template <> struct _numeric_limits_impl<_PmT> {                                     \
         static constexpr bool is_specialized = true;                           \
         static constexpr bool is_signed = (_PmT)-1 < (_PmT)0;                        \
         static constexpr bool is_integer = true;                               \
@@ -531,7 +569,7 @@ PM_INT_LIMITS(long, (-9223372036854775807L - 1), 9223372036854775807L, 63)
 PM_INT_LIMITS(ulong, 0ul, 18446744073709551615ul, 64)
 #undef PM_INT_LIMITS
 #define PM_FLOAT_LIMITS(_PmT, MIN, MAX, EPS, DMIN, DIG)                            \
-    template <> struct numeric_limits<_PmT> {                                     \
+    template <> struct _numeric_limits_impl<_PmT> {                                     \
         static constexpr bool is_specialized = true;                           \
         static constexpr bool is_signed = true;                                \
         static constexpr bool is_integer = false;                              \
