@@ -167,6 +167,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
     private var handlers: [MTLCommandBufferHandler] = []
     private var state: MTLCommandBufferStatus = .notEnqueued
     private var failure: (any Error)?
+    private var failedAt = 0 // the dispatch that failed: the ones before it ran
     private var started: Double = 0
     private var ended: Double = 0
     private var encoderOpen = false
@@ -177,6 +178,8 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
 
     public var status: MTLCommandBufferStatus { lock { state } }
     public var error: (any Error)? { lock { failure } }
+    /// How many of its dispatches ran before the one that failed (pymetal's own query; Metal has none).
+    public var failedCommand: Int { lock { failedAt } }
     public var gpuStartTime: CFTimeInterval { lock { started } }
     public var gpuEndTime: CFTimeInterval { lock { ended } }
     var isFinished: Bool { lock { state == .completed || state == .error } }
@@ -231,9 +234,11 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
             return (commands, generation)
         }
         var failed: (any Error)?
+        var index = 0
         let job = pm_job_begin(committedGeneration) // watched for its timeout until pm_job_end
         for command in work {
             if let error = command.run(in: job) { failed = error; break }
+            index += 1
         }
         pm_job_end(job)
         let done: [MTLCommandBufferHandler] = lock {
@@ -241,6 +246,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
             commands = []
             retained = []
             failure = failed
+            failedAt = index
             state = failed == nil ? .completed : .error
             let list = handlers
             handlers = []

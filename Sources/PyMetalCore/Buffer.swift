@@ -14,6 +14,18 @@ public final class Buffer: @unchecked Sendable {
     public let length: Int
     private let lock = Lock()
     private var lastUse: (stream: Stream, commandBuffer: any MTLCommandBuffer)?
+    /// The error of failed work that may have written this buffer: its contents
+    /// are not what the work meant, so reading them must fail (Stream sets it).
+    private var failure: String?
+
+    /// How many live buffers have an error: readers ask a buffer only when this
+    /// is not 0 (C and Python read the word without a lock; it changes under `poisonLock`).
+    public static let poisonedCount: UnsafeMutablePointer<Int64> = {
+        let count = UnsafeMutablePointer<Int64>.allocate(capacity: 1)
+        count.initialize(to: 0)
+        return count
+    }()
+    private static let poisonLock = Lock()
 
     init(_ buffer: any MTLBuffer, length: Int, isWrapped: Bool) {
         self.buffer = buffer
@@ -21,7 +33,21 @@ public final class Buffer: @unchecked Sendable {
         self.isWrapped = isWrapped
     }
 
+    deinit { if failure != nil { Self.poisonLock { Self.poisonedCount.pointee -= 1 } } }
+
     public var contents: UnsafeMutableRawPointer { buffer.contents() }
+
+    /// The error of the failed work that may have written the buffer, nil if none.
+    public var error: String? { lock { failure } }
+
+    /// Marks the buffer as written by failed work (a message), or as rewritten (nil).
+    public func setError(_ message: String?) {
+        let change: Int64 = lock {
+            defer { failure = message }
+            return (message == nil ? 0 : 1) - (failure == nil ? 0 : 1)
+        }
+        if change != 0 { Self.poisonLock { Self.poisonedCount.pointee += change } }
+    }
 
     /// Records the command buffer that uses the buffer now; returns the one that used it before (on this stream).
     func markUsed(by stream: Stream, in commandBuffer: any MTLCommandBuffer) -> (any MTLCommandBuffer)? {
