@@ -224,6 +224,7 @@ _new_buffer = object.__new__
 _views_lock = threading.Lock()
 
 
+
 class ForeignBuffer(Buffer):
     """A Buffer over memory pymetal does not own (an aligned ndarray given to
     pm.asarray, a DLPack import). A kernel call that uses one completes before

@@ -25,10 +25,12 @@ from __future__ import annotations
 import atexit
 import ctypes
 import itertools
+import os
+import sys
 import threading
 
 from . import _native
-from ._buffer import Buffer
+from ._buffer import Buffer, _pool
 
 __all__ = ["Device", "device", "synchronize", "set_kernel_timeout", "kernel_timeout"]
 
@@ -204,6 +206,23 @@ class Device:
 
 _default = None
 _lock = threading.Lock()
+
+
+# Python locks of pymetal's modules: one that another thread held at fork()
+# stays held in the child, which lacks that thread; the child gets new ones.
+_FORK_LOCKS = (("pymetal.device", "_lock"), ("pymetal._buffer", "_views_lock"), ("pymetal._jit", "_lock"),
+               ("pymetal.library", "_shaders_lock"))
+
+
+def _after_fork_in_child():
+    for module, name in _FORK_LOCKS:
+        m = sys.modules.get(module)
+        if m is not None:
+            setattr(m, name, threading.Lock())
+    _pool.lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def device() -> Device:

@@ -524,6 +524,7 @@ static void after_fork_parent(void) {
 }
 static void after_fork_child(void) {
     jobs = NULL; // the parent's jobs run on threads the child does not have (their memory is left)
+    atomic_store(&waiting, 0); // the threads that waited are not in the child
     atomic_store(&watchdog_started, 0);
     watchdog_idle = 0;
     for (int i = 0; i < PM_MAX_SLOTS; i++)

@@ -64,6 +64,23 @@ public final class Stream: @unchecked Sendable {
     init(queue: any MTLCommandQueue, device: Device) {
         self.queue = queue
         self.device = device
+        // Locks taken under this one register now, not at their first use under
+        // it: registering takes ForkSafety's lock, which fork() holds while it takes this one.
+        Buffer.registerForFork()
+        ThreadID.registerForFork()
+        ForkSafety.register(.stream, before: { [weak self] in self?.lock.acquire() },
+                            parent: { [weak self] in self?.lock.release() },
+                            child: { [weak self] in self?.afterForkInChild() })
+    }
+
+    /// In a fork()'s child (the lock held since before it): the command buffers
+    /// work stays usable (the backend fails the one that was running, whose
+    /// writes the child has only in part: routing poisons what it may have written).
+    private func afterForkInChild() {
+        #if !canImport(Metal)
+        for work in open + inFlight { CPUFork.repair(work.commandBuffer) }
+        #endif
+        lock.release()
     }
 
     public var gpuTime: Double { lock { lastGPUTime } }
