@@ -49,6 +49,8 @@ public final class Stream: @unchecked Sendable {
             self.owner = owner
             self.commandBuffer = commandBuffer
             self.encoder = encoder
+            uses.reserveCapacity(Stream.batchSize * 3) // room for a batch of three-array kernels: no regrowth
+            ends.reserveCapacity(Stream.batchSize)
         }
     }
 
@@ -263,9 +265,10 @@ public final class Stream: @unchecked Sendable {
             commitAllLocked()
             return inFlight.map(\.commandBuffer)
         }
-        // In order; a queue runs in order, so after the first waits these return at once.
-        for commandBuffer in committed.reversed() { commandBuffer.waitUntilCompleted() }
-        for commandBuffer in committed { commandBuffer.waitUntilCompleted() }
+        // The last first: a queue runs in order, so the others have completed then (waited for
+        // all the same, as Metal may report completion out of order).
+        committed.last?.waitUntilCompleted()
+        for commandBuffer in committed.dropLast() { commandBuffer.waitUntilCompleted() }
         lock {
             if let last = committed.last { lastGPUTime = last.gpuEndTime - last.gpuStartTime }
             routeFinishedLocked()
