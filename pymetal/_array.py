@@ -485,7 +485,7 @@ class Array:
         buf = self._buf
         dev = buf.device
         if buf.epoch > dev.synced:
-            dev.wait()
+            dev._wait()
         if dev.poisoned.value:
             buf.check()
         return self._host()

@@ -205,7 +205,7 @@ class Buffer:
     def host_ready(self):
         """Waits for pending device work on this memory before the host writes it."""
         if self.epoch > self.device.synced:
-            self.device.wait()
+            self.device._wait()
 
     def check(self):
         """Raises the KernelError of failed work that may have written this memory (after its work was waited for)."""

@@ -168,17 +168,17 @@ class Device:
         """
         self._sync(self._sync_fn)
 
-    def wait(self) -> None:
+    def _wait(self) -> None:
         """Waits for all submitted work without reporting failures: afterwards
         each array's error (Buffer.check) is known (internal; host reads)."""
         self._sync(self._wait_fn)
 
-    def finish(self) -> None:
+    def _finish(self) -> None:
         """Waits for all submitted work; raises KernelError only if this thread's
         latest dispatch failed (internal: a synchronous call's own work)."""
         self._sync(self._finish_fn)
 
-    def commit(self) -> None:
+    def _commit(self) -> None:
         """Starts the work encoded so far (internal: before a synchronous call)."""
         self._commit_fn(self._c_stream)
 

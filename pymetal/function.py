@@ -562,7 +562,7 @@ class Function:
             if host is not None:
                 # A command buffer of its own: this thread's earlier work, if it
                 # fails, does not stop this call's (failed work stops the rest of its batch).
-                self._device.commit()
+                self._device._commit()
             count = len(args)
             if threadgroup_memory is not None:
                 count = self._threadgroup_memory(threadgroup_memory, s.args, count)
@@ -647,7 +647,7 @@ class Function:
         asynchronous one stamps its arrays with the dispatch's epoch."""
         dev = self._device
         if host is not None:
-            dev.finish()
+            dev._finish()
             if dev.poisoned.value:  # results computed from a poisoned input are that input's error
                 host.check()
                 for a, p in zip(args, self._params):
@@ -703,7 +703,7 @@ class Function:
     def _finish(self, out):
         """Completes a call of _run_arrays on memory the host sees: its own
         error, or that of a poisoned input its output inherited, is raised now."""
-        self._device.finish()
+        self._device._finish()
         out.check()
 
     def _other_arg(self, a, i, p, s, doff, raw=False):

@@ -226,7 +226,7 @@ def test_synchronous_call_after_async_failure(faults, committed, n):
     failed = pm.full(8, -1.0)
     lib.fill(pm.ones(1), failed, grid=8)  # fails, unreported
     if committed:
-        pm.device().wait()                 # ran and failed before the call
+        pm.device()._wait()                 # ran and failed before the call
     small = np.zeros(n, np.float32)
     lib.fill(np.zeros(1, np.float32), small, grid=n)  # succeeds: its results arrive
     np.testing.assert_array_equal(small, np.full(n, 5, np.float32))
