@@ -36,6 +36,7 @@ public final class Stream: @unchecked Sendable {
     /// work of the thread that encoded it, and is reported to that thread.
     private final class Open {
         let owner: UInt64
+        let serial: UInt64 // which command buffer of the stream (an object's address can be reused once it is freed)
         let commandBuffer: any MTLCommandBuffer
         let encoder: any MTLComputeCommandEncoder
         var count = 0
@@ -45,8 +46,9 @@ public final class Stream: @unchecked Sendable {
         /// what it may have written, and other work passes its inputs' errors to its outputs.
         var uses: [(buffer: Buffer, access: BufferAccess)] = []
         var ends: [Int] = []
-        init(owner: UInt64, commandBuffer: any MTLCommandBuffer, encoder: any MTLComputeCommandEncoder) {
+        init(owner: UInt64, serial: UInt64, commandBuffer: any MTLCommandBuffer, encoder: any MTLComputeCommandEncoder) {
             self.owner = owner
+            self.serial = serial
             self.commandBuffer = commandBuffer
             self.encoder = encoder
             uses.reserveCapacity(Stream.batchSize * 3) // room for a batch of three-array kernels: no regrowth
@@ -59,8 +61,9 @@ public final class Stream: @unchecked Sendable {
     private let lock = Lock()
     private var open: [Open] = []  // in the order they were made
     private var inFlight: [Open] = [] // committed, in order, until their results are sorted out
-    /// Failed work not yet reported, by the thread that encoded it (and its command buffer).
-    private var failures: [UInt64: [(commandBuffer: ObjectIdentifier, message: String)]] = [:]
+    /// Failed work not yet reported, by the thread that encoded it (and its command buffer's serial).
+    private var failures: [UInt64: [(serial: UInt64, message: String)]] = [:]
+    private var serials: UInt64 = 0
     private var lastGPUTime: Double = 0
 
     init(queue: any MTLCommandQueue, device: Device) {
@@ -250,11 +253,11 @@ public final class Stream: @unchecked Sendable {
     /// not this thread's older failures, which stay for `synchronize`.
     public func finish() throws {
         let me = ThreadID.current
-        let latest = lock { (open.last { $0.owner == me } ?? inFlight.last { $0.owner == me })?.commandBuffer }
+        let latest = lock { (open.last { $0.owner == me } ?? inFlight.last { $0.owner == me })?.serial }
         waitAll()
         guard let latest else { return }
         let failure: String? = lock {
-            guard let at = failures[me]?.firstIndex(where: { $0.commandBuffer == ObjectIdentifier(latest) }) else { return nil }
+            guard let at = failures[me]?.firstIndex(where: { $0.serial == latest }) else { return nil }
             return failures[me]!.remove(at: at).message
         }
         if let failure { throw EngineError(.execution, failure) }
@@ -282,7 +285,8 @@ public final class Stream: @unchecked Sendable {
               let encoder = commandBuffer.makeComputeCommandEncoder() else {
             throw EngineError(.outOfMemory, "cannot make a command buffer")
         }
-        let made = Open(owner: me, commandBuffer: commandBuffer, encoder: encoder)
+        serials += 1
+        let made = Open(owner: me, serial: serials, commandBuffer: commandBuffer, encoder: encoder)
         open.append(made)
         return made
     }
@@ -331,7 +335,7 @@ public final class Stream: @unchecked Sendable {
             // A failed command stops its command buffer: say so, the work after it is this thread's.
             let rest = entry.count > 1 ? " (this thread's work encoded after it in the same batch of "
                 + "\(entry.count) dispatches did not run)" : ""
-            failures[entry.owner, default: []].append((ObjectIdentifier(entry.commandBuffer), message + rest))
+            failures[entry.owner, default: []].append((entry.serial, message + rest))
             // The failed dispatch and those after it may have written what they bind writable.
             for use in entry.uses[start...] where use.access == .readWrite { use.buffer.setError(message + rest) }
         }

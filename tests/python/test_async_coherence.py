@@ -238,3 +238,20 @@ def test_synchronous_call_after_async_failure(faults, committed, n):
         pm.synchronize()
     with pytest.raises(pm.KernelError, match="trap"):
         failed.numpy()
+
+
+def test_unreported_failures_are_not_taken_for_a_later_calls(faults):
+    """A failure read through its array stays unreported to the thread; a later synchronous call
+    (whose command buffer may reuse a freed one's memory) is not blamed for it."""
+    lib = faults
+    for _ in range(20):
+        out = pm.full(8, -1.0)
+        lib.fill(pm.ones(1), out, grid=8)
+        with pytest.raises(pm.KernelError):
+            out.numpy()
+        del out
+        small = np.zeros(8, np.float32)
+        lib.fill(np.zeros(1, np.float32), small, grid=8)
+        np.testing.assert_array_equal(small, np.full(8, 5, np.float32))
+    with pytest.raises(pm.KernelError, match="and 19 more"):
+        pm.synchronize()
