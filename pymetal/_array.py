@@ -546,20 +546,36 @@ class Array:
         return self._view(self._offset, self._shape, self._strides, dt)
 
     # ---- host access ------------------------------------------------------------
-    def _host(self):
-        """A NumPy view of the memory without waiting for pending work (internal)."""
+    def _host(self, counted=False):
+        """A NumPy view of the memory without waiting for pending work (internal);
+        `counted`: a new one for the user, whose life its Buffer's `views` counts."""
         a = self._np
-        if a is None:
+        if a is None or counted:
             buf = self._buf
-            base = np.asarray(View(buf, 0, max(buf.length, 1)))
+            base = np.asarray(View(buf, 0, max(buf.length, 1), counted))
             a = np.ndarray(self._shape, self._dtype, buffer=base, offset=self._offset, strides=self._strides)
-            self._np = a
+            if not counted:
+                self._np = a
         return a
+
+    def _read(self):
+        """The memory as NumPy for a read by the host: after the work that writes
+        it, and raising the KernelError of failed work that may have written it."""
+        buf = self._buf
+        dev = buf.device
+        if buf.epoch > dev.synced:
+            dev._wait()
+        if dev.poisoned.value:
+            buf.check()
+        return self._host()
 
     def numpy(self) -> np.ndarray:
         """A zero-copy NumPy view of the array (after pending work completed).
 
-        Writing to the view writes to the pymetal array.
+        Writing to the view writes to the pymetal array. While a view lives,
+        kernel calls that use the array complete before they return, so that
+        the view never shows stale data and queued work never sees a later
+        write through it. Raises KernelError if failed work may have written it.
 
         Examples:
             >>> x = pm.arange(3)
@@ -568,10 +584,8 @@ class Array:
             >>> x
             Array([7, 1, 2], dtype=int64)
         """
-        buf = self._buf
-        if buf.epoch > buf.device.synced:
-            buf.device.synchronize()
-        a = self._host().view()
+        self._read()
+        a = self._host(counted=True)
         if self._ro:
             a.flags.writeable = False  # a read-only array gives a read-only view (and DLPack export)
         return a
@@ -593,7 +607,7 @@ class Array:
             >>> pm.asarray([[1, 2], [3, 4]]).tolist()
             [[1, 2], [3, 4]]
         """
-        return self.numpy().tolist()
+        return self._read().tolist()
 
     def item(self, *args: int) -> Any:
         """One element as a Python scalar (the only one, or the one at the given index).
@@ -604,7 +618,7 @@ class Array:
             >>> pm.asarray([10, 20, 30]).item(2)
             30
         """
-        return self.numpy().item(*args)
+        return self._read().item(*args)
 
     def _scalar(self, kind):
         if self._size != 1:
@@ -613,7 +627,8 @@ class Array:
                                  "use pm.any(x) or pm.all(x)" % (self._size, self._shape))
             raise TypeError("only size-1 arrays can be converted to Python scalars (this one has shape %r)"
                             % (self._shape,))
-        return kind(self.numpy().reshape(()).item() if kind is not bool else self.numpy().reshape(())[()])
+        a = self._read().reshape(())
+        return kind(a.item() if kind is not bool else a[()])
 
     def __bool__(self) -> bool:
         return self._scalar(bool)
@@ -652,7 +667,7 @@ class Array:
             yield self[i]
 
     def __repr__(self) -> str:
-        a = self.numpy()
+        a = self._read()
         name = _dt.NAMES.get(self._dtype, str(self._dtype))
         if a.size == 0:
             return "Array([], shape=%r, dtype=%s)" % (self._shape, name)
@@ -660,7 +675,7 @@ class Array:
         return "Array(%s, dtype=%s)" % (body, name)
 
     def __str__(self) -> str:
-        return str(self.numpy())
+        return str(self._read())
 
     def __format__(self, spec: str) -> str:
         return format(self.numpy(), spec) if spec else str(self)

@@ -10,6 +10,16 @@ releases it. Reusing memory as a kernel's output is safe without waiting: all
 array work runs in order on the device's stream. Host writes into a recycled
 buffer first wait for work still pending on it (``host_ready``).
 
+Kernel errors: failed work poisons the buffers it may have written (the
+engine's pm_buffer_error, device.py); ``check`` raises a buffer's error and
+``clear_error`` forgets it when the host rewrites the memory, both free when no
+buffer is poisoned.
+
+Host views: a kernel call that uses a buffer with ``views`` (live NumPy views
+handed out by ``Array.numpy()``, whose ``View`` counts itself, or the owner of
+a ForeignBuffer's memory) completes before it returns (function.py), so that a
+view never shows stale data and queued work never sees a later host write.
+
 Buffers that wrap caller memory are released (pm_buffer_release waits for
 pending work that uses them); the finalizer keeps the wrapped object (``keep``)
 alive until the release has returned.
@@ -121,9 +131,10 @@ class Buffer:
 
     ``epoch``: stamp of the last asynchronous dispatch that used it (device.py).
     ``pooled``: its size class, when it returns to the allocator on collection.
+    ``views``: how many live host views the memory has (see the module's doc).
     """
 
-    __slots__ = ("handle", "ptr", "length", "device", "epoch", "pooled", "__weakref__")
+    __slots__ = ("handle", "ptr", "length", "device", "epoch", "pooled", "views", "__weakref__")
     foreign = False  # memory pymetal does not own (ForeignBuffer)
 
     def __init__(self, device, handle, keep=None, ptr=None, length=None, pooled=0, epoch=0):
@@ -131,6 +142,7 @@ class Buffer:
         self.device = device
         self.epoch = epoch
         self.pooled = pooled
+        self.views = 0
         if pooled:
             self.ptr = ptr
             self.length = length
@@ -195,7 +207,9 @@ class Buffer:
         if got is not None:
             b = _new_buffer(cls)
             b.handle, b.ptr, b.epoch = got
-            b.device, b.length, b.pooled = device, nbytes, size
+            b.device, b.length, b.pooled, b.views = device, nbytes, size, 0
+            if device.poisoned.value:
+                b.clear_error()  # new contents: an error of the memory's last use is not this array's
             return b
         lib = _native.lib()
         _check_length(device, size)
@@ -223,35 +237,49 @@ class Buffer:
         _check_length(device, length)
         handle = _native.out_u64(lib.pm_buffer_wrap, device.handle, ptr, length)
         b = ForeignBuffer(device, handle, keep)
-        with _foreign_lock:
-            device.foreign_buffers += 1
+        b.views = 1  # its owner's, for its whole life
+        with _views_lock:
+            device.host_shared += 1
         weakref.finalize(b, _forget_foreign, device).atexit = False
         return b
 
     def host_ready(self):
         """Waits for pending device work on this memory before the host writes it."""
         if self.epoch > self.device.synced:
-            self.device.synchronize()
+            self.device._wait()
+
+    def check(self):
+        """Raises the KernelError of failed work that may have written this memory (after its work was waited for)."""
+        if self.device.poisoned.value:
+            st = _native._lib.pm_buffer_error(self.handle)
+            if st:
+                raise _native.error(st)
+
+    def clear_error(self):
+        """The host rewrote the memory: it no longer holds failed work's results."""
+        if self.device.poisoned.value:
+            _native._lib.pm_buffer_clear_error(self.handle)
 
 
 _new_buffer = object.__new__
-_foreign_lock = threading.Lock()
+_views_lock = threading.Lock()
+
 
 
 class ForeignBuffer(Buffer):
     """A Buffer over memory pymetal does not own (an aligned ndarray given to
     pm.asarray, a DLPack import). A kernel call that uses one completes before
     it returns (function.py), so that reading the memory through its owner,
-    which pymetal cannot intercept, sees the results; Device.foreign_buffers
-    counts the live ones, so that calls check their arrays only when one exists."""
+    which pymetal cannot intercept, sees the results: its ``views`` is 1 (its
+    owner's), counted in Device.host_shared while it lives."""
 
     __slots__ = ()
     foreign = True
 
 
 def _forget_foreign(device):
-    with _foreign_lock:
-        device.foreign_buffers -= 1
+    with _views_lock:
+        device.host_shared -= 1
 
 
 def _check_length(device, nbytes):
@@ -267,15 +295,33 @@ class View:
     NumPy reads ``__array_interface__`` once and keeps this object as the
     array's ``.base``: it keeps the Buffer alive as long as any view exists, and
     lets pymetal recognise its own memory in NumPy arrays (walk ``.base``).
+    A View made for the user (``counted``: ``Array.numpy()`` makes one per
+    call) counts in its Buffer's ``views`` while any NumPy array derived from it
+    lives (NumPy's views keep the first array over it, and so it, as ``.base``).
     """
 
-    __slots__ = ("__array_interface__", "buffer")
+    __slots__ = ("__array_interface__", "buffer", "counted")
 
-    def __init__(self, buffer, offset, nbytes):
+    def __init__(self, buffer, offset, nbytes, counted=False):
         self.buffer = buffer
+        self.counted = counted
+        if counted:
+            with _views_lock:
+                buffer.views += 1
+                buffer.device.host_shared += 1
         self.__array_interface__ = {
             "data": (buffer.ptr + offset, False),
             "shape": (nbytes,),
             "typestr": "|u1",
             "version": 3,
         }
+
+    def __del__(self):
+        if self.counted:
+            b = self.buffer
+            try:
+                with _views_lock:
+                    b.views -= 1
+                    b.device.host_shared -= 1
+            except Exception:  # interpreter shutdown
+                pass

@@ -11,17 +11,26 @@ pymetal arrays it used with a number drawn after pm_dispatch returned; a
 synchronisation draws a number before it starts and, when done, records it as
 ``synced``. An array whose stamp is not above ``synced`` has no pending work,
 so reading it needs no call into the engine.
+
+Kernel errors belong to the arrays: failed work poisons the buffers it may
+have written (engine: pm_buffer_error), and reading one raises its KernelError,
+on any thread, every time, until it is rewritten; ``poisoned`` (a word the
+engine keeps) counts the poisoned buffers, so that reads ask only when one
+exists. ``synchronize()`` also reports this thread's failed work, once.
 """
+
 
 from __future__ import annotations
 
 import atexit
 import ctypes
 import itertools
+import os
+import sys
 import threading
 
 from . import _native
-from ._buffer import Buffer
+from ._buffer import Buffer, _pool
 
 __all__ = ["Device", "device", "synchronize", "set_kernel_timeout", "kernel_timeout"]
 
@@ -62,13 +71,20 @@ class Device:
         self._working_set = _native.out_i64(lib.pm_device_recommended_working_set, handle)
         self.page_size = _native.out_i64(lib.pm_device_page_size, handle)
         self.max_threadgroup_memory = _native.out_i64(lib.pm_device_max_threadgroup_memory, handle)
-        self.foreign_buffers = 0  # live ForeignBuffers (_buffer.py)
+        # Live ForeignBuffers and NumPy views handed out (_buffer.py): kernel calls
+        # look at their arrays' Buffer.views only when this is not 0.
+        self.host_shared = 0
         self.stream = _native.out_u64(lib.pm_stream_new, handle)
         # Called on every synchronisation: without argtypes, with a ready-made
         # ctypes handle (argtypes conversion costs more than the call).
-        self._sync_fn = lib["pm_stream_synchronize"]
-        self._sync_fn.restype = ctypes.c_int32
+        self._sync_fn, self._wait_fn, self._finish_fn, self._commit_fn = (
+            lib["pm_stream_synchronize"], lib["pm_stream_wait"], lib["pm_stream_finish"], lib["pm_stream_commit"])
+        for fn in (self._sync_fn, self._wait_fn, self._finish_fn, self._commit_fn):
+            fn.restype = ctypes.c_int32
         self._c_stream = ctypes.c_uint64(self.stream)
+        count = ctypes.POINTER(ctypes.c_int64)()
+        _native.check(lib.pm_buffer_error_count(ctypes.byref(count)))
+        self.poisoned = count.contents  # .value: how many live buffers failed work may have written
         self._counter = itertools.count(1)
         self.next_epoch = self._counter.__next__
         self.synced = 0
@@ -150,9 +166,26 @@ class Device:
             >>> int(y[-1])
             1998
         """
+        self._sync(self._sync_fn)
+
+    def _wait(self) -> None:
+        """Waits for all submitted work without reporting failures: afterwards
+        each array's error (Buffer.check) is known (internal; host reads)."""
+        self._sync(self._wait_fn)
+
+    def _finish(self) -> None:
+        """Waits for all submitted work; raises KernelError only if this thread's
+        latest dispatch failed (internal: a synchronous call's own work)."""
+        self._sync(self._finish_fn)
+
+    def _commit(self) -> None:
+        """Starts the work encoded so far (internal: before a synchronous call)."""
+        self._commit_fn(self._c_stream)
+
+    def _sync(self, fn):
         epoch = self.next_epoch()
         try:
-            st = self._sync_fn(self._c_stream)
+            st = fn(self._c_stream)
             if st:
                 _check_signals()
                 raise _native.error(st)
@@ -173,6 +206,23 @@ class Device:
 
 _default = None
 _lock = threading.Lock()
+
+
+# Python locks of pymetal's modules: one that another thread held at fork()
+# stays held in the child, which lacks that thread; the child gets new ones.
+_FORK_LOCKS = (("pymetal.device", "_lock"), ("pymetal._buffer", "_views_lock"), ("pymetal._jit", "_lock"),
+               ("pymetal.library", "_shaders_lock"))
+
+
+def _after_fork_in_child():
+    for module, name in _FORK_LOCKS:
+        m = sys.modules.get(module)
+        if m is not None:
+            setattr(m, name, threading.Lock())
+    _pool.lock = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def device() -> Device:

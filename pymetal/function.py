@@ -8,8 +8,10 @@ _signature.py), and encodes one dispatch on the device's default stream:
 - pymetal Arrays are bound directly. If every argument is a pymetal Array or a
   scalar, the call returns at once (asynchronous); reading an array later waits
   for the work that used it. An Array that wraps memory pymetal does not own
-  (``pm.asarray`` of an aligned ndarray, an imported DLPack tensor) makes the
-  call synchronous, so that the owner sees the results when it returns.
+  (``pm.asarray`` of an aligned ndarray, an imported DLPack tensor) or that has
+  live NumPy views (``.numpy()``) makes the call synchronous, so that the
+  owner or the view sees the results when it returns, and the work does not
+  see a later host write.
 - NumPy arrays and writeable buffer-protocol objects (bytearray, memoryview,
   array.array): a view of pymetal memory is bound as its buffer and offset;
   other writeable arrays of WRAP_MIN bytes or more are used in place (the
@@ -251,6 +253,7 @@ class _HostArgs:
             if b is None or b.length < nb:
                 b = self.s.stage(self.fn._device, i, nb)
             _memmove(b.ptr, ptr, nb)
+            b.clear_error()  # new contents
         self.staged.append((ptr, nb, b, back, i, aligned, index))
         _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, b.handle, 0, 0, 0)
 
@@ -261,6 +264,17 @@ class _HostArgs:
             if back and b not in done:
                 _memmove(ptr, b.ptr, nb)
                 done.append(b)
+
+    def check(self):
+        """After the kernel has completed: raises the error of failed work (a
+        poisoned input's) that the results the call delivers hold."""
+        for st in self.staged:
+            if st[3]:
+                st[2].check()
+        for w in self.wrapped:
+            st = _native._lib.pm_buffer_error(w[2])
+            if st:
+                raise _native.error(st)
 
     def release(self):
         for w in self.wrapped:
@@ -300,6 +314,10 @@ def _dims(value, what):
 
 class _Wait:
     """What a call on memory pymetal does not own completes: a wait, nothing to copy."""
+
+    @staticmethod
+    def check():
+        pass
 
     @staticmethod
     def copy_back():
@@ -541,6 +559,10 @@ class Function:
             s = _scratch()
         host = self._bind(args, s, raw or self._own)
         try:
+            if host is not None:
+                # A command buffer of its own: this thread's earlier work, if it
+                # fails, does not stop this call's (failed work stops the rest of its batch).
+                self._device._commit()
             count = len(args)
             if threadgroup_memory is not None:
                 count = self._threadgroup_memory(threadgroup_memory, s.args, count)
@@ -584,7 +606,7 @@ class Function:
                         "argument %d of %s(): the pymetal array is a non-contiguous view (strides %r); "
                         "a kernel sees a buffer: pass x.copy() or pm.ascontiguousarray(x)" % (i, self._name, a._strides))
                 b = a._buf
-                if b.foreign and host is None:
+                if b.views and host is None:
                     host = _WAIT
                 _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, p.index, b.handle, a._offset, 0, 0)
             elif t is float or t is int:
@@ -605,7 +627,7 @@ class Function:
             else:
                 doff = self._other_arg(a, i, p, s, doff, raw)
                 if isinstance(a, Array):
-                    if a._buf.foreign and host is None:
+                    if a._buf.views and host is None:
                         host = _WAIT
                 elif doff < 0:  # a buffer-protocol object, bound as an array
                     if host is None or host is _WAIT:
@@ -624,11 +646,17 @@ class Function:
         host.bind(a, i, p)
 
     def _complete(self, args, host):
-        """After encoding: a synchronous call waits and copies results back; an
+        """After encoding: a synchronous call waits, raises its own work's error
+        (not an older one of this thread's) and copies results back; an
         asynchronous one stamps its arrays with the dispatch's epoch."""
         dev = self._device
         if host is not None:
-            dev.synchronize()
+            dev._finish()
+            if dev.poisoned.value:  # results computed from a poisoned input are that input's error
+                host.check()
+                for a, p in zip(args, self._params):
+                    if p.writable and isinstance(a, Array):
+                        a._buf.check()
             host.copy_back()
         else:
             epoch = dev.next_epoch()
@@ -662,8 +690,8 @@ class Function:
                 raise _native.error(st)
             dev = self._device
             ab.epoch = bb.epoch = dev.next_epoch()
-            if dev.foreign_buffers and (ab.foreign or bb.foreign):
-                dev.synchronize()  # memory pymetal does not own: its owner sees the results on return
+            if dev.host_shared and (ab.views or bb.views):
+                self._finish(bb)  # memory the host sees (views, foreign): results on return
             return
         cb = c._buf
         _pack_3args(abuf, 0, _BUFFER, 0, ab.handle, a._offset, 0, 0, _BUFFER, 1, bb.handle, b._offset, 0, 0,
@@ -673,8 +701,14 @@ class Function:
             raise _native.error(st)
         dev = self._device
         ab.epoch = bb.epoch = cb.epoch = dev.next_epoch()
-        if dev.foreign_buffers and (ab.foreign or bb.foreign or cb.foreign):
-            dev.synchronize()
+        if dev.host_shared and (ab.views or bb.views or cb.views):
+            self._finish(cb)
+
+    def _finish(self, out):
+        """Completes a call of _run_arrays on memory the host sees: its own
+        error, or that of a poisoned input its output inherited, is raised now."""
+        self._device._finish()
+        out.check()
 
     def _other_arg(self, a, i, p, s, doff, raw=False):
         """Binds the less common argument kinds; returns the new data offset, or

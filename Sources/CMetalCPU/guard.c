@@ -619,6 +619,7 @@ static void after_fork_parent(void) {
 }
 static void after_fork_child(void) {
     jobs = NULL; // the parent's jobs run on threads the child does not have (their memory is left)
+    atomic_store(&waiting, 0); // the threads that waited are not in the child
     atomic_store(&watchdog_started, 0);
     watchdog_idle = 0;
     guards = g_self; // the other threads' guards are gone with them (their memory is left)

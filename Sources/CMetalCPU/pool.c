@@ -49,7 +49,8 @@ static struct {
     uint32_t workers;
 } pool = {.busy = PTHREAD_MUTEX_INITIALIZER};
 
-static pthread_once_t pool_once = PTHREAD_ONCE_INIT;
+static _Atomic int pool_started;  // workers made (0 again in a fork()'s child, which has none)
+static pthread_mutex_t start_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static uint64_t now_ns(void) {
     struct timespec t;
@@ -145,6 +146,20 @@ static uint32_t core_count(void) {
     return n > 0 ? (uint32_t)n : 1;
 }
 
+// fork(): the child has none of the workers, and a job that was running (with
+// `busy` held by a thread the child lacks) is abandoned there: the pool starts
+// afresh, its workers made again at the child's first job.
+static void pool_after_fork_child(void) {
+    pthread_mutex_init(&pool.busy, NULL);
+    pthread_mutex_init(&start_lock, NULL);
+    atomic_store(&pool.sleepers, 0);
+    atomic_store(&pool.caller_sleeps, 0);
+    pool.workers = 0;
+    atomic_store(&pool_started, 0);
+}
+
+static void register_pool_fork(void) { pthread_atfork(NULL, NULL, pool_after_fork_child); }
+
 // PYMETAL_CPU_THREADS (threads per dispatch, the caller's included; 1 = no split), else every core.
 static void start_pool(void) {
     uint32_t cores = core_count();
@@ -164,7 +179,16 @@ static void start_pool(void) {
 }
 
 uint32_t pm_pool_workers(void) {
-    pthread_once(&pool_once, start_pool);
+    if (!atomic_load(&pool_started)) {
+        static pthread_once_t fork_once = PTHREAD_ONCE_INIT;
+        pthread_once(&fork_once, register_pool_fork);
+        pthread_mutex_lock(&start_lock);
+        if (!atomic_load(&pool_started)) {
+            start_pool();
+            atomic_store(&pool_started, 1);
+        }
+        pthread_mutex_unlock(&start_lock);
+    }
     return pool.workers;
 }
 

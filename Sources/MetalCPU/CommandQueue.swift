@@ -20,16 +20,77 @@ public enum CPUKernelControl {
     public static func cancelAll() { pm_host_cancel_all() }
 }
 
+/// fork(): the child has only the thread that forked, none of the threads that
+/// run work (the background runner, waiters draining a queue, the worker pool).
+/// The caller (PyMetalCore's ForkSafety) takes its own locks first, then calls
+/// `prepare`, which takes the runner's and the queues' locks (the order they
+/// nest), and `parent` or `child` after the fork. In the child, the command
+/// buffer that was running fails ("running when the process forked": its
+/// writes are only partly in the child's memory); committed work that had not
+/// started runs in the child when waited for; new work starts a new runner.
+public enum CPUFork {
+    private static let lock = Condition()
+    nonisolated(unsafe) private static var queues: [Weak] = []
+    private struct Weak { weak var queue: CPUCommandQueue? }
+
+    static func register(_ queue: CPUCommandQueue) {
+        lock.lock()
+        queues.removeAll { $0.queue == nil }
+        queues.append(Weak(queue: queue))
+        lock.unlock()
+    }
+
+    public static func prepare() {
+        lock.lock()
+        BackgroundRunner.shared.condition.lock()
+        for entry in queues { entry.queue?.lock.lock() }
+    }
+
+    public static func parent() {
+        for entry in queues.reversed() { entry.queue?.lock.unlock() }
+        BackgroundRunner.shared.condition.unlock()
+        lock.unlock()
+    }
+
+    public static func child() {
+        for entry in queues { entry.queue?.afterForkInChild() }
+        BackgroundRunner.shared.afterForkInChild()
+        lock.initialize()
+    }
+
+    /// A command buffer the caller holds, in the child: its lock may have been
+    /// held by a thread the child does not have.
+    public static func repair(_ commandBuffer: any MTLCommandBuffer) {
+        (commandBuffer as? CPUCommandBuffer)?.lock.reinitialize()
+    }
+}
+
 public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     let device: CPUDevice
-    private let lock = Condition()
+    fileprivate let lock = Condition()
     private var pending: [CPUCommandBuffer] = []
     private var running = false    // a thread is executing pending work
+    private var executing: CPUCommandBuffer? // the one it runs
     private var committed: UInt64 = 0 // command buffers committed so far: their sequence numbers
     private var seenHead: UInt64 = 0  // the head's sequence number at the background runner's last tick
     private var watched = false       // in the background runner's list
 
-    init(device: CPUDevice) { self.device = device }
+    init(device: CPUDevice) {
+        self.device = device
+        CPUFork.register(self)
+    }
+
+    /// In a fork()'s child, with the lock taken before the fork: no thread runs
+    /// the queue's work any more; the command buffer that was running fails.
+    fileprivate func afterForkInChild() {
+        executing?.failAfterFork()
+        for buffer in pending { buffer.lock.reinitialize() }
+        executing = nil
+        running = false
+        watched = false // the runner's list is empty in the child: the next commit adds the queue
+        seenHead = 0
+        lock.initialize()
+    }
 
     public func makeCommandBuffer() -> (any MTLCommandBuffer)? { CPUCommandBuffer(queue: self) }
 
@@ -50,9 +111,11 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
         lock.lock()
         while !pending.isEmpty && !(target?.isFinished ?? false) {
             let next = pending.removeFirst()
+            executing = next
             lock.unlock()
             next.execute()
             lock.lock()
+            executing = nil
             lock.broadcast()
         }
         running = false
@@ -117,7 +180,7 @@ final class BackgroundRunner: @unchecked Sendable {
     /// Committed work waits one to two ticks before the runner takes it, unless a waiter runs it first.
     static let interval = 0.0005
 
-    private let condition = Condition()
+    fileprivate let condition = Condition()
     private var queues: [CPUCommandQueue] = [] // strong: committed work runs even if its queue is dropped
     private var asleep = false
     private var started = false
@@ -136,6 +199,15 @@ final class BackgroundRunner: @unchecked Sendable {
                 self.loop()
             }
         }
+    }
+
+    /// In a fork()'s child (the lock taken before the fork): the runner thread is
+    /// not there; the next watch starts one.
+    fileprivate func afterForkInChild() {
+        queues = []
+        asleep = false
+        started = false
+        condition.initialize()
     }
 
     private func loop() {
@@ -160,13 +232,14 @@ final class BackgroundRunner: @unchecked Sendable {
 
 public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
     private let queue: CPUCommandQueue
-    private let lock = Lock()
+    fileprivate let lock = Lock()
     private var commands: [CPUDispatch] = []
     private var retained: [any MTLBuffer] = []
     let arena = Arena() // its dispatches' launch records and setBytes data, for all its encoders
     private var handlers: [MTLCommandBufferHandler] = []
     private var state: MTLCommandBufferStatus = .notEnqueued
     private var failure: (any Error)?
+    private var failedAt = 0 // the dispatch that failed: the ones before it ran
     private var started: Double = 0
     private var ended: Double = 0
     private var encoderOpen = false
@@ -177,6 +250,8 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
 
     public var status: MTLCommandBufferStatus { lock { state } }
     public var error: (any Error)? { lock { failure } }
+    /// How many of its dispatches ran before the one that failed (pymetal's own query; Metal has none).
+    public var failedCommand: Int { lock { failedAt } }
     public var gpuStartTime: CFTimeInterval { lock { started } }
     public var gpuEndTime: CFTimeInterval { lock { ended } }
     var isFinished: Bool { lock { state == .completed || state == .error } }
@@ -222,6 +297,21 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
         pm_waiting(-1)
     }
 
+    /// In a fork()'s child: it was running on a thread the child does not have,
+    /// and its writes are in the child's memory only in part.
+    fileprivate func failAfterFork() {
+        lock.reinitialize()
+        lock {
+            commands = []
+            retained = []
+            handlers = []
+            failure = MTLCommandBufferError(message: "this command buffer was running when the process forked: "
+                + "this process (the child) has only part of its results; run the work again in the child")
+            failedAt = 0
+            state = .error
+        }
+    }
+
     /// Runs every dispatch in order (dispatches in a serial encoder see each
     /// other's writes), then releases what the commands used.
     func execute() {
@@ -231,9 +321,11 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
             return (commands, generation)
         }
         var failed: (any Error)?
+        var index = 0
         let job = pm_job_begin(committedGeneration) // watched for its timeout until pm_job_end
         for command in work {
             if let error = command.run(in: job) { failed = error; break }
+            index += 1
         }
         pm_job_end(job)
         let done: [MTLCommandBufferHandler] = lock {
@@ -241,6 +333,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
             commands = []
             retained = []
             failure = failed
+            failedAt = index
             state = failed == nil ? .completed : .error
             let list = handlers
             handlers = []

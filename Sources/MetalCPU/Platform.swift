@@ -115,6 +115,8 @@ final class Lock: @unchecked Sendable {
     private var mutex = pthread_mutex_t()
     init() { pthread_mutex_init(&mutex, nil) }
     deinit { pthread_mutex_destroy(&mutex) }
+    /// In a fork()'s child: unlocked, whoever held it (that thread is not in the child).
+    func reinitialize() { pthread_mutex_init(&mutex, nil) }
     @inline(__always) func callAsFunction<T>(_ body: () throws -> T) rethrows -> T {
         pthread_mutex_lock(&mutex)
         defer { pthread_mutex_unlock(&mutex) }
@@ -127,7 +129,10 @@ final class Condition: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
-    init() {
+    init() { initialize() }
+
+    /// In a fork()'s child: unlocked and with no waiters (their threads are not in the child).
+    func initialize() {
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)

@@ -171,6 +171,23 @@ public func pm_buffer_release(_ handle: UInt64) -> Int32 {
     }
 }
 
+@_cdecl("pm_buffer_error")
+public func pm_buffer_error(_ handle: UInt64) -> Int32 {
+    status {
+        if let message = try buffer(handle).error { throw EngineError(.execution, message) }
+    }
+}
+
+@_cdecl("pm_buffer_clear_error")
+public func pm_buffer_clear_error(_ handle: UInt64) -> Int32 {
+    status { try buffer(handle).setError(nil) }
+}
+
+@_cdecl("pm_buffer_error_count")
+public func pm_buffer_error_count(_ out: UnsafeMutablePointer<UnsafePointer<Int64>?>?) -> Int32 {
+    status { try output(out).pointee = UnsafePointer(Buffer.poisonedCount) }
+}
+
 // MARK: Libraries and kernels
 
 @_cdecl("pm_library_compile")
@@ -374,6 +391,16 @@ public func pm_stream_commit(_ handle: UInt64) -> Int32 {
 @_cdecl("pm_stream_synchronize")
 public func pm_stream_synchronize(_ handle: UInt64) -> Int32 {
     status { try stream(handle).synchronize() }
+}
+
+@_cdecl("pm_stream_wait")
+public func pm_stream_wait(_ handle: UInt64) -> Int32 {
+    status { try stream(handle).wait() }
+}
+
+@_cdecl("pm_stream_finish")
+public func pm_stream_finish(_ handle: UInt64) -> Int32 {
+    status { try stream(handle).finish() }
 }
 
 // MARK: Kernel time limit and cancellation (issue 10, faults)

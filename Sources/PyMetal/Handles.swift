@@ -9,6 +9,8 @@ import PyMetalCore
 final class Handles: @unchecked Sendable {
     static let shared = Handles()
     private let lock = Lock()
+
+    private init() { ForkSafety.register(.handles, lock) }
     private var slots: [(generation: UInt32, object: AnyObject?)] = []
     private var unused: [Int] = [] // free slots
 

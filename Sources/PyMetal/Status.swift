@@ -28,6 +28,13 @@ func lastErrorPointer() -> UnsafePointer<CChar> {
 /// Runs one C ABI call: any thrown error becomes a status code and message.
 @inline(__always)
 func status(_ body: () throws -> Void) -> Int32 {
+    #if canImport(Metal)
+    if ForkSafety.isChild {
+        setLastError("pymetal cannot use Metal in the child of a fork() (Metal does not support it): "
+            + "start worker processes with the 'spawn' or 'forkserver' method of multiprocessing")
+        return EngineError.Code.unsupported.rawValue
+    }
+    #endif
     do {
         try body()
         return Int32(PM_OK.rawValue)

@@ -36,14 +36,23 @@ public final class Stream: @unchecked Sendable {
     /// work of the thread that encoded it, and is reported to that thread.
     private final class Open {
         let owner: UInt64
+        let serial: UInt64 // which command buffer of the stream (an object's address can be reused once it is freed)
         let commandBuffer: any MTLCommandBuffer
         let encoder: any MTLComputeCommandEncoder
         var count = 0
         var boundIndices: UInt32 = 0 // bit i: [[buffer(i)]] was set by the last dispatch
-        init(owner: UInt64, commandBuffer: any MTLCommandBuffer, encoder: any MTLComputeCommandEncoder) {
+        /// The buffers each dispatch binds and whether it may write them (dispatch i's are
+        /// uses[ends[i - 1]..<ends[i]]): when the command buffer has run, failed work marks
+        /// what it may have written, and other work passes its inputs' errors to its outputs.
+        var uses: [(buffer: Buffer, access: BufferAccess)] = []
+        var ends: [Int] = []
+        init(owner: UInt64, serial: UInt64, commandBuffer: any MTLCommandBuffer, encoder: any MTLComputeCommandEncoder) {
             self.owner = owner
+            self.serial = serial
             self.commandBuffer = commandBuffer
             self.encoder = encoder
+            uses.reserveCapacity(Stream.batchSize * 3) // room for a batch of three-array kernels: no regrowth
+            ends.reserveCapacity(Stream.batchSize)
         }
     }
 
@@ -51,13 +60,32 @@ public final class Stream: @unchecked Sendable {
     private let device: Device
     private let lock = Lock()
     private var open: [Open] = []  // in the order they were made
-    private var inFlight: [(commandBuffer: any MTLCommandBuffer, owner: UInt64, dispatches: Int)] = []
-    private var failures: [UInt64: [String]] = [:] // failed work not yet reported, by the thread that encoded it
+    private var inFlight: [Open] = [] // committed, in order, until their results are sorted out
+    /// Failed work not yet reported, by the thread that encoded it (and its command buffer's serial).
+    private var failures: [UInt64: [(serial: UInt64, message: String)]] = [:]
+    private var serials: UInt64 = 0
     private var lastGPUTime: Double = 0
 
     init(queue: any MTLCommandQueue, device: Device) {
         self.queue = queue
         self.device = device
+        // Locks taken under this one register now, not at their first use under
+        // it: registering takes ForkSafety's lock, which fork() holds while it takes this one.
+        Buffer.registerForFork()
+        ThreadID.registerForFork()
+        ForkSafety.register(.stream, before: { [weak self] in self?.lock.acquire() },
+                            parent: { [weak self] in self?.lock.release() },
+                            child: { [weak self] in self?.afterForkInChild() })
+    }
+
+    /// In a fork()'s child (the lock held since before it): the command buffers
+    /// work stays usable (the backend fails the one that was running, whose
+    /// writes the child has only in part: routing poisons what it may have written).
+    private func afterForkInChild() {
+        #if !canImport(Metal)
+        for work in open + inFlight { CPUFork.repair(work.commandBuffer) }
+        #endif
+        lock.release()
     }
 
     public var gpuTime: Double { lock { lastGPUTime } }
@@ -82,6 +110,7 @@ public final class Stream: @unchecked Sendable {
                                                                             byGroups: byGroups))
         try check(kernel, size: size, threadgroup: group, byGroups: byGroups)
         let bound = try check(kernel, arguments)
+        let access = kernel.bufferAccess
         try lock {
             let current = try openEncoder()
             let encoder = current.encoder
@@ -90,6 +119,7 @@ public final class Stream: @unchecked Sendable {
                 switch argument.value {
                 case let .buffer(buffer, offset):
                     encoder.setBuffer(buffer.buffer, offset: offset, index: argument.index)
+                    current.uses.append((buffer, access[argument.index]))
                     // Another thread's open work on this memory runs first: work runs in the order it was encoded.
                     if let previous = buffer.markUsed(by: self, in: current.commandBuffer), previous !== current.commandBuffer,
                        let other = open.firstIndex(where: { $0.commandBuffer === previous }) {
@@ -115,6 +145,7 @@ public final class Stream: @unchecked Sendable {
                 encoder.dispatchThreads(size, threadsPerThreadgroup: group)
             }
             current.count += 1
+            current.ends.append(current.uses.count)
             if current.count >= Self.batchSize { commitLocked(current) }
         }
     }
@@ -201,22 +232,49 @@ public final class Stream: @unchecked Sendable {
 
     /// Commits and waits for everything committed so far (by any thread);
     /// reports failed work that this thread encoded (once); another thread's
-    /// failures wait for that thread's next synchronisation.
+    /// failures wait for that thread's next synchronisation. (Whoever reads a
+    /// buffer that failed work may have written gets the error from the buffer.)
     public func synchronize() throws {
         let me = ThreadID.current
-        let last: (any MTLCommandBuffer)? = lock {
-            commitAllLocked()
-            return inFlight.last?.commandBuffer
-        }
-        last?.waitUntilCompleted() // a queue runs in order: all before it are done too
-        let mine: [String] = lock {
-            if let last { lastGPUTime = last.gpuEndTime - last.gpuStartTime }
-            routeFinishedLocked()
-            return failures.removeValue(forKey: me) ?? []
-        }
+        waitAll()
+        let mine = lock { failures.removeValue(forKey: me) ?? [] }
         if let first = mine.first {
             let more = mine.count > 1 ? " (and \(mine.count - 1) more failed command buffers of this thread)" : ""
-            throw EngineError(.execution, first + more)
+            throw EngineError(.execution, first.message + more)
+        }
+    }
+
+    /// Commits and waits for everything committed so far, reporting nothing:
+    /// afterwards every buffer's error is up to date.
+    public func wait() { waitAll() }
+
+    /// Waits as `wait`, then reports the failure of the command buffer that
+    /// holds this thread's latest dispatch (a synchronous call's own work),
+    /// not this thread's older failures, which stay for `synchronize`.
+    public func finish() throws {
+        let me = ThreadID.current
+        let latest = lock { (open.last { $0.owner == me } ?? inFlight.last { $0.owner == me })?.serial }
+        waitAll()
+        guard let latest else { return }
+        let failure: String? = lock {
+            guard let at = failures[me]?.firstIndex(where: { $0.serial == latest }) else { return nil }
+            return failures[me]!.remove(at: at).message
+        }
+        if let failure { throw EngineError(.execution, failure) }
+    }
+
+    private func waitAll() {
+        let committed: [any MTLCommandBuffer] = lock {
+            commitAllLocked()
+            return inFlight.map(\.commandBuffer)
+        }
+        // The last first: a queue runs in order, so the others have completed then (waited for
+        // all the same, as Metal may report completion out of order).
+        committed.last?.waitUntilCompleted()
+        for commandBuffer in committed.dropLast() { commandBuffer.waitUntilCompleted() }
+        lock {
+            if let last = committed.last { lastGPUTime = last.gpuEndTime - last.gpuStartTime }
+            routeFinishedLocked()
         }
     }
 
@@ -227,7 +285,8 @@ public final class Stream: @unchecked Sendable {
               let encoder = commandBuffer.makeComputeCommandEncoder() else {
             throw EngineError(.outOfMemory, "cannot make a command buffer")
         }
-        let made = Open(owner: me, commandBuffer: commandBuffer, encoder: encoder)
+        serials += 1
+        let made = Open(owner: me, serial: serials, commandBuffer: commandBuffer, encoder: encoder)
         open.append(made)
         return made
     }
@@ -239,28 +298,58 @@ public final class Stream: @unchecked Sendable {
         work.commandBuffer.commit()
         // Keep failed or running ones for synchronize(); sort out finished ones now and then.
         if inFlight.count >= 16 { routeFinishedLocked() }
-        inFlight.append((work.commandBuffer, work.owner, work.count))
+        inFlight.append(work)
     }
 
     private func commitAllLocked() {
         while let first = open.first { commitLocked(first) }
     }
 
-    /// Forgets finished command buffers; the errors of failed ones go to the thread that encoded them.
+    /// Sorts out finished command buffers, in the order they ran (an error passes
+    /// from the work that made a buffer to the work that read it): failed work
+    /// marks the buffers it may have written with its error, which also goes to
+    /// the thread that encoded it; work that ran passes its inputs' errors to the
+    /// buffers it wrote (none: a rewrite clears the error).
     private func routeFinishedLocked() {
-        inFlight.removeAll { entry in
-            switch entry.commandBuffer.status {
-            case .completed: return true
-            case .error:
-                let message = entry.commandBuffer.error.map(describe) ?? "a command buffer failed"
-                // A failed command stops its command buffer: say so, the work after it is this thread's.
-                let rest = entry.dispatches > 1 ? " (this thread's work encoded after it in the same batch of "
-                    + "\(entry.dispatches) dispatches did not run)" : ""
-                failures[entry.owner, default: []].append(message + rest)
-                return true
-            default: return false
+        var finished = 0
+        for entry in inFlight {
+            let status = entry.commandBuffer.status
+            guard status == .completed || status == .error else { break }
+            finished += 1
+            let ran = status == .error ? min(Self.failedCommand(entry.commandBuffer), entry.count) : entry.count
+            // The work that ran, in order. Errors to pass on exist only if a buffer
+            // has one (the count is read without its lock: a word).
+            var start = 0
+            if Buffer.poisonedCount.pointee != 0 {
+                for end in entry.ends.prefix(ran) {
+                    let uses = entry.uses[start..<end]
+                    start = end
+                    let inherited = uses.lazy.filter { $0.access == .readOnly }.compactMap { $0.buffer.error }.first
+                    for use in uses where use.access == .readWrite { use.buffer.setError(inherited) }
+                }
+            } else {
+                start = ran == 0 ? 0 : entry.ends[ran - 1]
             }
+            guard status == .error else { continue }
+            let message = entry.commandBuffer.error.map(describe) ?? "a command buffer failed"
+            // A failed command stops its command buffer: say so, the work after it is this thread's.
+            let rest = entry.count > 1 ? " (this thread's work encoded after it in the same batch of "
+                + "\(entry.count) dispatches did not run)" : ""
+            failures[entry.owner, default: []].append((entry.serial, message + rest))
+            // The failed dispatch and those after it may have written what they bind writable.
+            for use in entry.uses[start...] where use.access == .readWrite { use.buffer.setError(message + rest) }
         }
+        inFlight.removeFirst(finished)
+    }
+
+    /// How many dispatches of a failed command buffer ran before the one that failed
+    /// (Metal does not say: 0, all of its work may be wrong).
+    private static func failedCommand(_ commandBuffer: any MTLCommandBuffer) -> Int {
+        #if canImport(Metal)
+        return 0
+        #else
+        return (commandBuffer as? CPUCommandBuffer)?.failedCommand ?? 0
+        #endif
     }
 
     /// width * height * depth, or Int.max when that overflows (every dimension is at least 1).

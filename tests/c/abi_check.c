@@ -120,6 +120,17 @@ int main(void) {
     CHECK(pm_dispatch_launch(&config, args, 2));
     CHECK(pm_stream_synchronize(stream));
     for (int i = 0; i < 100; i++) if (x[i] != 9.0f * (float)i) { fprintf(stderr, "x[%d] = %g\n", i, x[i]); return 1; }
+    // Work that ran leaves no error on what it wrote; the count of poisoned buffers is readable without a call.
+    CHECK(pm_dispatch(stream, kernel, args, 2, size, NULL, 0));
+    CHECK(pm_stream_finish(stream));
+    CHECK(pm_stream_wait(stream));
+    CHECK(pm_buffer_error(buffer));
+    CHECK(pm_buffer_clear_error(buffer));
+    EXPECT_ERROR(pm_buffer_error(0), PM_ERROR_INVALID_ARGUMENT);
+    const int64_t *poisoned = NULL;
+    EXPECT_ERROR(pm_buffer_error_count(NULL), PM_ERROR_INVALID_ARGUMENT);
+    CHECK(pm_buffer_error_count(&poisoned));
+    if (!poisoned || *poisoned != 0) { fprintf(stderr, "poisoned buffers: %p\n", (const void *)poisoned); return 1; }
 
     CHECK(pm_buffer_release(buffer));
     EXPECT_ERROR(pm_buffer_release(buffer), PM_ERROR_INVALID_ARGUMENT);

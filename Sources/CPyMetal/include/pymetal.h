@@ -81,6 +81,20 @@ int32_t pm_buffer_length(uint64_t *out, pm_buffer buffer);
 // Drops the handle. Memory the engine allocated lives on until pending work
 // that uses it completes; never blocks for such buffers.
 int32_t pm_buffer_release(pm_buffer buffer);
+// Failed work poisons the buffers it may have written (bound to parameters
+// that are not `device const`/`constant`, of the failed dispatch and of the
+// dispatches after it in its command buffer, which did not run): reading them
+// must fail. Work that runs passes its read-only inputs' errors to the buffers
+// it writes; with none, a write clears the buffer's error. Errors are known
+// once the work has been waited for (pm_stream_wait).
+// pm_buffer_error returns PM_ERROR_EXECUTION with the failure's message if
+// the buffer is poisoned, else PM_OK.
+int32_t pm_buffer_error(pm_buffer buffer);
+// The host rewrote the buffer's contents: it is no longer poisoned.
+int32_t pm_buffer_clear_error(pm_buffer buffer);
+// *out: the address of the number of live poisoned buffers (read it without
+// a call; when it is 0 no buffer needs asking).
+int32_t pm_buffer_error_count(const int64_t **out);
 
 // ---- Libraries and kernels ----------------------------------------------------
 // Compiles MSL source. `macros` is NULL or "NAME=VALUE\nNAME2\n..." (one per line);
@@ -189,6 +203,14 @@ int32_t pm_stream_commit(pm_stream stream);
 // with the kernel's error if work this thread encoded failed (another thread's
 // failures are reported to that thread).
 int32_t pm_stream_synchronize(pm_stream stream);
+// Commits and waits for all work, reporting no failure (read the buffers'
+// errors with pm_buffer_error).
+int32_t pm_stream_wait(pm_stream stream);
+// Commits and waits for all work; returns PM_ERROR_EXECUTION only if the
+// command buffer that holds this thread's latest dispatch failed (a
+// synchronous call's own work); this thread's older failures stay for
+// pm_stream_synchronize.
+int32_t pm_stream_finish(pm_stream stream);
 // GPU seconds (end - start) of the last completed command buffer (0 if none).
 int32_t pm_stream_gpu_time(double *out, pm_stream stream);
 int32_t pm_stream_release(pm_stream stream);
