@@ -7,7 +7,7 @@ runnable reproduction with pymetal's and NumPy's results; programs that meet
 an already reported failure (same operation and kind of mismatch) are passed
 over, so that one bug does not hide the others. Exits 1 if anything failed.
 
-    python scripts/fuzz_arrays.py --minutes 20 [--seed N] [--out findings.txt]
+    python scripts/fuzz_arrays.py --minutes 20 [--seed N] [--out findings.txt] [--skip np.sum,dtype/shape]
 """
 
 import argparse
@@ -31,11 +31,14 @@ def main():
     ap.add_argument("--seed", type=int, default=None, help="first seed (default: random)")
     ap.add_argument("--examples", type=int, default=100, help="programs per seed")
     ap.add_argument("--out", default=None, help="also append each finding to this file")
+    ap.add_argument("--skip", action="append", default=[], metavar="SIGNATURE",
+                    help="a failure already known, as its signature's words with commas "
+                         "(np.sum,dtype/shape or setitem,no-raise,OverflowError); may repeat")
     args = ap.parse_args()
     warnings.simplefilter("ignore")
     end = time.monotonic() + args.minutes * 60
     rng = random.Random(args.seed)
-    known = set()
+    known = {tuple(s.split(",")) for s in args.skip}
     findings = 0
     runs = 0
     while time.monotonic() < end:

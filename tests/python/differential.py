@@ -272,7 +272,7 @@ class Program:
                       % (type(e).__name__, e, "raises %r" % np_err if np_err else "succeeds"))
         if np_err is not None:
             if pm_err is None:
-                self.fail((op, "no-raise"), "NumPy raises %s: %s\npymetal gives: %r"
+                self.fail((op, "no-raise", type(np_err).__name__), "NumPy raises %s: %s\npymetal gives: %r"
                           % (type(np_err).__name__, np_err, got_np if mutates is None else "(assignment done)"))
             self.lines[-1] += "  # raises %s" % type(pm_err).__name__
             self.check_all(op)
@@ -448,10 +448,23 @@ def scalar_for(draw, dt):
         return draw(st.booleans())
     if dt.kind in "iu":
         info = np.iinfo(dt)
-        return draw(st.one_of(st.integers(-3, 7), st.integers(info.min, info.max), st.integers(-300, 300)))
+        return draw(st.one_of(st.integers(-3, 7), st.integers(info.min, info.max), st.integers(-300, 300),
+                              st.sampled_from([2.5, -0.5])))  # a Python float: float32 results
     if dt == C64:
         return draw(st.builds(complex, st.sampled_from([0.5, -2.0, 0.0]), st.sampled_from([1.0, -0.5])))
-    return draw(st.sampled_from([0.5, -2.25, 3.0, 0.0, -0.0, math.inf, -math.inf, math.nan, 1e30, 7]))
+    # exact and inexact in float16 (0.1, 1/3: one rounding, not two), beyond
+    # float16's range (65520 rounds to inf), subnormal in bfloat16 and float32,
+    # and imaginary (x * 1j makes complex64)
+    return draw(st.sampled_from([0.5, -2.25, 3.0, 0.0, -0.0, math.inf, -math.inf, math.nan, 1e30, 7,
+                                 0.1, 1 / 3, 65520.0, 1e-39, 1j, -0.5j]))
+
+
+def out_of_range(dt, *scalars):
+    """A Python int out of an integer array's range: the standard leaves the result
+    unspecified; pymetal raises OverflowError, NumPy 2 computes some (x < 300,
+    x / 300, clip(x, -300), where(c, x, -1)), so either is accepted."""
+    return dt.kind in "iu" and any(type(s) is int and not np.iinfo(dt).min <= s <= np.iinfo(dt).max
+                                   for s in scalars)
 
 
 def broadcastable(a, b):
@@ -493,7 +506,7 @@ def op_binary(draw, prog):
             args_src, pm_args, np_args = ("v%d" % i, ss), (lambda V: (V[i], s)), (lambda V: [V[i], s])
         else:
             args_src, pm_args, np_args = (ss, "v%d" % i), (lambda V: (s, V[i])), (lambda V: [s, V[i]])
-        dts = (x.dtype,)
+        dts = (x.dtype, C64) if isinstance(s, complex) else (x.dtype,)
     use_op = op in OPERATORS and draw(st.booleans())
     if use_op or form == "rscalar":
         if op not in OPERATORS:
@@ -506,10 +519,7 @@ def op_binary(draw, prog):
         code = "pm.%s(%s, %s)" % (op, args_src[0], args_src[1])
         pm_fn = lambda V: getattr(pm, op)(*pm_args(V))  # noqa: E731
     refused = refused_for(op, *dts) or (op.startswith("logical") and any(d != BOOL for d in dts))
-    if form != "array" and x.dtype.kind in "iu" and type(s) is int and not (
-            np.iinfo(x.dtype).min <= s <= np.iinfo(x.dtype).max):
-        # a Python int out of the array's range: the standard leaves it unspecified;
-        # pymetal raises OverflowError, NumPy 2 computes some (x < 300, x / 300)
+    if form != "array" and out_of_range(x.dtype, s):
         refused = True
     try:
         if len(dts) == 2:
@@ -881,7 +891,8 @@ def op_manip(draw, prog):
         else:
             o_src, pm_o, np_o = scalar_src(other), (lambda V: other), (lambda V: other)
         prog.step(op, "pm.where(v%d, %s, %s)" % (c, V_, o_src), lambda V: pm.where(V[c], V[i], pm_o(V)),
-                  lambda V: np_apply(lambda a, b: np.where(V[c], a, b), [V[i], np_o(V)]))
+                  lambda V: np_apply(lambda a, b: np.where(V[c], a, b), [V[i], np_o(V)]),
+                  refused=out_of_range(x.dtype, other))
     elif op == "clip":
         lo = scalar_for(draw, x.dtype) if draw(st.booleans()) else None
         hi = scalar_for(draw, x.dtype) if draw(st.booleans()) else None
@@ -891,7 +902,7 @@ def op_manip(draw, prog):
             return
         prog.step(op, "pm.clip(%s, min=%s, max=%s)" % (V_, scalar_src(lo), scalar_src(hi)),
                   lambda V: pm.clip(V[i], min=lo, max=hi),
-                  lambda V: np_clip(V[i], lo, hi), refused=x.dtype.kind == "c")
+                  lambda V: np_clip(V[i], lo, hi), refused=x.dtype.kind == "c" or out_of_range(x.dtype, lo, hi))
 
 
 def check_int_cast(a, dt):
@@ -935,8 +946,6 @@ def op_sort(draw, prog):
             if isinstance(x2, np.ndarray):
                 p = promote(V[i1].dtype, x2.dtype)
                 s1, x2 = s1.astype(F32 if p in HALF else p), x2.astype(F32 if p in HALF else p)
-            elif isinstance(x2, float) and s1.dtype.kind in "iu":
-                s1 = s1.astype(F32)
             return np.asarray(np.searchsorted(s1, x2, side=side)).astype(np.int64)
         prog.step(op, "pm.searchsorted(pm.sort(v%d), %s, side=%r)" % (i1, x2_src, side),
                   lambda V: pm.searchsorted(pm.sort(V[i1]), pm_x2(V), side=side), np_fn,
