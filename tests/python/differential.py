@@ -486,7 +486,7 @@ def op_binary(draw, prog):
         if op in ("bitwise_left_shift", "bitwise_right_shift") and (y.dtype.kind not in "iu" or
                                                                     not ((y >= 0) & (y < 8 * y.dtype.itemsize)).all()):
             return  # a negative or too large shift is undefined
-        if op == "pow" and y.dtype.kind in "iu" and x.dtype.kind in "iu" and (y < 0).any():
+        if op == "pow" and y.dtype.kind in "iu" and x.dtype.kind in "biu" and (y < 0).any():
             return  # NumPy raises for negative integer powers only sometimes; left out
         args_src = ("v%d" % i, "v%d" % j)
         pm_args = lambda V: (V[i], V[j])  # noqa: E731
@@ -499,7 +499,7 @@ def op_binary(draw, prog):
             return
         if op in ("bitwise_left_shift", "bitwise_right_shift", "pow") and form == "rscalar":
             return
-        if op == "pow" and x.dtype.kind in "iu" and type(s) is int and s < 0:
+        if op == "pow" and x.dtype.kind in "biu" and type(s) is int and s < 0:
             return  # a negative integer power of an integer is unspecified (NumPy raises)
         ss = scalar_src(s)
         if form == "scalar":
@@ -902,7 +902,9 @@ def op_manip(draw, prog):
             return
         prog.step(op, "pm.clip(%s, min=%s, max=%s)" % (V_, scalar_src(lo), scalar_src(hi)),
                   lambda V: pm.clip(V[i], min=lo, max=hi),
-                  lambda V: np_clip(V[i], lo, hi), refused=x.dtype.kind == "c" or out_of_range(x.dtype, lo, hi))
+                  lambda V: np_clip(V[i], lo, hi),
+                  refused=x.dtype.kind == "c" or isinstance(lo, complex) or isinstance(hi, complex)
+                  or out_of_range(x.dtype, lo, hi))
 
 
 def check_int_cast(a, dt):
