@@ -860,7 +860,9 @@ def op_manip(draw, prog):
             return
 
         def np_fn(V):
-            parts = [V[k].astype(F32) if V[k].dtype in HALF and p != V[k].dtype else V[k] for k in ks]
+            # every part in the common dtype first (NumPy cannot promote int16 with
+            # bfloat16), float16/bfloat16 through float32 (exact)
+            parts = [V[k].astype(p).astype(F32) if p in HALF else V[k].astype(p) for k in ks]
             r = canon(npf(op)(parts, axis=ax))
             return r.astype(p) if p in HALF else r
         prog.step(op, "pm.%s([%s], axis=%d)" % (op, ", ".join("v%d" % k for k in ks), ax),
