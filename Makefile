@@ -5,7 +5,7 @@ PYTHON ?= python3
 VENV   := .venv
 PY     := $(VENV)/bin/python
 
-.PHONY: all build swift shaders python demo test swift-test runtime-test python-test typecheck bench clean array-api-test array-api-tests-full wheel-test docs fuzz
+.PHONY: all build swift shaders python demo test swift-test runtime-test python-test typecheck bench clean array-api-test array-api-tests-full wheel-test docs fuzz fuzz-arrays
 
 all: demo
 
@@ -69,7 +69,9 @@ typecheck: $(STAMP)
 	$(PY) -m mypy
 
 # ---- Array API conformance (arrayapi): the data-apis array-api-tests suite at a
-# pinned commit, few examples in `make test`, many in the exhaustive run.
+# pinned commit (from ../shared/array-api-tests when it is there, else fetched),
+# 8 examples per test in `make test` (about 1 min), 200 in the exhaustive run.
+# In CI (CI=true) a suite that is neither there nor fetchable fails the build.
 array-api-test: build
 	scripts/array_api_tests.sh
 
@@ -101,6 +103,12 @@ docs: $(STAMP)
 # A long fuzz of the C ABI (tests/python/test_c_abi.py runs a short one): a crash fails it.
 fuzz: build
 	$(PY) scripts/fuzz_abi.py --calls 300000 --all-strings
+
+# A long differential fuzz of the array library against NumPy (tests/python/
+# test_differential.py runs a fixed sample): FUZZ_MINUTES (default 30) of random
+# programs; each distinct failure is printed once as a minimal reproduction.
+fuzz-arrays: build
+	$(PY) scripts/fuzz_arrays.py
 
 clean:
 	rm -rf .build $(VENV) site
