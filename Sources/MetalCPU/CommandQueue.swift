@@ -55,7 +55,21 @@ public enum CPUFork {
     public static func child() {
         for entry in queues { entry.queue?.afterForkInChild() }
         BackgroundRunner.shared.afterForkInChild()
+        leavesLock.reinitialize()
+        for leaf in leaves { leaf.reinitialize() }
         lock.initialize()
+    }
+
+    /// Locks held only for a few instructions of their own (a cache's lookup or
+    /// insert; no other lock is taken under them): not taken before fork(), which
+    /// would order them among the others, but made unlocked in the child, where
+    /// the thread that may have held one does not exist.
+    nonisolated(unsafe) private static var leaves: [Lock] = []
+    private static let leavesLock = Lock()
+
+    static func leaf(_ lock: Lock) -> Lock {
+        leavesLock { leaves.append(lock) }
+        return lock
     }
 
     /// A command buffer the caller holds, in the child: its lock may have been

@@ -87,7 +87,7 @@ public final class CPUBuffer: MTLBuffer, @unchecked Sendable {
     /// The bytes of all live buffers allocated here, at most the device's
     /// recommended working set (a process past its cgroup's limit is killed).
     final class Budget: @unchecked Sendable {
-        private let lock = Lock()
+        private let lock = CPUFork.leaf(Lock())
         private var bytes: UInt64 = 0
         var used: UInt64 { lock { bytes } }
         func take(_ n: Int) -> Bool {

@@ -47,7 +47,7 @@ final class LibraryObject {
 }
 
 private let handles = Handles.shared
-private let defaultDevice = Lock()
+private let defaultDevice: Lock = { let lock = Lock(); ForkSafety.registerLeaf(lock); return lock }()
 nonisolated(unsafe) private var defaultDeviceHandle: UInt64 = 0
 
 private func device(_ handle: UInt64) throws -> DeviceObject { try handles.get(handle, as: DeviceObject.self, "device") }
@@ -521,7 +521,7 @@ private func dimensions(_ values: UnsafePointer<UInt32>, _ what: String) throws 
 
 // MARK: The compile cache (KernelCache)
 
-private let kernelCachePath = Lock()
+private let kernelCachePath: Lock = { let lock = Lock(); ForkSafety.registerLeaf(lock); return lock }()
 /// The folders handed out (kept: a pointer returned stays valid; one per XDG_CACHE_HOME/HOME in use).
 nonisolated(unsafe) private var kernelCachePaths: [String: CString] = [:]
 

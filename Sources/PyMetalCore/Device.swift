@@ -17,7 +17,9 @@ public final class Device: @unchecked Sendable {
     public let pageSize = PlatformSupport.pageSize
     private let shaders: Result<Library, EngineError>
 
-    private static let lock = Lock()
+    /// Held while the default device is made: in a fork()'s child, unlocked again
+    /// (a device half made by a thread the child lacks was not cached: the child makes its own).
+    private static let lock: Lock = { let lock = Lock(); ForkSafety.registerLeaf(lock); return lock }()
     nonisolated(unsafe) private static var cached: Device?
 
     /// The system's default device, made (and its shader library loaded) once.

@@ -9,8 +9,16 @@ public final class Library: @unchecked Sendable {
     public let library: any MTLLibrary
     public let functionNames: [String]
     private let device: any MTLDevice
-    private let lock = Lock()
+    /// One lock for every library's pipeline cache (held for a lookup or an insert only).
+    private static let lock: Lock = {
+        let lock = Lock()
+        ForkSafety.registerLeaf(lock)
+        return lock
+    }()
+    private var lock: Lock { Self.lock }
     private var kernels: [String: Kernel] = [:]
+
+    static func registerForFork() { _ = lock }
 
     init(_ library: any MTLLibrary, device: any MTLDevice) {
         self.library = library

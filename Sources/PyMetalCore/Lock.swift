@@ -25,6 +25,8 @@ public final class Lock: @unchecked Sendable {
     /// Taken before fork() and released after it (ForkSafety), not around a closure.
     public func acquire() { pthread_mutex_lock(mutex) }
     public func release() { pthread_mutex_unlock(mutex) }
+    /// In a fork()'s child: unlocked, whoever held it (that thread is not in the child).
+    public func reinitialize() { pthread_mutex_init(mutex, nil) }
 }
 
 /// fork(): the child has only the thread that called it. Every lock another
@@ -70,6 +72,14 @@ public enum ForkSafety {
     /// A lock with nothing to repair.
     public static func register(_ rank: Rank, _ lock: Lock) {
         register(rank, before: lock.acquire, parent: lock.release, child: lock.release)
+    }
+
+    /// A lock whose state a fork cannot leave half-changed for the child (a cache
+    /// lookup or insert; a default device cached only once it is made): not taken
+    /// before the fork (so its place among the others does not matter), made
+    /// unlocked in the child.
+    public static func registerLeaf(_ lock: Lock) {
+        register(.threads, before: {}, parent: {}, child: lock.reinitialize)
     }
 
     private static func prepare() {

@@ -73,6 +73,7 @@ public final class Stream: @unchecked Sendable {
         // it: registering takes ForkSafety's lock, which fork() holds while it takes this one.
         Buffer.registerForFork()
         ThreadID.registerForFork()
+        Library.registerForFork()
         ForkSafety.register(.stream, before: { [weak self] in self?.lock.acquire() },
                             parent: { [weak self] in self?.lock.release() },
                             child: { [weak self] in self?.afterForkInChild() })

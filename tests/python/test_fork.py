@@ -148,6 +148,37 @@ def test_fork_with_four_threads_dispatching():
     assert "RESULT 20 0 0" in out, out
 
 
+def test_fork_while_another_thread_compiles():
+    # The compile path's caches (the compiler's memo, the disk cache, the pipelines of a library) are
+    # locked for a lookup or an insert; the child gets them unlocked, and compiles a new source itself.
+    out = _run('''
+        def compiler(stop):
+            for k in itertools.count():
+                if stop.is_set():
+                    break
+                src = "kernel void k%d(device float *a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = %d; }"
+                l = pm.compile(src % (k, k) + " // %f" % time.time())
+                a = np.zeros(4, np.float32)
+                l.function("k%d" % k)(a, grid=4)
+                assert a[0] == k
+        def compiles_too():
+            src = "kernel void c(device float *a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] = 7; }"
+            a = np.zeros(4, np.float32)
+            pm.compile(src + " // child %d %f" % (os.getpid(), time.time())).c(a, grid=4)
+            return bool(np.all(a == 7))
+        stop = threading.Event()
+        t = threading.Thread(target=compiler, args=(stop,))
+        t.start()
+        time.sleep(0.2)
+        try:
+            print("RESULT", *fork_and_check(6, deadline=120, extra=compiles_too))
+        finally:
+            stop.set()
+            t.join()
+    ''', timeout=900)
+    assert "RESULT 6 0 0" in out, out
+
+
 def test_work_running_at_fork_fails_in_the_child_and_poisons_its_output():
     out = _run('''
         pm.set_kernel_timeout(3)

@@ -34,7 +34,7 @@ public struct KernelCacheInfo: Sendable {
 }
 
 final class KernelCache: @unchecked Sendable {
-    private static let lock = Lock()
+    private static let lock = CPUFork.leaf(Lock())
     nonisolated(unsafe) private static var opened: (place: String, cache: KernelCache)?
     nonisolated(unsafe) private static var privateFolders: [String] = []
 

@@ -11,7 +11,7 @@ import Foundation
 public final class MSLCompiler: @unchecked Sendable {
     public static let shared = MSLCompiler()
 
-    private let lock = Lock()
+    private let lock = CPUFork.leaf(Lock())
     private var toolchain: Toolchain?
     private var memo: [String: (url: URL, dependencies: [Dependency])] = [:]
     /// A socket whose byte SIGINT stops the compiles (-1: none; watchInterrupts).
