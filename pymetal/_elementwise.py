@@ -209,14 +209,14 @@ def ascontiguous(x, force=False):
 def fill(x, value):
     """x[...] = value (a Python or NumPy scalar, or a 0-d / size-1 array)."""
     check_writeable(x)
-    if x._size == 0:
-        return x
     if isinstance(value, Array) or isinstance(value, np.ndarray):
-        return copy_into(as_array(value), x)
+        return copy_into(as_array(value), x) if x._size else x
     dt = x._dtype
     if is_scalar(value) and _dt.kind(dt) in "iu" and isinstance(value, float):
         value = int(value)  # NumPy truncates on assignment
-    v = scalar_value(value, dt)
+    v = scalar_value(value, dt)  # converted first: a value x cannot hold is an error even if x is empty
+    if x._size == 0:
+        return x
     if x._cc:
         _jit.kernel(_ops.fill_name("v", dt), "copy", dt)(x, v, grid=_grid1(x._size), threadgroup=_tg1(x._size))
     else:

@@ -357,11 +357,18 @@ def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
     axes = _axes(axis, x.ndim)
     n = _count(x, axes)
     xf = x if x._dtype == _dt.float32 else _ew.astype(x, _dt.float32)
+    # 64-bit integers reach 1.8e19, whose squares overflow float32: their deviations
+    # are squared scaled by 2**-32 and the sum scaled back (powers of two: exact).
+    scale = 2.0 ** -32 if x._dtype.itemsize == 8 and _dt.kind(x._dtype) in "iu" else 1.0
+    if scale != 1.0:
+        xf = _ew.binary("multiply", xf, scale)
     m = mean(xf, axis=axis, keepdims=True)
     d = _ew.binary("subtract", xf, m)
     ss = reduce("sum", _ew.binary("multiply", d, d), axis, keepdims, _dt.float32)
     denom = n - correction
     r = _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan"))
+    if scale != 1.0:
+        r = _ew.binary("multiply", _ew.binary("multiply", r, 1.0 / scale), 1.0 / scale)
     out = _float_of(x)
     return r if out == _dt.float32 else _ew.astype(r, out)
 

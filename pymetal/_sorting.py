@@ -125,6 +125,9 @@ def _cumulative(op, x, axis, dtype, include_initial):
             r = _cumulative("prod", _ew.unary("abs", x), axis, _dt.float32, include_initial)
             phi = _cumulative("sum", _ew.binary("atan2", imag(x), real(x)), axis, _dt.float32, include_initial)
             re, im = _ew.binary("multiply", r, _ew.unary("cos", phi)), _ew.binary("multiply", r, _ew.unary("sin", phi))
+        if dtype is not None and _dt.kind(_dt.check_dtype(dtype)) != "c":
+            raise TypeError("cumulative_%s: a complex array cannot accumulate into %s (the imaginary parts would "
+                            "be lost); take pm.real(x) first" % (op, _dt.check_dtype(dtype)))
         res = complex_from_parts(re, im)
         return res if dtype is None else _ew.astype(res, _dt.check_dtype(dtype))
     if axis is None:
@@ -137,6 +140,8 @@ def _cumulative(op, x, axis, dtype, include_initial):
         k = _dt.kind(x._dtype)
         dtype = _dt.int64 if k in "bi" else _dt.uint64 if k == "u" else x._dtype
     dt = _dt.check_dtype(dtype)
+    if dt != x._dtype and _scan.WIDEN.get(_dt.NAMES[x._dtype]) != _dt.NAMES.get(dt):
+        x = _ew.astype(x, dt)  # NumPy's rule: the elements are converted, then accumulated in dtype
     src, rows, n, inv = _last_axis(x, axis)
     out = _new(src._shape, dt, src._buf.device)
     if out._size:

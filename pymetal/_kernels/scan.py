@@ -22,7 +22,7 @@ CHUNK = {"cpu": 8192, "metal": 256}
 
 PARAMS = np.dtype([(f, "<u4") for f in ("n", "rows", "chunk", "chunks", "exclusive", "prefix", "product")])
 
-_WIDEN = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
+WIDEN = {"bool": "int64", "int8": "int64", "int16": "int64", "int32": "int64",
           "uint8": "uint64", "uint16": "uint64", "uint32": "uint64"}
 
 
@@ -60,7 +60,7 @@ def _plan(x, out, op, exclusive, dev):
     if tuple(out._shape) != shape:
         raise ValueError("cumulative: out has shape %r, x %r" % (tuple(out._shape), shape))
     in_name, out_name = dtype_name(x._dtype, "cumulative"), dtype_name(out._dtype, "cumulative")
-    allowed = ([] if in_name == "bool" else [in_name]) + ([_WIDEN[in_name]] if in_name in _WIDEN else [])
+    allowed = ([] if in_name == "bool" else [in_name]) + ([WIDEN[in_name]] if in_name in WIDEN else [])
     if out_name not in allowed:
         raise TypeError("cumulative: %s cannot accumulate into %s (only into %s)"
                         % (in_name, out_name, " or ".join(allowed)))

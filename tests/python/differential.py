@@ -199,12 +199,14 @@ def arrays(draw, dt=None, shape=None):
     dt = np.dtype(draw(st.sampled_from(DTYPES)) if dt is None else dt)
     shape = draw(shapes()) if shape is None else shape
     n = int(np.prod(shape, dtype=np.int64))
-    vals = draw(st.lists(elements(dt), min_size=n, max_size=n))
+    # Hypothesis draws lists of a few thousand elements at most: a larger array repeats its values
+    k = min(n, 1000)
+    vals = draw(st.lists(elements(dt), min_size=k, max_size=k))
     if dt in (F16, BF16, F32):
         a = np.array(vals, dtype=np.float64).astype(F32).astype(dt)
     else:
         a = np.array(vals, dtype=dt)
-    return a.reshape(shape)
+    return np.resize(a, n).reshape(shape) if k < n else a.reshape(shape)
 
 
 def literal(a):

@@ -328,3 +328,39 @@ def test_complex_functions_uniform_accuracy(dev, name, ref):
     want = ref(z.astype(np.complex128))
     err = np.abs(got - want) / np.maximum(np.abs(want), 1)
     assert err.max() < 1e-6, (z[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.uint64])
+def test_var_std_of_64_bit_integers_do_not_overflow(dev, dtype):
+    # deviations of 64-bit integers reach 1.8e19, whose squares overflow float32 (were inf)
+    info = np.iinfo(dtype)
+    a = np.array([info.min, info.max, 3, info.max, info.min // 2, 0], dtype=dtype).reshape(2, 3)
+    for axis in (None, 0, 1):
+        for f in (np.var, np.std):
+            want = f(a, axis=axis)
+            got = getattr(pm, f.__name__)(pm.asarray(a), axis=axis).numpy()
+            assert np.all(np.isfinite(got))
+            np.testing.assert_allclose(got, want, rtol=1e-5)
+
+
+@pytest.mark.parametrize("src, dst", [(np.int16, np.float16), (np.int16, np.int8), (np.float32, np.int32),
+                                      (np.uint8, np.float32), (np.bool_, np.int32)])
+def test_cumulative_sum_converts_to_dtype_first(dev, src, dst):
+    # NumPy's rule: the elements are converted to dtype, then accumulated in it (was a TypeError)
+    a = np.array([[3, 1, 2, 0, 5], [1, 0, 7, 2, 4]]).astype(src)
+    got = pm.cumulative_sum(pm.asarray(a), axis=1, dtype=dst, include_initial=True).numpy()
+    want = np.concatenate([np.zeros((2, 1), dst), np.cumsum(a, axis=1, dtype=dst)], axis=1)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    with pytest.raises(TypeError, match="imaginary"):
+        pm.cumulative_sum(pm.asarray(np.array([1j], np.complex64)), dtype=pm.float32)
+
+
+def test_a_value_an_empty_selection_cannot_hold_is_refused(dev):
+    # the scalar is converted before the selection's size is looked at (NumPy raises too)
+    v = pm.zeros(3, np.float16)
+    for key in (slice(0, 0), pm.asarray(np.zeros(3, bool)), 0):
+        with pytest.raises(TypeError):
+            v[key] = 1j
+    with pytest.raises(OverflowError):
+        pm.zeros(3, np.int8)[0:0] = 300
