@@ -10,6 +10,8 @@ run in NumPy on the same shared memory (no copy; pending work is waited for
 first) and return what NumPy returns.
 """
 
+from typing import Any, Callable
+
 import numpy as np
 
 from . import _elementwise as _ew
@@ -50,7 +52,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if method == "__call__" and ufunc in _GUFUNCS and simple and out is None:
         from . import _linalg
         return getattr(_linalg, _GUFUNCS[ufunc])(*inputs)
-    if method != "__call__" and hasattr(_ew.FUNCTIONS.get(name), method) and isinstance(inputs[0], Array):
+    if (method != "__call__" and name is not None and hasattr(_ew.FUNCTIONS.get(name), method)
+            and isinstance(inputs[0], Array)):
         # NumPy's ufunc methods as pymetal's (pymetal/_numpy_ufuncs.py): np.add.at(x, i, v) changes x
         if out is not None:
             kwargs["out"] = out
@@ -134,7 +137,9 @@ def _functions():
     import inspect
 
     import pymetal as pm
-    table = {}
+    # NumPy function: (pymetal function, NumPy's signature, positional names, keyword map);
+    # the last three None for a function called with the arguments as given
+    table: dict[Any, tuple[Callable[..., Any], inspect.Signature | None, tuple[str, ...] | None, object]] = {}
     for name, (pm_name, positional, keywords) in _SPECS.items():
         fn = getattr(np, name, None)
         if fn is not None and not isinstance(fn, np.ufunc):

@@ -18,7 +18,7 @@ from ._buffer import cache_info, clear_cache
 from ._kernel_cache import kernel_cache_info, clear_kernel_cache
 from .function import Argument, Function
 from .library import Library, compile, load, shaders
-from ._elementwise import FUNCTIONS as _EW, clip, where
+from ._elementwise import FUNCTIONS as _EW, where  # clip: NumPy's signature, from _numpy_shapes below
 from ._reduce import (
     sum, prod, max, min, all, any, argmax, argmin, mean, var, std, count_nonzero, logsumexp,
 )

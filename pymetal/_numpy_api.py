@@ -208,7 +208,7 @@ def _einsum_parse(subscripts, operands):
             raise ValueError("einsum: term %r has %d labels for an operand of %d dimensions" % (t, len(t), op.ndim))
         labels.append(t)
     if out is None:
-        counts = {}
+        counts: dict[str, int] = {}
         for t in labels:
             for c in t:
                 counts[c] = counts.get(c, 0) + 1
@@ -233,7 +233,7 @@ def _einsum_diag(x, t):
 def _einsum_pair(a, ta, b, tb, keep):
     """Contraction of a and b over the labels not in `keep`, as one batched matmul."""
     from ._linalg import matmul
-    sizes = {}
+    sizes: dict[str, int] = {}
     for x, t in ((a, ta), (b, tb)):
         for c, n in zip(t, x._shape):
             if sizes.get(c, 1) != 1 and n not in (1, sizes[c]):
@@ -480,11 +480,11 @@ def unravel_index(indices: ArrayLike, shape: Any, order: str = "C") -> tuple[Arr
         raise ValueError("unravel_index: an index is out of bounds for an array of size %d" % size)
     idx = _ew.astype(idx, _dt.int64) if idx._dtype != _dt.int64 else idx
     dims = list(enumerate(shape))
-    out = [None] * len(shape)
+    out: list[Array | None] = [None] * len(shape)
     for i, d in (reversed(dims) if order == "C" else dims):
         out[i] = _bin("remainder", idx, d) if d else idx
         idx = _bin("floor_divide", idx, d) if d else idx
-    return tuple(out)
+    return tuple(o for o in out if o is not None)  # every dimension's was set above
 
 
 def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: str = "C") -> Array:
@@ -500,7 +500,7 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: s
         raise ValueError("ravel_multi_index: %d index arrays for %d dimensions" % (len(multi_index), len(dims)))
     modes = (mode,) * len(dims) if isinstance(mode, str) else tuple(mode)
     strides = np.cumprod((1,) + tuple(dims[::-1]))[-2::-1] if order == "C" else np.cumprod((1,) + tuple(dims))[:-1]
-    res = None
+    res: Array | None = None
     for idx, d, s, md in zip(multi_index, dims, strides, modes):
         i = _A(idx)
         if md == "raise":
@@ -514,6 +514,9 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: s
             raise ValueError("ravel_multi_index: mode must be 'raise', 'wrap' or 'clip', not %r" % (md,))
         term = _bin("multiply", _ew.astype(i, _dt.int64), int(s))
         res = term if res is None else _bin("add", res, term)
+    if res is None:  # no dimensions: index 0, as NumPy's (was None)
+        from ._array import asarray
+        return asarray(0, dtype=_dt.int64)
     return res
 
 
@@ -607,7 +610,8 @@ def triu_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
         >>> pm.triu_indices_from(pm.zeros((2, 2)))
         (Array([0, 0, 1], dtype=int64), Array([0, 1, 1], dtype=int64))
     """
-    return _tri_indices(*_matrix_shape(arr), k, False)
+    n, m = _matrix_shape(arr)
+    return _tri_indices(n, m, k, False)
 
 
 def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
@@ -617,7 +621,8 @@ def tril_indices_from(arr: ArrayLike, k: int = 0) -> tuple[Array, Array]:
         >>> pm.tril_indices_from(pm.zeros((2, 2)))
         (Array([0, 1, 1], dtype=int64), Array([0, 0, 1], dtype=int64))
     """
-    return _tri_indices(*_matrix_shape(arr), k, True)
+    n, m = _matrix_shape(arr)
+    return _tri_indices(n, m, k, True)
 
 
 def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:

@@ -22,7 +22,7 @@ from ._numpy_ufuncs import round as _round
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, Literal
 
     from ._typing import ArrayLike, DTypeLike, Scalar
 
@@ -175,7 +175,7 @@ def put(self: Array, indices: ArrayLike, values: ArrayLike, mode: str = "raise")
     self.reshape(-1)[_ew.as_array(indices)] = values
 
 
-def tobytes(self: Array, order: str = "C") -> bytes:
+def tobytes(self: Array, order: Literal["C", "F", "A", "K"] = "C") -> bytes:
     """The elements' bytes in C (or Fortran) order.
 
     Examples:
@@ -244,5 +244,6 @@ _METHODS = {
 }
 for _name, _fn in _METHODS.items():
     setattr(Array, _name, _fn)
-Array.real = property(_real, _real_set)
-Array.imag = property(_imag, _imag_set)
+# declared as properties in Array's body for type checkers (pymetal/_array.py)
+setattr(Array, "real", property(_real, _real_set))
+setattr(Array, "imag", property(_imag, _imag_set))

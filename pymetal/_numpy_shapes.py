@@ -490,8 +490,8 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
     if mode == "constant":
         cv = np.broadcast_to(np.asarray(kwargs.get("constant_values", 0)), (a.ndim, 2)) if a.ndim else None
         shape = tuple(int(n + b + e) for n, (b, e) in zip(a._shape, pw))
-        out = _ew.fill(_new(shape, a._dtype, a._buf.device), cv[0, 0].item() if a.ndim else 0)
-        if a.ndim and (cv != cv[0, 0]).any():  # per-side values: each axis's sides in turn
+        out = _ew.fill(_new(shape, a._dtype, a._buf.device), cv[0, 0].item() if cv is not None else 0)
+        if cv is not None and (cv != cv[0, 0]).any():  # per-side values: each axis's sides in turn
             for ax in range(a.ndim):
                 pre = (slice(None),) * ax
                 b, e = pw[ax]

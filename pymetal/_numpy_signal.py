@@ -189,6 +189,7 @@ def gradient(f: ArrayLike, *varargs: Any, axis: Any = None, edge_order: int = 1)
         raise ValueError("gradient: edge_order must be 1 or 2")
     out = []
     for ax, h in zip(axes, sp):
+        assert h is not None  # None in sp raised above
         n = f._shape[ax]
         if n < edge_order + 1:
             raise ValueError("gradient: the axis %d needs at least edge_order + 1 = %d elements" % (ax, edge_order + 1))

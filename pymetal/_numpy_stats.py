@@ -228,7 +228,7 @@ def _quantile(a, q, axis, method, keepdims, skip_nan, name):
     if qh.size and (np.isnan(qh).any() or qh.min() < 0 or qh.max() > 1):
         raise ValueError("%s: quantiles must be in the range [0, %s]" % (name, "100" if "percentile" in name else "1"))
     x, ax = _flat_axis(x, axis) if axis is None else (x, axis)
-    axes = (normalize_axis(ax, x.ndim),) if isinstance(ax, (int, np.integer)) else tuple(normalize_axis(i, x.ndim) for i in ax)
+    axes = (normalize_axis(int(ax), x.ndim),) if isinstance(ax, (int, np.integer)) else tuple(normalize_axis(i, x.ndim) for i in ax)
     kept = [i for i in range(x.ndim) if i not in axes]
     xs = _ew.ascontiguous(x.permute_dims(kept + list(axes)))
     n = int(np.prod([x._shape[i] for i in axes], dtype=np.int64))

@@ -13,6 +13,7 @@ arrays.
 from __future__ import annotations
 
 import math
+from typing import cast
 
 import numpy as np
 
@@ -280,7 +281,8 @@ def float_power(x1: ArrayLike, x2: ArrayLike, /, out: Array | None = None) -> Ar
         >>> pm.float_power(pm.asarray([2, 3]), -1)
         Array([0.5       , 0.33333334], dtype=float32)
     """
-    b = _A(x2) if not _ew.is_scalar(x2) else float(x2)
+    # is_scalar: a Python number (float() refuses a complex one, as before)
+    b = _A(x2) if not _ew.is_scalar(x2) else float(cast("float", x2))
     return into(_bin("pow", _float(x1), _float(b) if isinstance(b, Array) else b), out)
 
 
