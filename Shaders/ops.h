@@ -315,7 +315,7 @@ PM_CUNARY(Log2, cfloat(c_log(z).re * M_LOG2E_F, c_log(z).im * M_LOG2E_F))
 PM_CUNARY(Log10, cfloat(c_log(z).re * M_LOG10E_F, c_log(z).im * M_LOG10E_F))
 // expm1 and log1p without cancellation near 0: exp(x) cos(y) - 1 = expm1(x) cos(y) - 2 sin^2(y/2).
 // On the real axis and with infinite real parts, C99's values (as exp): no inf * 0 or inf - inf.
-PM_CUNARY(Expm1, z.im == 0.0f ? cfloat(Expm1()(z.re), z.im)
+PM_CUNARY(Expm1, z.im == 0.0f ? cfloat(z.re == 0.0f ? 0.0f : Expm1()(z.re), z.im) // e^(+-0) - 1 = +0, as C99's cexp
                  : (isinf(z.re) && !isfinite(z.im)) ? (z.re < 0.0f ? cfloat(-1.0f, 0.0f) : cfloat(z.re, NAN))
                  : cfloat(Expm1()(z.re) * cos(z.im) - 2.0f * sin(0.5f * z.im) * sin(0.5f * z.im), exp(z.re) * sin(z.im)))
 PM_CUNARY(Log1p, c_log1p(z))

@@ -687,9 +687,10 @@ def copy(a: ArrayLike, order: str = "K", subok: bool = False) -> Array:
     return _ew.ascontiguous(_A(a), force=True)
 
 
-def clip(a: ArrayLike, a_min: Any = None, a_max: Any = None, out: Array | None = None, *, min: Any = None,
-         max: Any = None) -> Array:
-    """a limited to [a_min, a_max] (NumPy's signature, out= too; the standard's min=/max= keywords).
+def clip(x: ArrayLike, /, min: Any = None, max: Any = None, out: Array | None = None, *, a_min: Any = None,
+         a_max: Any = None) -> Array:
+    """x limited to [min, max]: the standard's signature, with NumPy's out= and its
+    a_min=/a_max= keywords (pm.clip(x, 0, 1) is the same call in both).
 
     Examples:
         >>> x = pm.asarray([-1.0, 0.5, 2.0])
@@ -698,7 +699,7 @@ def clip(a: ArrayLike, a_min: Any = None, a_max: Any = None, out: Array | None =
     """
     lo = a_min if min is None else min
     hi = a_max if max is None else max
-    return into(_ew.clip(a, lo, hi), out)
+    return into(_ew.clip(x, lo, hi), out)
 
 
 def put_along_axis(arr: Array, indices: ArrayLike, values: ArrayLike, axis: int | None) -> None:

@@ -114,7 +114,8 @@ echo "array-api-tests: $DIR (at $SHORT), $EXAMPLES examples per test, run in $WO
 # float64 and complex128: Apple GPUs have no double precision (the device's
 # __array_namespace_info__().dtypes() leaves them out). A fixed Hypothesis seed
 # makes runs repeatable; no deadline (the first use of a kernel family may compile
-# it); the xfails file lists what is known to fail, with why. The suite's reporting
+# it); the xfails file lists what is known to fail, with why (it is empty), the
+# skips file the suite's own flawed cases, with why. The suite's reporting
 # hooks need pytest-json-report active (--json-report; the report is not kept).
 # --xfails-file=PATH as one word: as two, pytest takes PATH for a test path and
 # roots the run at this repository.
@@ -126,4 +127,4 @@ PYTHONPATH="$ROOT${PYTHONPATH:+:$PYTHONPATH}" \
 "$PY" -m pytest array_api_tests -q -p no:cacheprovider \
     --hypothesis-seed=0 --max-examples="$EXAMPLES" --hypothesis-disable-deadline \
     --json-report --json-report-file=/dev/null \
-    --xfails-file="$ROOT/tests/array_api/xfails.txt" -rfE
+    --xfails-file="$ROOT/tests/array_api/xfails.txt" --skips-file="$ROOT/tests/array_api/skips.txt" -rfE
