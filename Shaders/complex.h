@@ -69,13 +69,25 @@ METAL_FUNC float log1p_f(float v) {
     if (isinf(u)) return u > 0.0f ? u : NAN;  // log1p(-inf) is NaN
     return log(u) * (v / (u - 1.0f));
 }
+// Tiny and huge z are scaled by 2^64 or 2^-64 first and the root by 2^-32 or 2^32
+// (exact): (|x| + |z|) / 2 of a subnormal z rounds to 0 (sqrt(1e-45i) was inf), and
+// |x| + |z| of a huge one overflows.
 METAL_FUNC cfloat c_sqrt(cfloat z) {
     if (isinf(z.im)) return cfloat(INFINITY, z.im);
     if (z.re == 0.0f && z.im == 0.0f) return cfloat(0.0f, z.im);
-    float t = sqrt((fabs(z.re) + c_abs(z)) * 0.5f);
-    if (isinf(z.re) && !isnan(z.im)) t = fabs(z.re);
-    if (z.re >= 0.0f) return cfloat(t, z.im / (2.0f * t));
-    return cfloat(fabs(z.im) / (2.0f * t), copysign(t, z.im));
+    float m = fmax(fabs(z.re), fabs(z.im)), up = 1.0f, back = 1.0f;
+    if (m < 7.888609052210118e-31f) {                       // 2^-100
+        up = 18446744073709551616.0f;                        // 2^64
+        back = 2.3283064365386963e-10f;                      // 2^-32
+    } else if (m > 1.2676506002282294e30f && isfinite(m)) { // 2^100
+        up = 5.421010862427522e-20f;                         // 2^-64
+        back = 4294967296.0f;                                // 2^32
+    }
+    float x = z.re * up, y = z.im * up;
+    float t = sqrt((fabs(x) + c_abs(cfloat(x, y))) * 0.5f);
+    if (isinf(x) && !isnan(y)) t = fabs(x);
+    if (x >= 0.0f) return cfloat(t * back, y / (2.0f * t) * back);
+    return cfloat(fabs(y) / (2.0f * t) * back, copysign(t * back, y));
 }
 METAL_FUNC cfloat c_mul_i(cfloat z) { return cfloat(-z.im, z.re); }   // i z
 METAL_FUNC cfloat c_div_i(cfloat z) { return cfloat(z.im, -z.re); }   // z / i = -i z

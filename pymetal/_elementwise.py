@@ -371,9 +371,9 @@ def binary(name, a, b, out=None):
         if exact is not None:
             return exact
     if sa:
-        dt = _dt.scalar_result(b._dtype, a)
+        dt = _scalar_dtype(op, b._dtype, a)
     elif sb:
-        dt = _dt.scalar_result(a._dtype, b)
+        dt = _scalar_dtype(op, a._dtype, b)
     else:
         dt = _dt.promote_types(a._dtype, b._dtype)
     ct = _compute_dtype(op, dt)
@@ -407,6 +407,16 @@ def binary(name, a, b, out=None):
         params, grid, tg = strided(shape, [elem_strides(a, shape), elem_strides(b, shape), elem_strides(res)])
         _jit.kernel(_ops.binary_name("g", name, ct), "binary", ct)(a, b, res, params, grid=grid, threadgroup=tg)
     return _finish(out, res, direct)
+
+
+def _scalar_dtype(op, dt, value):
+    """The dtype of (array of dt) op (Python scalar value) (dtypes.scalar_result), except
+    that an int out of an integer dt's range is no error for an op that computes integers
+    in floating point (divide, atan2): as NumPy 2, the int is converted to that float type."""
+    if (type(value) is int and _dt.kind(dt) in "iu" and not _dt.int_in_range(value, dt)
+            and _dt.kind(_compute_dtype(op, dt)) == "f"):
+        return dt
+    return _dt.scalar_result(dt, value)
 
 
 _FLIPPED = {"equal": "equal", "not_equal": "not_equal", "less": "greater", "less_equal": "greater_equal",

@@ -68,9 +68,10 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
 def _device(r):
     """NumPy's result of a call on pymetal arrays, as pymetal arrays: code that calls NumPy
     functions on pymetal arrays (Dask on its chunks, xarray) keeps getting pymetal arrays.
-    Arrays of dtypes pymetal has no kernels for (float64, structured), scalars and other
-    results stay as NumPy gives them."""
-    if isinstance(r, np.ndarray) and r.dtype in _dt.SUPPORTED:
+    NumPy scalars become 0-d arrays (np.max(x) of a pymetal x is one, as pm.max(x) gives).
+    Arrays and scalars of dtypes pymetal has no kernels for (float64, structured), Python
+    values and other results stay as NumPy gives them."""
+    if isinstance(r, (np.ndarray, np.generic)) and r.dtype in _dt.SUPPORTED:
         return asarray(r)
     if type(r) is tuple or type(r) is list:
         return type(r)(_device(v) for v in r)

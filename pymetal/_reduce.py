@@ -357,18 +357,27 @@ def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
     axes = _axes(axis, x.ndim)
     n = _count(x, axes)
     xf = x if x._dtype == _dt.float32 else _ew.astype(x, _dt.float32)
-    # 64-bit integers reach 1.8e19, whose squares overflow float32: their deviations
-    # are squared scaled by 2**-32 and the sum scaled back (powers of two: exact).
-    scale = 2.0 ** -32 if x._dtype.itemsize == 8 and _dt.kind(x._dtype) in "iu" else 1.0
-    if scale != 1.0:
-        xf = _ew.binary("multiply", xf, scale)
     m = mean(xf, axis=axis, keepdims=True)
     d = _ew.binary("subtract", xf, m)
-    ss = reduce("sum", _ew.binary("multiply", d, d), axis, keepdims, _dt.float32)
     denom = n - correction
+    if (_dt.kind(x._dtype) in "iu" and x._dtype.itemsize <= 4) or n == 0 or x._size == 0:
+        # deviations below 2**32 (small integers): their squares cannot overflow float32
+        ss = reduce("sum", _ew.binary("multiply", d, d), axis, keepdims, _dt.float32)
+        return _var_result(_ew.binary("divide", ss, float(denom) if denom > 0 else float("nan")), x)
+    # Deviations past 1.8e19 (floats, 64-bit integers) have squares that overflow
+    # float32 where the variance does not: they are squared divided by the largest
+    # one, and the mean square multiplied back by it twice (never its square).
+    big = reduce("max", _ew.unary("abs", d), axis, True)
+    big = _ew.where(_ew.binary("greater", big, 0.0), big, 1.0)  # all equal (0), or NaN: divide by 1
+    q = _ew.binary("divide", d, big)
+    ss = reduce("sum", _ew.binary("multiply", q, q), axis, keepdims, _dt.float32)
     r = _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan"))
-    if scale != 1.0:
-        r = _ew.binary("multiply", _ew.binary("multiply", r, 1.0 / scale), 1.0 / scale)
+    if not keepdims:
+        big = big.reshape(r._shape)
+    return _var_result(_ew.binary("multiply", _ew.binary("multiply", r, big), big), x)
+
+
+def _var_result(r, x):
     out = _float_of(x)
     return r if out == _dt.float32 else _ew.astype(r, out)
 

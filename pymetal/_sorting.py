@@ -108,6 +108,7 @@ def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
     else:
         v = _ew.as_array(x2)
         dt = _dt.promote_types(a._dtype, v._dtype)
+    _real_only("searchsorted", v)  # complex values have no order
     a = a if a._dtype == dt else _ew.astype(a, dt)
     v = _ew.ascontiguous(v if v._dtype == dt else _ew.astype(v, dt))
     return _sort.searchsorted(a, v, side=side)
@@ -117,6 +118,8 @@ def _cumulative(op, x, axis, dtype, include_initial):
     from ._kernels import scan as _scan
 
     x = _ew.as_array(x)
+    if dtype is not None and _dt.kind(_dt.check_dtype(dtype)) == "c" and _dt.kind(x._dtype) != "c":
+        x = _ew.astype(x, _dt.check_dtype(dtype))  # real elements into complex ones, then the sums below
     if _dt.kind(x._dtype) == "c":
         from ._api import complex_from_parts, imag, real
         if op == "sum":  # running sums of the parts

@@ -378,31 +378,58 @@ REAL_ONLY = {"maximum", "minimum", "atan2", "hypot", "logaddexp", "floor_divide"
              "max", "min", "argmax", "argmin", "sort", "argsort", "clip", "searchsorted", "var", "std"}
 
 
-def _complex_accurate(f, exact):
+def _complex_accurate(f, exact, special):
     """NumPy's complex log1p and expm1 are log(1 + z) and exp(z) - 1, which lose
     everything for tiny z (log1p(1e-31+0j) is 0): where both parts are finite the
-    oracle uses the accurate formula in float64 instead."""
+    oracle uses the accurate formula in float64 instead; elsewhere `special`, from
+    NumPy's cexp / clog, which follow C99's (and the standard's) special values
+    (NumPy's own expm1(-inf - infj) is nan+nanj, C99's and the standard's -1 + 0j)."""
     def g(z):
         if z.dtype.kind != "c":
             return f(z)
-        w = f(z)
         z2 = z.astype(np.complex128)
         fin = np.isfinite(z2.real) & np.isfinite(z2.imag)
-        return np.where(fin, exact(np.where(fin, z2, 0)), w)
+        with np.errstate(all="ignore"):
+            return np.where(fin, exact(np.where(fin, z2, 0)), special(z2)).astype(f(z).dtype)
     return g
+
+
+def _complex(re, im):
+    """re + im j without re + 1j * im (1j * inf is nan + infj)."""
+    out = np.empty(np.broadcast(re, im).shape, np.complex128)
+    out.real, out.imag = re, im
+    return out
 
 
 def _log1p_c(z):
     x, y = z.real, z.imag
-    return 0.5 * np.log1p(x * (2 + x) + y * y) + 1j * np.arctan2(y, 1 + x)
+    return _complex(0.5 * np.log1p(x * (2 + x) + y * y), np.arctan2(y, 1 + x))
 
 
 def _expm1_c(z):
+    # on the real axis the imaginary part is y itself (C99's cexp: exp(x) + 0i, never inf * 0)
     x, y = z.real, z.imag
-    return (np.expm1(x) * np.cos(y) - 2 * np.sin(y / 2) ** 2) + 1j * np.exp(x) * np.sin(y)
+    return _complex(np.expm1(x) * np.cos(y) - 2 * np.sin(y / 2) ** 2, np.where(y == 0, y, np.exp(x) * np.sin(y)))
 
 
-ORACLE = {"log1p": _complex_accurate(np.log1p, _log1p_c), "expm1": _complex_accurate(np.expm1, _expm1_c)}
+def _floor_divide(a, b):
+    """NumPy's floor_divide, with the standard's (2024.12) infinities where NumPy's differ:
+    inf // finite is an inf of the quotient's sign (NumPy: NaN), finite // inf a zero of
+    the quotient's sign (NumPy floors 3 // -inf to -1)."""
+    with np.errstate(all="ignore"):
+        w = np.floor_divide(a, b)
+        if w.dtype.kind != "f":
+            return w
+        a, b = np.broadcast_arrays(np.asarray(a, w.dtype), np.asarray(b, w.dtype))
+        sign = np.copysign(1, a) * np.copysign(1, b)
+        w = np.where(np.isinf(a) & np.isfinite(b) & (b != 0), sign * np.inf, w)
+        w = np.where(np.isfinite(a) & np.isinf(b), sign * 0.0, w)
+    return np.asarray(w, dtype=np.result_type(a, b))
+
+
+ORACLE = {"log1p": _complex_accurate(np.log1p, _log1p_c, lambda z: np.log(1 + z)),
+          "expm1": _complex_accurate(np.expm1, _expm1_c, lambda z: np.exp(z) - 1),
+          "floor_divide": _floor_divide}
 
 
 def npf(op):
@@ -941,8 +968,10 @@ def op_sort(draw, prog):
         if draw(st.booleans()):
             s = scalar_for(draw, a.dtype)
             x2_src, pm_x2, np_x2 = scalar_src(s), (lambda V: s), (lambda V: s)
+            x2_dtype = np.dtype(np.complex64) if isinstance(s, complex) else a.dtype
         else:
             x2_src, pm_x2, np_x2 = "v%d" % i, (lambda V: V[i]), (lambda V: V[i])
+            x2_dtype = x.dtype
 
         def np_fn(V):
             s1 = np.sort(V[i1].astype(F32) if V[i1].dtype in HALF else V[i1])
@@ -955,7 +984,7 @@ def op_sort(draw, prog):
             return np.asarray(np.searchsorted(s1, x2, side=side)).astype(np.int64)
         prog.step(op, "pm.searchsorted(pm.sort(v%d), %s, side=%r)" % (i1, x2_src, side),
                   lambda V: pm.searchsorted(pm.sort(V[i1]), pm_x2(V), side=side), np_fn,
-                  refused=refused_for(op, a.dtype, x.dtype))
+                  refused=refused_for(op, a.dtype, x2_dtype))
         return
     ax = draw(st.integers(-x.ndim, x.ndim - 1))
     desc = draw(st.booleans())

@@ -525,3 +525,17 @@ def test_overlap_through_dlpack_view():
     np.testing.assert_array_equal(x.numpy(), want)
     pm.negative(y[::-1], out=x)
     np.testing.assert_array_equal(x.numpy(), -want[::-1])
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint64])
+def test_out_of_range_int_with_ops_that_compute_in_float(dev, dtype):
+    # NumPy 2 converts the int to the float type divide and atan2 compute integers in: no OverflowError
+    a = np.array([1, 2, 3], dtype=dtype)
+    big = int(np.iinfo(dtype).max) + 1
+    f = a.astype(np.float64)  # NumPy computes small integers' atan2 in float16; pymetal in float32
+    for got, want in ((pm.asarray(a) / big, f / big), (big / pm.asarray(a), big / f),
+                      (pm.atan2(pm.asarray(a), -big), np.arctan2(f, -big))):
+        assert got.dtype == np.float32
+        np.testing.assert_allclose(got.numpy(), want.astype(np.float32), rtol=1e-6)
+    with pytest.raises(OverflowError):
+        pm.asarray(a) + big  # arithmetic in the integer type still refuses it, as NumPy
