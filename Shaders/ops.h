@@ -339,6 +339,16 @@ template <> METAL_FUNC cfloat Div::operator()<cfloat>(cfloat a, cfloat b) const 
 template <> METAL_FUNC cfloat Pow::operator()<cfloat>(cfloat a, cfloat b) const {
     if (b.re == 0.0f && b.im == 0.0f) return cfloat(1.0f, 0.0f);
     if (a.re == 0.0f && a.im == 0.0f && b.im == 0.0f && b.re > 0.0f) return cfloat(0.0f, 0.0f);
-    if (b.im == 0.0f && b.re == 2.0f) return a * a;  // exact for the common square
+    // Integer powers up to 100 by repeated squaring, as NumPy's (exp(b log a) loses digits:
+    // (1.5e14j) ** 1 had a real part of -6.5e6)
+    if (b.im == 0.0f && b.re == floor(b.re) && fabs(b.re) <= 100.0f) {
+        int n = int(fabs(b.re));
+        cfloat r = cfloat(1.0f, 0.0f), p = b.re < 0.0f ? cfloat(1.0f, 0.0f) / a : a;  // (1/a)^n: no 1/inf
+        for (; n; n >>= 1) {
+            if (n & 1) r = r * p;
+            p = p * p;
+        }
+        return r;
+    }
     return c_exp(b * c_log(a));
 }

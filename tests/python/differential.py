@@ -676,12 +676,15 @@ def _reduce_float(f, x, acc, dt):
 def reduce_bound(op, x, kw):
     """Sums and products are not one serial chain on either side: the bound is
     the terms' magnitudes times the float32 accumulation's rounding."""
-    if op not in ("sum", "mean", "var", "std", "cumulative_sum") or x.dtype.kind not in "fcV" and x.dtype != BF16:
+    acc = np.dtype(kw["dtype"]) if kw.get("dtype") is not None else x.dtype
+    if op not in ("sum", "mean", "var", "std", "cumulative_sum") or acc.kind not in "fcV" and acc != BF16:
         return None
     a = np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
     a = np.where(np.isfinite(a), a, 0)
     kw = {k: v for k, v in kw.items() if k != "dtype"}
     n = max(x.size, 1)
+    # elements converted to a half-precision dtype= first are rounded in it (int16 32767 is 32768 in float16)
+    eps = {F16: 2.0 ** -10, BF16: 2.0 ** -7}[acc] if acc in (F16, BF16) and x.dtype != acc else EPS32
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if op == "cumulative_sum":
@@ -693,8 +696,8 @@ def reduce_bound(op, x, kw):
         else:
             m = np.mean(a * a, **kw) * 4
             if op == "std":
-                return np.sqrt(np.nan_to_num(m * 2 * n * EPS32)) + 0
-    return np.nan_to_num(np.asarray(m) * 2 * n * EPS32)
+                return np.sqrt(np.nan_to_num(m * 2 * n * eps)) + 0
+    return np.nan_to_num(np.asarray(m) * 2 * n * eps)
 
 
 # indexing

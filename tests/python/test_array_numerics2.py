@@ -4,6 +4,7 @@ bfloat16 subnormals, complex input to pm.nn, complex functions near 0 and far ou
 and the Array API's special cases of floor_divide, acos and expm1."""
 
 import math
+import warnings
 
 import numpy as np
 import pytest
@@ -378,3 +379,50 @@ def test_rounding_keeps_integer_valued_floats(dev, name, dtype):
     got = getattr(pm, name)(pm.asarray(vals)).numpy()
     np.testing.assert_array_equal(got, vals)
     assert np.array_equal(np.signbit(got), np.signbit(vals))
+
+
+def test_complex_sqrt_of_tiny_and_huge_values(dev):
+    # (|x| + |z|) / 2 of a subnormal z rounded to 0 (sqrt(1e-45j) was inf); of a huge one it overflowed
+    z = np.array([1.4e-45j, 1e-40 + 1e-40j, -1e-44 + 0j, 5.4e-43j, 3e38 + 3e38j, -3e38 + 1e30j, 1e-20j,
+                  4 + 3j, -4 - 3j], np.complex64)
+    got = pm.sqrt(pm.asarray(z)).numpy()
+    want = np.sqrt(z.astype(np.complex128))
+    np.testing.assert_allclose(got, want.astype(np.complex64), rtol=3e-7)
+    assert np.all(np.isfinite(got))
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 7, -1, -2, 100, -100])
+def test_complex_integer_powers_are_exact_products(dev, n):
+    # exp(n log z) lost digits ((1.5e14j) ** 1 had a real part of -6.5e6); as NumPy: repeated squaring
+    z = np.array([1.4894906e14j, 1 + 2j, 3 - 1j, 0.5 + 0.5j, -2.0 + 0j], np.complex64)
+    got = pm.pow(pm.asarray(z), n).numpy()
+    with np.errstate(all="ignore"):
+        want = (z.astype(np.complex128) ** n).astype(np.complex64)
+    fin = np.isfinite(want)
+    np.testing.assert_allclose(got[fin], want[fin], rtol=1e-5 * max(1, abs(n)) / 10 + 1e-6)
+    np.testing.assert_array_equal(pm.pow(pm.asarray(z[:1]), True).numpy(), z[:1])
+
+
+def test_var_of_floats_whose_squares_overflow(dev):
+    # squared deviations past 1.8e19 overflowed float32 (var was inf where it fits)
+    a = np.array([0, 0, 0, -9.2e18, -9.2e18] * 15, np.float32).reshape(5, 15)
+    for axis in (None, 0, 1):
+        want = np.var(a.astype(np.float64), axis=axis).astype(np.float32)
+        got = pm.var(pm.asarray(a), axis=axis).numpy()
+        # float32's mean of equal values can be an ulp off them: atol of float32's precision of x**2
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6 * 9.2e18 ** 2)
+    for a in (np.zeros((0, 3), np.float32), np.array([np.inf, 0], np.float32), np.array([np.nan, 1], np.float32),
+              np.full(5, 7.0, np.float32), np.array([1.0, 2.0, 3.0, 4.0], np.float32)):
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            np.testing.assert_allclose(pm.var(pm.asarray(a), axis=0).numpy(), np.var(a, axis=0), rtol=1e-6)
+
+
+def test_complex_results_of_numpy_fallbacks_and_scans(dev):
+    v = pm.asarray(np.array([[1 + 2j, 0j], [3j, -1 + 0j]], np.complex64))
+    m = np.max(v)  # NumPy orders complex numbers; its scalar comes back as a 0-d pymetal array
+    assert isinstance(m, pm.Array) and m.shape == () and complex(m) == np.max(v.numpy())
+    got = pm.cumulative_sum(pm.asarray(np.array([0, 1, 2], np.int8)), dtype=pm.complex64)
+    assert got.dtype == np.complex64 and got.numpy().tolist() == [0j, 1 + 0j, 3 + 0j]
+    with pytest.raises(TypeError, match="complex"):
+        pm.searchsorted(pm.asarray([1.0, 2.0]), 1j)
