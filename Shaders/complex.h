@@ -59,7 +59,15 @@ METAL_FUNC cfloat c_exp(cfloat z) {
     if (isinf(x) && !isfinite(y)) return x < 0.0f ? cfloat(0.0f, 0.0f) : cfloat(x, NAN);
     return c_exp_mul(x, cos(y), sin(y));
 }
-METAL_FUNC cfloat c_log(cfloat z) { return cfloat(log(c_abs(z)), atan2(z.im, z.re)); }
+// |z| of a subnormal z keeps few digits (|1e-45 + 1e-45i| rounds to 1e-45): such a z is
+// scaled by 2^64 first (exact) and 64 log 2 taken off the logarithm.
+METAL_FUNC cfloat c_log(cfloat z) {
+    float m = fmax(fabs(z.re), fabs(z.im));
+    if (m > 0.0f && m < 1.1754943508222875e-38f)  // below float's smallest normal
+        return cfloat(log(c_abs(cfloat(z.re * 18446744073709551616.0f, z.im * 18446744073709551616.0f)))
+                      - 44.3614195558365f, atan2(z.im, z.re));  // 64 log 2
+    return cfloat(log(c_abs(z)), atan2(z.im, z.re));
+}
 // log(2z) without forming 2z, which can overflow where log(2z) cannot.
 METAL_FUNC cfloat c_log_2z(cfloat z) { cfloat r = c_log(z); return cfloat(r.re + M_LN2_F, r.im); }
 // MSL has no log1p: Kahan's form, accurate near 0 (no cancellation).

@@ -365,11 +365,13 @@ def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
         ss = reduce("sum", _ew.binary("multiply", d, d), axis, keepdims, _dt.float32)
         return _var_result(_ew.binary("divide", ss, float(denom) if denom > 0 else float("nan")), x)
     # Deviations past 1.8e19 (floats, 64-bit integers) have squares that overflow
-    # float32 where the variance does not: they are squared divided by the largest
-    # one, and the mean square multiplied back by it twice (never its square).
+    # float32 where the variance does not: they are squared divided by the power of
+    # two nearest the largest one (exact: the same roundings as unscaled), and the
+    # mean square multiplied back by it twice (never its square).
     big = reduce("max", _ew.unary("abs", d), axis, True)
-    big = _ew.where(_ew.binary("greater", big, 0.0), big, 1.0)  # all equal (0), or NaN: divide by 1
-    q = _ew.binary("divide", d, big)
+    ok = _ew.binary("logical_and", _ew.unary("isfinite", big), _ew.binary("greater", big, 0.0))
+    big = _ew.unary("exp2", _ew.unary("floor", _ew.unary("log2", _ew.where(ok, big, 1.0))))
+    q = _ew.binary("multiply", d, _ew.unary("reciprocal", big))
     ss = reduce("sum", _ew.binary("multiply", q, q), axis, keepdims, _dt.float32)
     r = _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan"))
     if not keepdims:

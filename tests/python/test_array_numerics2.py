@@ -426,3 +426,10 @@ def test_complex_results_of_numpy_fallbacks_and_scans(dev):
     assert got.dtype == np.complex64 and got.numpy().tolist() == [0j, 1 + 0j, 3 + 0j]
     with pytest.raises(TypeError, match="complex"):
         pm.searchsorted(pm.asarray([1.0, 2.0]), 1j)
+
+
+def test_complex_log_of_subnormal_values(dev):
+    # |z| of a subnormal z kept few digits: log(-1e-45 - 1e-45j) was -103.28, NumPy -102.93
+    z = np.array([-1.4e-45 - 1.4e-45j, 1e-40 + 3e-41j, 1e-38j, 3e-39 - 2e-39j], np.complex64)
+    got = pm.log(pm.asarray(z)).numpy()
+    np.testing.assert_allclose(got, np.log(z.astype(np.complex128)).astype(np.complex64), rtol=1e-6)
