@@ -427,9 +427,31 @@ def _floor_divide(a, b):
     return np.asarray(w, dtype=np.result_type(a, b))
 
 
+def _pow(a, b):
+    """NumPy's power, with the standard's (and C99's) -inf ** y = +inf for y > 0 not an odd
+    integer (NumPy's float32 power gives NaN)."""
+    with np.errstate(all="ignore"):
+        w = np.power(a, b)
+        if w.dtype.kind != "f":
+            return w
+        a, b = np.broadcast_arrays(np.asarray(a, w.dtype), np.asarray(b, w.dtype))
+        odd = (np.mod(b, 2) == 1)
+        return np.asarray(np.where(np.isneginf(a) & (b > 0) & ~odd, np.inf, w), dtype=w.dtype)
+
+
+def _sign(z):
+    """NumPy's sign, with the standard's NaN + NaN j for a complex number with a NaN part
+    (NumPy's sign(inf + nan j) is 1)."""
+    w = np.sign(z)
+    if w.dtype.kind != "c":
+        return w
+    bad = np.isnan(z.real) | np.isnan(z.imag)
+    return np.where(bad, np.complex64(complex(np.nan, np.nan)), w).astype(w.dtype)
+
+
 ORACLE = {"log1p": _complex_accurate(np.log1p, _log1p_c, lambda z: np.log(1 + z)),
           "expm1": _complex_accurate(np.expm1, _expm1_c, lambda z: np.exp(z) - 1),
-          "floor_divide": _floor_divide}
+          "floor_divide": _floor_divide, "pow": _pow, "sign": _sign}
 
 
 def npf(op):
@@ -620,8 +642,11 @@ def op_reduce(draw, prog):
     refused = refused_for(op, x.dtype) or (op in ("max", "min", "argmax", "argmin") and x.dtype.kind == "c")
     if "dtype" in kw and x.dtype.kind == "c" and kw["dtype"].kind != "c":
         refused = True  # complex to real: astype refuses it, so does a reduction's dtype
+    # complex products with infinities: which non-finite value comes out depends on the order
+    # (NumPy's prod([inf j]) is (1 + 0j) * inf j = nan + inf j; pymetal's, inf j itself)
+    loose = op in ("prod", "cumulative_prod") and x.dtype.kind == "c"
     prog.step(op_id, code, pm_fn, lambda V: oracle_reduce(op, V[i], kw), refused=refused,
-              bound=reduce_bound(op, x, kw))
+              bound=reduce_bound(op, x, kw), loose=loose)
 
 
 def _src(v):
@@ -635,6 +660,13 @@ def oracle_reduce(op, x, kw):
     dt = kw.pop("dtype", None)
     if dt is not None and dt.kind in "iu" and x.dtype.kind not in "biu":
         check_int_cast(x, dt)
+    if dt is not None and dt in HALF and x.dtype != dt and x.dtype.kind != "c":
+        # finite elements beyond the half type's range: whether they become inf before
+        # they are added (pymetal, and NumPy's astype) or after (NumPy's float16 loops add
+        # in float32) is not specified
+        f = x.astype(np.float64)
+        if np.any(np.isfinite(f) & (np.abs(f) > float(np.finfo(F32 if dt == BF16 else dt).max))):
+            raise Undefined("an element beyond the range of dtype=")
     acc = x.dtype if dt is None else dt
     if op == "cumulative_sum":
         if dt is None and x.dtype.kind in "biu":
@@ -909,6 +941,8 @@ def op_manip(draw, prog):
                 check_int_cast(a, dt)
             if a.dtype.kind == "c" and dt.kind != "c":
                 return a.real.astype(dt)  # pymetal refuses this by design
+            if a.dtype == dt and not copy:
+                return a  # the same array, as NumPy's (writes to one show in the other)
             if a.dtype in HALF and dt in HALF:
                 return a.astype(F32).astype(dt)
             return a.astype(dt, copy=copy)
