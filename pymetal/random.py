@@ -27,7 +27,7 @@ from typing import Any
 
 import numpy as np
 
-from ._array import Array, asarray, empty
+from ._array import Array, asarray, empty, normalize_shape
 from ._kernels.random import fill
 from ._manipulation import ascontiguousarray, broadcast_to
 from .device import resolve
@@ -53,17 +53,7 @@ def _float_dtype(dtype):
 
 
 def _shape(size):
-    if size is None:
-        return ()
-    if isinstance(size, (int, np.integer)):
-        size = (size,)
-    try:
-        shape = tuple(operator.index(s) for s in size)
-    except TypeError:
-        raise TypeError("pm.random: size must be None, an int or a tuple of ints, not %r" % (size,)) from None
-    if any(s < 0 for s in shape):
-        raise ValueError("pm.random: negative dimensions are not allowed (size=%r)" % (size,))
-    return shape
+    return () if size is None else normalize_shape(size)
 
 
 def _is_scalar(x):
