@@ -197,5 +197,18 @@ METAL_FUNC cfloat c_atanh(cfloat z) {
 }
 // asin z = -i asinh(i z); acos z = pi/2 - asin z with the imaginary part negated, not
 // subtracted from +0 (acos(0) is pi/2 - 0i).
-METAL_FUNC cfloat c_asin(cfloat z) { return c_div_i(c_asinh(c_mul_i(z))); }
-METAL_FUNC cfloat c_acos(cfloat z) { cfloat s = c_asin(z); return cfloat(M_PI_2_F - s.re, -s.im); }
+// asin and acos of finite z below 1e9 in magnitude by Kahan's formulas ("Branch cuts for
+// complex elementary functions", 1987), from sqrt(1 - z) and sqrt(1 + z): accurate near
+// the branch points +-1, where pi/2 - asin(z) cancelled (acos(1 - 6e-5i) lost 5 digits).
+// Elsewhere (huge or non-finite parts) through asinh, with C99's special values.
+METAL_FUNC bool c_kahan_ok(cfloat z) { return isfinite(z.re) && isfinite(z.im) && fmax(fabs(z.re), fabs(z.im)) < 1.0e9f; }
+METAL_FUNC cfloat c_asin(cfloat z) {
+    if (!c_kahan_ok(z)) return c_div_i(c_asinh(c_mul_i(z)));
+    cfloat a = c_sqrt(cfloat(1.0f - z.re, -z.im)), b = c_sqrt(cfloat(1.0f + z.re, z.im));
+    return cfloat(atan2(z.re, a.re * b.re - a.im * b.im), asinh(a.re * b.im - a.im * b.re));
+}
+METAL_FUNC cfloat c_acos(cfloat z) {
+    if (!c_kahan_ok(z)) { cfloat s = c_div_i(c_asinh(c_mul_i(z))); return cfloat(M_PI_2_F - s.re, -s.im); }
+    cfloat a = c_sqrt(cfloat(1.0f - z.re, -z.im)), b = c_sqrt(cfloat(1.0f + z.re, z.im));
+    return cfloat(2.0f * atan2(a.re, b.re), asinh(b.re * a.im - b.im * a.re));
+}

@@ -147,6 +147,9 @@ def reduce(name: str, x: ArrayLike, axis: int | tuple[int, ...] | None = None, k
     functor, rule = _ops.REDUCE[name]
     if _dt.kind(x._dtype) == "c" and name not in _ops.COMPLEX_REDUCE:
         raise TypeError("%s() is not defined for complex arrays (complex numbers have no order)" % name)
+    if out_dtype is not None and _dt.kind(x._dtype) == "c" and _dt.kind(out_dtype) != "c":
+        raise TypeError("%s(): a complex array cannot accumulate into %s (the imaginary parts would be "
+                        "lost); take pm.real(x) first" % (name, out_dtype))
     acc = _ops.accumulator(rule, x._dtype)
     if out_dtype is not None and _ops.accumulator(rule, out_dtype) != acc:
         # A requested dtype is the accumulator, as in NumPy: the elements are converted
@@ -326,9 +329,9 @@ def _real_only(name, x):
 def mean(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
     """Arithmetic mean over axis.
 
-    float32 for integer input (summed in float32, so it never wraps around as an
-    integer sum could; NumPy's float64 is not a device type); float16/bfloat16 summed in
-    float32; complex64 stays complex64.
+    float32 for integer input (integers up to 32 bits summed exactly in int64, 64-bit
+    ones in float32, so that the sum never wraps around; NumPy's float64 is not a device
+    type); float16/bfloat16 summed in float32; complex64 stays complex64.
 
     Examples:
         >>> pm.mean(pm.asarray([[1, 2], [3, 5]]), axis=0)
@@ -337,7 +340,13 @@ def mean(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims
     x = _ew.as_array(x)
     axes = _axes(axis, x.ndim)
     n = _count(x, axes)
-    s = reduce("sum", x, axis, keepdims, _dt.complex64 if _dt.kind(x._dtype) == "c" else _dt.float32)
+    k = _dt.kind(x._dtype)
+    if k in "biu" and x._dtype.itemsize <= 4:
+        # exactly, in int64 (float32 partial sums lose the digits of large integers:
+        # mean([-2**31, 2**31 - 1, 0]) was 0)
+        s = _ew.astype(reduce("sum", x, axis, keepdims, _dt.int64), _dt.float32)
+    else:
+        s = reduce("sum", x, axis, keepdims, _dt.complex64 if k == "c" else _dt.float32)
     r = _ew.binary("divide", s, float(n) if n else float("nan"))
     out = _float_of(x)
     return r if out == r._dtype else _ew.astype(r, out)

@@ -433,3 +433,14 @@ def test_complex_log_of_subnormal_values(dev):
     z = np.array([-1.4e-45 - 1.4e-45j, 1e-40 + 3e-41j, 1e-38j, 3e-39 - 2e-39j], np.complex64)
     got = pm.log(pm.asarray(z)).numpy()
     np.testing.assert_allclose(got, np.log(z.astype(np.complex128)).astype(np.complex64), rtol=1e-6)
+
+
+def test_complex_acos_asin_near_the_branch_points(dev):
+    # pi/2 - asin(z) cancelled near z = +-1 (acos(1 - 6.1e-5j) had 5 correct digits): Kahan's formulas
+    rng = np.random.default_rng(3)
+    eps = rng.choice([1e-6, 1e-4, 1e-2], 400) * (rng.standard_normal(400) + 1j * rng.standard_normal(400))
+    z = np.concatenate([1 + eps, -1 + eps, eps, [1 - 6.1035156e-05j, 0.5j, 1.1 + 0j, -1.1 + 0j]]).astype(np.complex64)
+    for f, nf in ((pm.acos, np.arccos), (pm.asin, np.arcsin)):
+        got = f(pm.asarray(z)).numpy()
+        want = nf(z.astype(np.complex128))
+        np.testing.assert_allclose(got, want, rtol=4e-7, atol=1e-30)
