@@ -379,7 +379,8 @@ def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
     # mean square multiplied back by it twice (never its square).
     big = reduce("max", _ew.unary("abs", d), axis, True)
     ok = _ew.binary("logical_and", _ew.unary("isfinite", big), _ew.binary("greater", big, 0.0))
-    big = _ew.unary("exp2", _ew.unary("floor", _ew.unary("log2", _ew.where(ok, big, 1.0))))
+    # (never below 1: small deviations are squared as they are; 1 / 2**-130 would overflow)
+    big = _ew.unary("exp2", _ew.binary("maximum", _ew.unary("floor", _ew.unary("log2", _ew.where(ok, big, 1.0))), 0.0))
     q = _ew.binary("multiply", d, _ew.unary("reciprocal", big))
     ss = reduce("sum", _ew.binary("multiply", q, q), axis, keepdims, _dt.float32)
     r = _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan"))

@@ -727,6 +727,14 @@ def oracle_reduce(op, x, kw):
         wide = np.complex128 if x.dtype.kind == "c" else np.float64
         return _reduce_float(lambda a: getattr(np, op)(a.astype(wide), **kw), x,
                              F32 if x.dtype.kind in "biu" else x.dtype, None)
+    if op == "prod" and (dt or x.dtype).kind in "fc" or op == "prod" and (dt or x.dtype) == BF16:
+        # a zero among factors whose other partial products overflow: inf * 0 is NaN in some
+        # orders of the multiplications and 0 in others (NumPy's and pymetal's differ)
+        f = np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))
+        top = float(np.finfo(F32).max) if (dt or x.dtype) in (BF16, F32, C64) else float(np.finfo(dt or x.dtype).max)
+        with np.errstate(all="ignore"):
+            if np.any(f == 0) and np.prod(np.where(f == 0, 1.0, f)) > top:
+                raise Undefined("a zero among factors whose product overflows")
     if op in ("sum", "prod"):
         if dt is not None and dt in HALF:
             return _reduce_float(lambda a: getattr(np, op)(a.astype(np.float64), **kw), x, dt, dt)

@@ -444,3 +444,12 @@ def test_complex_acos_asin_near_the_branch_points(dev):
         got = f(pm.asarray(z)).numpy()
         want = nf(z.astype(np.complex128))
         np.testing.assert_allclose(got, want, rtol=4e-7, atol=1e-30)
+
+
+def test_var_of_tiny_values(dev):
+    # the scale of var's deviations is never below 1 (1 / 2**-130 overflowed: var was inf)
+    for dt in (np.float32, pm.bfloat16):
+        a = np.array([[0.0, 0.0], [0.0, 1e-39]], np.float32).astype(dt)
+        assert float(pm.var(pm.asarray(a))) == 0.0
+        b = np.array([1e-20, 3e-20, 2e-20], np.float32)
+        np.testing.assert_allclose(float(pm.var(pm.asarray(b))), np.var(b.astype(np.float64)), rtol=1e-5)
