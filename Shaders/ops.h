@@ -344,8 +344,12 @@ template <> METAL_FUNC cfloat Pow::operator()<cfloat>(cfloat a, cfloat b) const 
     if (b.im == 0.0f && b.re == floor(b.re) && fabs(b.re) <= 100.0f) {
         int n = int(fabs(b.re));
         cfloat r = cfloat(1.0f, 0.0f), p = b.re < 0.0f ? cfloat(1.0f, 0.0f) / a : a;  // (1/a)^n: no 1/inf
+        bool first = true;  // r = p, not (1 + 0i) * p: 0 * inf would make a NaN part
         for (; n; n >>= 1) {
-            if (n & 1) r = r * p;
+            if (n & 1) {
+                r = first ? p : r * p;
+                first = false;
+            }
             p = p * p;
         }
         return r;

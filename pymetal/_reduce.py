@@ -361,6 +361,13 @@ def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
         >>> pm.var(x), pm.var(x, correction=1)
         (Array(1.25, dtype=float32), Array(1.6666666, dtype=float32))
     """
+    r, big = _moment(x, axis, correction, keepdims)
+    return _var_result(r if big is None else _ew.binary("multiply", _ew.binary("multiply", r, big), big), x)
+
+
+def _moment(x, axis, correction, keepdims):
+    """(mean square deviation over axis, the power of two its deviations were divided by,
+    or None): var is r * s * s, std sqrt(r) * s (neither squares s, which can overflow)."""
     x = _ew.as_array(x)
     _real_only("var", x)
     axes = _axes(axis, x.ndim)
@@ -372,11 +379,10 @@ def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
     if (_dt.kind(x._dtype) in "iu" and x._dtype.itemsize <= 4) or n == 0 or x._size == 0:
         # deviations below 2**32 (small integers): their squares cannot overflow float32
         ss = reduce("sum", _ew.binary("multiply", d, d), axis, keepdims, _dt.float32)
-        return _var_result(_ew.binary("divide", ss, float(denom) if denom > 0 else float("nan")), x)
+        return _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan")), None
     # Deviations past 1.8e19 (floats, 64-bit integers) have squares that overflow
     # float32 where the variance does not: they are squared divided by the power of
-    # two nearest the largest one (exact: the same roundings as unscaled), and the
-    # mean square multiplied back by it twice (never its square).
+    # two nearest the largest one (exact: the same roundings as unscaled).
     big = reduce("max", _ew.unary("abs", d), axis, True)
     ok = _ew.binary("logical_and", _ew.unary("isfinite", big), _ew.binary("greater", big, 0.0))
     # (never below 1: small deviations are squared as they are; 1 / 2**-130 would overflow)
@@ -384,9 +390,7 @@ def var(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
     q = _ew.binary("multiply", d, _ew.unary("reciprocal", big))
     ss = reduce("sum", _ew.binary("multiply", q, q), axis, keepdims, _dt.float32)
     r = _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan"))
-    if not keepdims:
-        big = big.reshape(r._shape)
-    return _var_result(_ew.binary("multiply", _ew.binary("multiply", r, big), big), x)
+    return r, (big if keepdims else big.reshape(r._shape))
 
 
 def _var_result(r, x):
@@ -402,8 +406,9 @@ def std(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, correctio
         >>> pm.std(pm.asarray([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]))
         Array(2., dtype=float32)
     """
-    v = var(x, axis=axis, correction=correction, keepdims=keepdims)
-    return _ew.unary("sqrt", v)
+    r, big = _moment(x, axis, correction, keepdims)
+    s = _ew.unary("sqrt", r)
+    return _var_result(s if big is None else _ew.binary("multiply", s, big), x)
 
 
 def count_nonzero(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:

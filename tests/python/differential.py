@@ -767,6 +767,8 @@ def reduce_bound(op, x, kw):
     """Sums and products are not one serial chain on either side: the bound is
     the terms' magnitudes times the float32 accumulation's rounding."""
     acc = np.dtype(kw["dtype"]) if kw.get("dtype") is not None else x.dtype
+    if op in ("mean", "var", "std") and acc.kind in "biu":
+        acc = F32  # pymetal's integer means and moments are float32 computations (the README says so)
     if op not in ("sum", "mean", "var", "std", "cumulative_sum") or acc.kind not in "fcV" and acc != BF16:
         return None
     a = np.abs(x.astype(np.complex128 if x.dtype.kind == "c" else np.float64))

@@ -453,3 +453,14 @@ def test_var_of_tiny_values(dev):
         assert float(pm.var(pm.asarray(a))) == 0.0
         b = np.array([1e-20, 3e-20, 2e-20], np.float32)
         np.testing.assert_allclose(float(pm.var(pm.asarray(b))), np.var(b.astype(np.float64)), rtol=1e-5)
+
+
+def test_std_where_the_variance_overflows(dev):
+    # std was sqrt(var), and var (3.4e38 or more) overflowed float32 although std fits
+    b = np.zeros(64, np.float32)
+    b[0], b[1] = 1.5e20, -1.5e20
+    for dt in (np.float32, pm.bfloat16):
+        got = float(pm.std(pm.asarray(b.astype(dt))))
+        np.testing.assert_allclose(got, np.std(b.astype(np.float64)), rtol=1e-2 if dt != np.float32 else 1e-5)
+    # an integer power's first factor is taken as it is: (1 + 0j) * (inf - 0j) had a NaN part
+    assert complex(pm.pow(pm.asarray(np.array(4294967296j, np.complex64)), 4)) == complex(np.inf, 0)
