@@ -999,6 +999,8 @@ def op_manip(draw, prog):
             a = V[i]
             if dt.kind in "iu" and a.dtype.kind not in "biu":
                 check_int_cast(a, dt)
+            if a.dtype.kind == "c" and dt == BOOL:
+                return a.astype(dt)  # nonzero, either part (as NumPy's)
             if a.dtype.kind == "c" and dt.kind != "c":
                 return a.real.astype(dt)  # pymetal refuses this by design
             if a.dtype == dt and not copy:
@@ -1007,7 +1009,8 @@ def op_manip(draw, prog):
                 return a.astype(F32).astype(dt)
             return a.astype(dt, copy=copy)
         prog.step(op, "pm.astype(%s, pm.%s, copy=%r)" % (V_, name(dt), copy),
-                  lambda V: pm.astype(V[i], dt, copy=copy), np_fn, refused=x.dtype.kind == "c" and dt.kind != "c")
+                  lambda V: pm.astype(V[i], dt, copy=copy), np_fn,
+                  refused=x.dtype.kind == "c" and dt.kind != "c" and dt != BOOL)
     elif op == "where":
         c = pick(draw, prog, lambda v: v.np.dtype == BOOL and broadcastable(v.np.shape, x.shape))
         if c is None:
