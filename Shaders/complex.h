@@ -59,17 +59,6 @@ METAL_FUNC cfloat c_exp(cfloat z) {
     if (isinf(x) && !isfinite(y)) return x < 0.0f ? cfloat(0.0f, 0.0f) : cfloat(x, NAN);
     return c_exp_mul(x, cos(y), sin(y));
 }
-// |z| of a subnormal z keeps few digits (|1e-45 + 1e-45i| rounds to 1e-45): such a z is
-// scaled by 2^64 first (exact) and 64 log 2 taken off the logarithm.
-METAL_FUNC cfloat c_log(cfloat z) {
-    float m = fmax(fabs(z.re), fabs(z.im));
-    if (m > 0.0f && m < 1.1754943508222875e-38f)  // below float's smallest normal
-        return cfloat(log(c_abs(cfloat(z.re * 18446744073709551616.0f, z.im * 18446744073709551616.0f)))
-                      - 44.3614195558365f, atan2(z.im, z.re));  // 64 log 2
-    return cfloat(log(c_abs(z)), atan2(z.im, z.re));
-}
-// log(2z) without forming 2z, which can overflow where log(2z) cannot.
-METAL_FUNC cfloat c_log_2z(cfloat z) { cfloat r = c_log(z); return cfloat(r.re + M_LN2_F, r.im); }
 // MSL has no log1p: Kahan's form, accurate near 0 (no cancellation).
 METAL_FUNC float log1p_f(float v) {
     float u = 1.0f + v;
@@ -77,6 +66,19 @@ METAL_FUNC float log1p_f(float v) {
     if (isinf(u)) return u > 0.0f ? u : NAN;  // log1p(-inf) is NaN
     return log(u) * (v / (u - 1.0f));
 }
+// |z| of a subnormal z keeps few digits (|1e-45 + 1e-45i| rounds to 1e-45): such a z is
+// scaled by 2^64 first (exact) and 64 log 2 taken off the logarithm.
+METAL_FUNC cfloat c_log(cfloat z) {
+    float m = fmax(fabs(z.re), fabs(z.im));
+    if (m > 0.5f && m < 2.0f)  // |z| near 1: log |z| = log1p((x - 1)(x + 1) + y^2) / 2, no cancellation
+        return cfloat(0.5f * log1p_f((z.re - 1.0f) * (z.re + 1.0f) + z.im * z.im), atan2(z.im, z.re));
+    if (m > 0.0f && m < 1.1754943508222875e-38f)  // below float's smallest normal
+        return cfloat(log(c_abs(cfloat(z.re * 18446744073709551616.0f, z.im * 18446744073709551616.0f)))
+                      - 44.3614195558365f, atan2(z.im, z.re));  // 64 log 2
+    return cfloat(log(c_abs(z)), atan2(z.im, z.re));
+}
+// log(2z) without forming 2z, which can overflow where log(2z) cannot.
+METAL_FUNC cfloat c_log_2z(cfloat z) { cfloat r = c_log(z); return cfloat(r.re + M_LN2_F, r.im); }
 // Tiny and huge z are scaled by 2^64 or 2^-64 first and the root by 2^-32 or 2^32
 // (exact): (|x| + |z|) / 2 of a subnormal z rounds to 0 (sqrt(1e-45i) was inf), and
 // |x| + |z| of a huge one overflows.

@@ -464,3 +464,13 @@ def test_std_where_the_variance_overflows(dev):
         np.testing.assert_allclose(got, np.std(b.astype(np.float64)), rtol=1e-2 if dt != np.float32 else 1e-5)
     # an integer power's first factor is taken as it is: (1 + 0j) * (inf - 0j) had a NaN part
     assert complex(pm.pow(pm.asarray(np.array(4294967296j, np.complex64)), 4)) == complex(np.inf, 0)
+
+
+def test_complex_log_near_the_unit_circle(dev):
+    # log |z| cancelled for |z| near 1 (log(1.0001 + 1e-4j) had 4 correct digits): log1p form there
+    rng = np.random.default_rng(1)
+    r = 1 + rng.choice([1e-6, 1e-4, 1e-2], 400) * rng.standard_normal(400)
+    z = (r * np.exp(1j * rng.uniform(-3, 3, 400))).astype(np.complex64)
+    z = np.concatenate([z, np.array([1.056640625 + 0.009765625j, 1.0001 + 0.0001j, 0.9999 - 0.001j], np.complex64)])
+    got = pm.log(pm.asarray(z)).numpy()
+    np.testing.assert_allclose(got, np.log(z.astype(np.complex128)), rtol=3e-7, atol=1e-12)
