@@ -690,7 +690,9 @@ def op_reduce(draw, prog):
         refused = True  # complex to real: astype refuses it, so does a reduction's dtype
     # complex products with infinities: which non-finite value comes out depends on the order
     # (NumPy's prod([inf j]) is (1 + 0j) * inf j = nan + inf j; pymetal's, inf j itself)
-    loose = op in ("prod", "cumulative_prod") and x.dtype.kind == "c"
+    # (the accumulation dtype decides: a real array multiplied in complex64 is a complex product)
+    acc = kw.get("dtype") or x.dtype
+    loose = op in ("prod", "cumulative_prod") and np.dtype(acc).kind == "c"
     prog.step(op_id, code, pm_fn, lambda V: oracle_reduce(op, V[i], kw), refused=refused,
               bound=reduce_bound(op, x, kw), loose=loose)
 
