@@ -184,7 +184,22 @@ def _array_function(self, func, types, args, kwargs):
             return _call(spec, args, kwargs)
         except (_Unsupported, TypeError, NotImplementedError):
             pass  # an argument pymetal does not take: NumPy's, below
+    if func in _LIKE and _like_dtype(func, args, kwargs) not in _dt.SUPPORTED:
+        # np.empty_like(x, dtype=[("vals", ...), ("arg", ...)]) of a pymetal x: an array of x's
+        # type cannot hold it. TypeError, as CuPy raises, is what callers test for (Dask's
+        # arg-reductions then keep their pieces as pymetal arrays in a dict).
+        raise TypeError("pymetal arrays cannot hold dtype %s; use NumPy's %s on a NumPy array"
+                        % (_like_dtype(func, args, kwargs), func.__name__))
     return _device(func(*_host(args), **_host(kwargs)))
+
+
+_LIKE = (np.empty_like, np.zeros_like, np.ones_like, np.full_like)
+
+
+def _like_dtype(func, args, kwargs):
+    at = 2 if func is np.full_like else 1  # dtype's position: (a, [fill_value,] dtype, ...)
+    dtype = kwargs.get("dtype", args[at] if len(args) > at else None)
+    return np.dtype(dtype) if dtype is not None else args[0].dtype
 
 
 class _Unsupported(Exception):
