@@ -193,8 +193,13 @@ METAL_FUNC cfloat c_atanh(cfloat z) {
         return cfloat((x / m) / (m * ((x / m) * (x / m) + (y / m) * (y / m))), copysign(M_PI_2_F, y));
     // Re from |x| (an odd function of x): log1p of a non-negative number, which cannot
     // cancel near x = -1 as log1p(4x / ...) near -1 would.
-    float a = 1.0f - fabs(x);
-    return cfloat(copysign(0.25f * log1p_f(4.0f * fabs(x) / (a * a + y * y)), x),
+    // Within 1e-4 of +-1, a^2 + y^2 can underflow (atanh(1 + 1e-22i) came out inf): there
+    // log1p(q) is log(q) to float precision, and log(4|x| / h^2) = log(4|x|) - 2 log(h) with
+    // h = |a + iy| computed without squaring.
+    float a = 1.0f - fabs(x), h = c_abs(cfloat(a, y));
+    float re = h < 1.0e-4f ? 0.25f * log(4.0f * fabs(x)) - 0.5f * log(h)
+                           : 0.25f * log1p_f(4.0f * fabs(x) / (a * a + y * y));
+    return cfloat(copysign(re, x),
                   0.5f * atan2(2.0f * y, (1.0f - x) * (1.0f + x) - y * y));
 }
 // asin z = -i asinh(i z); acos z = pi/2 - asin z with the imaginary part negated, not

@@ -382,11 +382,12 @@ def _moment(x, axis, correction, keepdims):
         return _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan")), None
     # Deviations past 1.8e19 (floats, 64-bit integers) have squares that overflow
     # float32 where the variance does not: they are squared divided by the power of
-    # two nearest the largest one (exact: the same roundings as unscaled).
+    # two nearest the largest one (exact: the same roundings as unscaled, or fewer).
     big = reduce("max", _ew.unary("abs", d), axis, True)
     ok = _ew.binary("logical_and", _ew.unary("isfinite", big), _ew.binary("greater", big, 0.0))
-    # (never below 1: small deviations are squared as they are; 1 / 2**-130 would overflow)
-    big = _ew.unary("exp2", _ew.binary("maximum", _ew.unary("floor", _ew.unary("log2", _ew.where(ok, big, 1.0))), 0.0))
+    # Tiny deviations are scaled up as well (their squares underflow where std does not:
+    # std of [0, 7.6e-32] was 0), but by at most 2**126: 1 / 2**-130 would overflow.
+    big = _ew.unary("exp2", _ew.binary("maximum", _ew.unary("floor", _ew.unary("log2", _ew.where(ok, big, 1.0))), -126.0))
     q = _ew.binary("multiply", d, _ew.unary("reciprocal", big))
     ss = reduce("sum", _ew.binary("multiply", q, q), axis, keepdims, _dt.float32)
     r = _ew.binary("divide", ss, float(denom) if denom > 0 else float("nan"))

@@ -331,6 +331,32 @@ def test_complex_functions_uniform_accuracy(dev, name, ref):
     assert err.max() < 1e-6, (z[np.argmax(err)], got[np.argmax(err)], want[np.argmax(err)])
 
 
+def test_complex_atanh_at_the_branch_points(dev):
+    # atanh(1 + 8.3e-23j) was inf + 0.785j: (1 - x)^2 + y^2 underflowed to 0 (differential fuzz)
+    z = np.array([1 + 8.3e-23j, -1 - 8.3e-23j, 1 + 1e-38j, 1 - 3e-30j, 1.0000001 + 1e-20j,
+                  0.99999994 + 1e-12j, 1 + 1e-5j, -1 + 2e-4j], C64)
+    got = pm.atanh(pm.asarray(z)).numpy()
+    want = np.arctanh(z.astype(np.complex128))
+    np.testing.assert_allclose(got.real, want.real, rtol=2e-6)
+    np.testing.assert_allclose(got.imag, want.imag, rtol=2e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, pm.bfloat16])
+def test_std_of_tiny_values(dev, dtype):
+    # squares of deviations near 1e-32 underflow float32 where std does not (std was 0)
+    a = np.zeros((2, 3, 4), np.float32)
+    a[1, 2, 3] = 7.6e-32
+    a[0, 1, 2] = -3e-35
+    a[1, 0] = 1e-44  # subnormal
+    a = a.astype(dtype)
+    for axis in (None, 0, (1, 2)):
+        want = np.std(a.astype(np.float64), axis=axis)
+        got = pm.std(pm.asarray(a), axis=axis).numpy().astype(np.float64)
+        np.testing.assert_allclose(got, want, rtol=1e-2 if dtype is pm.bfloat16 else 1e-5, atol=3e-45)  # subnormal steps
+        np.testing.assert_allclose(pm.var(pm.asarray(a), axis=axis).numpy().astype(np.float64), want ** 2,
+                                   rtol=1e-2, atol=1e-45)
+
+
 @pytest.mark.parametrize("dtype", [np.int64, np.uint64])
 def test_var_std_of_64_bit_integers_do_not_overflow(dev, dtype):
     # deviations of 64-bit integers reach 1.8e19, whose squares overflow float32 (were inf)
