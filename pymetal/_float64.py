@@ -25,11 +25,14 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import warnings
 
 import numpy as np
 
 from . import dtypes as _dt
+from ._array import Array as _Array, _from_numpy, _new, owner_of
+from .device import device as _default_device
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -49,6 +52,7 @@ def _env_policy():
 
 
 _policy = _env_policy()
+_PACKAGE = os.path.dirname(os.path.abspath(__file__)) + os.sep
 _warned = False
 
 
@@ -216,10 +220,13 @@ def _warn_once():
     global _warned
     if not _warned:
         _warned = True
+        frame, level = sys._getframe(1), 2  # the warning names the user's line, outside pymetal
+        while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+            frame, level = frame.f_back, level + 1
         warnings.warn("pymetal: float64/complex128 data converted to float32/complex64 (float64 policy "
                       "'downcast'; Apple GPUs have no double precision). pm.set_float64_policy('host') "
                       "computes float64 on the host instead. This warning is shown once.",
-                      UserWarning, stacklevel=4)
+                      UserWarning, stacklevel=level)
 
 
 def _narrow(x: Any) -> Any:
@@ -248,21 +255,24 @@ def _narrow(x: Any) -> Any:
 
 # ---- the dispatch point ---------------------------------------------------------------------------
 
-def dispatch(pm_fn: Callable, host_fn: Callable | None, args: tuple, kwargs: dict) -> Any:
-    """A call with a float64/complex128 operand, under the current policy."""
+def dispatch(pm_fn: Callable, host_fn: Callable | None, args: tuple, kwargs: dict, raw: bool = False) -> Any:
+    """A call with a float64/complex128 operand, under the current policy. host_fn is NumPy's
+    function (called on host views), or with `raw` one of pymetal's that takes pymetal arrays."""
     if _policy == "downcast":
         return pm_fn(*_narrow(args), **{k: _narrow(v) for k, v in kwargs.items()})
     if host_fn is None:  # nothing NumPy computes it with: pymetal's own refusal
         return pm_fn(*args, **kwargs)
+    if raw:
+        return host_fn(*args, **kwargs)
     return _run_host(host_fn, args, kwargs)
 
 
-def wrap(pm_fn: Callable, host_fn: Callable | None) -> Callable:
+def wrap(pm_fn: Callable, host_fn: Callable | None, raw: bool = False) -> Callable:
     """pm_fn, with calls that have a float64 operand sent to `dispatch`."""
     @functools.wraps(pm_fn)
     def fn(*args, **kwargs):
         if _policy != "error" and _wide_call(args, kwargs):
-            return dispatch(pm_fn, host_fn, args, kwargs)
+            return dispatch(pm_fn, host_fn, args, kwargs, raw)
         return pm_fn(*args, **kwargs)
     fn._float64_wrapped = pm_fn  # type: ignore[attr-defined]
     return fn
@@ -309,13 +319,9 @@ def _host_function(module: Any, name: str) -> Callable | None:
     return f if callable(f) and not isinstance(f, type) else None
 
 
-def install(namespace: dict, array_cls: type) -> None:
+def install(namespace: dict, array_cls: type = _Array) -> None:
     """Wraps the namespace's functions, pm.linalg's, pm.fft's and Array's methods (once)."""
-    global _Array, _from_numpy, _new, owner_of, _default_device
-    from . import _array, fft, linalg
-    from .device import device
-    _Array, _from_numpy, _new, owner_of, _default_device = array_cls, _array._from_numpy, _array._new, \
-        _array.owner_of, device
+    from . import fft, linalg
     if getattr(array_cls, "_float64_installed", False):
         return
     skip = {"result_type", "can_cast", "finfo", "iinfo", "isdtype", "broadcast_shapes", "set_float64_policy",
@@ -363,9 +369,3 @@ def _part_set(name, fset):
         fset(self, value)
     return set_
 
-
-_Array: Any = None
-_from_numpy: Any = None
-_new: Any = None
-owner_of: Any = None
-_default_device: Any = None
