@@ -81,7 +81,8 @@ def _load(name, family, dt):
     key = (family, dt)
     flib = _families.get(key)
     if flib is None:
-        flib = _library.compile(family_source(family, dt), device=dev)
+        from ._precompile import timed_compile  # a slow first-use compile warns (pm.precompile)
+        flib = timed_compile(lambda: _library.compile(family_source(family, dt), device=dev), family, dt)
         _families[key] = flib
     return Function(flib, name, own=True)
 

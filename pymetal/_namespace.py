@@ -101,6 +101,8 @@ import numpy as _np  # noqa: E402
 errstate = _np.errstate
 euler_gamma = 0.5772156649015329
 
+from ._precompile import precompile, CompileTimeWarning  # noqa: E402  (no silent first-use compile)
+
 # float64/complex128 (issue 23): the one dispatch point, wrapping the functions above and Array's methods.
 from ._float64 import set_float64_policy, get_float64_policy, install as _install_float64  # noqa: E402
 _install_float64(globals(), Array)
