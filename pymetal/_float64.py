@@ -330,7 +330,11 @@ def install(namespace: dict, array_cls: type = _Array) -> None:
         if name.startswith("_") or name in skip or isinstance(f, type) or not callable(f):
             continue
         if getattr(f, "__module__", "").startswith("pymetal") and not hasattr(f, "_float64_wrapped"):
-            namespace[name] = wrap(f, _host_function(np, name))
+            host = _host_function(np, name)
+            namespace[name] = w = wrap(f, host)
+            for m in ("reduce", "accumulate", "outer", "at", "reduceat"):  # pm.add.reduce: NumPy's ufunc methods
+                if callable(getattr(f, m, None)):
+                    setattr(w, m, wrap(getattr(f, m), getattr(host, m, None)))
     for mod, np_mod in ((linalg, np.linalg), (fft, np.fft)):
         for name in getattr(mod, "__all__", ()):
             f = getattr(mod, name)
@@ -354,6 +358,7 @@ def install(namespace: dict, array_cls: type = _Array) -> None:
 
 def _part(name, fget):
     """x.real / x.imag: for complex128 a float64 view (the device's takes float32 parts)."""
+    @functools.wraps(fget)
     def get(self):
         if self._dtype in WIDE and _policy == "host":
             return _device(getattr(self._read(), name), self._buf.device)
@@ -362,6 +367,7 @@ def _part(name, fget):
 
 
 def _part_set(name, fset):
+    @functools.wraps(fset)
     def set_(self, value):
         if _policy == "host" and (self._dtype in WIDE or _wide(value)):
             setattr(self._read(), name, _host(value))

@@ -41,9 +41,11 @@ def _host(x):
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
-    if method == "__call__" and _f64.get_float64_policy() != "error" and _f64._wide_call(inputs, kwargs):
-        return _f64.dispatch(getattr(_ew.FUNCTIONS.get(_UFUNCS.get(ufunc)), "__call__", ufunc), ufunc,
-                             inputs, kwargs)  # np.add(float64 data, x): float64 policy (_float64.py)
+    if _f64.get_float64_policy() != "error" and _f64._wide_call(inputs, kwargs):
+        # np.add(float64 data, x), np.add.reduce(...): the float64 policy (_float64.py)
+        host = getattr(ufunc, method)
+        return _f64.dispatch(getattr(_ew.FUNCTIONS.get(_UFUNCS.get(ufunc)), method, None) or host, host,
+                             inputs, kwargs)
     name = _UFUNCS.get(ufunc)
     out = kwargs.pop("out", None)
     simple = not kwargs or (set(kwargs) <= {"dtype"} and kwargs.get("dtype") is None)

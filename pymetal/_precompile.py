@@ -31,7 +31,16 @@ class CompileTimeWarning(UserWarning):
     """The array library compiled a kernel family on first use and it took over a second.
 
     ``pm.precompile(dtypes=[...])`` compiles families ahead of time (into the disk
-    cache, so later processes load them in milliseconds)."""
+    cache, so later processes load them in milliseconds).
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore", pm.CompileTimeWarning)  # no notes in this block
+        ...     x = pm.arange(3, dtype=pm.int32) + 1
+        >>> issubclass(pm.CompileTimeWarning, UserWarning)
+        True
+    """
 
 
 def compiled(family: str, dt: np.dtype, seconds: float) -> None:
