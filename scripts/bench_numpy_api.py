@@ -5,18 +5,22 @@ Each case times pymetal (call + pm.synchronize, so the device work is counted) a
 same data, in interleaved rounds; the figures are medians over rounds and the ratio is NumPy's
 time over pymetal's (above 1: pymetal is faster). float32 data on both sides.
 
-    python scripts/bench_numpy_api.py            # the issue's sizes (random normal: 16M)
+    python scripts/bench_numpy_api.py            # 1M elements (random normal: 16M), 1024x1024 einsum
     python scripts/bench_numpy_api.py --quick    # small sizes, 3 rounds: a smoke run
 """
 import argparse
+import os
 import statistics
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's pymetal
 
 import numpy as np
 import pymetal as pm
 
 
-def cases(n, m):
+def cases(n, m, big):
     rng = np.random.default_rng(0)
     a = rng.standard_normal((m, m)).astype(np.float32)
     b = rng.standard_normal((m, m)).astype(np.float32)
@@ -33,8 +37,8 @@ def cases(n, m):
         ("bincount %d" % n, lambda: pm.bincount(pi), lambda: np.bincount(ints)),
         ("percentile %d, q=[5,50,95]" % n, lambda: pm.percentile(px, [5, 50, 95]),
          lambda: np.percentile(x, [5, 50, 95])),
-        ("random normal %d" % n, lambda: prng.standard_normal(n),
-         lambda: nrng.standard_normal(n, dtype=np.float32)),
+        ("random normal %d" % big, lambda: prng.standard_normal(big),
+         lambda: nrng.standard_normal(big, dtype=np.float32)),
     ]
 
 
@@ -50,11 +54,11 @@ def main():
     p.add_argument("--quick", action="store_true", help="small sizes, 3 rounds (a smoke run)")
     p.add_argument("--rounds", type=int, default=None)
     args = p.parse_args()
-    n, m = (1 << 16, 128) if args.quick else (16 << 20, 1024)
+    n, m, big = (1 << 16, 128, 1 << 16) if args.quick else (1 << 20, 1024, 16 << 20)
     rounds = args.rounds or (3 if args.quick else 7)
     print("pymetal %s on %s; %d interleaved rounds, medians" % (pm.__version__, pm.device().name, rounds))
     print("%-32s %12s %12s %8s" % ("case", "pymetal ms", "NumPy ms", "ratio"))
-    for name, pm_fn, np_fn in cases(n, m):
+    for name, pm_fn, np_fn in cases(n, m, big):
         timed(pm_fn)  # first use: kernel loads, allocator warm-up
         np_fn()
         tp, tn = [], []
