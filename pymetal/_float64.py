@@ -41,7 +41,8 @@ if TYPE_CHECKING:
 POLICIES = ("host", "downcast", "error")
 WIDE = frozenset((_dt.float64, _dt.complex128))
 _NARROW = {_dt.float64: _dt.float32, _dt.complex128: _dt.complex64}
-_WIDE_SCALARS = (np.float64, np.complex128)
+_WIDE_NAMES = frozenset(("float64", "f8", "<f8", "=f8", "d", "double", "float", "complex128", "c16", "<c16", "=c16",
+                         "D", "cdouble", "complex"))
 
 
 def _env_policy():
@@ -120,11 +121,8 @@ def _wide(x: Any) -> bool:
         return True
     if t is list or t is tuple:
         return any(_wide(v) for v in x)
-    if t is str and len(x) <= 10:  # dtype="float64", "f8", "d"
-        try:
-            return np.dtype(x) in WIDE
-        except (TypeError, ValueError):
-            return False
+    if t is str:  # dtype="float64", "f8", "d" (only these: other strings are modes, subscripts, ...)
+        return x in _WIDE_NAMES
     return False
 
 
@@ -326,12 +324,15 @@ def install(namespace: dict, array_cls: type = _Array) -> None:
         return
     skip = {"result_type", "can_cast", "finfo", "iinfo", "isdtype", "broadcast_shapes", "set_float64_policy",
             "get_float64_policy", "precompile"}
+    wrapped: dict = {}  # one wrapper per function: aliases stay the same object (pm.power is pm.pow)
     for name, f in list(namespace.items()):
         if name.startswith("_") or name in skip or isinstance(f, type) or not callable(f):
             continue
-        if getattr(f, "__module__", "").startswith("pymetal") and not hasattr(f, "_float64_wrapped"):
+        if id(f) in wrapped:
+            namespace[name] = wrapped[id(f)]
+        elif getattr(f, "__module__", "").startswith("pymetal") and not hasattr(f, "_float64_wrapped"):
             host = _host_function(np, name)
-            namespace[name] = w = wrap(f, host)
+            namespace[name] = wrapped[id(f)] = w = wrap(f, host)
             for m in ("reduce", "accumulate", "outer", "at", "reduceat"):  # pm.add.reduce: NumPy's ufunc methods
                 if callable(getattr(f, m, None)):
                     setattr(w, m, wrap(getattr(f, m), getattr(host, m, None)))
