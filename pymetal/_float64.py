@@ -107,8 +107,13 @@ def refusal_hint(dt: np.dtype) -> str:
 
 # ---- which calls are float64 calls --------------------------------------------------------------
 
+_PLAIN = frozenset((int, float, bool, complex, slice, type(None), type(Ellipsis)))  # never float64
+
+
 def _wide(x: Any) -> bool:
     t = type(x)
+    if t in _PLAIN:  # the common arguments, first: this check runs on every call
+        return False
     if t is _Array:
         return x._dtype in WIDE
     if t is np.float64 or t is np.complex128:
@@ -120,19 +125,26 @@ def _wide(x: Any) -> bool:
     if x is np.float64 or x is np.complex128:  # dtype=np.float64 (the scalar type)
         return True
     if t is list or t is tuple:
-        return any(_wide(v) for v in x)
+        # Python data ([1.0, 2.0], nested lists) is never float64 (it becomes float32): one look at
+        # the first element, not a scan of a long list; lists of arrays are looked at whole
+        return bool(x) and type(x[0]) not in _PLAIN and any(_wide(v) for v in x)
     if t is str:  # dtype="float64", "f8", "d" (only these: other strings are modes, subscripts, ...)
         return x in _WIDE_NAMES
     return False
 
 
 def _wide_call(args, kwargs):
+    # _wide's first two tests inlined: this runs on every call of the array library
     for a in args:
-        if _wide(a):
+        t = type(a)
+        if t is _Array:
+            if a._dtype in WIDE:
+                return True
+        elif t not in _PLAIN and _wide(a):
             return True
     if kwargs:
         for v in kwargs.values():
-            if _wide(v):
+            if type(v) not in _PLAIN and _wide(v):
                 return True
     return False
 
@@ -209,7 +221,11 @@ def _run_host(np_fn: Callable, args: tuple, kwargs: dict) -> Any:
         if outs is not None:
             np_fn(*hargs, out=tuple(o._host() for o in outs))
             return outs[0] if len(outs) == 1 else tuple(outs)
-    return _device(np_fn(*hargs, **hkw), dev)
+    r = np_fn(*hargs, **hkw)
+    for a, h in zip(args, hargs):
+        if r is h and type(a) is _Array:  # NumPy gave its input back (asarray, astype(copy=False)): the Array
+            return a
+    return _device(r, dev)
 
 
 # ---- downcast -------------------------------------------------------------------------------------

@@ -362,3 +362,27 @@ def test_namespace_info_describes_the_device(host):
     info = pm.__array_namespace_info__()
     assert "float64" not in info.dtypes() and "complex128" not in info.dtypes()
     assert info.default_dtypes()["real floating"] == pm.float32
+
+
+def test_identity_python_data_and_ufunc_methods(host, rng):
+    a = rng.random((3, 4))
+    x = pm.asarray(a)
+    assert pm.asarray(x) is x and x.astype(np.float64, copy=False) is x
+    assert pm.asarray([[1.0, 2.0], [3.0, 4.0]]).dtype == np.float32  # Python data: the device's default
+    _check(pm.asarray([x[0], x[1]]), a[:2])  # a list of float64 arrays stays float64
+    _check(pm.add.reduce(x, 1), np.add.reduce(a, 1))
+    _check(np.add.reduce(x, axis=0), np.add.reduce(a, axis=0))
+    _check(pm.multiply.outer(x[0], x[1]), np.multiply.outer(a[0], a[1]))
+    y, b = pm.zeros(4, dtype=pm.float64), np.zeros(4)
+    pm.add.at(y, pm.asarray([0, 0, 3]), 0.25)
+    np.add.at(b, [0, 0, 3], 0.25)
+    _check(y, b)
+    assert pm.power is pm.pow and pm.absolute is pm.abs  # aliases stay one function
+    _check(pm.power(x, 2), a ** 2)
+
+
+def test_pickle_float64(host, rng):
+    import pickle
+    a = rng.random(5)
+    x = pickle.loads(pickle.dumps(pm.asarray(a), protocol=5))
+    _check(x, a)
