@@ -386,3 +386,10 @@ def test_pickle_float64(host, rng):
     a = rng.random(5)
     x = pickle.loads(pickle.dumps(pm.asarray(a), protocol=5))
     _check(x, a)
+
+
+def test_msl_double_is_a_compile_error(dev):
+    # Metal has no double: a custom kernel declaring one is refused by the compiler (as before)
+    with pytest.raises(pm.CompileError, match="double"):
+        pm.compile("kernel void k(device double* x [[buffer(0)]], uint i [[thread_position_in_grid]]) "
+                   "{ x[i] *= 2; }")
