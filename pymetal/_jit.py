@@ -90,8 +90,8 @@ def _load(name, family, dt):
 def _warm_one(job):
     family, name = job
     dt = _ops.ALL_DTYPES[[_ops._dt.NAMES[d] for d in _ops.ALL_DTYPES].index(name)]
-    lines = _ops.family_lines(family, dt)
-    kernel(next(iter(lines)), family, dt)
+    from ._precompile import precompile
+    precompile(dtypes=[dt], ops=[family])
     return family, name
 
 
