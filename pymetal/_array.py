@@ -1104,7 +1104,7 @@ def _default_numpy(a):
 
 
 def _from_numpy(a, dev, copy=None):
-    check_dtype(a.dtype)
+    check_dtype(a.dtype, host=True)  # float64 under the "host" policy (pymetal/_float64.py)
     n = a.nbytes
     if copy is not True and n:
         ptr = data_ptr(a)

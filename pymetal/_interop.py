@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import _elementwise as _ew
+from . import _float64 as _f64
 from . import _ops
 from . import dtypes as _dt
 from ._array import Array, asarray
@@ -40,6 +41,11 @@ def _host(x):
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    if _f64.get_float64_policy() != "error" and _f64._wide_call(inputs, kwargs):
+        # np.add(float64 data, x), np.add.reduce(...): the float64 policy (_float64.py)
+        host = getattr(ufunc, method)
+        return _f64.dispatch(getattr(_ew.FUNCTIONS.get(_UFUNCS.get(ufunc)), method, None) or host, host,
+                             inputs, kwargs)
     name = _UFUNCS.get(ufunc)
     out = kwargs.pop("out", None)
     simple = not kwargs or (set(kwargs) <= {"dtype"} and kwargs.get("dtype") is None)
@@ -71,7 +77,7 @@ def _device(r):
     NumPy scalars become 0-d arrays (np.max(x) of a pymetal x is one, as pm.max(x) gives).
     Arrays and scalars of dtypes pymetal has no kernels for (float64, structured), Python
     values and other results stay as NumPy gives them."""
-    if isinstance(r, (np.ndarray, np.generic)) and r.dtype in _dt.SUPPORTED:
+    if isinstance(r, (np.ndarray, np.generic)) and (r.dtype in _dt.SUPPORTED or _f64.host_dtype(r.dtype)):
         return asarray(r)
     if type(r) is tuple or type(r) is list:
         return type(r)(_device(v) for v in r)

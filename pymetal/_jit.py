@@ -81,7 +81,8 @@ def _load(name, family, dt):
     key = (family, dt)
     flib = _families.get(key)
     if flib is None:
-        flib = _library.compile(family_source(family, dt), device=dev)
+        from ._precompile import timed_compile  # a slow first-use compile warns (pm.precompile)
+        flib = timed_compile(lambda: _library.compile(family_source(family, dt), device=dev), family, dt)
         _families[key] = flib
     return Function(flib, name, own=True)
 
@@ -89,8 +90,8 @@ def _load(name, family, dt):
 def _warm_one(job):
     family, name = job
     dt = _ops.ALL_DTYPES[[_ops._dt.NAMES[d] for d in _ops.ALL_DTYPES].index(name)]
-    lines = _ops.family_lines(family, dt)
-    kernel(next(iter(lines)), family, dt)
+    from ._precompile import precompile
+    precompile(dtypes=[dt], ops=[family])
     return family, name
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .dtypes import (
     bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float16, bfloat16, float32, can_cast, finfo, iinfo, isdtype, result_type,
-    float64, complex64, complex128,  # float64/complex128: dtype objects only (no arrays of them)
+    float64, complex64, complex128,  # float64/complex128: arrays computed on the host (_float64.py)
 )
 from ._array import (
     Array, array, asarray, empty, empty_like, full, full_like, ones, ones_like, zeros, zeros_like,
@@ -101,3 +101,8 @@ import numpy as _np  # noqa: E402
 errstate = _np.errstate
 euler_gamma = 0.5772156649015329
 
+from ._precompile import precompile, CompileTimeWarning  # noqa: E402  (no silent first-use compile)
+
+# float64/complex128 (issue 23): the one dispatch point, wrapping the functions above and Array's methods.
+from ._float64 import set_float64_policy, get_float64_policy, install as _install_float64  # noqa: E402
+_install_float64(globals(), Array)

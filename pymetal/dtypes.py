@@ -88,7 +88,7 @@ if bfloat16 is not None:
 _NO_FLOAT64 = (
     "{what} has dtype {dt}, which pymetal does not support: Apple GPUs have no "
     "float64 (double) arithmetic, and the CPU backend refuses it too so that code "
-    "behaves the same everywhere; convert with .astype(np.float32)"
+    "behaves the same everywhere; "
 )
 
 
@@ -107,12 +107,13 @@ def _problem(dt):
     return dt
 
 
-def check_dtype(dtype: DTypeLike, what: str = "array") -> np.dtype:
+def check_dtype(dtype: DTypeLike, what: str = "array", host: bool = False) -> np.dtype:
     """Returns np.dtype(dtype) if pymetal supports it, else raises TypeError.
 
     Python's float and complex types mean the default floating types (float32,
     complex64; NumPy's are float64, complex128), so NumPy code's dtype=float runs;
-    an explicit np.float64 is refused."""
+    an explicit np.float64 is refused, except with `host` (memory for the host's
+    computations) under the "host" float64 policy (pymetal/_float64.py)."""
     if dtype is float or dtype is complex:
         return default_float if dtype is float else complex64
     try:
@@ -124,10 +125,11 @@ def check_dtype(dtype: DTypeLike, what: str = "array") -> np.dtype:
     bad = _problem(dt)
     if bad is None:
         return dt
-    if bad.kind == "f" and bad.itemsize >= 8:
-        raise TypeError(_NO_FLOAT64.format(what=what, dt=bad))
-    if bad.kind == "c" and bad.itemsize >= 16:
-        raise TypeError(_NO_FLOAT64.format(what=what, dt=bad).replace(".astype(np.float32)", ".astype(np.complex64)"))
+    if (bad.kind == "f" and bad.itemsize >= 8) or (bad.kind == "c" and bad.itemsize >= 16):
+        from . import _float64
+        if host and _float64.host_dtype(dt):
+            return dt
+        raise TypeError(_NO_FLOAT64.format(what=what, dt=bad) + _float64.refusal_hint(bad))
     if bad.byteorder not in ("=", "|") and bad.newbyteorder("=") in SUPPORTED:
         raise TypeError(
             "%s has dtype %s in non-native byte order; convert with "

@@ -48,7 +48,8 @@ def _float_dtype(dtype):
     dt = np.dtype(dtype)
     if dt not in _FLOATS:
         raise TypeError("pm.random: dtype %s is not supported for floating-point values (use float32, float16 "
-                        "or bfloat16: the device computes no float64)" % dt)
+                        "or bfloat16: the device computes no float64; pm.set_float64_policy('host') draws float64 on the "
+                        "host)" % dt)
     return dt
 
 
@@ -621,3 +622,35 @@ def shuffle(x: Any) -> None:
         [0, 1, 2]
     """
     _rng().shuffle(x)
+
+
+# ---- float64 draws (issue 23): the float64 policy's host path (pymetal/_float64.py) ----------------
+
+def _host_draw(name):
+    """Generator.<name>(..., dtype=float64) on the host's cores (the device has no float64): NumPy's
+    Generator of the same name over a Philox bit generator keyed by this generator's next draw, so a
+    seed gives the same float64 values every time (they are not the float32 draws widened)."""
+    import inspect
+    sig = inspect.signature(getattr(Generator, name))
+
+    def draw(self, *args, **kwargs):
+        bound = sig.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        out = a.get("out")
+        key = self._draw("integers", (2,), np.dtype(np.uint64), low=0, range_=0).numpy()
+        gen = np.random.Generator(np.random.Philox(key=key))
+        params = [np.asarray(a["shape"])] if "shape" in a else []  # standard_gamma's parameter broadcasts
+        size = tuple(out.shape) if out is not None else a["size"] if params else _shape(a["size"])
+        return _into(out, asarray(getattr(gen, name)(*params, size=size, dtype=a["dtype"])))
+    return draw
+
+
+def _install_float64():
+    from . import _namespace  # noqa: F401  (float64 arrays' methods: installed with the namespace)
+    from ._float64 import wrap
+    for name in ("random", "standard_normal", "standard_exponential", "standard_gamma"):
+        setattr(Generator, name, wrap(getattr(Generator, name), _host_draw(name), raw=True))
+
+
+_install_float64()

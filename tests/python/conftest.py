@@ -258,3 +258,12 @@ def pytest_runtest_setup(item):
         backend = _device_or_skip().backend
         if backend != "cpu":
             pytest.skip("CPU backend behaviour; undefined or unchecked on a %s device" % backend)
+
+
+@pytest.fixture
+def float64_error():
+    """The "error" float64 policy (float64 refused, as before issue 23) for one test."""
+    old = pm.get_float64_policy()
+    pm.set_float64_policy("error")
+    yield
+    pm.set_float64_policy(old)

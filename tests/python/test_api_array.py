@@ -139,17 +139,18 @@ def test_asarray_non_contiguous_copies(dev, rng):
     lambda: pm.asarray([1.0], dtype=np.float64),
     lambda: pm.asarray(np.float64(1.0)),
 ])
-def test_float64_refused(dev, make):
+def test_float64_refused(dev, make, float64_error):
     with pytest.raises(TypeError) as e:
         make()
     msg = str(e.value)
     assert "float64" in msg
     assert "no float64" in msg
     assert ".astype(np.float32)" in msg
+    assert "set_float64_policy('host')" in msg  # the error names the setting
 
 
 @pytest.mark.parametrize("dtype", [np.complex128, np.float64, object, "U3", "M8[s]"])
-def test_other_dtypes_refused(dev, dtype):
+def test_other_dtypes_refused(dev, dtype, float64_error):
     with pytest.raises(TypeError):
         pm.empty(3, dtype)
 
@@ -238,8 +239,9 @@ def test_copy_and_astype(dev, rng):
     np.testing.assert_array_equal(y.numpy(), a)
     z = x.astype(np.float16)
     np.testing.assert_array_equal(z.numpy(), a.astype(np.float16))
-    with pytest.raises(TypeError):
-        x.astype(np.float64)
+    w = x.astype(np.float64)  # the "host" float64 policy (test_float64.py)
+    assert w.dtype == np.float64
+    np.testing.assert_array_equal(w.numpy(), a.astype(np.float64))
 
 
 # ---- zero-copy wrapping of NumPy memory ------------------------------------------------

@@ -113,8 +113,8 @@ def test_array_namespace_and_info(dev):
         info.dtypes(device="gpu7")
 
 
-def test_float64_policy(dev):
-    # dtype objects and the pure data-type functions know float64; arrays refuse it
+def test_float64_policy(dev, float64_error):
+    # dtype objects and the pure data-type functions know float64; arrays refuse it (policy "error")
     assert pm.result_type(pm.float32, pm.float64) == pm.float64
     assert pm.result_type(pm.complex64, pm.float64) == pm.complex128
     assert pm.can_cast(pm.float32, pm.float64) and not pm.can_cast(pm.float64, pm.float32)

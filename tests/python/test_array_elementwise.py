@@ -235,7 +235,7 @@ def test_large(dev, rng):
     assert_same(pm.tanh(pm.asarray(a)), np.tanh(a), rtol=1e-5)
 
 
-def test_errors(dev):
+def test_errors(dev, float64_error):
     with pytest.raises(ValueError, match="broadcast"):
         pm.ones((3,)) + pm.ones((4,))
     with pytest.raises(TypeError, match="does not support"):

@@ -300,9 +300,9 @@ def test_numpy_fallbacks_return_pymetal_arrays():
     hist, edges = np.histogram(x.astype(pm.int32), bins=3)  # pymetal's histogram: float32 edges
     assert type(hist) is pm.Array and type(edges) is pm.Array and edges.dtype == np.float32
     np.testing.assert_array_equal(hist.numpy(), [4, 4, 4])
-    wide = np.cumsum(x, axis=1, dtype=np.float64)  # in NumPy: float64 has no pymetal dtype
-    assert type(wide) is np.ndarray and wide.dtype == np.float64
-    np.testing.assert_array_equal(wide, np.cumsum(n, axis=1, dtype=np.float64))
+    wide = np.cumsum(x, axis=1, dtype=np.float64)  # in NumPy, a float64 pymetal array (the "host" policy)
+    assert type(wide) is pm.Array and wide.dtype == np.float64
+    np.testing.assert_array_equal(wide.numpy(), np.cumsum(n, axis=1, dtype=np.float64))
     assert np.array_equal(x, x) is True  # non-array results as NumPy gives them
 
 
@@ -347,3 +347,16 @@ def test_integer_routines():
     edges = np.arange(0, 10, 2)
     _check(da.searchsorted(da.from_array(pm.asarray(edges), chunks=5), d),
            da.searchsorted(da.from_array(edges, chunks=5), n))
+
+
+@pytest.mark.parametrize("name, f", [
+    ("svd", lambda a: da.linalg.svd(a)[1]),  # tsqr: float64 pieces in Dask's combination
+    ("cov", lambda a: da.cov(a.T)),
+    ("corrcoef", lambda a: da.corrcoef(a.T)),
+    ("percentile", lambda a: da.percentile(a[:, 0], [10, 50, 90])),
+])
+def test_float64_routines_over_pymetal_chunks(name, f):
+    # Dask computes these in float64 (refused before issue 23): the "host" float64 policy runs them
+    d, n = _pair((400, 6), chunks=(100, 6))
+    _check(f(d), f(n), rtol=1e-4, atol=1e-4)
+

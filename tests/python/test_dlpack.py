@@ -62,7 +62,7 @@ def test_views_and_copy(dev, rng):
     assert float(x[0, 1]) == a[0, 1]
 
 
-def test_capsules_and_errors(dev):
+def test_capsules_and_errors(dev, float64_error):
     x = pm.arange(4, dtype=pm.float32)
     assert "dltensor_versioned" in repr(x.__dlpack__(max_version=(1, 0)))
     assert '"dltensor"' in repr(x.__dlpack__())  # an old consumer gets the unversioned capsule

@@ -217,9 +217,9 @@ def test_partition_tobytes_module_reshape_ravel_copy_clip():
         pm.reshape(pm.asarray(x), -1, "X")
 
 
-def test_python_float_and_complex_types_are_the_default_types():
+def test_python_float_and_complex_types_are_the_default_types(float64_error):
     # NumPy code's dtype=float: Python's float is the default float type (float32) everywhere;
-    # an explicit np.float64 is still refused (no double precision on the device)
+    # an explicit np.float64 is refused under the "error" float64 policy (no double precision on the device)
     assert pm.zeros(3, dtype=float).dtype == np.float32
     assert pm.array([1, 2], dtype=float).dtype == np.float32
     assert pm.asarray([1, 2], dtype=complex).dtype == np.complex64

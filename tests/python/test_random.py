@@ -214,7 +214,7 @@ def test_integers_endpoint_and_errors(dev):
         r.integers(0, 3, dtype=np.float32)
 
 
-def test_shapes_dtypes_and_broadcasting(dev):
+def test_shapes_dtypes_and_broadcasting(dev, float64_error):
     r = pm.random.default_rng(1)
     assert r.random().shape == () and r.random(0).shape == (0,) and r.random((2, 0, 3)).shape == (2, 0, 3)
     assert r.random((3, 4)).shape == (3, 4) and r.random(5).dtype == np.float32
