@@ -97,11 +97,26 @@ def segment_sums(keys, values):
     return take(k, ends), take(v, ends, axis=0)
 
 
-def _segment_sums(keys, weights, n):
-    """out[k] = sum of weights where keys == k, for k < n (segment_sums scattered into zeros)."""
-    acc = _dt.int64 if _dt.kind(weights._dtype) in "biu" else _float(weights)._dtype
+def _segment_sums(keys, weights, n, keep=None):
+    """out[k] = sum of weights (None: count each key once) where keys == k and keep, for k < n.
+    Counts and float32 sums run Shaders/histogram.metal (one read of the keys); other weight
+    types, and more bins than private histograms allow, sort the keys (segment_sums)."""
+    from ._kernels import histogram as _hist
+    acc = _dt.int64 if weights is None or _dt.kind(weights._dtype) in "biu" else _float(weights)._dtype
+    if keys._size and _hist.fits(n) and acc in (_dt.int64, _dt.float32):
+        if keep is not None:
+            keys = _ew.where(keep, keys, -1)  # skipped by the kernels
+        keys = _ew.ascontiguous(keys) if keys._dtype == _dt.int64 else _ew.astype(keys, _dt.int64)
+        if weights is None:
+            return _hist.counts(keys, n)
+        if acc == _dt.float32:
+            return _hist.sums(keys, _ew.ascontiguous(weights) if weights._dtype == acc else _ew.astype(weights, acc), n)
     out = _ew.fill(_new((n,), acc, keys._buf.device), 0)
     if keys._size:
+        if weights is None:
+            weights = _ew.fill(_new(keys._shape, acc, keys._buf.device), 1)
+        if keep is not None:
+            keys, weights = _ew.where(keep, keys, 0), _ew.where(keep, weights, 0)
         where, sums = segment_sums(keys, weights if weights._dtype == acc else _ew.astype(weights, acc))
         out[where] = sums
     return out
@@ -124,7 +139,7 @@ def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0)
     n = builtins.max(int(_r.max(x)) + 1 if x._size else 0, minlength)
     x = x if x._dtype == _dt.int64 else _ew.astype(x, _dt.int64)  # (bool keys would index as a mask)
     if weights is None or x._size == 0:  # NumPy's: int64 counts for empty input, with weights too
-        w = _ew.fill(_new(x._shape, _dt.int64, x._buf.device), 1)
+        w = None
     else:
         w = _A(weights)
         if w._shape != x._shape:
@@ -175,11 +190,10 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
     keep = _bin("logical_and", _bin("greater_equal", x, edges[0]), _bin("less_equal", x, edges[nb]))
     idx = _bin("subtract", _s.searchsorted(edges, x, side="right"), 1)
     idx = _ew.clip(idx, 0, nb - 1)  # x == the last edge: the last bin
-    if weights is None:
-        w = _ew.astype(keep, _dt.int64)
-    else:
-        w = _ew.where(keep, _float(_m.ravel(_A(weights))), 0.0)
-    counts = _segment_sums(_ew.where(keep, idx, 0), w, nb)
+    w = None if weights is None else _float(_m.ravel(_A(weights)))
+    if w is not None and w._size != x._size:
+        raise ValueError("histogram: weights must have a's shape (%d elements, not %d)" % (x._size, w._size))
+    counts = _segment_sums(idx, w, nb, keep)
     if density:
         widths = _bin("subtract", edges[1:], edges[:-1])
         counts = _bin("divide", _bin("divide", _ew.astype(counts, _dt.float32), widths),

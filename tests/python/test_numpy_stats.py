@@ -40,6 +40,34 @@ def test_bincount(n, dtype):
     check(lambda xp, a, b: xp.bincount(a, weights=b, minlength=3), x, (w > 0).astype(np.int32), check_dtype=False)
 
 
+@pytest.mark.parametrize("runs_limit", [None, 1])
+def test_bincount_histogram_large(monkeypatch, runs_limit):
+    # many runs of private histograms (Shaders/histogram.metal) and, with runs_limit=1 bins
+    # past the private histograms' limit, the sorting path; against NumPy
+    from pymetal._kernels import histogram as hk
+    if runs_limit:
+        monkeypatch.setattr(hk, "_MAX_PARTIAL", 100)
+    rng = np.random.default_rng(11)
+    x = rng.integers(0, 5001, 300_007).astype(np.int64)
+    w = rng.random(300_007).astype(np.float32)
+    np.testing.assert_array_equal(pm.bincount(pm.asarray(x)).numpy(), np.bincount(x))
+    np.testing.assert_allclose(pm.bincount(pm.asarray(x), pm.asarray(w)).numpy(), np.bincount(x, w), rtol=2e-6)
+    v = rng.standard_normal(250_001).astype(np.float32)
+    for bins in (7, 1000):
+        c, e = pm.histogram(pm.asarray(v), bins, range=(-2, 2))
+        en = np.histogram_bin_edges(v, bins, range=(-2, 2))
+        np.testing.assert_allclose(e.numpy(), en, rtol=1e-6, atol=1e-6)
+        # over pymetal's float32 edges, NumPy counts exactly the same (its own edges are float64)
+        np.testing.assert_array_equal(c.numpy(), np.histogram(v, e.numpy().astype(np.float64))[0])
+        assert c.numpy().sum() == ((v >= -2) & (v <= 2)).sum()
+    # weight sums compensated: 1M x 0.1 into 3 bins lose no more than one rounding's worth
+    k = np.arange(1_000_000) % 3
+    got = pm.bincount(pm.asarray(k), pm.asarray(np.full(k.size, 0.1, np.float32))).numpy()
+    np.testing.assert_allclose(got, np.bincount(k, np.full(k.size, np.float32(0.1), np.float64)), rtol=1e-6)
+    with pytest.raises(ValueError, match="weights"):
+        pm.histogram(pm.asarray(v), 3, weights=pm.asarray(w[:10]))
+
+
 def test_bincount_errors():
     with pytest.raises(ValueError, match="negative"):
         pm.bincount(pm.asarray([1, -1]))
