@@ -1048,7 +1048,9 @@ def op_manip(draw, prog):
 def check_int_cast(a, dt):
     """A float to integer cast of NaN, an infinity or a value out of range is undefined."""
     f = a.real.astype(np.float64)
-    if not (np.isfinite(f).all() and (f >= np.iinfo(dt).min).all() and (f <= np.iinfo(dt).max).all()):
+    # (bounds as exact powers of two: float(2**64 - 1) is 2**64, which is out of range)
+    lo, hi = float(np.iinfo(dt).min - 1), float(np.iinfo(dt).max + 1)
+    if not (np.isfinite(f).all() and (f > lo).all() and (f < hi).all()):
         raise Undefined("float to integer cast out of range")
 
 
