@@ -86,10 +86,10 @@ def combinations():
     return list(itertools.product(OPS, TYPES, (True, False), (False, True), READS))
 
 
-def source(extra=""):
-    """The file (384 kernels); `extra` is appended (a deliberate error, say)."""
+def source(extra="", kernels=None):
+    """The file (384 kernels, or the first `kernels` of them); `extra` is appended (a deliberate error, say)."""
     lines = [HEADER]
-    for op, type_, inclusive, reverse, reads in combinations():
+    for op, type_, inclusive, reverse, reads in combinations()[:kernels]:
         lines.append('instantiate_scan("%s", %s, %s, %s, %s, %d)' % (
             kernel_name(op, type_, inclusive, reverse, reads), type_, op.capitalize(),
             "true" if inclusive else "false", "true" if reverse else "false", reads))

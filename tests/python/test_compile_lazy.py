@@ -171,3 +171,18 @@ def test_each_kernel_is_cached_on_its_own_for_later_processes(dev, tmp_path):
     # another kernel: the source through the front end again (preprocess) and that kernel; no check
     assert len(other) == 2 and not any("-fsyntax-only" in line for line in other), other
     assert len([n for n in os.listdir(folder) if n.endswith(".so")]) == 2
+
+
+def test_the_cli_lists_every_kernel_of_a_lazily_compiled_file(dev, tmp_path):
+    if dev.backend != "cpu":
+        pytest.skip("MetalCPU's lazy compile")
+    path = tmp_path / "scan20.metal"
+    path.write_text(big_msl.source(kernels=20) + "// %s\n" % uuid.uuid4())  # above the threshold of 16
+    done = subprocess.run([sys.executable, "-m", "pymetal", "compile", str(path)], cwd=ROOT, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert lines[0] == "%s: ok, 20 kernels" % path, lines
+    listed = [line.split("(")[0].strip() for line in lines[1:] if not line.startswith("      ")]
+    assert sorted(listed) == sorted(big_msl.kernel_name(*c) for c in big_msl.combinations()[:20])
+    assert "[[buffer(2)]]" in done.stdout
