@@ -186,3 +186,22 @@ def test_the_cli_lists_every_kernel_of_a_lazily_compiled_file(dev, tmp_path):
     listed = [line.split("(")[0].strip() for line in lines[1:] if not line.startswith("      ")]
     assert sorted(listed) == sorted(big_msl.kernel_name(*c) for c in big_msl.combinations()[:20])
     assert "[[buffer(2)]]" in done.stdout
+
+
+def test_a_kernel_that_other_code_names_still_compiles(dev):
+    """Leaving the other kernels out fails when the source names one of them: the kernel is then
+    compiled with the whole unit (and its launcher alone)."""
+    if dev.backend != "cpu":
+        pytest.skip("MetalCPU's lazy compile")
+    kernels = "\n".join("kernel void k%d(device int* x [[buffer(0)]], uint i [[thread_position_in_grid]]) "
+                        "{ x[i] = %d; }" % (n, n) for n in range(17))
+    source = ("#include <metal_stdlib>\nusing namespace metal;\n" + kernels + "\n"
+              "using first_kernel = decltype(&k0);\n"
+              "kernel void named(device int* x [[buffer(0)]], uint i [[thread_position_in_grid]]) "
+              "{ first_kernel f = &k0; x[i] = f == nullptr ? -1 : 99; }\n// %s\n" % uuid.uuid4())
+    lib = pm.compile(source)
+    assert len(lib.functions) == 18
+    for name, value in (("named", 99), ("k3", 3), ("k16", 16)):
+        x = np.zeros(5, np.int32)
+        lib.function(name)(x, grid=5)
+        np.testing.assert_array_equal(x, value, err_msg=name)
