@@ -10,8 +10,8 @@ import Foundation
 #endif
 
 enum KernelMarkers {
-    static func begin(_ index: Int) -> String { "/*<pm-kernel \(index)>*/" }
-    static func end(_ index: Int) -> String { "/*</pm-kernel \(index)>*/" }
+    static func begin(_ index: Int) -> String { "/*<pm-k \(index)>*/" }
+    static func end(_ index: Int) -> String { "/*</pm-k \(index)>*/" }
 
     /// `unit` (the front end's output for `count` kernels) with every kernel's
     /// declaration but `keep`'s replaced by its newlines (line numbers stay those
