@@ -9,6 +9,7 @@
 """
 
 import argparse
+import concurrent.futures
 import os
 import platform
 import sys
@@ -98,8 +99,10 @@ def cmd_compile(args):
         print(e, file=sys.stderr)
         return 1
     print("%s: ok, %d kernel%s" % (args.file, len(lib.functions), "" if len(lib.functions) == 1 else "s"))
-    for name in lib.functions:
-        fn = lib.function(name)
+    # a big library compiles each kernel when it is first asked for: all of them at once, over the cores
+    with concurrent.futures.ThreadPoolExecutor(os.cpu_count() or 1) as pool:
+        functions = list(pool.map(lib.function, lib.functions))
+    for name, fn in zip(lib.functions, functions):
         if fn.arguments is not None:  # the kernel's signature, with each argument's binding
             signature = ", ".join("%r [[%s(%d)]]" % (a, a.binding, a.index) for a in fn.arguments)
         else:  # no reflection: the buffers the pipeline reports

@@ -47,10 +47,7 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
     }
 
     public func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary {
-        let options = options ?? MTLCompileOptions()
-        return try MSLCompiler.shared.compile(source: source, options: options) { url in
-            try CPULibrary(loading: url, origin: (source, options))
-        }
+        try MSLCompiler.shared.makeLibrary(source: source, options: options ?? MTLCompileOptions())
     }
 
     public func makeComputePipelineState(function: any MTLFunction) throws -> any MTLComputePipelineState {

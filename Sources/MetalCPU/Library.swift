@@ -26,11 +26,15 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
     let origin: (source: String, options: MTLCompileOptions)?
     /// Compiled with function constant values (for one makeFunction(name:constantValues:)).
     let specialized: Bool
+    /// One kernel of a lazily compiled library (LazyLibrary.swift): specialised by compiling it alone.
+    let lazyPlan: LazyPlan?
 
-    init(loading url: URL, origin: (source: String, options: MTLCompileOptions)? = nil, specialized: Bool = false) throws {
+    init(loading url: URL, origin: (source: String, options: MTLCompileOptions)? = nil, specialized: Bool = false,
+         lazyPlan: LazyPlan? = nil) throws {
         self.url = url
         self.origin = origin
         self.specialized = specialized
+        self.lazyPlan = lazyPlan
         guard FileManager.default.fileExists(atPath: url.path) else {
             throw MTLLibraryError(code: .fileNotFound, message: "no library file at \(url.path)")
         }
@@ -131,9 +135,9 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
             throw MTLLibraryError(code: .unsupported, message: "\(url.path) is a library file: MetalCPU specialises "
                 + "function constants by compiling the source again (make the library from source)")
         }
-        let library = try MSLCompiler.shared.compile(source: origin.source, options: origin.options, constantValues: values) {
-            try CPULibrary(loading: $0, origin: origin, specialized: true)
-        }
+        let load = { try CPULibrary(loading: $0, origin: origin, specialized: true, lazyPlan: self.lazyPlan) }
+        let library = try lazyPlan.map { try MSLCompiler.shared.compileFunction($0, name: name, constantValues: values, load: load) }
+            ?? MSLCompiler.shared.compile(source: origin.source, options: origin.options, constantValues: values, load: load)
         return library.makeFunction(name: name)!
     }
 }

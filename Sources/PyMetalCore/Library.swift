@@ -36,7 +36,7 @@ public final class Library: @unchecked Sendable {
 
     /// The function constants `name` declares: (name, index, MTLDataType raw value, whether it needs a value).
     public func functionConstants(named name: String) throws -> [(name: String, index: Int, type: UInt, required: Bool)] {
-        guard let function = library.makeFunction(name: name) else { throw notFound(name) }
+        guard let function = try function(named: name) else { throw notFound(name) }
         return function.functionConstantsDictionary.values.map { ($0.name, $0.index, $0.type.rawValue, $0.required) }
             .sorted { $0.index < $1.index }
     }
@@ -51,6 +51,18 @@ public final class Library: @unchecked Sendable {
         return family.1 * Int(type - family.0 + 1)
     }
 
+    /// makeFunction(name:): MetalCPU compiles a big library's kernels when first asked for, and its errors are thrown.
+    private func function(named name: String) throws -> (any MTLFunction)? {
+        #if canImport(Metal)
+        return library.makeFunction(name: name)
+        #else
+        if let lazy = library as? LazyCPULibrary {
+            do { return try lazy.function(named: name) } catch { throw EngineError(.compile, "cannot compile '\(name)': \(describe(error))") }
+        }
+        return library.makeFunction(name: name)
+        #endif
+    }
+
     private func notFound(_ name: String) -> EngineError {
         let known = functionNames.isEmpty ? "the library has no kernels" : "available: " + functionNames.joined(separator: ", ")
         return EngineError(.notFound, "no kernel function named '\(name)' (\(known))")
@@ -63,10 +75,10 @@ public final class Library: @unchecked Sendable {
         if let cached = lock({ kernels[key] }) { return cached }
         let function: any MTLFunction
         if constants.isEmpty {
-            guard let plain = library.makeFunction(name: name) else { throw notFound(name) }
+            guard let plain = try self.function(named: name) else { throw notFound(name) }
             function = plain
         } else {
-            guard library.makeFunction(name: name) != nil else { throw notFound(name) }
+            guard library.functionNames.contains(name) else { throw notFound(name) }
             let values = MTLFunctionConstantValues()
             for constant in constants {
                 guard let type = MTLDataType(rawValue: constant.type), constant.bytes.count == Self.size(of: constant.type) else {

@@ -519,6 +519,9 @@ final class FrontEnd {
                   + "rename one (or give it [[host_name(\"...\")]])")
             return
         }
+        // Around the declaration: a compile of one kernel leaves the others' out (KernelMarkers).
+        edits.append((tokens[start].start..<tokens[start].start, KernelMarkers.begin(kernels.count)))
+        edits.append((tokens[end].end..<tokens[end].end, KernelMarkers.end(kernels.count)))
         kernels.append(Kernel(hostName: hostName ?? plainName, function: qualified,
                               bindings: kernelBindings, maxTotalThreads: threads, maxThreadsExpression: maxExpression))
         let index = kernels.count - 1

@@ -156,8 +156,8 @@ final class KernelCache: @unchecked Sendable {
     /// The library file for `key` if the cache holds a sound one whose
     /// dependencies are unchanged (with them); a damaged, foreign or symlinked
     /// entry, or a folder in its place, is deleted. A hit marks the entry as used.
-    func lookup(_ key: String) -> (file: String, dependencies: [Dependency])? {
-        let file = path + "/" + key + ".so"
+    func lookup(_ key: String, suffix: String = ".so") -> (file: String, dependencies: [Dependency])? {
+        let file = path + "/" + key + suffix
         let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
         guard descriptor >= 0 else {
             if errno != ENOENT { Self.remove(file) } // ELOOP (a symlink) and the like
@@ -181,6 +181,18 @@ final class KernelCache: @unchecked Sendable {
 
     /// The dependencies a regular file of this user's lists, if its trailer matches its content.
     private static func soundDependencies(_ descriptor: Int32) -> [Dependency]? {
+        sound(descriptor)?.dependencies
+    }
+
+    /// The content before the trailer of entry `file` (a lazy library's plan: LazyLibrary.swift), if it is sound.
+    static func body(_ file: String) -> [UInt8]? {
+        let descriptor = open(file, O_RDONLY | O_NOFOLLOW | O_CLOEXEC)
+        guard descriptor >= 0 else { return nil }
+        defer { close(descriptor) }
+        return sound(descriptor)?.body
+    }
+
+    private static func sound(_ descriptor: Int32) -> (body: [UInt8], dependencies: [Dependency])? {
         var info = stat()
         guard fstat(descriptor, &info) == 0, info.st_mode & S_IFMT == S_IFREG, info.st_uid == geteuid(),
               info.st_size > trailer else { return nil }
@@ -193,8 +205,9 @@ final class KernelCache: @unchecked Sendable {
              $0.loadUnaligned(fromByteOffset: size - trailer, as: UInt64.self).littleEndian)
         }
         let actual = bytes.withUnsafeBytes { Toolchain.contentHash(UnsafeRawBufferPointer(rebasing: $0[..<(size - 8)])) }
-        guard stored == actual, listed <= UInt64(size - trailer) else { return nil }
-        return Dependency.parse(bytes[(size - trailer - Int(listed))..<(size - trailer)])
+        guard stored == actual, listed <= UInt64(size - trailer),
+              let dependencies = Dependency.parse(bytes[(size - trailer - Int(listed))..<(size - trailer)]) else { return nil }
+        return (Array(bytes[..<(size - trailer - Int(listed))]), dependencies)
     }
 
     /// Appends the trailer (the dependencies and the content hash) to the library
@@ -211,8 +224,8 @@ final class KernelCache: @unchecked Sendable {
     }
 
     /// Moves the sealed library `built` into place as the entry for `key`; returns the entry's file.
-    func publish(_ built: String, key: String) throws -> String {
-        let target = path + "/" + key + ".so"
+    func publish(_ built: String, key: String, suffix: String = ".so") throws -> String {
+        let target = path + "/" + key + suffix
         // Atomic: a reader sees the old entry, none, or the whole new one; racing writers of one key agree.
         if rename(built, target) != 0 {
             let error = errno
@@ -292,7 +305,7 @@ final class KernelCache: @unchecked Sendable {
         }
     }
 
-    /// An entry's files share a stem: "<key>.so"; "pch-<hash>.pch", ".o" and ".ii".
+    /// An entry's files share a stem: "<key>.so" (a lazy library's plan: "<key>.lib"); "pch-<hash>.pch", ".o" and ".ii".
     private static func stem(_ name: String) -> String {
         name.firstIndex(of: ".").map { String(name[..<$0]) } ?? name
     }

@@ -11,9 +11,16 @@ import Foundation
 public final class MSLCompiler: @unchecked Sendable {
     public static let shared = MSLCompiler()
 
-    private let lock = CPUFork.leaf(Lock())
+    let lock = CPUFork.leaf(Lock())
     private var toolchain: Toolchain?
-    private var memo: [String: (url: URL, dependencies: [Dependency])] = [:]
+    var memo: [String: (url: URL, dependencies: [Dependency])] = [:]
+    /// The lazily compiled libraries this process made or loaded (LazyLibrary.swift), by key.
+    var plans: [String: LazyPlan] = [:]
+    /// Held while a lazy library's source goes through the front end again (once per library and constant values).
+    let prepareLock = CPUFork.leaf(Lock())
+    /// A library with more kernels than this is checked whole and compiled kernel by kernel when they are asked
+    /// for (LazyCPULibrary); a smaller one is compiled whole, in one clang run, cheaper than a check and a run per kernel.
+    static let lazyThreshold = 16
     /// A socket whose byte SIGINT stops the compiles (-1: none; watchInterrupts).
     private var interrupts: Int32 = -1
     /// Shader validation for every compile (PYMETAL_VALIDATION=1), else per compile through the macro (runtime.h).
@@ -31,8 +38,11 @@ public final class MSLCompiler: @unchecked Sendable {
     public func compile(source: String, options: MTLCompileOptions, includeDirectories: [String] = [],
                         constantValues: [Int: FunctionConstantValue]? = nil) throws -> URL {
         do {
-            return try compileOrStop(source: source, options: options, includeDirectories: includeDirectories,
-                                     constantValues: constantValues, load: nil).url
+            guard case let .library(url, _) = try compileOrStop(source: source, options: options,
+                includeDirectories: includeDirectories, constantValues: constantValues, load: nil, lazy: false) else {
+                fatalError("a compile without lazy returns a library")
+            }
+            return url
         } catch let stopped as CompileStopped {
             throw MTLLibraryError(code: .compileFailure, message: stopped.message)
         }
@@ -47,23 +57,50 @@ public final class MSLCompiler: @unchecked Sendable {
                            constantValues: [Int: FunctionConstantValue]? = nil, load: (URL) throws -> T) throws -> T {
         do {
             return try withoutActuallyEscaping(load) { load in
-                try compileOrStop(source: source, options: options, includeDirectories: includeDirectories,
-                                  constantValues: constantValues, load: { try load($0) as Any }).loaded as! T
+                guard case let .library(_, loaded) = try compileOrStop(source: source, options: options,
+                    includeDirectories: includeDirectories, constantValues: constantValues, load: { try load($0) as Any },
+                    lazy: false) else { fatalError("a compile without lazy returns a library") }
+                return loaded as! T
             }
         } catch let stopped as CompileStopped {
             throw MTLLibraryError(code: .compileFailure, message: stopped.message)
         }
     }
 
-    private func compileOrStop(source: String, options: MTLCompileOptions, includeDirectories: [String],
-                               constantValues: [Int: FunctionConstantValue]?,
-                               load: ((URL) throws -> Any)?) throws -> (url: URL, loaded: Any?) {
-        let tools = try lock { () throws -> Toolchain in
+    /// makeLibrary(source:options:): a library of at most lazyThreshold kernels is compiled whole (as
+    /// compile(...) does); a bigger one is checked whole (every error of the source is thrown here) and each
+    /// kernel compiled when it is first asked for (LazyCPULibrary).
+    public func makeLibrary(source: String, options: MTLCompileOptions) throws -> any MTLLibrary {
+        do {
+            switch try compileOrStop(source: source, options: options, includeDirectories: [], constantValues: nil,
+                                     load: { try CPULibrary(loading: $0, origin: (source, options)) }, lazy: true) {
+            case let .library(_, loaded): return loaded as! CPULibrary
+            case let .lazy(plan): return LazyCPULibrary(plan: plan, options: options)
+            }
+        } catch let stopped as CompileStopped {
+            throw MTLLibraryError(code: .compileFailure, message: stopped.message)
+        }
+    }
+
+    /// What a compile made: a library (its file, and what `load` made of it), or a lazy library's plan.
+    enum Built {
+        case library(URL, Any?)
+        case lazy(LazyPlan)
+    }
+
+    func tools() throws -> Toolchain {
+        try lock { () throws -> Toolchain in
             if let toolchain { return toolchain }
             let found = try Toolchain.find()
             toolchain = found
             return found
         }
+    }
+
+    private func compileOrStop(source: String, options: MTLCompileOptions, includeDirectories: [String],
+                               constantValues: [Int: FunctionConstantValue]?,
+                               load: ((URL) throws -> Any)?, lazy: Bool) throws -> Built {
+        let tools = try tools()
         let flags = compileFlags(options) + includeDirectories.map { "-I\($0)" } + Self.validation
         var digest = SHA256()
         digest.update(tools.identity)
@@ -75,14 +112,15 @@ public final class MSLCompiler: @unchecked Sendable {
         }
         let key = digest.hexDigest()
         /// The library `url` loaded (nil: it vanished meanwhile, and is compiled again).
-        func use(_ url: URL) throws -> (url: URL, loaded: Any?)? {
-            guard let load else { return (url, nil) }
+        func use(_ url: URL) throws -> Built? {
+            guard let load else { return .library(url, nil) }
             do {
-                return (url, try load(url))
+                return .library(url, try load(url))
             } catch where access(url.path, F_OK) != 0 {
                 return nil
             }
         }
+        if lazy, let plan = lazyPlan(key, source: source, flags: flags, tools: tools) { return .lazy(plan) }
         // The memo's file may have been evicted by another process since, or a file it read changed.
         if let known = lock({ memo[key] }), access(known.url.path, F_OK) == 0, Dependency.unchanged(known.dependencies),
            let done = try use(known.url) {
@@ -99,32 +137,68 @@ public final class MSLCompiler: @unchecked Sendable {
         let job = Job(limits: try CompileLimits.fromEnvironment())
         do {
             return try build(source, key: key, flags: flags, constantValues: constantValues, tools: tools, cache: cache,
-                             job: job, load: load)
+                             job: job, load: load, lazy: lazy)
         } catch let error where cache.persistent && Self.storageFailure(error, in: cache.path) != nil {
             // A full disk, a read-only or otherwise unwritable cache: this process compiles in a private folder.
             cache = KernelCache.fallBack(from: cache, reason: Self.storageFailure(error, in: cache.path)!)
             return try build(source, key: key, flags: flags, constantValues: constantValues, tools: tools, cache: cache,
-                             job: job, load: load)
+                             job: job, load: load, lazy: lazy)
         }
     }
 
     /// What `error` says when it is that the cache cannot take a file (our own writes, or clang's), else nil.
-    private static func storageFailure(_ error: any Error, in folder: String) -> String? {
+    static func storageFailure(_ error: any Error, in folder: String) -> String? {
         if let error = error as? KernelCache.Unwritable { return error.description }
         guard let error = error as? MTLLibraryError else { return nil }
         return [ENOSPC, EDQUOT, EROFS].lazy.map { String(cString: strerror($0)) }.first { error.message.contains($0) }
             .map { "clang++ cannot write in \(folder): \($0)" }
     }
 
-    /// Compiles `source` in a work folder of `cache`, loads it (`load`) and publishes it as the entry `key`.
+    /// Compiles `source` in a work folder of `cache`, loads it (`load`) and publishes it as the entry `key`;
+    /// with `lazy`, a library of more than lazyThreshold kernels is checked and published as a plan instead.
     private func build(_ source: String, key: String, flags: [String], constantValues: [Int: FunctionConstantValue]?,
                        tools: Toolchain, cache: KernelCache, job: Job,
-                       load: ((URL) throws -> Any)?) throws -> (url: URL, loaded: Any?) {
+                       load: ((URL) throws -> Any)?, lazy: Bool) throws -> Built {
         cache.removeLeftovers()
         let work = URL(fileURLWithPath: try cache.makeWorkFolder())
         defer { try? FileManager.default.removeItem(at: work) }
+        let prepared = try prepare(source, flags: flags, constantValues: constantValues, tools: tools, work: work, job: job)
+        let unit = prepared.unit + LauncherGenerator.generate(prepared.kernels, constants: prepared.constants)
+        if lazy && prepared.kernels.count > Self.lazyThreshold {
+            // clang's semantic analysis of the whole unit (every instantiation and launcher) without code:
+            // what rejects a bad source, in a fraction of an optimised build's time
+            let precompiled = try emit(unit, prepared, tools: tools, cache: cache, work: work, job: job, output: nil)
+            let plan = try publishPlan(key, prepared: prepared, source: source, flags: flags, tools: tools, cache: cache,
+                                       work: work, keep: precompiled)
+            return .lazy(plan)
+        }
+        let library = work.appendingPathComponent("library.so")
+        let precompiled = try emit(unit, prepared, tools: tools, cache: cache, work: work, job: job, output: library)
+        try cache.seal(library.path, dependencies: prepared.dependencies)
+        let loaded = try load?(library) // before it is published: a clear of the cache cannot take it first
+        let target = URL(fileURLWithPath: try cache.publish(library.path, key: key))
+        try cache.evict(keep: Set([key] + (precompiled.map { [$0] } ?? [])))
+        lock { memo[key] = (target, prepared.dependencies) }
+        return .library(target, loaded)
+    }
 
-        // 1. literals, 2. preprocess, 3. front end, 4. compile and link.
+    /// The front end's output for a source, and what compiling it needs.
+    struct Prepared {
+        let unit: String
+        let kernels: [Kernel]
+        let constants: [FunctionConstant]
+        /// The path of the source file in the preprocessed text (where the headers end: compileWithPCH).
+        let input: String
+        let dependencies: [Dependency]
+        let codegen: [String]
+        /// The user's source (for diagnostics).
+        let source: String
+    }
+
+    /// Preprocesses `source` in `work` and runs the front end over it (steps 1 to 3 of a compile).
+    func prepare(_ source: String, flags: [String], constantValues: [Int: FunctionConstantValue]?, tools: Toolchain,
+                 work: URL, job: Job) throws -> Prepared {
+        // 1. literals, 2. preprocess, 3. front end, 4. compile and link (emit).
         let input = work.appendingPathComponent("program_source.metal")
         try KernelCache.writeFile(Array(("#line 1 \"program_source\"\n" + Literals.rewrite(source)).utf8), to: input.path)
         let preprocessed = work.appendingPathComponent("preprocessed.ii")
@@ -151,7 +225,6 @@ public final class MSLCompiler: @unchecked Sendable {
             throw MTLLibraryError(code: .compileFailure,
                                   message: Diagnostics.userColumns(diagnostics.messages.joined(separator: "\n"), source: source))
         }
-        let unit = output.text + LauncherGenerator.generate(output.kernels, constants: output.constants)
         // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
         // libm call that may set errno is never vectorised (nor is a loop around it).
         let codegen = ["-std=c++20", "-O2"] + Self.cpuFlags + ["-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
@@ -162,31 +235,32 @@ public final class MSLCompiler: @unchecked Sendable {
             // Validation builds probe each page of a big frame, so that a stack overflow hits the guard page
             // (guard.c) instead of jumping over it; not by default: it halves the reductions' speed here.
             + (flags.contains(Self.validationFlag) ? ["-fstack-clash-protection"] : [])
-        let library = work.appendingPathComponent("library.so")
-        var precompiled: String?
+        return Prepared(unit: output.text, kernels: output.kernels, constants: output.constants, input: input.path,
+                        dependencies: dependencies, codegen: codegen, source: source)
+    }
+
+    /// Compiles `unit` (a prepared unit with launchers) in `work` into the shared library `output`, or with
+    /// `output` nil only checks it (clang -fsyntax-only); returns the stem of the precompiled header used.
+    func emit(_ unit: String, _ prepared: Prepared, tools: Toolchain, cache: KernelCache, work: URL, job: Job,
+              output: URL?) throws -> String? {
         do {
-            precompiled = try compileWithPCH(unit, input: input, codegen: codegen, tools: tools, cache: cache.path,
-                                             output: library, job: job)
-            if precompiled == nil {
-                let file = work.appendingPathComponent("unit.ii")
-                try KernelCache.writeFile(Array(unit.utf8), to: file.path)
-                try run(tools.clang, ["-x", "c++-cpp-output", "-shared"] + codegen + [file.path, "-o", library.path],
-                        work: work, job: job, output: library.path)
+            if let precompiled = try compileWithPCH(unit, input: prepared.input, codegen: prepared.codegen, tools: tools,
+                                                    cache: cache.path, work: work, output: output, job: job) {
+                return precompiled
             }
+            let file = work.appendingPathComponent("unit.ii")
+            try KernelCache.writeFile(Array(unit.utf8), to: file.path)
+            try run(tools.clang, ["-x", "c++-cpp-output"] + (output == nil ? ["-fsyntax-only"] : ["-shared"]) + prepared.codegen
+                    + [file.path] + (output.map { ["-o", $0.path] } ?? []), work: work, job: job, output: output?.path)
+            return nil
         } catch let error as MTLLibraryError where error.code == .compileFailure {
             // clang saw the rewritten text: show the user's lines and columns (Diagnostics.swift)
-            throw MTLLibraryError(code: .compileFailure, message: Diagnostics.userColumns(error.message, source: source))
+            throw MTLLibraryError(code: .compileFailure, message: Diagnostics.userColumns(error.message, source: prepared.source))
         }
-        try cache.seal(library.path, dependencies: dependencies)
-        let loaded = try load?(library) // before it is published: a clear of the cache cannot take it first
-        let target = URL(fileURLWithPath: try cache.publish(library.path, key: key))
-        try cache.evict(keep: Set([key] + (precompiled.map { [$0] } ?? [])))
-        lock { memo[key] = (target, dependencies) }
-        return (target, loaded)
     }
 
     /// A file clang wrote (as bytes: Foundation's error would be a CocoaError dump).
-    private static func contents(_ path: String) throws -> Data {
+    static func contents(_ path: String) throws -> Data {
         guard let data = FileManager.default.contents(atPath: path) else {
             throw MTLLibraryError(code: .internalError, message: "cannot read \(path): \(String(cString: strerror(errno)))")
         }
@@ -199,7 +273,10 @@ public final class MSLCompiler: @unchecked Sendable {
     /// Empties the disk cache (libraries already loaded stay loaded); returns
     /// how many kernel libraries it deleted.
     public func clearCache() -> Int {
-        lock { memo.removeAll() }
+        lock {
+            memo.removeAll()
+            plans.removeAll()
+        }
         return KernelCache.current.clear()
     }
 
@@ -210,7 +287,7 @@ public final class MSLCompiler: @unchecked Sendable {
     public func watchInterrupts(_ socket: Int32) { lock { interrupts = socket } }
 
     /// One compile's limits.
-    private struct Job {
+    struct Job {
         let limits: CompileLimits
     }
 
@@ -224,11 +301,11 @@ public final class MSLCompiler: @unchecked Sendable {
     /// headers changes that text, hence the key. Returns the stem of the
     /// precompiled header's files, or nil when the unit cannot take this path
     /// (the caller then compiles it whole).
-    private func compileWithPCH(_ unit: String, input: URL, codegen: [String], tools: Toolchain,
-                                cache: String, output: URL, job: Job) throws -> String? {
+    private func compileWithPCH(_ unit: String, input: String, codegen: [String], tools: Toolchain,
+                                cache: String, work: URL, output: URL?, job: Job) throws -> String? {
         // The preprocessor returns from the force-included headers to the source with this line marker.
         let bytes = Array(unit.utf8)
-        let marker = Array("\n# 1 \"\(input.path)\" 2\n".utf8)
+        let marker = Array("\n# 1 \"\(input)\" 2\n".utf8)
         guard let start = bytes.firstIndex(of: 10), let end = Self.lastOffset(of: marker, in: bytes), start < end else {
             return nil
         }
@@ -240,7 +317,6 @@ public final class MSLCompiler: @unchecked Sendable {
         let stem = "pch-\(digest.hexDigest())"
         let base = cache + "/" + stem
         let (pch, object) = (base + ".pch", base + ".o")
-        let work = input.deletingLastPathComponent()
         if !Self.isOwnFile(pch) || !Self.isOwnFile(object) || !Self.isOwnFile(base + ".ii") {
             for file in [pch, object, base + ".ii"] { KernelCache.remove(file) } // missing, a symlink, a folder, a stranger's: rebuilt
             // The PCH refers to its source file, so that lives next to it. Same key, same bytes: racing writers agree.
@@ -269,8 +345,13 @@ public final class MSLCompiler: @unchecked Sendable {
         let file = work.appendingPathComponent("unit.cpp")
         try KernelCache.writeFile(Array(bytes[(end + marker.count)...]), to: file.path)
         do {
-            try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
-                                                                     "-o", output.path], work: work, job: job, output: output.path)
+            if let output {
+                try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
+                                                                         "-o", output.path], work: work, job: job, output: output.path)
+            } else {
+                try run(tools.clang, ["-x", "c++", "-fsyntax-only"] + codegen + ["-include-pch", pch, file.path],
+                        work: work, job: job, output: nil)
+            }
         } catch let error as MTLLibraryError where error.message.contains(base) {
             // Unreadable, stale or missing (clang says so, naming it): built again by the next compile.
             unlink(pch)
@@ -345,10 +426,11 @@ public final class MSLCompiler: @unchecked Sendable {
         return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFREG && info.st_uid == geteuid()
     }
 
-    /// Runs `tool` under the job's limits (Toolchain.run); it must write `output`.
-    private func run(_ tool: String, _ arguments: [String], work: URL, job: Job, output: String) throws {
+    /// Runs `tool` under the job's limits (Toolchain.run); it must write `output` (nil: a check, which writes nothing).
+    private func run(_ tool: String, _ arguments: [String], work: URL, job: Job, output: String?) throws {
         lock { clangInvocations += 1 }
         try Toolchain.run(tool, arguments, work: work.path, limits: job.limits, interrupts: lock { interrupts })
+        guard let output else { return }
         guard access(output, F_OK) == 0 else { // PYMETAL_CLANG=/bin/true, say
             let setting = Toolchain.environment("PYMETAL_CLANG") == tool ? " (PYMETAL_CLANG)" : ""
             throw MTLLibraryError(code: .compileFailure, message: "the compiler \(tool)\(setting) succeeded but wrote no "
