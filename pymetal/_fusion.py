@@ -233,7 +233,7 @@ class _Tracer:
         if not spaces:
             return "C"
         if "O" in spaces:
-            if len(spaces) > 1:
+            if len(spaces) > 1 or len(shape) > len(self.full) - self.k:
                 raise FuseError("a reduction result without keepdims=True was combined with an array that has "
                                 "the reduced axes; use keepdims=True inside pm.fuse")
             return "O"
@@ -289,7 +289,7 @@ class _Tracer:
 
     def reduce(self, name, x, axes, keepdims, acc, out_dtype, shape):
         n = self.node(x)
-        if n.space in ("R", "O"):
+        if n.space == "O" or (n.space == "R" and n.shape != self.full):  # (an R value of full shape: rows of 1)
             raise FuseError("a reduction of a reduction's result is not supported inside pm.fuse")
         nd = len(n.shape)
         k = len(axes)
@@ -689,6 +689,8 @@ class Fused:
         outs = [res] if single else list(res)
         nodes = []
         for o in outs:
+            if isinstance(o, Array):  # made without the arguments (x < 1000 for int8 x is all True): copied
+                o = t.wrap(t.leaf(o))
             if not isinstance(o, Traced) or o._pm_trace is not t:
                 raise FuseError("a fused function must return traced arrays computed from its array arguments "
                                 "(a tuple or list of them for several); it returned %s" % type(o).__name__)
