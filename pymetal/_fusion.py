@@ -29,7 +29,6 @@ trace time, never a silent fallback.
 from __future__ import annotations
 
 import functools
-import struct
 import threading
 
 import numpy as np
@@ -39,6 +38,11 @@ from . import _jit
 from . import _ops
 from . import dtypes as _dt
 from ._array import Array, asarray
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import Any
 
 
 class FuseError(TypeError):
@@ -718,7 +722,7 @@ class Fused:
         return outs[0] if single else typ(outs)
 
 
-def fuse(fn=None, /):
+def fuse(fn: Callable[..., Any] | None = None, /) -> Any:
     """Compiles a function of arrays into one kernel (like cupy.fuse; jax.jit for elementwise code).
 
     The function may use the arithmetic and comparison operators, the elementwise

@@ -335,3 +335,31 @@ def test_decorator_keeps_the_name():
         return x + 1
 
     assert my_function.__name__ == "my_function" and my_function.__doc__ == "Doc."
+
+
+# ---- pm.nn on the fused kernel ------------------------------------------------------------------
+
+def _softmax_passes(x):
+    e = pm.exp(x - pm.max(x, axis=-1, keepdims=True))
+    return e / pm.sum(e, axis=-1, keepdims=True)
+
+
+@pytest.mark.parametrize("shape", [(5,), (3, 7), (2, 4, 300), (1, 1)])
+@pytest.mark.parametrize("dt", [np.float32, np.float16, np.int32])
+def test_nn_softmax_fused_equals_its_passes(shape, dt):
+    x = _data(shape, dt)
+    xf = x.astype(pm.float32)
+    want = _softmax_passes(xf)
+    got = pm.nn.softmax(x)
+    assert got.dtype == (x.dtype if dt != np.int32 else pm.float32)
+    np.testing.assert_array_equal(got.numpy(), want.astype(got.dtype).numpy())
+    lw = xf - pm.logsumexp(xf, axis=-1, keepdims=True)
+    np.testing.assert_array_equal(pm.nn.log_softmax(x).numpy(), lw.astype(got.dtype).numpy())
+
+
+def test_nn_softmax_long_rows_and_other_axes():
+    a = RNG.standard_normal((3, 5000)).astype(np.float32)
+    e = np.exp(a - a.max(-1, keepdims=True))
+    np.testing.assert_allclose(pm.nn.softmax(pm.asarray(a)).numpy(), e / e.sum(-1, keepdims=True), rtol=2e-6, atol=1e-9)
+    np.testing.assert_allclose(pm.nn.softmax(pm.asarray(a.T), axis=0).numpy().T, e / e.sum(-1, keepdims=True),
+                               rtol=2e-6, atol=1e-9)
