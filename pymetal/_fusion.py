@@ -50,6 +50,7 @@ class FuseError(TypeError):
 
 
 _LANES = 16        # PM_RED_LANES of Shaders/reduce.h: the row reduction's accumulators
+_BLOCK = 1024      # elements per block of a row reduction (then blocks per group)
 _SPLIT = 16384     # the CPU backend splits dispatches of this many threads over its cores
 _MAX_TRACES = 64   # traces kept per fused function
 
@@ -486,22 +487,49 @@ class _Program:
                     inner.append("{ const %s e = static_cast<%s>(%s); p%d |= ROps<%s>::poisons(e); "
                                  "a%d[l] = %s::f(a%d[l], e); }" % (a, a, x, i, r.aux, i, r.aux, i))
                 lines.extend(inner)
+            # Three levels of 16 lanes (elements within blocks of _BLOCK, blocks within
+            # groups of _BLOCK blocks, groups), each lane's serial chain at most 64 long as
+            # in the library's passes of chunks: long rows keep a blocked sum's accuracy.
+            # A row of up to _BLOCK elements is the library's one-chunk row kernel exactly
+            # (the outer levels combine it with identities).
+            def lanes(prefix, init=True):
+                for i, r in enumerate(group):
+                    a = _MSL[r.dtype]
+                    body.append("%s %s%d[%d];" % (a, prefix, i, _LANES))
+                    body.append("for (int l = 0; l < %d; l++) %s%d[l] = %s::template init<%s>();"
+                                % (_LANES, prefix, i, r.aux, a))
+
+            def fold(prefix, into, at):
+                for i, r in enumerate(group):
+                    body.append("for (int w = %d; w > 0; w /= 2) for (int l = 0; l < w; l++) %s%d[l] = "
+                                "ROps<%s>::combine(%s%d[l], %s%d[l + w]);"
+                                % (_LANES // 2, prefix, i, r.aux, prefix, i, prefix, i))
+                    if into:
+                        body.append("%s%d[%s %% %d] = ROps<%s>::combine(%s%d[%s %% %d], %s%d[0]);"
+                                    % (into, i, at, _LANES, r.aux, into, i, at, _LANES, prefix, i))
             body.append("{")
-            for i, r in enumerate(group):
-                a = _MSL[r.dtype]
-                body.append("%s a%d[%d]; bool p%d = false;" % (a, i, _LANES, i))
-                body.append("for (int l = 0; l < %d; l++) a%d[l] = %s::template init<%s>();" % (_LANES, i, r.aux, a))
-            body.append("ulong j = 0;")
-            body.append("for (; j + %d <= n; j += %d) for (int l = 0; l < %d; l++) {" % (_LANES, _LANES, _LANES))
+            lanes("t")
+            body.append(" ".join("bool p%d = false;" % i for i in range(len(group))))
+            body.append("for (ulong m0 = 0, mb = 0; m0 < n; m0 += %d, mb++) {" % (_BLOCK * _BLOCK))
+            body.append("const ulong mend = min(n, m0 + %dul);" % (_BLOCK * _BLOCK))
+            lanes("c")
+            body.append("for (ulong b0 = m0, cb = 0; b0 < mend; b0 += %d, cb++) {" % _BLOCK)
+            body.append("const ulong bend = min(mend, b0 + %dul);" % _BLOCK)
+            lanes("a")
+            body.append("ulong j = b0;")
+            body.append("for (; j + %d <= bend; j += %d) for (int l = 0; l < %d; l++) {" % (_LANES, _LANES, _LANES))
             body.extend("    " + s for s in loop_main)
             body.append("}")
-            body.append("for (int l = 0; j < n; j++, l++) {")
+            body.append("for (int l = 0; j < bend; j++, l++) {")
             body.extend("    " + s for s in loop_tail)
             body.append("}")
+            fold("a", "c", "cb")
+            body.append("}")
+            fold("c", "t", "mb")
+            body.append("}")
+            fold("t", None, None)
             for i, r in enumerate(group):
-                body.append("for (int w = %d; w > 0; w /= 2) for (int l = 0; l < w; l++) a%d[l] = "
-                            "ROps<%s>::combine(a%d[l], a%d[l + w]);" % (_LANES // 2, i, r.aux, i, i))
-                body.append("%s = ROps<%s>::finish(a%d[0], p%d);" % (names[i], r.aux, i, i))
+                body.append("%s = ROps<%s>::finish(t%d[0], p%d);" % (names[i], r.aux, i, i))
             body.append("}")
             for r, v in zip(group, names):
                 glob[(id(r), r.space)] = v

@@ -230,6 +230,17 @@ def test_long_rows_within_float32_bounds():
     check(lambda x: pm.max(x, axis=-1), x)  # max is exact in any order
 
 
+def test_long_sums_are_blocked():
+    # 4M positive values in one row: a serial 16-lane sum would drift (262144 adds per lane);
+    # blocks of 1024 keep each chain short, as the library's passes of chunks do
+    a = RNG.random(1 << 22).astype(np.float32) + 1.0
+    exact = a.astype(np.float64).sum()
+    got = float(pm.fuse(lambda x: pm.sum(x))(pm.asarray(a)))
+    lib = float(pm.sum(pm.asarray(a)))
+    assert abs(got - exact) / exact < 2e-7, (got, exact)
+    assert abs(got - exact) <= 4 * abs(lib - exact) + exact * 6e-8
+
+
 def test_reductions_of_empty_arrays():
     check(lambda x: pm.sum(x, axis=-1) + 1.0, _data((3, 0), np.float32))
     check(lambda x: pm.mean(x * 2.0, axis=-1, keepdims=True), _data((3, 0), np.float32))
