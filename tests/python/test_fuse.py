@@ -374,3 +374,10 @@ def test_nn_softmax_long_rows_and_other_axes():
     np.testing.assert_allclose(pm.nn.softmax(pm.asarray(a)).numpy(), e / e.sum(-1, keepdims=True), rtol=2e-6, atol=1e-9)
     np.testing.assert_allclose(pm.nn.softmax(pm.asarray(a.T), axis=0).numpy().T, e / e.sum(-1, keepdims=True),
                                rtol=2e-6, atol=1e-9)
+
+
+def test_complex64():
+    z = pm.asarray((RNG.standard_normal((3, 7)) + 1j * RNG.standard_normal((3, 7))).astype(np.complex64))
+    check(lambda z: (pm.exp(z) * (1 + 2j) + z, pm.abs(z), pm.real(z) + 1.0, z == z), z)
+    check(lambda z: pm.sum(z * z, axis=-1), z)
+    check(lambda z: pm.mean(z, axis=-1, keepdims=True) - z, z)
