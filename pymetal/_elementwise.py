@@ -177,7 +177,7 @@ def _tg1(n):
 
 def astype(x, dt):
     """A new C-contiguous array with x's values converted to dt."""
-    if hasattr(x, "_pm_trace"):  # pm.fuse records the op instead (_fusion.py)
+    if type(x) is not Array and hasattr(x, "_pm_trace"):  # pm.fuse records the op instead (_fusion.py)
         return x._pm_trace.astype(x, dt)
     out = _new(x._shape, dt, x._buf.device)
     copy_into(x, out)
@@ -272,7 +272,7 @@ def unary(name, x, out=None):
     op = _ops.UNARY[name]
     x = as_array(x)
     ct = _compute_dtype(op, x._dtype)
-    if hasattr(x, "_pm_trace"):  # pm.fuse records the op instead (_fusion.py)
+    if type(x) is not Array and hasattr(x, "_pm_trace"):  # pm.fuse records the op instead (_fusion.py)
         return x._pm_trace.unary(name, x, ct, out)
     if ct is None:
         if op.result != "bool":  # floor, ceil, trunc, round of integers: the same values
@@ -384,7 +384,8 @@ def binary(name, a, b, out=None):
         dt = _dt.promote_types(a._dtype, b._dtype)
     ct = _compute_dtype(op, dt)
     rdt = _ops.result_dtype(op, ct)
-    trace = getattr(a, "_pm_trace", None) or getattr(b, "_pm_trace", None)
+    trace = None if type(a) is Array and type(b) is Array else (
+        getattr(a, "_pm_trace", None) or getattr(b, "_pm_trace", None))
     if trace is not None:  # pm.fuse records the op instead (_fusion.py)
         return trace.binary(name, a, b, ct, rdt, out)
     dev = (b if sa else a)._buf.device

@@ -356,6 +356,7 @@ class _Program:
     def __init__(self, tracer, outputs):
         self.t = tracer
         self.outputs = outputs
+        self.cpu = tracer.device.backend == "cpu"  # rows spread over the CPU's cores (params)
         self.k = tracer.k or 0
         self.full = self._full_shape(outputs)
         self.nd = len(self.full)
@@ -607,7 +608,7 @@ class _Program:
     def params(self):
         """The parameter bytes: rows, n, step, shape, strides per site, constants."""
         step = 1
-        if self.k and self.rows > 1 and self.rows < _SPLIT and self.rows * self.n >= _SPLIT:
+        if self.k and self.cpu and 1 < self.rows < _SPLIT and self.rows * self.n >= _SPLIT:
             step = -(-_SPLIT // self.rows)
         self.step = step
         v = [self.rows, self.n, step] + list(self.full)
@@ -687,12 +688,15 @@ class Fused:
         self._plans: dict = {}
         self.traces = 0  # how many times the function was traced (tests read it)
 
+    def __get__(self, obj, objtype=None):  # a fused method: the instance is a static argument
+        return self if obj is None else functools.partial(self, obj)
+
     def __call__(self, *args, **kwargs):
         key = (tuple(_arg_key(a) for a in args), tuple((k, _arg_key(v)) for k, v in sorted(kwargs.items())))
         plan = self._plans.get(key)
-        arrays = [a if isinstance(a, Array) else asarray(a) for a in args if isinstance(a, (Array, np.ndarray, np.generic))] \
-            + [v if isinstance(v, Array) else asarray(v) for _, v in sorted(kwargs.items())
-               if isinstance(v, (Array, np.ndarray, np.generic))]
+        # the kernel's inputs, in the order the trace made them (arguments, then keywords by name)
+        arrays = [a if isinstance(a, Array) else asarray(a) for a in list(args) + [v for _, v in sorted(kwargs.items())]
+                  if isinstance(a, (Array, np.ndarray, np.generic))]
         if plan is None:
             plan = self._trace(args, kwargs)
             if len(self._plans) >= _MAX_TRACES:

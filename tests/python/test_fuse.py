@@ -381,3 +381,32 @@ def test_complex64():
     check(lambda z: (pm.exp(z) * (1 + 2j) + z, pm.abs(z), pm.real(z) + 1.0, z == z), z)
     check(lambda z: pm.sum(z * z, axis=-1), z)
     check(lambda z: pm.mean(z, axis=-1, keepdims=True) - z, z)
+
+
+def test_keyword_and_static_arguments():
+    f = pm.fuse(lambda x, *, w, axis, eps=1e-5: pm.sum(x * w, axis=axis, keepdims=True) + eps)
+    x, w = _data((4, 6), np.float32), _data(6, np.float32)
+    for axis in (-1, None):
+        np.testing.assert_array_equal(f(x, w=w, axis=axis).numpy(),
+                                      (pm.sum(x * w, axis=axis, keepdims=True) + 1e-5).numpy())
+    assert f.traces == 2
+
+
+def test_traced_arrays_do_not_escape_as_other_objects():
+    with pytest.raises(TypeError):
+        pm.fuse(lambda x: x @ x)(_data((3, 3), np.float32))
+    with pytest.raises(_fusion.FuseError, match="NumPy"):
+        pm.fuse(lambda x: np.asarray(x) * 2)(_data(3, np.float32))
+
+
+def test_fused_method():
+    class Scale:
+        def __init__(self, k):
+            self.k = k
+
+        @pm.fuse
+        def apply(self, x):
+            return x * self.k
+
+    x = _data(5, np.float32)
+    np.testing.assert_array_equal(Scale(3.0).apply(x).numpy(), (x * 3.0).numpy())
