@@ -662,9 +662,6 @@ class _Plan:
 def _arg_key(v):
     if isinstance(v, Array):
         return (Array, v._dtype, v._shape, v._strides, v._cc)
-    if isinstance(v, Traced):
-        raise FuseError("a fused function was called with a traced array (nested pm.fuse): call the "
-                        "inner function undecorated, or its .__wrapped__")
     if isinstance(v, np.ndarray):
         return (np.ndarray, v.dtype, v.shape)
     if isinstance(v, np.generic):
@@ -692,6 +689,8 @@ class Fused:
         return self if obj is None else functools.partial(self, obj)
 
     def __call__(self, *args, **kwargs):
+        if any(isinstance(v, Traced) for v in list(args) + list(kwargs.values())):
+            return self._fn(*args, **kwargs)  # called inside another fused function: part of its kernel
         key = (tuple(_arg_key(a) for a in args), tuple((k, _arg_key(v)) for k, v in sorted(kwargs.items())))
         plan = self._plans.get(key)
         # the kernel's inputs, in the order the trace made them (arguments, then keywords by name)

@@ -410,3 +410,11 @@ def test_fused_method():
 
     x = _data(5, np.float32)
     np.testing.assert_array_equal(Scale(3.0).apply(x).numpy(), (x * 3.0).numpy())
+
+
+def test_nested_fused_functions_fuse_into_one():
+    inner = pm.fuse(lambda x: pm.exp(x) - 1.0)
+    outer = pm.fuse(lambda x, y: inner(x) * y)
+    x, y = _data(9, np.float32), _data(9, np.float32)
+    np.testing.assert_array_equal(outer(x, y).numpy(), ((pm.exp(x) - 1.0) * y).numpy())
+    assert inner.traces == 0 and outer.traces == 1
