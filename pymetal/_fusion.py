@@ -153,8 +153,10 @@ class Traced:
     def __getattr__(self, name):
         if name.startswith("__"):  # protocol probes (copy, NumPy) find nothing
             raise AttributeError(name)
-        raise FuseError("%r is not supported on arrays inside pm.fuse: only elementwise ops, where, astype "
-                        "and sum/mean/max/min/var/std over trailing axes fuse" % name)
+        what = "a function that is not elementwise (it asked for the array's %s)" % name if name.startswith("_") \
+            else "x.%s" % name
+        raise FuseError("%s is not supported inside pm.fuse: only elementwise ops, where, astype and "
+                        "sum/mean/max/min/var/std over trailing axes fuse; call it outside the fused function" % what)
 
     def __repr__(self):
         return "Traced(shape=%r, dtype=%s)" % (self._node.shape, _dt.NAMES.get(self._node.dtype))

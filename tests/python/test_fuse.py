@@ -325,6 +325,9 @@ def test_cache_per_signature():
     (lambda x: pm.sum(pm.sum(x, axis=-1, keepdims=True)), "reduction of a reduction|same"),
     (lambda x: x.matmul(x), "not supported"),
     (lambda x: float(x), "Python number"),
+    (lambda x: pm.sort(x), "not supported"),
+    (lambda x: pm.concat([x, x]), "not elementwise"),
+    (lambda x: pm.cumsum(x), "not elementwise"),
 ])
 def test_unsupported_constructs_raise(fn, match):
     with pytest.raises(_fusion.FuseError, match=match):
