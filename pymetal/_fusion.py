@@ -62,7 +62,7 @@ class _Node:
     reduce. space: "C" (made of inputs and constants only), "E" (elementwise over the
     full shape, depends on a reduction), "R" (one value per row, reduced axes kept as 1s),
     "O" (one value per row, reduced axes dropped)."""
-    __slots__ = ("kind", "args", "dtype", "shape", "space", "level", "aux", "id")
+    __slots__ = ("kind", "args", "dtype", "shape", "space", "level", "aux")
 
     def __init__(self, kind, args, dtype, shape, space, aux=None):
         self.kind, self.args, self.dtype, self.shape, self.space, self.aux = kind, args, dtype, shape, space, aux
@@ -116,15 +116,6 @@ class Traced:
         from . import _reduce
         return _reduce.std(self, axis=axis, correction=correction or ddof, keepdims=keepdims)
 
-    def __pos__(self):
-        return _ew.unary("positive", self)
-
-    def __abs__(self):
-        return _ew.unary("abs", self)
-
-    def __invert__(self):
-        return _ew.unary("bitwise_invert", self)
-
     def __bool__(self):
         raise FuseError("a fused function cannot branch on array values (bool() of a traced array): "
                         "use pm.where(condition, x, y) instead of if/else")
@@ -164,13 +155,9 @@ class Traced:
     __hash__ = object.__hash__
 
 
-def _Array_neg(x):
-    if x._dtype == _dt.bool_:
-        raise TypeError("the - operator is not supported for bool arrays; use ~ or pm.logical_not")
-    return _ew.unary("negative", x)
-
-
-Traced.__neg__ = lambda self: _Array_neg(self)
+# Array's unary operators run the library's functions, which the hooks hand to the tracer.
+for _m in ("__neg__", "__pos__", "__abs__", "__invert__"):
+    setattr(Traced, _m, getattr(Array, _m))
 
 
 def _operators():

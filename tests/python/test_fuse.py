@@ -421,3 +421,10 @@ def test_nested_fused_functions_fuse_into_one():
     x, y = _data(9, np.float32), _data(9, np.float32)
     np.testing.assert_array_equal(outer(x, y).numpy(), ((pm.exp(x) - 1.0) * y).numpy())
     assert inner.traces == 0 and outer.traces == 1
+
+
+def test_unary_operators():
+    check(lambda x: (-x, +x, abs(x)), _data(7, np.float32))
+    check(lambda i, b: (~i, -i, ~b), _data(7, np.int16), _data(7, np.bool_))
+    with pytest.raises(TypeError, match="not supported for bool"):
+        pm.fuse(lambda b: -b)(_data(3, np.bool_))
