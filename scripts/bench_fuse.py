@@ -86,11 +86,11 @@ def main():
     print("pm.fuse bench, %s backend; peers installed: %s; ratio = variant time / fused time"
           % (pm.device().backend, ", ".join(found) or "none (NumPy and unfused pymetal only)"))
     rounds = 3 if QUICK else 7
-    for n in ([1 << 20] if QUICK else [1 << 20, 1 << 24]):
+    for n in ([1 << 20] if QUICK else [1 << 10, 1 << 16, 1 << 20, 1 << 24]):
         a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
         x, y = pm.asarray(a), pm.asarray(b)
         fused = pm.fuse(chain10)
-        compare("chain10 %dM" % (n >> 20), {"fused": lambda: fused(x, y), "unfused": lambda: chain10(x, y),
+        compare("chain10 %d" % n, {"fused": lambda: fused(x, y), "unfused": lambda: chain10(x, y),
                                             "numpy": lambda: chain10(a, b, np)}, rounds)
     rows, cols = (1024, 1024) if QUICK else (4096, 1024)
     a = rng.standard_normal((rows, cols)).astype(np.float32)

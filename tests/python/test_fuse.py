@@ -428,3 +428,15 @@ def test_unary_operators():
     check(lambda i, b: (~i, -i, ~b), _data(7, np.int16), _data(7, np.bool_))
     with pytest.raises(TypeError, match="not supported for bool"):
         pm.fuse(lambda b: -b)(_data(3, np.bool_))
+
+
+def test_threads_share_a_fused_function():
+    from concurrent.futures import ThreadPoolExecutor
+
+    f = pm.fuse(layer_norm)
+    inputs = [(_data((i + 1, 5 + i % 3), np.float32),) for i in range(12)]
+    inputs = [(x, _data(x.shape[-1], np.float32), _data(x.shape[-1], np.float32)) for (x,) in inputs]
+    with ThreadPoolExecutor(4) as pool:
+        got = list(pool.map(lambda a: f(*a).numpy(), inputs * 2))
+    for g, a in zip(got, inputs * 2):
+        np.testing.assert_array_equal(g, layer_norm(*a).numpy())
