@@ -348,6 +348,11 @@ class _Program:
         self.cpu = tracer.device.backend == "cpu"  # rows spread over the CPU's cores (params)
         self.k = tracer.k or 0
         self.full = self._full_shape(outputs)
+        if not self.k and self.cpu and len(self.full) >= 2 and any(
+                a._size > 1 and not (a._cc and a._shape == self.full) for a in tracer.leaves):
+            # Broadcast or strided inputs without reductions: a thread per row of the last
+            # axis on the CPU, so that their offsets cost a division per row, not per element.
+            self.k = 1
         self.nd = len(self.full)
         self.no = self.nd - self.k   # outer (row) dimensions
         self.rows = int(np.prod(self.full[:self.no], dtype=np.int64))

@@ -130,7 +130,8 @@ def test_out_of_range_python_int_is_an_error_as_unfused():
 
 
 @pytest.mark.parametrize("shapes", [((3, 4), (4,)), ((3, 1), (1, 5)), ((2, 3, 4), (3, 1)), ((), (6,)),
-                                    ((1,), (2, 3)), ((0, 3), (3,)), ((4, 0), (1, 0))])
+                                    ((1,), (2, 3)), ((0, 3), (3,)), ((4, 0), (1, 0)), ((5, 1, 7), (3, 1)),
+                                    ((2, 3, 4, 5), (3, 1, 5)), ((1000, 3), (3,)), ((3, 1000), (3, 1))])
 def test_broadcasting(shapes):
     x, y = _data(shapes[0], np.float32), _data(shapes[1], np.float32)
     check(lambda x, y: pm.where(x > y, x - y, y * 2.0), x, y)
@@ -148,6 +149,9 @@ def test_non_contiguous_inputs():
     check(lambda a, b: a * 2.0 - b, t, _data((8, 6), np.float32))
     check(lambda a: pm.exp(a) + 1.0, s)
     check(lambda a: pm.sum(a * a, axis=-1), s)
+    p = pm.asarray(RNG.standard_normal((4, 5, 6)).astype(np.float32)).permute_dims((2, 0, 1))
+    check(lambda a, b: a * b + 1.0, p, _data((6, 4, 5), np.float32))
+    check(lambda a: pm.max(a, axis=-1, keepdims=True) - a, p)
 
 
 def test_astype_and_where_with_scalars():
