@@ -394,6 +394,8 @@ class _Program:
                 kind = "full"
             elif not any(st):
                 kind = "zero"
+            elif self.k == 1 and st[-1] in (0, 1):
+                kind = "unit" if st[-1] else "row"  # along a row: consecutive, or one value (vectorisable)
             else:
                 kind = "gen"
             s = self.sites[key] = (kind, st, len(self.sites))
@@ -441,8 +443,11 @@ class _Program:
                     off = "ro%d" % si
                     self._need_site.add(si)
                     base = self.stride_base + si * self.nd
-                    if ctx == "E" and self.k == 1:
-                        off += " + long(jj) * P.v[%d]" % (base + self.nd - 1)
+                    if ctx == "E" and kind == "unit":
+                        off += " + long(jj)"
+                    elif ctx == "E" and self.k == 1 and kind == "gen":
+                        off += " + long(jj) * s%d" % si
+                        self._need_stride.add(si)
                     elif ctx == "E" and self.k:
                         off += " + pm_off(jj, P.v + 3, P.v + %d, %d, %d)" % (base, self.no, self.nd)
                 out.append("const %s %s = in%d[%s];" % (ty, v, node.aux, off))
@@ -462,7 +467,7 @@ class _Program:
             scope[key] = v
             return v
 
-        self._need_site = set()
+        self._need_site, self._need_stride = set(), set()
         reductions = self._reductions()
         levels = sorted({r.level for r in reductions})
         for lvl in levels:
@@ -593,6 +598,8 @@ class _Program:
             head.append("long ro%d = 0;" % si)
             if self.no:
                 head[-1] = "const long ro%d = pm_off(r, P.v + 3, P.v + %d, 0, %d);" % (si, base, self.no)
+            if si in self._need_stride:  # a local: P's memory might alias the outputs for the compiler
+                head.append("const long s%d = P.v[%d];" % (si, base + self.nd - 1))
         src = ["struct FusedParams { long v[%d]; };" % nslots, _OFF] + [
             "[[kernel]] void pm_fused(%s) {" % ",\n        ".join(params)]
         src += ["    " + s for s in head + body] + ["}"]
