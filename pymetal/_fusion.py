@@ -34,6 +34,7 @@ import threading
 import numpy as np
 
 from . import _elementwise as _ew
+from . import _interop
 from . import _jit
 from . import _ops
 from . import dtypes as _dt
@@ -72,7 +73,6 @@ class _Node:
 class Traced:
     """What a fused function's array arguments are while it is traced."""
     __slots__ = ("_pm_trace", "_node")
-    __array_ufunc__ = None  # NumPy defers to our reflected operators (np.float32(2) * x)
 
     def __init__(self, tracer, node):
         self._pm_trace, self._node = tracer, node
@@ -155,9 +155,11 @@ class Traced:
     __hash__ = object.__hash__
 
 
-# Array's unary operators run the library's functions, which the hooks hand to the tracer.
+# Array's unary operators and NumPy ufuncs (np.exp(x), np.float32(2) * x) run the library's
+# functions, which the hooks hand to the tracer.
 for _m in ("__neg__", "__pos__", "__abs__", "__invert__"):
     setattr(Traced, _m, getattr(Array, _m))
+Traced.__array_ufunc__ = _interop._array_ufunc
 
 
 def _operators():

@@ -444,3 +444,10 @@ def test_threads_share_a_fused_function():
         got = list(pool.map(lambda a: f(*a).numpy(), inputs * 2))
     for g, a in zip(got, inputs * 2):
         np.testing.assert_array_equal(g, layer_norm(*a).numpy())
+
+
+def test_numpy_ufuncs_on_traced_arrays():
+    x = _data(8, np.float32)
+    check(lambda x: np.exp(x) * np.float32(2) + np.maximum(x, 0.5), x)
+    with pytest.raises(_fusion.FuseError):
+        pm.fuse(lambda x: np.sort(x))(x)
