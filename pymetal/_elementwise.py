@@ -47,6 +47,8 @@ def as_array(x: object, dev: Device | None = None) -> Array:
     """An Array for an array-like operand (NumPy arrays shared when possible)."""
     if isinstance(x, Array):
         return x
+    if hasattr(x, "_pm_trace"):  # a traced array of pm.fuse (_fusion.py)
+        return x
     if isinstance(x, np.generic) or is_scalar(x):
         return asarray(x, device=dev)  # a 0-d array (a Python scalar: int64 / float32 / complex64)
     try:
@@ -175,6 +177,8 @@ def _tg1(n):
 
 def astype(x, dt):
     """A new C-contiguous array with x's values converted to dt."""
+    if type(x) is not Array and hasattr(x, "_pm_trace"):  # pm.fuse records the op instead (_fusion.py)
+        return x._pm_trace.astype(x, dt)
     out = _new(x._shape, dt, x._buf.device)
     copy_into(x, out)
     return out
@@ -268,6 +272,8 @@ def unary(name, x, out=None):
     op = _ops.UNARY[name]
     x = as_array(x)
     ct = _compute_dtype(op, x._dtype)
+    if type(x) is not Array and hasattr(x, "_pm_trace"):  # pm.fuse records the op instead (_fusion.py)
+        return x._pm_trace.unary(name, x, ct, out)
     if ct is None:
         if op.result != "bool":  # floor, ceil, trunc, round of integers: the same values
             return _finish(out, ascontiguous(x, force=True), False)
@@ -378,6 +384,10 @@ def binary(name, a, b, out=None):
         dt = _dt.promote_types(a._dtype, b._dtype)
     ct = _compute_dtype(op, dt)
     rdt = _ops.result_dtype(op, ct)
+    trace = None if type(a) is Array and type(b) is Array else (
+        getattr(a, "_pm_trace", None) or getattr(b, "_pm_trace", None))
+    if trace is not None:  # pm.fuse records the op instead (_fusion.py)
+        return trace.binary(name, a, b, ct, rdt, out)
     dev = (b if sa else a)._buf.device
     if not sa and a._dtype != ct:
         a = astype(a, ct)
@@ -501,6 +511,9 @@ def clip(x: ArrayLike, /, min: ArrayLike | Scalar | None = None, max: ArrayLike 
 
 
 def _ternary(name, cdt, c, x1, x2, dt):
+    for v in (c, x1, x2):
+        if hasattr(v, "_pm_trace"):  # pm.fuse records the op instead (_fusion.py)
+            return v._pm_trace.ternary(name, cdt, c, x1, x2, dt)
     dev = (c if isinstance(c, Array) else as_array(c))._buf.device
     ops = []
     for v, want in ((c, cdt), (x1, dt), (x2, dt)):

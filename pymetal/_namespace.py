@@ -31,6 +31,7 @@ from ._manipulation import (
 from ._linalg import matmul, tensordot, vecdot, outer
 from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod
 from ._dlpack import from_dlpack
+from ._fusion import fuse
 from . import nn, linalg, fft  # noqa: F401
 from . import _interop  # noqa: F401  (NumPy protocols on Array)
 

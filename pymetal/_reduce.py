@@ -166,6 +166,8 @@ def reduce(name: str, x: ArrayLike, axis: int | tuple[int, ...] | None = None, k
     n_red = 1
     for a in axes:
         n_red *= x._shape[a]
+    if type(x) is not Array and hasattr(x, "_pm_trace"):  # pm.fuse records the reduction instead (_fusion.py)
+        return x._pm_trace.reduce(name, x, axes, keepdims, acc, out_dtype, shape)
     if n_red == 0 or x._size == 0:
         if n_red == 0 and name in ("max", "min"):
             raise ValueError("zero-size array to reduction operation %s which has no identity" % name)
