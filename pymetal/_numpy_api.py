@@ -249,6 +249,14 @@ def _einsum_pair(a, ta, b, tb, keep):
         return x.broadcast_to(tuple(sizes[c] for c in order))
 
     n = lambda cs: int(np.prod([sizes[c] for c in cs], dtype=np.int64))  # noqa: E731
+    dt = _dt.result_type(a, b)
+    if n(fa) == 1 and n(fb) == 1 and _dt.kind(dt) != "b":
+        # a product summed per batch element ("ij,ij->i"): a batch of 1x1 matmuls would be a
+        # launch's worth of work per element; a product and a row sum are two passes
+        am = arrange(a, ta, batch + fa + con).reshape(n(batch), n(con))
+        bm = arrange(b, tb, batch + con + fb).reshape(n(batch), n(con))
+        r = _r.sum(_ew.binary("multiply", am, bm), axis=-1, dtype=dt)
+        return r.reshape(tuple(sizes[c] for c in batch + fa + fb)), "".join(batch + fa + fb)
     am = _ew.ascontiguous(arrange(a, ta, batch + fa + con)).reshape(n(batch), n(fa), n(con))
     bm = _ew.ascontiguous(arrange(b, tb, batch + con + fb)).reshape(n(batch), n(con), n(fb))
     r = matmul(am, bm).reshape(tuple(sizes[c] for c in batch + fa + fb))
