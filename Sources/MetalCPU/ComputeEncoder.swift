@@ -42,6 +42,18 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
         bind(index, address: buffer.contents() + offset, length: buffer.length - offset)
     }
 
+    /// pymetal's CPU backend only (not Metal API): narrows the bytes visible at
+    /// [[buffer(index)]], set by setBuffer, to `length`: the exact byte range
+    /// of the array the caller passed, which buffers rounded up to a size class
+    /// hide. Shader validation checks accesses against it.
+    public func limitBufferLength(_ length: Int, index: Int) {
+        guard (0..<Int(PM_MAX_BUFFERS)).contains(index), length >= 0 else { return }
+        withUnsafeMutableBytes(of: &launch.buffer_lengths) {
+            let bound = $0.load(fromByteOffset: index * 8, as: UInt64.self)
+            $0.storeBytes(of: min(bound, UInt64(length)), toByteOffset: index * 8, as: UInt64.self)
+        }
+    }
+
     public func setBytes(_ bytes: UnsafeRawPointer, length: Int, index: Int) {
         guard (0..<Int(PM_MAX_BUFFERS)).contains(index) else { return fail("buffer index \(index) is out of range 0...30") }
         guard length > 0, length <= 4096 else { return fail("setBytes length \(length) must be 1...4096 bytes") }

@@ -285,19 +285,28 @@ template <class _PmU, int _PmSite> struct tg_site {
     static inline const int reg = register_site(_PmSite, sizeof(_PmU), alignof(_PmU));
 };
 
-template <class _PmT, unsigned _PmK, unsigned _PmN> struct vptr;
-template <class _PmA> struct tg_view;
+// A name from the source as a template argument (validation's messages say
+// `b`, not [[buffer(1)]]): vptr<float, 0, 1, "b">.
+template <unsigned _PmN> struct vname {
+    char s[_PmN];
+    constexpr vname(const char (&a)[_PmN]) {
+        for (unsigned i = 0; i < _PmN; i++) s[i] = a[i];
+    }
+};
+template <class _PmT, unsigned _PmK, unsigned _PmN, vname _PmName = ""> struct vptr;
+template <class _PmA, vname _PmName> struct tg_view;
 
 // The front end declares kernel-scope threadgroup storage as
 // `decltype(auto) name = tg_var<U, SITE>();`: a reference to it, or in
 // validation builds a bounds-checked view of an array.
-template <class _PmU, int _PmSite> inline decltype(auto) tg_var([[maybe_unused]] uint32_t line = __builtin_LINE()) {
+template <class _PmU, int _PmSite, vname _PmName = "">
+inline decltype(auto) tg_var([[maybe_unused]] uint32_t line = __builtin_LINE()) {
     (void)&tg_site<_PmU, _PmSite>::reg;
     static_assert(_PmSite >= 0 && (unsigned)_PmSite < PM_MAX_TG_SITES, "threadgroup SITE out of range");
     worker *w = tls_w;
     _PmU &v = *(_PmU *)(w->tg_mem + w->site_off[_PmSite]);
 #ifdef PM_VALIDATION
-    if constexpr (__is_array(_PmU)) return tg_view<_PmU>{v, line};
+    if constexpr (__is_array(_PmU)) return tg_view<_PmU, _PmName>{v, line};
     else return (v);
 #else
     return (v);
@@ -405,15 +414,16 @@ template <class _PmP, unsigned _PmN> struct arg<_PmP, bind<attr::threadgroup, _P
 };
 #ifdef PM_VALIDATION
 // Validation builds: pointer parameters rewritten to vptr (FrontEnd.swift) get their binding's extent.
-template <class _PmT, unsigned _PmK, unsigned _PmI, unsigned _PmN> struct arg<vptr<_PmT, _PmK, _PmI>, bind<attr::buffer, _PmN>> {
-    static PM_AI vptr<_PmT, _PmK, _PmI> get(const group &g, const tpos &) {
-        return vptr<_PmT, _PmK, _PmI>((_PmT *)g.buf[_PmN], g.len[_PmN] / sizeof(_PmT));
+template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmS, unsigned _PmN>
+struct arg<vptr<_PmT, _PmK, _PmI, _PmS>, bind<attr::buffer, _PmN>> {
+    static PM_AI vptr<_PmT, _PmK, _PmI, _PmS> get(const group &g, const tpos &) {
+        return vptr<_PmT, _PmK, _PmI, _PmS>((_PmT *)g.buf[_PmN], g.len[_PmN] / sizeof(_PmT));
     }
 };
-template <class _PmT, unsigned _PmK, unsigned _PmI, unsigned _PmN>
-struct arg<vptr<_PmT, _PmK, _PmI>, bind<attr::threadgroup, _PmN>> {
-    static PM_AI vptr<_PmT, _PmK, _PmI> get(const group &g, const tpos &) {
-        return vptr<_PmT, _PmK, _PmI>((_PmT *)g.tg_arg[_PmN], g.tg_len[_PmN] / sizeof(_PmT));
+template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmS, unsigned _PmN>
+struct arg<vptr<_PmT, _PmK, _PmI, _PmS>, bind<attr::threadgroup, _PmN>> {
+    static PM_AI vptr<_PmT, _PmK, _PmI, _PmS> get(const group &g, const tpos &) {
+        return vptr<_PmT, _PmK, _PmI, _PmS>((_PmT *)g.tg_arg[_PmN], g.tg_len[_PmN] / sizeof(_PmT));
     }
 };
 #endif
