@@ -156,6 +156,24 @@ struct kinfo {
     uint32_t *offsets;
 };
 
+#ifdef PM_VALIDATION
+// Validation's tracking of threadgroup memory (runtime_validation.h, vtrack):
+// the access whose kind (read / write) is not known yet, and per byte offset
+// of threadgroup memory the last write and read (barrier interval, thread, line).
+struct vpending {
+    unsigned char *p; // null: none
+    const char *file, *name;
+    int64_t element;
+    uint32_t size, off, epoch, thread, line, kind, index;
+    unsigned char old[16]; // the element's bytes before the access
+};
+struct vshadow {
+    uint32_t wstamp[PM_MAX_THREADGROUP_MEMORY], rstamp[PM_MAX_THREADGROUP_MEMORY];
+    uint32_t wline[PM_MAX_THREADGROUP_MEMORY], rline[PM_MAX_THREADGROUP_MEMORY];
+    uint16_t writer[PM_MAX_THREADGROUP_MEMORY], reader[PM_MAX_THREADGROUP_MEMORY];
+};
+#endif
+
 struct worker {
     uint32_t mode;
     uint32_t cur;      // running fiber
@@ -163,6 +181,7 @@ struct worker {
     uint32_t done;     // fibers that returned
     uint32_t first_done;
     uint32_t bar_arrived;
+    site bar_site; // FIBERS mode: where the threads waiting at a threadgroup_barrier wait (the first one's call)
     bool ls_deliver; // LOCKSTEP mode: SIMD-group calls hand out results (else they collect operands)
     uint32_t q_head, q_tail;
     int32_t err;
@@ -173,7 +192,12 @@ struct worker {
     void *dead_sp;
     char msg[PM_ERROR_CAPACITY];
 #ifdef PM_VALIDATION
-    u3 vpos; // LOOP mode: grid position of the running thread
+    u3 vpos;         // LOOP mode: grid position of the running thread
+    uint32_t vindex; // LOOP mode: its index in the group
+    const group *vg; // the group being run (both modes)
+    uint32_t vepoch, vgroup_epoch; // barrier intervals: the current one, the group's first
+    vpending vpend;
+    vshadow vs;
 #endif
     uint32_t nfree;    // free execution contexts (LIFO in free_ctx)
     uint32_t nctx;     // contexts ever prepared (stacks made usable)
@@ -457,6 +481,7 @@ template <auto _PmK, class _PmR, class... _PmP, class... _PmB> struct invoker<_P
 #ifdef PM_VALIDATION
         worker *w = tls_w; // where an out-of-bounds access finds the thread (LOOP mode)
         w->vpos = u3{g.origin.x + t.lx, g.origin.y + t.ly, g.origin.z + t.lz};
+        w->vindex = t.index;
 #endif
         [[clang::always_inline]] _PmK(arg<_PmP, _PmB>::get(g, t)...);
     }
@@ -528,8 +553,15 @@ inline int32_t begin_run(worker *w, const pm_launch *lp, const kinfo *ki, group 
     return 0;
 }
 
+#ifdef PM_VALIDATION
+inline void vgroup_start(worker *w, const group &g); // runtime_validation.h
+inline void vgroup_end(worker *w);
+#endif
 PM_AI void start_group_memory(worker *w, const group &g) {
     if (g.poison && g.tg_bytes) __builtin_memset(w->tg_mem, 0xFF, g.tg_bytes);
+#ifdef PM_VALIDATION
+    vgroup_start(w, g);
+#endif
 }
 
 inline int32_t finish_error(worker *w, pm_status *st) {

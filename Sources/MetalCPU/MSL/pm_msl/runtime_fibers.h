@@ -111,11 +111,11 @@ inline void complete_simd(worker *w, simd_slot &s, uint32_t sgi, uint32_t self_l
         }
     if (waiting < PM_FIBER_MAX)
         set_error(w,
-                  "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early "
+                  "barrier divergence: threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early "
                   "while thread %u waits at threadgroup_barrier (line %u:%u)",
                   gpos_str(w->g, where), gone, waiting, w->fibers[waiting].line, w->fibers[waiting].col);
     else
-        set_error(w, "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
+        set_error(w, "barrier divergence: threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
                   gpos_str(w->g, where), gone);
     abort_group(w);
 }
@@ -191,7 +191,7 @@ inline const char *simd_name(const simd_key &k) { return k.name ? k.name : "a SI
     if (bl < PM_SIMD_WIDTH) {
         const fiber_state &b = w->fibers[sgi * PM_SIMD_WIDTH + bl];
         set_error(w,
-                  "divergent control flow: in simdgroup %u of threadgroup %s, thread %u waits at %s "
+                  "barrier divergence: divergent control flow: in simdgroup %u of threadgroup %s, thread %u waits at %s "
                   "(line %u:%u) while thread %u waits at threadgroup_barrier (line %u:%u)",
                   sgi, gpos_str(w->g, where), sgi * PM_SIMD_WIDTH + wl, simd_name(s.key), s.key.line, s.key.col,
                   sgi * PM_SIMD_WIDTH + bl, b.line, b.col);
@@ -199,6 +199,18 @@ inline const char *simd_name(const simd_key &k) { return k.name ? k.name : "a SI
         set_error(w, "divergent control flow: in simdgroup %u of threadgroup %s, %s (line %u:%u) is not reached by all "
                   "active threads", sgi, gpos_str(w->g, where), simd_name(s.key), s.key.line, s.key.col);
     }
+    abort_group(w);
+}
+
+// Thread i reaches the threadgroup_barrier at s while others wait at another one.
+[[noreturn]] inline void different_barriers(worker *w, uint32_t i, site s) {
+    char where[48];
+    uint32_t waiting = 0;
+    while (waiting < w->nthreads && w->fibers[waiting].state != _PmFiberBarrier) waiting++;
+    set_error(w,
+              "barrier divergence: divergent control flow: in threadgroup %s, thread %u reaches threadgroup_barrier "
+              "(line %u:%u) while thread %u waits at another threadgroup_barrier (line %u:%u)",
+              gpos_str(w->g, where), i, s.line, s.col, waiting, w->bar_site.line, w->bar_site.col);
     abort_group(w);
 }
 
@@ -222,7 +234,7 @@ inline void diagnose(worker *w) {
         }
     }
     if (w->bar_arrived && w->done) {
-        set_error(w, "threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
+        set_error(w, "barrier divergence: threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
                   gpos_str(w->g, where), w->first_done);
         return;
     }
@@ -282,6 +294,9 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
         w->q_tail = n;
         switch_to(w, &w->main_sp, 0);
         // back here when the group finished, failed or deadlocked
+#ifdef PM_VALIDATION
+        vgroup_end(w);
+#endif
         if (!w->err && w->done != n) diagnose(w);
         if (w->err) return finish_error(w, st);
     }

@@ -125,10 +125,10 @@ inline bool ls_barrier(worker *w, const bool *mask, const bool *alive, bool thre
         const char *name = threadgroup ? "threadgroup_barrier" : "simdgroup_barrier";
         char where[48];
         if (!alive[l])
-            set_error(w, "%s not reached by all threads of threadgroup %s: thread %u returned early while thread %u "
+            set_error(w, "barrier divergence: %s not reached by all threads of threadgroup %s: thread %u returned early while thread %u "
                          "waits at %s (line %u:%u)", name, gpos_str(w->g, where), l, waiting, name, s.line, s.col);
         else
-            set_error(w, "divergent control flow: in threadgroup %s, thread %u waits at %s (line %u:%u) while thread "
+            set_error(w, "barrier divergence: divergent control flow: in threadgroup %s, thread %u waits at %s (line %u:%u) while thread "
                          "%u takes another path", gpos_str(w->g, where), waiting, name, s.line, s.col, l);
         return true;
     }

@@ -25,6 +25,9 @@ inline int32_t run_loop(worker *w, uint64_t first, uint64_t end, group g, pm_sta
                 idx += ax;
             }
         }
+#ifdef PM_VALIDATION
+        vgroup_end(w);
+#endif
         if (__builtin_expect(w->err, 0)) {
             char where[48];
             char m[PM_ERROR_CAPACITY];

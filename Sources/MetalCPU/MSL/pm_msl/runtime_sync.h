@@ -24,6 +24,13 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
     f.state = _PmFiberBarrier;
     if (w->done) returned_early(w, w->first_done);
     if (sl.arrived_mask) divergent_barrier(w, sgi, sl);
+    // One barrier releases the group: threads waiting at different
+    // threadgroup_barrier calls (an if / else with one in each branch) would
+    // never meet on a GPU. LOCKSTEP mode (ls_barrier) finds this by its masks.
+    if (w->bar_arrived == 0) w->bar_site = s;
+    else if (s.line != w->bar_site.line || s.col != w->bar_site.col ||
+             (s.file != w->bar_site.file && __builtin_strcmp(s.file, w->bar_site.file) != 0))
+        different_barriers(w, i, s);
     if (++w->bar_arrived == w->nthreads) {
         // release: everyone else becomes runnable in thread order, this one goes on
         const uint32_t n = w->nthreads;
@@ -34,6 +41,9 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
             push(w, j);
         }
         for (uint32_t k = 0, nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; k < nsg; k++) w->sg[k].bar_waiting = 0;
+#ifdef PM_VALIDATION
+        vbarrier(w);
+#endif
         f.state = _PmFiberReady;
         return;
     }
@@ -84,6 +94,9 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, const vo
     sl.param[lane] = param;
     sl.arrived_mask |= 1u << lane;
     if (sl.arrived_mask == sl.active_mask) {
+#ifdef PM_VALIDATION
+        if (any_site) vbarrier(w); // simdgroup_barrier: an ordering the race check respects (see vbarrier)
+#endif
         complete_simd(w, sl, sgi, lane);
     } else {
         w->fibers[i].state = _PmFiberSimd;

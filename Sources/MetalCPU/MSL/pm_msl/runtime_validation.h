@@ -41,6 +41,14 @@ inline u3 thread_position(const worker *w) {
     return w->vpos;
 }
 
+// What an access went to: "`b` [[buffer(1)]]", "the threadgroup array `s` declared at line 3".
+inline void describe(char (&what)[160], unsigned kind, unsigned index, const char *name) {
+    const char *q = *name ? "`" : "", *sp = *name ? "` " : "";
+    if (kind == _PmVBuffer) __builtin_snprintf(what, sizeof what, "%s%s%s[[buffer(%u)]]", q, name, sp, index);
+    else if (kind == _PmVThreadgroup) __builtin_snprintf(what, sizeof what, "%s%s%s[[threadgroup(%u)]]", q, name, sp, index);
+    else __builtin_snprintf(what, sizeof what, "the threadgroup array %s%s%sdeclared at line %u", q, name, sp, index);
+}
+
 // `name`: the parameter's or array's name in the source ("" if unknown);
 // `index`: its [[buffer(n)]] / [[threadgroup(n)]] index, or an array's line.
 __attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsigned index, const char *name,
@@ -50,11 +58,7 @@ __attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsign
     if (w && !w->err) {
         const u3 pos = thread_position(w);
         char what[160];
-        const char *q = *name ? "`" : "";
-        if (kind == _PmVBuffer) __builtin_snprintf(what, sizeof what, "%s%s%s[[buffer(%u)]]", q, name, *name ? "` " : "", index);
-        else if (kind == _PmVThreadgroup)
-            __builtin_snprintf(what, sizeof what, "%s%s%s[[threadgroup(%u)]]", q, name, *name ? "` " : "", index);
-        else __builtin_snprintf(what, sizeof what, "the threadgroup array %s%s%sdeclared at line %u", q, name, *name ? "` " : "", index);
+        describe(what, kind, index, name);
         char at[160];
         if (line) __builtin_snprintf(at, sizeof at, "line %u of %s", line, file ? file : "the kernel source");
         else __builtin_snprintf(at, sizeof at, "a dereference (no line known)");
@@ -70,10 +74,135 @@ __attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsign
     return scratch;
 }
 
+// ---------------------------------------------------------------------------
+// Threadgroup memory: uninitialized reads and data races
+// ---------------------------------------------------------------------------
+// An access hands out a reference, so whether it reads or writes is known only
+// afterwards: each access to threadgroup memory is kept pending with a copy of
+// the element's bytes and classified at the next one (by any thread: one runs
+// at a time on a worker) or at the group's end: changed bytes are a write.
+// (A store of the value already there counts as a read: threadgroup memory is
+// filled with 0xA5 bytes at each group's start, so that a first store rarely
+// stores what is there.) Per byte offset the shadow keeps the last write and
+// read: barrier interval (epoch), thread and line. Reported: a read of an
+// element no thread of the group wrote before ("uninitialized"); a write and
+// another thread's read or write of one element in one interval between
+// barriers ("data race"). A simdgroup_barrier also starts an interval (lanes
+// of one simdgroup that share memory through it are not reported: fewer
+// reports, never false ones). Atomic elements are not tracked.
+inline constexpr unsigned char vfill = 0xA5;
+inline constexpr uint16_t vmany = 0xFFFF; // several threads read in this interval
+
+inline u3 vthread_pos(const worker *w, uint32_t t) {
+    const group &g = *w->vg;
+    return u3{g.origin.x + t % g.size.x, g.origin.y + t / g.size.x % g.size.y, g.origin.z + t / (g.size.x * g.size.y)};
+}
+
+__attribute__((noinline, cold)) inline void vrace(worker *w, const vpending &q, bool wrote, bool other_wrote,
+                                                 uint32_t other, uint32_t other_line) {
+    char what[160];
+    describe(what, q.kind, q.index, q.name);
+    const u3 a = vthread_pos(w, q.thread);
+    char them[96];
+    if (other == vmany) __builtin_snprintf(them, sizeof them, "other threads read it");
+    else {
+        const u3 b = vthread_pos(w, other);
+        __builtin_snprintf(them, sizeof them, "the thread at position (%u,%u,%u) %s it at line %u", b.x, b.y, b.z,
+                           other_wrote ? "wrote" : "read", other_line);
+    }
+    set_error(w,
+              "validation: data race on element %lld of %s: the thread at position (%u,%u,%u) in the grid %s it at "
+              "line %u of %s after %s, with no threadgroup_barrier between",
+              (long long)q.element, what, a.x, a.y, a.z, wrote ? "writes" : "reads", q.line, q.file ? q.file : "?",
+              them);
+}
+
+// Classifies the pending access and checks it against the shadow.
+inline void vresolve(worker *w) {
+    vpending &q = w->vpend;
+    if (!q.p) return;
+    unsigned char *p = q.p;
+    q.p = nullptr;
+    if (w->err) return;
+    const bool wrote = __builtin_memcmp(p, q.old, q.size) != 0;
+    vshadow &v = w->vs;
+    const uint32_t o = q.off;
+    if (wrote) {
+        if (v.wstamp[o] == q.epoch && v.writer[o] != q.thread) vrace(w, q, true, true, v.writer[o], v.wline[o]);
+        else if (v.rstamp[o] == q.epoch && v.reader[o] != q.thread) vrace(w, q, true, false, v.reader[o], v.rline[o]);
+        v.wstamp[o] = q.epoch;
+        v.writer[o] = (uint16_t)q.thread;
+        v.wline[o] = q.line;
+        return;
+    }
+    if (v.wstamp[o] < w->vgroup_epoch) {
+        char what[160];
+        describe(what, q.kind, q.index, q.name);
+        const u3 a = vthread_pos(w, q.thread);
+        set_error(w,
+                  "validation: uninitialized read: element %lld of %s is read at line %u of %s by the thread at "
+                  "position (%u,%u,%u) in the grid, but no thread of its threadgroup wrote it before in this dispatch",
+                  (long long)q.element, what, q.line, q.file ? q.file : "?", a.x, a.y, a.z);
+        return;
+    }
+    if (v.wstamp[o] == q.epoch && v.writer[o] != q.thread) vrace(w, q, false, true, v.writer[o], v.wline[o]);
+    v.reader[o] = v.rstamp[o] == q.epoch && v.reader[o] != q.thread ? vmany : (uint16_t)q.thread;
+    v.rstamp[o] = q.epoch;
+    v.rline[o] = q.line;
+}
+
+__attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned kind, unsigned index, const char *name,
+                                             int64_t element, const char *file, uint32_t line) {
+    worker *w = tls_w;
+    if (!w || !w->vg) return;
+    vresolve(w);
+    const uint64_t off = (uint64_t)((unsigned char *)p - w->tg_mem);
+    if (size > sizeof w->vpend.old || off >= PM_MAX_THREADGROUP_MEMORY) return;
+    const fiber_self me = self();
+    vpending &q = w->vpend;
+    q.p = (unsigned char *)p;
+    q.file = file;
+    q.name = name;
+    q.element = element;
+    q.size = size;
+    q.off = (uint32_t)off;
+    q.epoch = w->vepoch;
+    q.thread = me.w ? me.index : w->vindex;
+    q.line = line;
+    q.kind = kind;
+    q.index = index;
+    __builtin_memcpy(q.old, p, size);
+}
+
+// A new barrier interval (a threadgroup_barrier released).
+inline void vbarrier(worker *w) {
+    vresolve(w);
+    if (++w->vepoch >= 0xFFFFFFF0u) { // wrapped: forget every stamp
+        __builtin_memset(w->vs.wstamp, 0, sizeof w->vs.wstamp);
+        __builtin_memset(w->vs.rstamp, 0, sizeof w->vs.rstamp);
+        w->vepoch = w->vgroup_epoch = 2;
+    }
+}
+inline void vgroup_start(worker *w, const group &g) {
+    w->vpend.p = nullptr;
+    w->vg = &g;
+    vbarrier(w);
+    w->vgroup_epoch = w->vepoch;
+    if (g.tg_bytes) __builtin_memset(w->tg_mem, vfill, g.tg_bytes);
+}
+inline void vgroup_end(worker *w) {
+    vresolve(w);
+    w->vg = nullptr;
+}
+
 template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, unsigned kind, unsigned index,
                                          const char *name, const char *file, uint32_t line) {
     static_assert(sizeof(_PmT) <= 4096, "validation: element type over 4 KiB");
-    if (__builtin_expect((uint64_t)e < count, 1)) return base[e];
+    if (__builtin_expect((uint64_t)e < count, 1)) {
+        if constexpr (!::pm::abi::unatomic<__remove_cv(_PmT)>::flag)
+            if (kind != _PmVBuffer) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line);
+        return base[e];
+    }
     return *(_PmT *)out_of_bounds(kind, index, name, e, count, sizeof(_PmT), file, line);
 }
 
