@@ -103,6 +103,11 @@ kernel void tg_param_past(device float *out [[buffer(0)]], threadgroup float *s 
     threadgroup_barrier(mem_flags::mem_threadgroup);
     out[i] = s[t];
 }
+kernel void log_of_negative(device const float *a [[buffer(0)]], device float *out [[buffer(1)]],
+                            uint i [[thread_position_in_grid]]) {
+    float x = a[i] - 1.0f;               // negative for a[i] < 1
+    out[i] = log(x);
+}
 // ---- correct ----
 kernel void reduce_ok(device const float *a [[buffer(0)]], device float *out [[buffer(1)]],
                       uint i [[thread_position_in_grid]], uint t [[thread_position_in_threadgroup]],
@@ -171,6 +176,10 @@ kernel void grid_stride(device const float *a [[buffer(0)]], device float *out [
                         constant uint &n [[buffer(2)]],
                         uint i [[thread_position_in_grid]], uint total [[threads_per_grid]]) {
     for (uint j = i; j < n; j += total) out[j] = a[j] * 2.0f;
+}
+kernel void scale_half(device const half *a [[buffer(0)]], device half *out [[buffer(1)]],
+                       uint i [[thread_position_in_grid]]) {
+    out[i] = a[i] * 2.0h;                // passes NaNs it reads on: not reported
 }
 kernel void stencil_ok(device const float *a [[buffer(0)]], device float *out [[buffer(1)]],
                        constant uint &n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
@@ -360,3 +369,23 @@ print("ARRAY-OK", flush=True)
 def test_array_library_runs_clean(dev):
     out = run_child(ARRAY_OPS + "run(lambda: None)\n")
     assert "ARRAY-OK" in out, out
+
+
+def test_nan_from_log_of_a_negative(dev):
+    call = "run(lambda: lib.log_of_negative(np.array([3, 2, 0.5, 4], np.float32), np.zeros(4, np.float32), grid=4))\n"
+    for mode in ("nan", "1,nan"):
+        line = kernel_error(run_child(call, validation=mode))
+        for w in ("log_of_negative", "NaN", "element 2 of `out` [[buffer(1)]]", line_of("out[i] = log(x);"),
+                  "(2,0,0)"):
+            assert w in line, (w, line)
+    # without nan in PYMETAL_VALIDATION, NaNs are a kernel's business
+    assert "CLEAN" in run_child(call, validation="1")
+
+
+def test_nan_read_from_the_input_is_not_reported(dev):
+    out = run_child("""
+        a = np.array([1, np.nan, np.inf, -2], np.float16); o = np.zeros(4, np.float16)
+        run(lambda: lib.scale_half(a, o, grid=4))
+        np.testing.assert_array_equal(o, a * 2)
+        """, validation="nan")
+    assert "CLEAN" in out, out

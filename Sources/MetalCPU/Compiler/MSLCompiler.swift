@@ -18,7 +18,11 @@ public final class MSLCompiler: @unchecked Sendable {
     private var interrupts: Int32 = -1
     /// Shader validation for every compile (PYMETAL_VALIDATION=1), else per compile through the macro (runtime.h).
     static let validationFlag = "-DPM_VALIDATION=1"
-    private static let validation = Toolchain.environment("PYMETAL_VALIDATION") == "1" ? [validationFlag] : []
+    /// PYMETAL_VALIDATION=nan (or a list holding it, `1,nan`) also reports the first store of a NaN or Inf.
+    private static let validation: [String] = {
+        let words = (Toolchain.environment("PYMETAL_VALIDATION") ?? "").split(separator: ",").map { String($0.filter { $0 != " " }) }
+        return words.contains("nan") ? [validationFlag, "-DPM_VALIDATION_NAN=1"] : words.contains("1") ? [validationFlag] : []
+    }()
 
     /// How many times clang was run (tests check that cache hits don't).
     public private(set) var clangInvocations = 0

@@ -165,6 +165,7 @@ struct vpending {
     const char *file, *name;
     int64_t element;
     uint32_t size, off, epoch, thread, line, kind, index;
+    uint32_t lane; // float elements: bytes per lane (4: float, 2: half), else 0 (NaN check)
     unsigned char old[16]; // the element's bytes before the access
 };
 struct vshadow {
@@ -197,6 +198,7 @@ struct worker {
     const group *vg; // the group being run (both modes)
     uint32_t vepoch, vgroup_epoch; // barrier intervals: the current one, the group's first
     vpending vpend;
+    uint32_t vnan_read[PM_FIBER_MAX / 32]; // threads of the group that read a NaN or Inf (PM_VALIDATION_NAN)
     vshadow vs;
 #endif
     uint32_t nfree;    // free execution contexts (LIFO in free_ctx)

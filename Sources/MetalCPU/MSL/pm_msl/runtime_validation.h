@@ -117,6 +117,40 @@ __attribute__((noinline, cold)) inline void vrace(worker *w, const vpending &q, 
               them);
 }
 
+// PYMETAL_VALIDATION=nan: whether any lane of a float / half element is a NaN or an Inf.
+inline bool vnonfinite(const unsigned char *p, uint32_t size, uint32_t lane) {
+    for (uint32_t o = 0; o + lane <= size; o += lane) {
+        if (lane == 4) {
+            uint32_t f;
+            __builtin_memcpy(&f, p + o, 4);
+            if ((f & 0x7F800000u) == 0x7F800000u) return true;
+        } else {
+            uint16_t h;
+            __builtin_memcpy(&h, p + o, 2);
+            if ((h & 0x7C00u) == 0x7C00u) return true;
+        }
+    }
+    return false;
+}
+// A store of a NaN / Inf by a thread that has read none: it made it from finite values.
+inline void vnan(worker *w, const vpending &q, const unsigned char *now, bool wrote) {
+    uint32_t &bits = w->vnan_read[q.thread / 32];
+    const uint32_t bit = 1u << (q.thread % 32);
+    if (!vnonfinite(now, q.size, q.lane)) return;
+    if (!wrote) {
+        bits |= bit;
+        return;
+    }
+    if (bits & bit) return;
+    char what[160];
+    describe(what, q.kind, q.index, q.name);
+    const u3 a = vthread_pos(w, q.thread);
+    set_error(w,
+              "validation: NaN: the thread at position (%u,%u,%u) in the grid stores a NaN or Inf into element %lld of "
+              "%s at line %u of %s, computed from finite values (it read no NaN or Inf before)",
+              a.x, a.y, a.z, (long long)q.element, what, q.line, q.file ? q.file : "?");
+}
+
 // Classifies the pending access and checks it against the shadow.
 inline void vresolve(worker *w) {
     vpending &q = w->vpend;
@@ -125,6 +159,10 @@ inline void vresolve(worker *w) {
     q.p = nullptr;
     if (w->err) return;
     const bool wrote = __builtin_memcmp(p, q.old, q.size) != 0;
+#ifdef PM_VALIDATION_NAN
+    if (q.lane) vnan(w, q, p, wrote);
+    if (q.kind == _PmVBuffer) return; // device memory: only the NaN check
+#endif
     vshadow &v = w->vs;
     const uint32_t o = q.off;
     if (wrote) {
@@ -152,11 +190,11 @@ inline void vresolve(worker *w) {
 }
 
 __attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned kind, unsigned index, const char *name,
-                                             int64_t element, const char *file, uint32_t line) {
+                                             int64_t element, const char *file, uint32_t line, uint32_t lane) {
     worker *w = tls_w;
     if (!w || !w->vg) return;
     vresolve(w);
-    const uint64_t off = (uint64_t)((unsigned char *)p - w->tg_mem);
+    const uint64_t off = kind == _PmVBuffer ? 0 : (uint64_t)((unsigned char *)p - w->tg_mem);
     if (size > sizeof w->vpend.old || off >= PM_MAX_THREADGROUP_MEMORY) return;
     const fiber_self me = self();
     vpending &q = w->vpend;
@@ -171,6 +209,7 @@ __attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned ki
     q.line = line;
     q.kind = kind;
     q.index = index;
+    q.lane = lane;
     __builtin_memcpy(q.old, p, size);
 }
 
@@ -186,6 +225,7 @@ inline void vbarrier(worker *w) {
 inline void vgroup_start(worker *w, const group &g) {
     w->vpend.p = nullptr;
     w->vg = &g;
+    __builtin_memset(w->vnan_read, 0, sizeof w->vnan_read);
     vbarrier(w);
     w->vgroup_epoch = w->vepoch;
     if (g.tg_bytes) __builtin_memset(w->tg_mem, vfill, g.tg_bytes);
@@ -199,8 +239,17 @@ template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, 
                                          const char *name, const char *file, uint32_t line) {
     static_assert(sizeof(_PmT) <= 4096, "validation: element type over 4 KiB");
     if (__builtin_expect((uint64_t)e < count, 1)) {
-        if constexpr (!::pm::abi::unatomic<__remove_cv(_PmT)>::flag)
-            if (kind != _PmVBuffer) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line);
+        typedef __remove_cv(_PmT) _PmU;
+        if constexpr (!::pm::abi::unatomic<_PmU>::flag) {
+            typedef ::metal::pm_elem_t<_PmU> _PmE;
+            constexpr uint32_t lane = __is_same(_PmE, float) ? 4 : __is_same(_PmE, half) ? 2 : 0;
+#ifdef PM_VALIDATION_NAN
+            constexpr bool device = lane != 0; // device stores are tracked for the NaN check only
+#else
+            constexpr bool device = false;
+#endif
+            if (device || kind != _PmVBuffer) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, lane);
+        }
         return base[e];
     }
     return *(_PmT *)out_of_bounds(kind, index, name, e, count, sizeof(_PmT), file, line);
