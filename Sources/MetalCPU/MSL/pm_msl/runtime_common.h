@@ -164,7 +164,7 @@ struct vpending {
     unsigned char *p; // null: none
     const char *file, *name;
     int64_t element;
-    uint32_t size, off, epoch, thread, line, kind, index;
+    uint32_t size, off, epoch, tid, line, kind, index; // tid: the thread, by index in its group
     uint32_t lane; // float elements: bytes per lane (4: float, 2: half), else 0 (NaN check)
     unsigned char old[16]; // the element's bytes before the access
 };

@@ -102,7 +102,7 @@ __attribute__((noinline, cold)) inline void vrace(worker *w, const vpending &q, 
                                                  uint32_t other, uint32_t other_line) {
     char what[160];
     describe(what, q.kind, q.index, q.name);
-    const u3 a = vthread_pos(w, q.thread);
+    const u3 a = vthread_pos(w, q.tid);
     char them[96];
     if (other == vmany) __builtin_snprintf(them, sizeof them, "other threads read it");
     else {
@@ -134,8 +134,8 @@ inline bool vnonfinite(const unsigned char *p, uint32_t size, uint32_t lane) {
 }
 // A store of a NaN / Inf by a thread that has read none: it made it from finite values.
 inline void vnan(worker *w, const vpending &q, const unsigned char *now, bool wrote) {
-    uint32_t &bits = w->vnan_read[q.thread / 32];
-    const uint32_t bit = 1u << (q.thread % 32);
+    uint32_t &bits = w->vnan_read[q.tid / 32];
+    const uint32_t bit = 1u << (q.tid % 32);
     if (!vnonfinite(now, q.size, q.lane)) return;
     if (!wrote) {
         bits |= bit;
@@ -144,7 +144,7 @@ inline void vnan(worker *w, const vpending &q, const unsigned char *now, bool wr
     if (bits & bit) return;
     char what[160];
     describe(what, q.kind, q.index, q.name);
-    const u3 a = vthread_pos(w, q.thread);
+    const u3 a = vthread_pos(w, q.tid);
     set_error(w,
               "validation: NaN: the thread at position (%u,%u,%u) in the grid stores a NaN or Inf into element %lld of "
               "%s at line %u of %s, computed from finite values (it read no NaN or Inf before)",
@@ -166,25 +166,25 @@ inline void vresolve(worker *w) {
     vshadow &v = w->vs;
     const uint32_t o = q.off;
     if (wrote) {
-        if (v.wstamp[o] == q.epoch && v.writer[o] != q.thread) vrace(w, q, true, true, v.writer[o], v.wline[o]);
-        else if (v.rstamp[o] == q.epoch && v.reader[o] != q.thread) vrace(w, q, true, false, v.reader[o], v.rline[o]);
+        if (v.wstamp[o] == q.epoch && v.writer[o] != q.tid) vrace(w, q, true, true, v.writer[o], v.wline[o]);
+        else if (v.rstamp[o] == q.epoch && v.reader[o] != q.tid) vrace(w, q, true, false, v.reader[o], v.rline[o]);
         v.wstamp[o] = q.epoch;
-        v.writer[o] = (uint16_t)q.thread;
+        v.writer[o] = (uint16_t)q.tid;
         v.wline[o] = q.line;
         return;
     }
     if (v.wstamp[o] < w->vgroup_epoch) {
         char what[160];
         describe(what, q.kind, q.index, q.name);
-        const u3 a = vthread_pos(w, q.thread);
+        const u3 a = vthread_pos(w, q.tid);
         set_error(w,
                   "validation: uninitialized read: element %lld of %s is read at line %u of %s by the thread at "
                   "position (%u,%u,%u) in the grid, but no thread of its threadgroup wrote it before in this dispatch",
                   (long long)q.element, what, q.line, q.file ? q.file : "?", a.x, a.y, a.z);
         return;
     }
-    if (v.wstamp[o] == q.epoch && v.writer[o] != q.thread) vrace(w, q, false, true, v.writer[o], v.wline[o]);
-    v.reader[o] = v.rstamp[o] == q.epoch && v.reader[o] != q.thread ? vmany : (uint16_t)q.thread;
+    if (v.wstamp[o] == q.epoch && v.writer[o] != q.tid) vrace(w, q, false, true, v.writer[o], v.wline[o]);
+    v.reader[o] = v.rstamp[o] == q.epoch && v.reader[o] != q.tid ? vmany : (uint16_t)q.tid;
     v.rstamp[o] = q.epoch;
     v.rline[o] = q.line;
 }
@@ -205,7 +205,7 @@ __attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned ki
     q.size = size;
     q.off = (uint32_t)off;
     q.epoch = w->vepoch;
-    q.thread = me.w ? me.index : w->vindex;
+    q.tid = me.w ? me.index : w->vindex;
     q.line = line;
     q.kind = kind;
     q.index = index;
@@ -242,13 +242,18 @@ template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, 
         typedef __remove_cv(_PmT) _PmU;
         if constexpr (!::pm::abi::unatomic<_PmU>::flag) {
             typedef ::metal::pm_elem_t<_PmU> _PmE;
-            constexpr uint32_t lane = __is_same(_PmE, float) ? 4 : __is_same(_PmE, half) ? 2 : 0;
+            constexpr uint32_t _PmLane = __is_same(_PmE, float) ? 4 : __is_same(_PmE, half) ? 2 : 0;
 #ifdef PM_VALIDATION_NAN
-            constexpr bool device = lane != 0; // device stores are tracked for the NaN check only
+            constexpr bool _PmDev = _PmLane != 0; // device stores are tracked for the NaN check only
 #else
-            constexpr bool device = false;
+            constexpr bool _PmDev = false;
 #endif
-            if (device || kind != _PmVBuffer) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, lane);
+#ifdef PM_VALIDATION_BOUNDS_ONLY // (scripts/bench_faults.py: the cost of each check)
+            constexpr bool _PmShared = false;
+#else
+            constexpr bool _PmShared = true;
+#endif
+            if (_PmDev || (_PmShared && kind != _PmVBuffer)) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, _PmLane);
         }
         return base[e];
     }
