@@ -103,6 +103,10 @@ kernel void tg_param_past(device float *out [[buffer(0)]], threadgroup float *s 
     threadgroup_barrier(mem_flags::mem_threadgroup);
     out[i] = s[t];
 }
+kernel void global_histogram_no_atomics(device const uint *v [[buffer(0)]], device uint *hist [[buffer(1)]],
+                                        uint i [[thread_position_in_grid]]) {
+    hist[v[i] % 8] += 1;                 // threads of the dispatch collide in device memory
+}
 kernel void log_of_negative(device const float *a [[buffer(0)]], device float *out [[buffer(1)]],
                             uint i [[thread_position_in_grid]]) {
     float x = a[i] - 1.0f;               // negative for a[i] < 1
@@ -181,6 +185,10 @@ kernel void scale_half(device const half *a [[buffer(0)]], device half *out [[bu
                        uint i [[thread_position_in_grid]]) {
     out[i] = a[i] * 2.0h;                // passes NaNs it reads on: not reported
 }
+kernel void global_histogram_cast_atomics(device const uint *v [[buffer(0)]], device uint *hist [[buffer(1)]],
+                                          constant uint &n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    if (i < n) atomic_fetch_add_explicit((device atomic_uint *)&hist[v[i] % 8], 1u, memory_order_relaxed);
+}
 kernel void stencil_ok(device const float *a [[buffer(0)]], device float *out [[buffer(1)]],
                        constant uint &n [[buffer(2)]], uint i [[thread_position_in_grid]]) {
     float left = i > 0 ? a[i - 1] : 0.0f, right = i + 1 < n ? a[i + 1] : 0.0f;
@@ -247,6 +255,11 @@ BUGGY = {
         "lib.histogram_no_atomics(np.arange(64, dtype=np.uint32) % 3, np.zeros(16, np.uint32), grid=64, "
         "threadgroup=64)",
         ["histogram_no_atomics", "data race", "`local`", line_of("local[v[i] % 16] += 1;")]),
+    "global_histogram_without_atomics": (
+        "lib.global_histogram_no_atomics(np.arange(100, dtype=np.uint32), np.zeros(8, np.uint32), grid=100, "
+        "threadgroup=32)",
+        ["global_histogram_no_atomics", "data race", "`hist` [[buffer(1)]]", "without atomics",
+         line_of("hist[v[i] % 8] += 1;")]),
     "scan_reads_unwritten_shared_memory": (
         "lib.scan_unwritten(np.ones(64, %s), np.zeros(64, %s), grid=64, threadgroup=64)" % (F32, F32),
         ["scan_unwritten", "uninitialized", "element 0 of the threadgroup array `sh`", line_of("for (uint j = 0; j <= t; j++) s += sh[j];"),
@@ -335,6 +348,10 @@ for n in (1, 10, 1000, 4099):
     lib.stencil_ok(x, o, np.uint32(n), grid=n)
     e = a.copy(); e[1:] += a[:-1]; e[:-1] += a[1:]
     np.testing.assert_allclose(o.numpy(), e, rtol=1e-5, atol=1e-5)
+for n in (1, 100, 5000):
+    v = rng.integers(0, 1000, n).astype(np.uint32); h = np.zeros(8, np.uint32)
+    lib.global_histogram_cast_atomics(v, h, np.uint32(n), grid=(n + 63) // 64 * 64, threadgroup=64)
+    assert (h == np.bincount(v % 8, minlength=8)).all(), h
 print("CORRECT-OK", flush=True)
 '''
 

@@ -168,6 +168,14 @@ struct vpending {
     uint32_t lane; // float elements: bytes per lane (4: float, 2: half), else 0 (NaN check)
     unsigned char old[16]; // the element's bytes before the access
 };
+// A device-memory element written in this run (an open-addressed table per
+// worker: its groups of one dispatch; PM_VDEV_SLOTS elements at most).
+#define PM_VDEV_SLOTS 65536u
+struct vdev_entry {
+    uintptr_t addr;
+    uint32_t run, line; // run: the worker's vrun when written
+    u3 pos;             // the writer's grid position
+};
 struct vshadow {
     uint32_t wstamp[PM_MAX_THREADGROUP_MEMORY], rstamp[PM_MAX_THREADGROUP_MEMORY];
     uint32_t wline[PM_MAX_THREADGROUP_MEMORY], rline[PM_MAX_THREADGROUP_MEMORY];
@@ -199,7 +207,9 @@ struct worker {
     uint32_t vepoch, vgroup_epoch; // barrier intervals: the current one, the group's first
     vpending vpend;
     uint32_t vnan_read[PM_FIBER_MAX / 32]; // threads of the group that read a NaN or Inf (PM_VALIDATION_NAN)
+    uint32_t vrun; // run() calls (device-memory writes of one run share a stamp)
     vshadow vs;
+    vdev_entry vdev[PM_VDEV_SLOTS];
 #endif
     uint32_t nfree;    // free execution contexts (LIFO in free_ctx)
     uint32_t nctx;     // contexts ever prepared (stacks made usable)
@@ -552,6 +562,12 @@ inline int32_t begin_run(worker *w, const pm_launch *lp, const kinfo *ki, group 
     }
     w->err = 0;
     w->msg[0] = 0;
+#ifdef PM_VALIDATION
+    if (++w->vrun == 0) { // wrapped: forget every device write
+        __builtin_memset(w->vdev, 0, sizeof w->vdev);
+        w->vrun = 1;
+    }
+#endif
     return 0;
 }
 

@@ -151,6 +151,35 @@ inline void vnan(worker *w, const vpending &q, const unsigned char *now, bool wr
               a.x, a.y, a.z, (long long)q.element, what, q.line, q.file ? q.file : "?");
 }
 
+// A write to device memory: another thread of the dispatch (run on this
+// worker) wrote the element without atomics: a data race. Past the table's
+// capacity (PM_VDEV_SLOTS elements per run, 8 probes) writes go unchecked.
+inline void vdevice_write(worker *w, const vpending &q, const unsigned char *p) {
+    const uintptr_t a = (uintptr_t)p;
+    const u3 me = vthread_pos(w, q.tid);
+    uint32_t h = (uint32_t)((a >> 2) * 0x9E3779B1u) % PM_VDEV_SLOTS;
+    for (int probe = 0; probe < 8; probe++, h = (h + 1) % PM_VDEV_SLOTS) {
+        vdev_entry &e = w->vdev[h];
+        if (e.run != w->vrun) { // free (stale) slot: the first write
+            e = vdev_entry{a, w->vrun, q.line, me};
+            return;
+        }
+        if (e.addr != a) continue;
+        if (e.pos.x != me.x || e.pos.y != me.y || e.pos.z != me.z) {
+            char what[160];
+            describe(what, q.kind, q.index, q.name);
+            set_error(w,
+                      "validation: data race on element %lld of %s: the thread at position (%u,%u,%u) in the grid "
+                      "writes it at line %u of %s after the thread at position (%u,%u,%u) wrote it at line %u, "
+                      "without atomics",
+                      (long long)q.element, what, me.x, me.y, me.z, q.line, q.file ? q.file : "?", e.pos.x, e.pos.y,
+                      e.pos.z, e.line);
+        }
+        e.line = q.line;
+        return;
+    }
+}
+
 // Classifies the pending access and checks it against the shadow.
 inline void vresolve(worker *w) {
     vpending &q = w->vpend;
@@ -161,8 +190,11 @@ inline void vresolve(worker *w) {
     const bool wrote = __builtin_memcmp(p, q.old, q.size) != 0;
 #ifdef PM_VALIDATION_NAN
     if (q.lane) vnan(w, q, p, wrote);
-    if (q.kind == _PmVBuffer) return; // device memory: only the NaN check
 #endif
+    if (q.kind == _PmVBuffer) {
+        if (wrote) vdevice_write(w, q, p);
+        return;
+    }
     vshadow &v = w->vs;
     const uint32_t o = q.off;
     if (wrote) {
@@ -213,6 +245,12 @@ __attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned ki
     __builtin_memcpy(q.old, p, size);
 }
 
+// An atomic operation on the element just accessed: not a plain read or write.
+inline void vatomic(const volatile void *p) {
+    worker *w = tls_w;
+    if (w && w->vpend.p == (const volatile unsigned char *)p) w->vpend.p = nullptr;
+}
+
 // A new barrier interval (a threadgroup_barrier released).
 inline void vbarrier(worker *w) {
     vresolve(w);
@@ -243,17 +281,17 @@ template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, 
         if constexpr (!::pm::abi::unatomic<_PmU>::flag) {
             typedef ::metal::pm_elem_t<_PmU> _PmE;
             constexpr uint32_t _PmLane = __is_same(_PmE, float) ? 4 : __is_same(_PmE, half) ? 2 : 0;
+#ifdef PM_VALIDATION_BOUNDS_ONLY // (scripts/bench_faults.py: the cost of each check)
+            constexpr bool _PmTrack = false;
+#else
+            constexpr bool _PmTrack = true; // threadgroup memory, and device memory for its races
+#endif
 #ifdef PM_VALIDATION_NAN
-            constexpr bool _PmDev = _PmLane != 0; // device stores are tracked for the NaN check only
+            constexpr bool _PmDev = _PmLane != 0; // device stores are tracked for the NaN check too
 #else
             constexpr bool _PmDev = false;
 #endif
-#ifdef PM_VALIDATION_BOUNDS_ONLY // (scripts/bench_faults.py: the cost of each check)
-            constexpr bool _PmShared = false;
-#else
-            constexpr bool _PmShared = true;
-#endif
-            if (_PmDev || (_PmShared && kind != _PmVBuffer)) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, _PmLane);
+            if (_PmDev || _PmTrack) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, _PmLane);
         }
         return base[e];
     }
