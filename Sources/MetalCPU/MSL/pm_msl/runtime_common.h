@@ -208,6 +208,9 @@ struct worker {
     vpending vpend;
     uint32_t vnan_read[PM_FIBER_MAX / 32]; // threads of the group that read a NaN or Inf (PM_VALIDATION_NAN)
     uint32_t vrun; // run() calls (device-memory writes of one run share a stamp)
+    uint32_t vnescaped;       // threadgroup ranges that escaped to plain pointers in this group (vescape)
+    uint32_t vescaped[8][2];  // their [first, end) byte offsets
+
     vshadow vs;
     vdev_entry vdev[PM_VDEV_SLOTS];
 #endif
@@ -329,6 +332,7 @@ template <unsigned _PmN> struct vname {
         for (unsigned i = 0; i < _PmN; i++) s[i] = a[i];
     }
 };
+template <unsigned _PmN> vname(const char (&)[_PmN]) -> vname<_PmN>;
 template <class _PmT, unsigned _PmK, unsigned _PmN, vname _PmName = ""> struct vptr;
 template <class _PmA, vname _PmName> struct tg_view;
 

@@ -180,6 +180,8 @@ inline void vdevice_write(worker *w, const vpending &q, const unsigned char *p) 
     }
 }
 
+inline bool vescaped(const worker *w, uint32_t off);
+
 // Classifies the pending access and checks it against the shadow.
 inline void vresolve(worker *w) {
     vpending &q = w->vpend;
@@ -192,9 +194,12 @@ inline void vresolve(worker *w) {
     if (q.lane) vnan(w, q, p, wrote);
 #endif
     if (q.kind == _PmVBuffer) {
+#ifdef PM_VALIDATION_DEVICE_RACE
         if (wrote) vdevice_write(w, q, p);
+#endif
         return;
     }
+    if (w->vnescaped && vescaped(w, q.off)) return;
     vshadow &v = w->vs;
     const uint32_t o = q.off;
     if (wrote) {
@@ -245,6 +250,31 @@ __attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned ki
     __builtin_memcpy(q.old, p, size);
 }
 
+// Threadgroup memory that became a plain pointer (passed to a function,
+// simdgroup_load/store, a cast) is read and written where nothing sees it:
+// the group's accesses to it are not judged (no uninitialized read or race is
+// reported there: fewer reports, never false ones). Past 8 ranges, none is.
+inline void vescape(const void *p, uint64_t bytes) {
+    worker *w = tls_w;
+    if (!w || !w->vg) return;
+    const uint64_t off = (uint64_t)((const unsigned char *)p - w->tg_mem);
+    if (off >= PM_MAX_THREADGROUP_MEMORY) return; // not threadgroup memory
+    const uint32_t end = (uint32_t)(off + bytes < PM_MAX_THREADGROUP_MEMORY ? off + bytes : PM_MAX_THREADGROUP_MEMORY);
+    for (uint32_t k = 0; k < w->vnescaped && k < 8; k++)
+        if (w->vescaped[k][0] == off && w->vescaped[k][1] == end) return;
+    if (w->vnescaped < 8) {
+        w->vescaped[w->vnescaped][0] = (uint32_t)off;
+        w->vescaped[w->vnescaped][1] = end;
+    }
+    w->vnescaped++;
+}
+inline bool vescaped(const worker *w, uint32_t off) {
+    if (w->vnescaped > 8) return true;
+    for (uint32_t k = 0; k < w->vnescaped; k++)
+        if (w->vescaped[k][0] <= off && off < w->vescaped[k][1]) return true;
+    return false;
+}
+
 // An atomic operation on the element just accessed: not a plain read or write.
 inline void vatomic(const volatile void *p) {
     worker *w = tls_w;
@@ -263,6 +293,7 @@ inline void vbarrier(worker *w) {
 inline void vgroup_start(worker *w, const group &g) {
     w->vpend.p = nullptr;
     w->vg = &g;
+    w->vnescaped = 0;
     __builtin_memset(w->vnan_read, 0, sizeof w->vnan_read);
     vbarrier(w);
     w->vgroup_epoch = w->vepoch;
@@ -282,16 +313,18 @@ template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, 
             typedef ::metal::pm_elem_t<_PmU> _PmE;
             constexpr uint32_t _PmLane = __is_same(_PmE, float) ? 4 : __is_same(_PmE, half) ? 2 : 0;
 #ifdef PM_VALIDATION_BOUNDS_ONLY // (scripts/bench_faults.py: the cost of each check)
-            constexpr bool _PmTrack = false;
+            constexpr bool _PmShared = false;
 #else
-            constexpr bool _PmTrack = true; // threadgroup memory, and device memory for its races
+            constexpr bool _PmShared = true; // threadgroup memory: uninitialized reads, races
 #endif
-#ifdef PM_VALIDATION_NAN
-            constexpr bool _PmDev = _PmLane != 0; // device stores are tracked for the NaN check too
+#if defined(PM_VALIDATION_DEVICE_RACE)
+            constexpr bool _PmDev = true; // device memory: races (PYMETAL_VALIDATION=race)
+#elif defined(PM_VALIDATION_NAN)
+            constexpr bool _PmDev = _PmLane != 0; // float stores: NaN origins
 #else
             constexpr bool _PmDev = false;
 #endif
-            if (_PmDev || _PmTrack) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, _PmLane);
+            if (_PmDev || (_PmShared && kind != _PmVBuffer)) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, _PmLane);
         }
         return base[e];
     }
@@ -324,10 +357,16 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
     // Templates, so that no built-in operator[] on a converted pointer competes with ours.
     template <class _PmU>
         requires(__is_convertible_to(_PmT *, _PmU *))
-    PM_AI operator _PmU *() const { return p; }
+    PM_AI operator _PmU *() const {
+        if constexpr (_PmK == _PmVThreadgroup) vescape(base, count * sizeof(_PmT));
+        return p;
+    }
     template <class _PmU>
         requires(!__is_convertible_to(_PmT *, _PmU *))
-    PM_AI explicit operator _PmU *() const { return (_PmU *)p; }
+    PM_AI explicit operator _PmU *() const {
+        if constexpr (_PmK == _PmVThreadgroup) vescape(base, count * sizeof(_PmT));
+        return (_PmU *)p;
+    }
 };
 
 } // namespace pm::rt
@@ -344,10 +383,16 @@ template <class _PmE, uint64_t _PmN, vname _PmName> struct tg_view<_PmE[_PmN], _
     PM_AI _PmE &operator[](vidx i) const { return vcheck(&a[0], i.v, _PmN, _PmVArray, line, _PmName.s, i.file, i.line); }
     template <class _PmU>
         requires(__is_convertible_to(_PmE *, _PmU *))
-    PM_AI operator _PmU *() const { return &a[0]; }
+    PM_AI operator _PmU *() const {
+        vescape(&a[0], sizeof a);
+        return &a[0];
+    }
     template <class _PmU>
         requires(!__is_convertible_to(_PmE *, _PmU *))
-    PM_AI explicit operator _PmU *() const { return (_PmU *)&a[0]; }
+    PM_AI explicit operator _PmU *() const {
+        vescape(&a[0], sizeof a);
+        return (_PmU *)&a[0];
+    }
 };
 } // namespace pm::rt
 #endif
