@@ -30,6 +30,7 @@ import sys
 import threading
 
 from . import _native
+from . import kernel_log as _kernel_log
 from ._buffer import Buffer, _pool
 
 __all__ = ["Device", "device", "synchronize", "set_kernel_timeout", "kernel_timeout"]
@@ -192,6 +193,8 @@ class Device:
         finally:
             if epoch > self.synced:
                 self.synced = epoch
+            if _kernel_log.active:  # os_log messages of the work waited for (kernel_log.py)
+                _kernel_log.drain()
 
     def gpu_time(self) -> float:
         """Seconds the last completed command buffer ran on the device.

@@ -192,7 +192,7 @@ class _HostArgs:
         if a.base is not None:
             owned = owner_of(a, ptr)
             if owned is not None:  # NumPy view of pymetal memory
-                _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, p.index, owned[0].handle, owned[1], 0, 0)
+                _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, p.index, owned[0].handle, owned[1], 0, nb)
                 return
         if not writable and p.writable:
             raise ValueError(
@@ -239,7 +239,7 @@ class _HostArgs:
             for ptr_, nb_, _, _, p, _, index_ in moved:
                 if not self._in_place(ptr_, nb_, p, index_):
                     self._copy(ptr_, nb_, p, index_, True, True)
-        _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, w[2], ptr - w[0], 0, 0)
+        _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, w[2], ptr - w[0], 0, nb)
         return True
 
     def _copy(self, ptr, nb, i, index, back, aligned):
@@ -255,7 +255,7 @@ class _HostArgs:
             _memmove(b.ptr, ptr, nb)
             b.clear_error()  # new contents
         self.staged.append((ptr, nb, b, back, i, aligned, index))
-        _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, b.handle, 0, 0, 0)
+        _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, b.handle, 0, 0, nb)
 
     def copy_back(self):
         """After the kernel has completed: copied arrays the kernel may have written, once each."""
@@ -608,7 +608,8 @@ class Function:
                 b = a._buf
                 if b.views and host is None:
                     host = _WAIT
-                _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, p.index, b.handle, a._offset, 0, 0)
+                # the array's exact bytes: the CPU backend's validation checks accesses against them
+                _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, p.index, b.handle, a._offset, 0, a._size * dt.itemsize)
             elif t is float or t is int:
                 pack = p.pack
                 if pack is None:
@@ -716,7 +717,7 @@ class Function:
         if isinstance(a, Array):  # a subclass
             if not (raw or p.accepts(a._dtype)):
                 raise self._dtype_error(i, p, a._dtype)
-            _pack_arg(s.args, i * _ARG_SIZE, _BUFFER, p.index, a._buf.handle, a._offset, 0, 0)
+            _pack_arg(s.args, i * _ARG_SIZE, _BUFFER, p.index, a._buf.handle, a._offset, 0, a.nbytes)
             return doff
         if isinstance(a, (bytes, bytearray, memoryview)) or _is_buffer(a):
             if not p.by_value or (p.writable and not isinstance(a, bytes)):

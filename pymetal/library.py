@@ -391,7 +391,7 @@ def _compile(source, name, directory, defines, macros, include_dirs, fast_math, 
 def compile(source: str | bytes, *, defines: Defines | None = None,
             include_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
             fast_math: bool = False, language_version: str | None = None, device: Device | None = None,
-            macros: Defines | None = None) -> Library:
+            macros: Defines | None = None, logging: bool = False) -> Library:
     """Compiles MSL source into a Library.
 
     Args:
@@ -404,6 +404,9 @@ def compile(source: str | bytes, *, defines: Defines | None = None,
         language_version: "2.4", "3.0", "3.1" or "3.2" (default: the platform's).
         device: the device to compile for (default: pm.device()).
         macros: the older name of defines.
+        logging: shader logging: the kernels' ``os_log`` messages (``#include <metal_logging>``)
+            reach Python's ``logging`` under the logger "pymetal.kernel" (pymetal.kernel_log);
+            without it, os_log calls do nothing, as on a Mac.
 
     Raises CompileError (with .diagnostics) if the source does not compile.
 
@@ -422,7 +425,18 @@ def compile(source: str | bytes, *, defines: Defines | None = None,
         raise TypeError("compile() takes MSL source as a str, not %s" % type(source).__name__)
     if "\0" in source:  # C strings end at a NUL: the compiler would see a truncated source
         raise CompileError("MSL source contains a NUL character at offset %d; remove it" % source.index("\0"))
+    if logging:
+        from . import kernel_log
+        kernel_log.enable()
+        defines, macros = _with_logging(defines if defines is not None else macros), None
     return _compile(source, "program_source", None, defines, macros, include_dirs, fast_math, language_version, device)
+
+
+def _with_logging(defines):
+    """defines= plus PM_KERNEL_LOGGING (pm_msl/logging.h), in the form given."""
+    if defines is None or hasattr(defines, "items"):  # a mapping
+        return dict(defines or {}, PM_KERNEL_LOGGING=1)
+    return list(defines) + ["PM_KERNEL_LOGGING=1"]
 
 
 def load(path: str | bytes | os.PathLike[str], *, defines: Defines | None = None,

@@ -1,9 +1,13 @@
 """What fault containment and shader validation cost (issue 10).
 
-1. Shader validation: the same kernels compiled plainly and with validation
-   (PM_VALIDATION), run interleaved in rounds on the same pymetal arrays; the
-   ratio is validated time over plain time (median of rounds). NumPy's time
-   for the same work is shown for scale.
+1. Shader validation: the same kernels compiled plainly and with each level
+   of validation (issue 27), run interleaved in rounds on the same pymetal
+   arrays; the ratio is validated time over plain time (median of rounds).
+   NumPy's time for the same work is shown for scale. Levels: bounds only
+   (PM_VALIDATION_BOUNDS_ONLY), PYMETAL_VALIDATION=1 (bounds + threadgroup
+   memory's uninitialized reads and data races), =race (also device-memory
+   races: every device access is tracked), =nan (NaN origins: every float
+   access is tracked).
 2. Integer division: an integer-heavy kernel (a division and a remainder per
    element) with non-zero divisors, against NumPy's // and %; then the same
    kernel where every divisor is 0: on x86-64 each such division traps and is
@@ -15,7 +19,7 @@ import time
 import numpy as np
 import pymetal as pm
 
-ROUNDS = 7
+ROUNDS = int(__import__('os').environ.get('BENCH_ROUNDS', 7))
 N = 1 << 22
 
 SOURCE = r'''
@@ -61,7 +65,10 @@ def interleaved(fns):
 
 def main():
     plain = pm.compile(SOURCE)
-    checked = pm.compile(SOURCE, macros={"PM_VALIDATION": 1})
+    levels = [("bounds", pm.compile(SOURCE, macros={"PM_VALIDATION": 1, "PM_VALIDATION_BOUNDS_ONLY": 1})),
+              ("=1", pm.compile(SOURCE, macros={"PM_VALIDATION": 1})),
+              ("=race", pm.compile(SOURCE, macros={"PM_VALIDATION": 1, "PM_VALIDATION_DEVICE_RACE": 1})),
+              ("=nan", pm.compile(SOURCE, macros={"PM_VALIDATION": 1, "PM_VALIDATION_NAN": 1}))]
     rng = np.random.default_rng(1)
     x_np = rng.standard_normal(N, dtype=np.float32)
     y_np = rng.standard_normal(N, dtype=np.float32)
@@ -76,9 +83,11 @@ def main():
          lambda lib: (lib.stencil(x, y, grid=N, threadgroup=256), pm.synchronize()),
          lambda: np.add(0.5 * x_np[1:-1], 0.25 * (x_np[:-2] + x_np[2:]), out=y_np[1:-1])),
     ]:
-        tp, tv, tn = interleaved([lambda: run(plain), lambda: run(checked), ref])
-        print("  %-38s plain %7.2f ms  validated %7.2f ms  ratio %.2fx   (NumPy %.2f ms)"
-              % (name, tp * 1e3, tv * 1e3, tv / tp, tn * 1e3))
+        times = interleaved([lambda: run(plain)] + [lambda lib=lib: run(lib) for _, lib in levels] + [ref])
+        tp, tn = times[0], times[-1]
+        print("  %-38s plain %7.2f ms   (NumPy %.2f ms)" % (name, tp * 1e3, tn * 1e3))
+        for (level, _), tv in zip(levels, times[1:-1]):
+            print("    %-36s validated %7.2f ms  ratio %.2fx" % (level, tv * 1e3, tv / tp))
 
     ai_np = rng.integers(-1 << 30, 1 << 30, N, dtype=np.int32)
     bi_np = rng.integers(1, 1000, N, dtype=np.int32) * rng.choice(np.array([-1, 1], np.int32), N)

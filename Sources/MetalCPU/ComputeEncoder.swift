@@ -10,6 +10,8 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
     private let arena: Arena
     private var launch = pm_launch()
     private var bound: UInt32 = 0           // bit i: [[buffer(i)]] is set
+    private var narrowed: UInt32 = 0        // bit i: exactLengths[i] holds the exact length of [[buffer(i)]]
+    private var exactLengths = pm_launch().buffer_lengths
     private var threadgroupMemory = 0       // the sum of the threadgroup lengths set, rounded as they are used
     private var pipeline: CPUPipelineState?
     private var encoded: [CPUDispatch] = []
@@ -40,6 +42,16 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
         }
         retained.append(buffer)
         bind(index, address: buffer.contents() + offset, length: buffer.length - offset)
+    }
+
+    /// pymetal's CPU backend only (not Metal API): the exact byte length of
+    /// the array bound at [[buffer(index)]] by setBuffer (buffers are rounded
+    /// up to a size class). Shader validation checks accesses against it; the
+    /// checks made when a dispatch is encoded use the whole buffer, as Metal.
+    public func limitBufferLength(_ length: Int, index: Int) {
+        guard (0..<Int(PM_MAX_BUFFERS)).contains(index), length >= 0 else { return }
+        withUnsafeMutableBytes(of: &exactLengths) { $0.storeBytes(of: UInt64(length), toByteOffset: index * 8, as: UInt64.self) }
+        narrowed |= 1 << UInt32(index)
     }
 
     public func setBytes(_ bytes: UnsafeRawPointer, length: Int, index: Int) {
@@ -86,6 +98,7 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
 
     private func bind(_ index: Int, address: UnsafeMutableRawPointer?, length: Int) {
         bound |= 1 << UInt32(index)
+        narrowed &= ~(1 << UInt32(index))
         withUnsafeMutableBytes(of: &launch.buffers) {
             $0.storeBytes(of: address, toByteOffset: index * 8, as: UnsafeMutableRawPointer?.self)
         }
@@ -101,6 +114,17 @@ public final class CPUComputeCommandEncoder: MTLComputeCommandEncoder, @unchecke
         do {
             encoded.append(try CPUDispatch(pipeline: pipeline, launch: record, bound: bound, threadgroupMemory: threadgroupMemory,
                                            size: grid, threadgroup: threadgroup, uniform: uniform))
+            // Checked: the kernel (a validation build) sees the exact lengths.
+            var bits = narrowed & bound
+            while bits != 0 {
+                let i = Int(bits.trailingZeroBitCount)
+                bits &= bits - 1
+                let exact = withUnsafeBytes(of: &exactLengths) { $0.load(fromByteOffset: i * 8, as: UInt64.self) }
+                withUnsafeMutableBytes(of: &record.pointee.buffer_lengths) {
+                    let whole = $0.load(fromByteOffset: i * 8, as: UInt64.self)
+                    $0.storeBytes(of: min(whole, exact), toByteOffset: i * 8, as: UInt64.self)
+                }
+            }
         } catch {
             encoded.append(CPUDispatch(failure: error))
         }

@@ -487,7 +487,9 @@ private func argument(_ record: UnsafePointer<pm_arg>, _ i: Int) throws -> Argum
     switch Int(arg.kind) {
     case Int(PM_ARG_BUFFER.rawValue):
         guard arg.offset <= UInt64(Int.max) else { throw EngineError.invalid("argument \(i): offset \(arg.offset) is too large") }
-        return Argument(index: index, .buffer(try buffer(arg.buffer), offset: Int(arg.offset)))
+        // length: the argument's exact bytes from the offset (0: the rest of the buffer)
+        return Argument(index: index, .buffer(try buffer(arg.buffer), offset: Int(arg.offset)),
+                        length: Int(clamping: arg.length))
     case Int(PM_ARG_BYTES.rawValue):
         guard let bytes = arg.bytes else { throw EngineError.invalid("argument \(i): bytes pointer is NULL") }
         guard arg.length >= 1, arg.length <= UInt64(PM_MAX_BYTES) else {

@@ -15,9 +15,13 @@ public struct Argument {
     }
     public let index: Int
     public let value: Value
-    public init(index: Int, _ value: Value) {
+    /// A buffer argument's exact byte length from its offset (0: to the buffer's
+    /// end), for the CPU backend's shader validation; Metal sees the whole buffer.
+    public let length: Int
+    public init(index: Int, _ value: Value, length: Int = 0) {
         self.index = index
         self.value = value
+        self.length = length
     }
 }
 
@@ -120,6 +124,9 @@ public final class Stream: @unchecked Sendable {
                 switch argument.value {
                 case let .buffer(buffer, offset):
                     encoder.setBuffer(buffer.buffer, offset: offset, index: argument.index)
+                    #if !canImport(Metal)
+                    if argument.length > 0 { (encoder as? CPUComputeCommandEncoder)?.limitBufferLength(argument.length, index: argument.index) }
+                    #endif
                     current.uses.append((buffer, access[argument.index]))
                     // Another thread's open work on this memory runs first: work runs in the order it was encoded.
                     if let previous = buffer.markUsed(by: self, in: current.commandBuffer), previous !== current.commandBuffer,

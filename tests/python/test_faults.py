@@ -373,14 +373,14 @@ def _pages(n=N):
 
 
 @pytest.mark.parametrize("name,args,words", [
-    ("read_next", lambda: (_pages(), _pages()), ["line 4", "element 4096 of [[buffer(0)]]", "4096 elements of 4",
-                                                  "(4095,0,0)"]),
-    ("write_next", lambda: (_pages(),), ["line 7", "element 4096 of [[buffer(0)]]", "(4095,0,0)"]),
-    ("read_before", lambda: (_pages(), _pages()), ["line 12", "element -1 of [[buffer(0)]]", "(0,0,0)"]),
-    ("constant_next", lambda: (_pages(), _pages()), ["line 16", "element 4096 of [[buffer(0)]]"]),
-    ("tg_array_next", lambda: (_pages(),), ["line 23", "element 32 of the threadgroup array declared at line 20",
+    ("read_next", lambda: (_pages(), _pages()), ["line 4 of", "element 4096 of `a` [[buffer(0)]]",
+                                                  "4096 elements of 4", "(4095,0,0)"]),
+    ("write_next", lambda: (_pages(),), ["line 7 of", "element 4096 of `b` [[buffer(0)]]", "(4095,0,0)"]),
+    ("read_before", lambda: (_pages(), _pages()), ["line 12 of", "element -1 of `a` [[buffer(0)]]", "(0,0,0)"]),
+    ("constant_next", lambda: (_pages(), _pages()), ["line 16 of", "element 4096 of `c` [[buffer(0)]]"]),
+    ("tg_array_next", lambda: (_pages(),), ["line 23 of", "element 32 of the threadgroup array `s` declared at line 20",
                                            "32 elements", "(31,0,0)"]),
-    ("tg_param_write", lambda: (_pages(),), ["line 27", "element 32 of [[threadgroup(0)]]", "32 elements",
+    ("tg_param_write", lambda: (_pages(),), ["line 27 of", "element 32 of `s` [[threadgroup(0)]]", "32 elements",
                                             "(31,0,0)"]),
 ])
 def test_validation_reports_off_by_one(vlib, name, args, words):
@@ -391,7 +391,7 @@ def test_validation_reports_off_by_one(vlib, name, args, words):
         getattr(vlib, name)(*args(), grid=N, **kw)
         pm.synchronize()
     msg = str(e.value)
-    assert name in msg and "validation: out-of-bounds access" in msg
+    assert name in msg and "validation: out of bounds" in msg
     for w in words:
         if w == "(31,0,0)":  # the last thread of whichever group failed first (groups run in parallel)
             m = re.search(r"position \((\d+),0,0\) in the grid", msg)
@@ -401,12 +401,16 @@ def test_validation_reports_off_by_one(vlib, name, args, words):
 
 
 def test_validation_leaves_correct_kernels_alone(vlib, rng):
-    for n in (1, 31, 32, 1000, N):
+    # s[31 - t] in a partial group reads an element no thread wrote: reported (test_sanitizer.py)
+    with pytest.raises(pm.KernelError, match="uninitialized"):
+        vlib.correct(np.ones(31, np.float32), np.zeros(31, np.float32), np.ones(31, np.float32), grid=31,
+                     threadgroup=32)
+    for n in (32, 1024, N):
         a = rng.standard_normal(n).astype(np.float32)
         c = rng.standard_normal(n).astype(np.float32)
         b = np.zeros(n, np.float32)
         vlib.correct(a, b, c, grid=n, threadgroup=32)
-        # s[31 - t] reads the mirrored thread of the same (full) group; partial groups are poisoned
+        # s[31 - t] reads the mirrored thread of the same (full) group
         i = np.arange(n)
         mirror = (i // 32) * 32 + 31 - i % 32
         full = mirror < n

@@ -74,6 +74,12 @@ void pm_waiting(int32_t delta);
 double pm_host_kernel_timeout(void);
 // Returns non-zero for a value that is not a finite number of seconds >= 0.
 int32_t pm_host_set_kernel_timeout(double seconds);
+// Shader logging (kernel_log.c): the sink a kernel library's messages go to
+// (pm_log_fn), and the oldest message not taken yet: 1 and its parts
+// (NUL-terminated, truncated to the sizes given), or 0 when there is none.
+void pm_host_kernel_log(uint32_t level, const char *subsystem, const char *category, const char *message);
+int32_t pm_host_kernel_log_next(uint32_t *level, char *subsystem, size_t subsystem_size, char *category,
+                                size_t category_size, char *message, size_t message_size);
 #ifdef __cplusplus
 }
 #endif

@@ -107,6 +107,13 @@ typedef struct pm_kernel_bindings {
 
 #define PM_BINDINGS_SYMBOL "pm_cpu_bindings"
 
+// Shader logging (<metal_logging>, os_log): a library compiled with logging
+// exports `pm_cpu_log_sink`, a function pointer that MetalCPU sets when it
+// loads the library; each message is handed to it whole, in the order of the
+// thread that logs it. level: 0 default, 1 info, 2 debug, 3 error, 4 fault.
+typedef void (*pm_log_fn)(uint32_t level, const char *subsystem, const char *category, const char *message);
+#define PM_LOG_SINK_SYMBOL "pm_cpu_log_sink"
+
 // The library's function constants (`constant bool has_w [[function_constant(20)]];`),
 // exported as `pm_cpu_function_constants` by a library that declares any, ended by
 // a NULL name. A library compiled without values has every constant undefined;

@@ -236,7 +236,7 @@ typedef struct pm_arg {
     pm_buffer buffer; // PM_ARG_BUFFER
     uint64_t offset;  // PM_ARG_BUFFER: byte offset into the buffer
     const void *bytes;// PM_ARG_BYTES (1 to PM_MAX_BYTES bytes, as Metal's setBytes)
-    uint64_t length;  // PM_ARG_BYTES / PM_ARG_THREADGROUP_MEMORY
+    uint64_t length;  // PM_ARG_BYTES / PM_ARG_THREADGROUP_MEMORY; PM_ARG_BUFFER: the exact bytes from offset (0: to the end)
 } pm_arg;
 
 // Encodes one dispatch. `size` is threads per grid (by_groups = 0, like

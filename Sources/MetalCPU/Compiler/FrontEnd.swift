@@ -787,7 +787,7 @@ final class FrontEnd {
     }
 
     /// Validation builds: a `T *name` buffer or threadgroup parameter becomes
-    /// `::pm::rt::vptr<T, kind, index> name`, which checks every access against
+    /// `::pm::rt::vptr<T, kind, index, "name"> name`, which checks every access against
     /// the bound length (runtime.h). Left alone: references, values, pointers
     /// to pointers, and atomics (the atomic functions take plain pointers).
     private func checkedPointer(_ first: Int, _ last: Int, _ binding: KernelBinding) {
@@ -806,7 +806,7 @@ final class FrontEnd {
         guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
         let type = sourceText(Array(first..<star))
         guard !type.contains("atomic") else { return }
-        remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index)> ")
+        remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> ")
     }
 
     /// A parameter's name and element type text, for reflection: `const float4 * restrict x`
@@ -910,7 +910,8 @@ final class FrontEnd {
             let site = sites.count
             sites.append((at, site))
             // decltype(auto): a reference, or a checked view in validation builds (runtime.h)
-            replacement.append("decltype(auto) \(text(nameAt)) = ::pm::rt::tg_var<\(type) \(dims), \(site)>();")
+            let named = validation ? ", \"\(text(nameAt))\"" : "" // for validation's messages
+            replacement.append("decltype(auto) \(text(nameAt)) = ::pm::rt::tg_var<\(type) \(dims), \(site)\(named)>();")
         }
         remove(at, through: end, replacement: replacement.joined(separator: " "))
         return end

@@ -25,7 +25,14 @@ public final class MSLCompiler: @unchecked Sendable {
     private var interrupts: Int32 = -1
     /// Shader validation for every compile (PYMETAL_VALIDATION=1), else per compile through the macro (runtime.h).
     static let validationFlag = "-DPM_VALIDATION=1"
-    private static let validation = Toolchain.environment("PYMETAL_VALIDATION") == "1" ? [validationFlag] : []
+    /// PYMETAL_VALIDATION is a list of words (`1,race,nan`), each turning validation on: `race` also
+    /// checks device memory for races, `nan` reports the first store of a NaN or Inf (runtime_validation.h).
+    private static let validation: [String] = {
+        let words = (Toolchain.environment("PYMETAL_VALIDATION") ?? "").split(separator: ",").map { String($0.filter { $0 != " " }) }
+        guard words.contains(where: { ["1", "race", "nan"].contains($0) }) else { return [] }
+        return [validationFlag] + (words.contains("race") ? ["-DPM_VALIDATION_DEVICE_RACE=1"] : [])
+            + (words.contains("nan") ? ["-DPM_VALIDATION_NAN=1"] : [])
+    }()
 
     /// How many times clang was run (tests check that cache hits don't).
     public private(set) var clangInvocations = 0

@@ -9,6 +9,17 @@
 #pragma once
 #include "types.h"
 
+#ifdef PM_VALIDATION
+// Shader validation: an atomic operation on an element just accessed through a
+// checked pointer (`(device atomic_uint *)&hist[i]`) is no plain write (runtime_validation.h).
+namespace pm::rt {
+inline void vatomic(const volatile void *p);
+}
+#define PM_ATOMIC_SEEN(obj) ::pm::rt::vatomic(obj)
+#else
+#define PM_ATOMIC_SEEN(obj) (void)0
+#endif
+
 namespace metal {
 
 template <class _PmT> struct alignas(sizeof(_PmT)) atomic {
@@ -39,10 +50,12 @@ inline int pm_store_order(memory_order o) {
 template <class _PmT>
 inline void atomic_store_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> desired, memory_order order,
                                   memory_scope = thread_scope_device) {
+    PM_ATOMIC_SEEN(obj);
     __atomic_store(&obj->pm_value, &desired, pm_store_order(order)); // generic forms: float too
 }
 template <class _PmT>
 inline _PmT atomic_load_explicit(const volatile atomic<_PmT> *obj, memory_order order, memory_scope = thread_scope_device) {
+    PM_ATOMIC_SEEN(obj);
     _PmT r;
     __atomic_load(&obj->pm_value, &r, pm_load_order(order));
     return r;
@@ -50,6 +63,7 @@ inline _PmT atomic_load_explicit(const volatile atomic<_PmT> *obj, memory_order 
 template <class _PmT>
 inline _PmT atomic_exchange_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> desired, memory_order order,
                                   memory_scope = thread_scope_device) {
+    PM_ATOMIC_SEEN(obj);
     _PmT r;
     __atomic_exchange(&obj->pm_value, &desired, &r, (int)order);
     return r;
@@ -59,12 +73,14 @@ template <class _PmT>
 inline bool atomic_compare_exchange_weak_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> *expected,
                                                   pm_identity_t<_PmT> desired, memory_order succ, memory_order fail,
                                                   memory_scope = thread_scope_device) {
+    PM_ATOMIC_SEEN(obj);
     return __atomic_compare_exchange(&obj->pm_value, expected, &desired, false, (int)succ, pm_fail_order(fail));
 }
 template <class _PmT>
 inline bool atomic_compare_exchange_strong_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> *expected,
                                                     pm_identity_t<_PmT> desired, memory_order succ, memory_order fail,
                                                     memory_scope = thread_scope_device) {
+    PM_ATOMIC_SEEN(obj);
     return __atomic_compare_exchange(&obj->pm_value, expected, &desired, false, (int)succ, pm_fail_order(fail));
 }
 
@@ -73,6 +89,7 @@ inline bool atomic_compare_exchange_strong_explicit(volatile atomic<_PmT> *obj, 
         requires(cond)                                                                             \
     inline _PmT name(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> operand, memory_order order,           \
                   memory_scope = thread_scope_device) {                                            \
+        PM_ATOMIC_SEEN(obj);                                                                       \
         return builtin(&obj->pm_value, operand, (int)order);                                       \
     }
 PM_ATOMIC_RMW(atomic_fetch_add_explicit, __atomic_fetch_add, pm_atomic_arith<_PmT>)
@@ -88,12 +105,14 @@ template <class _PmT>
     requires(pm_atomic_int<_PmT>)
 inline void atomic_min_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> operand, memory_order order,
                                 memory_scope = thread_scope_device) {
+    PM_ATOMIC_SEEN(obj);
     __atomic_fetch_min(&obj->pm_value, operand, (int)order);
 }
 template <class _PmT>
     requires(pm_atomic_int<_PmT>)
 inline void atomic_max_explicit(volatile atomic<_PmT> *obj, pm_identity_t<_PmT> operand, memory_order order,
                                 memory_scope = thread_scope_device) {
+    PM_ATOMIC_SEEN(obj);
     __atomic_fetch_max(&obj->pm_value, operand, (int)order);
 }
 

@@ -96,6 +96,30 @@ inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, _PmU *dst, ul
                             ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     pm_sgm::store_lane(a.pm_e, ::pm::rt::current_lane(), dst, elements_per_row, matrix_origin, transpose_matrix);
 }
+#ifdef PM_VALIDATION
+// Validation's checked pointers (runtime_validation.h) as the plain pointers they stand for
+// (template deduction sees no conversion); the matrix's elements are not checked.
+template <class _PmT, class _PmU, unsigned _PmK, unsigned _PmI, ::pm::rt::vname _PmN>
+inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const ::pm::rt::vptr<_PmU, _PmK, _PmI, _PmN> &src,
+                           ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
+    simdgroup_load(d, (const _PmU *)src, elements_per_row, matrix_origin, transpose_matrix);
+}
+template <class _PmT, class _PmU, unsigned _PmK, unsigned _PmI, ::pm::rt::vname _PmN>
+inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, const ::pm::rt::vptr<_PmU, _PmK, _PmI, _PmN> &dst,
+                            ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
+    simdgroup_store(a, (_PmU *)dst, elements_per_row, matrix_origin, transpose_matrix);
+}
+template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN>
+inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const ::pm::rt::tg_view<_PmE[_PmM], _PmN> &src,
+                           ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
+    simdgroup_load(d, (const _PmE *)src, elements_per_row, matrix_origin, transpose_matrix);
+}
+template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN>
+inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, const ::pm::rt::tg_view<_PmE[_PmM], _PmN> &dst,
+                            ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
+    simdgroup_store(a, (_PmE *)dst, elements_per_row, matrix_origin, transpose_matrix);
+}
+#endif
 
 namespace pm_sgm {
 typedef float f8 __attribute__((ext_vector_type(8)));

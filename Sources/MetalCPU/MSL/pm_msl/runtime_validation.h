@@ -1,0 +1,400 @@
+// Shader validation (PYMETAL_VALIDATION=1 or the PM_VALIDATION macro): checked accesses.
+#pragma once
+#include "pm_msl/runtime_fibers.h"
+
+#pragma GCC visibility push(hidden)
+
+#ifdef PM_VALIDATION
+// ---------------------------------------------------------------------------
+// Shader validation (PYMETAL_VALIDATION=1, or the PM_VALIDATION macro): every
+// access through a buffer or threadgroup pointer parameter, and every index
+// of a kernel-scope threadgroup array, is checked against what is bound or
+// declared. A bad access is reported (the first one, with its kernel, binding,
+// element, thread and source line: the run then fails) and goes to a zeroed
+// scratch element instead, so nothing outside the binding is read or written.
+// Pointers made from a checked one by a cast, or passed to a function, are
+// plain pointers again (unchecked).
+// ---------------------------------------------------------------------------
+namespace pm::rt {
+enum : unsigned { _PmVBuffer = 0, _PmVThreadgroup = 1, _PmVArray = 2 };
+
+// An index and the source line it is used on (the default arguments are taken
+// where the conversion happens: in the user's expression).
+struct vidx {
+    int64_t v;
+    uint32_t line;
+    const char *file;
+    template <class _PmI>
+        requires(__is_integral(_PmI) || __is_enum(_PmI))
+    PM_AI constexpr vidx(_PmI i, uint32_t l = __builtin_LINE(), const char *f = __builtin_FILE())
+        : v((int64_t)i), line(l), file(f) {}
+};
+
+// The grid position of the calling MSL thread (a fiber: from its index in the group).
+inline u3 thread_position(const worker *w) {
+    const fiber_self me = self();
+    if (me.w && me.w->g) {
+        const group &g = *me.w->g;
+        return u3{g.origin.x + me.index % g.size.x, g.origin.y + me.index / g.size.x % g.size.y,
+                  g.origin.z + me.index / (g.size.x * g.size.y)};
+    }
+    return w->vpos;
+}
+
+// What an access went to: "`b` [[buffer(1)]]", "the threadgroup array `s` declared at line 3".
+inline void describe(char (&what)[160], unsigned kind, unsigned index, const char *name) {
+    const char *q = *name ? "`" : "", *sp = *name ? "` " : "";
+    if (kind == _PmVBuffer) __builtin_snprintf(what, sizeof what, "%s%s%s[[buffer(%u)]]", q, name, sp, index);
+    else if (kind == _PmVThreadgroup) __builtin_snprintf(what, sizeof what, "%s%s%s[[threadgroup(%u)]]", q, name, sp, index);
+    else __builtin_snprintf(what, sizeof what, "the threadgroup array %s%s%sdeclared at line %u", q, name, sp, index);
+}
+
+// `name`: the parameter's or array's name in the source ("" if unknown);
+// `index`: its [[buffer(n)]] / [[threadgroup(n)]] index, or an array's line.
+__attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsigned index, const char *name,
+                                                          int64_t element, uint64_t count, uint32_t size,
+                                                          const char *file, uint32_t line) {
+    worker *w = tls_w;
+    if (w && !w->err) {
+        const u3 pos = thread_position(w);
+        char what[160];
+        describe(what, kind, index, name);
+        char at[160];
+        if (line) __builtin_snprintf(at, sizeof at, "line %u of %s", line, file ? file : "the kernel source");
+        else __builtin_snprintf(at, sizeof at, "a dereference (no line known)");
+        // The count is that of the memory bound: for an array passed from
+        // Python, exactly its bytes (function.py passes each argument's range).
+        set_error(w,
+                  "validation: out of bounds: element %lld of %s, which has %llu elements of %u bytes, accessed at "
+                  "%s by the thread at position (%u,%u,%u) in the grid",
+                  (long long)element, what, (unsigned long long)count, size, at, pos.x, pos.y, pos.z);
+    }
+    alignas(64) static thread_local unsigned char scratch[4096];
+    __builtin_memset(scratch, 0, size < sizeof scratch ? size : sizeof scratch);
+    return scratch;
+}
+
+// ---------------------------------------------------------------------------
+// Threadgroup memory: uninitialized reads and data races
+// ---------------------------------------------------------------------------
+// An access hands out a reference, so whether it reads or writes is known only
+// afterwards: each access to threadgroup memory is kept pending with a copy of
+// the element's bytes and classified at the next one (by any thread: one runs
+// at a time on a worker) or at the group's end: changed bytes are a write.
+// (A store of the value already there counts as a read: threadgroup memory is
+// filled with 0xA5 bytes at each group's start, so that a first store rarely
+// stores what is there.) Per byte offset the shadow keeps the last write and
+// read: barrier interval (epoch), thread and line. Reported: a read of an
+// element no thread of the group wrote before ("uninitialized"); a write and
+// another thread's read or write of one element in one interval between
+// barriers ("data race"). A simdgroup_barrier also starts an interval (lanes
+// of one simdgroup that share memory through it are not reported: fewer
+// reports, never false ones). Atomic elements are not tracked.
+inline constexpr unsigned char vfill = 0xA5;
+inline constexpr uint16_t vmany = 0xFFFF; // several threads read in this interval
+
+inline u3 vthread_pos(const worker *w, uint32_t t) {
+    const group &g = *w->vg;
+    return u3{g.origin.x + t % g.size.x, g.origin.y + t / g.size.x % g.size.y, g.origin.z + t / (g.size.x * g.size.y)};
+}
+
+__attribute__((noinline, cold)) inline void vrace(worker *w, const vpending &q, bool wrote, bool other_wrote,
+                                                 uint32_t other, uint32_t other_line) {
+    char what[160];
+    describe(what, q.kind, q.index, q.name);
+    const u3 a = vthread_pos(w, q.tid);
+    char them[96];
+    if (other == vmany) __builtin_snprintf(them, sizeof them, "other threads read it");
+    else {
+        const u3 b = vthread_pos(w, other);
+        __builtin_snprintf(them, sizeof them, "the thread at position (%u,%u,%u) %s it at line %u", b.x, b.y, b.z,
+                           other_wrote ? "wrote" : "read", other_line);
+    }
+    set_error(w,
+              "validation: data race on element %lld of %s: the thread at position (%u,%u,%u) in the grid %s it at "
+              "line %u of %s after %s, with no threadgroup_barrier between",
+              (long long)q.element, what, a.x, a.y, a.z, wrote ? "writes" : "reads", q.line, q.file ? q.file : "?",
+              them);
+}
+
+// PYMETAL_VALIDATION=nan: whether any lane of a float / half element is a NaN or an Inf.
+inline bool vnonfinite(const unsigned char *p, uint32_t size, uint32_t lane) {
+    for (uint32_t o = 0; o + lane <= size; o += lane) {
+        if (lane == 4) {
+            uint32_t f;
+            __builtin_memcpy(&f, p + o, 4);
+            if ((f & 0x7F800000u) == 0x7F800000u) return true;
+        } else {
+            uint16_t h;
+            __builtin_memcpy(&h, p + o, 2);
+            if ((h & 0x7C00u) == 0x7C00u) return true;
+        }
+    }
+    return false;
+}
+// A store of a NaN / Inf by a thread that has read none: it made it from finite values.
+inline void vnan(worker *w, const vpending &q, const unsigned char *now, bool wrote) {
+    uint32_t &bits = w->vnan_read[q.tid / 32];
+    const uint32_t bit = 1u << (q.tid % 32);
+    if (!vnonfinite(now, q.size, q.lane)) return;
+    if (!wrote) {
+        bits |= bit;
+        return;
+    }
+    if (bits & bit) return;
+    char what[160];
+    describe(what, q.kind, q.index, q.name);
+    const u3 a = vthread_pos(w, q.tid);
+    set_error(w,
+              "validation: NaN: the thread at position (%u,%u,%u) in the grid stores a NaN or Inf into element %lld of "
+              "%s at line %u of %s, computed from finite values (it read no NaN or Inf before)",
+              a.x, a.y, a.z, (long long)q.element, what, q.line, q.file ? q.file : "?");
+}
+
+// A write to device memory: another thread of the dispatch (run on this
+// worker) wrote the element without atomics: a data race. Past the table's
+// capacity (PM_VDEV_SLOTS elements per run, 8 probes) writes go unchecked.
+inline void vdevice_write(worker *w, const vpending &q, const unsigned char *p) {
+    const uintptr_t a = (uintptr_t)p;
+    const u3 me = vthread_pos(w, q.tid);
+    uint32_t h = (uint32_t)((a >> 2) * 0x9E3779B1u) % PM_VDEV_SLOTS;
+    for (int probe = 0; probe < 8; probe++, h = (h + 1) % PM_VDEV_SLOTS) {
+        vdev_entry &e = w->vdev[h];
+        if (e.run != w->vrun) { // free (stale) slot: the first write
+            e = vdev_entry{a, w->vrun, q.line, me};
+            return;
+        }
+        if (e.addr != a) continue;
+        if (e.pos.x != me.x || e.pos.y != me.y || e.pos.z != me.z) {
+            char what[160];
+            describe(what, q.kind, q.index, q.name);
+            set_error(w,
+                      "validation: data race on element %lld of %s: the thread at position (%u,%u,%u) in the grid "
+                      "writes it at line %u of %s after the thread at position (%u,%u,%u) wrote it at line %u, "
+                      "without atomics",
+                      (long long)q.element, what, me.x, me.y, me.z, q.line, q.file ? q.file : "?", e.pos.x, e.pos.y,
+                      e.pos.z, e.line);
+        }
+        e.line = q.line;
+        return;
+    }
+}
+
+inline bool vescaped(const worker *w, uint32_t off);
+
+// Classifies the pending access and checks it against the shadow.
+inline void vresolve(worker *w) {
+    vpending &q = w->vpend;
+    if (!q.p) return;
+    unsigned char *p = q.p;
+    q.p = nullptr;
+    if (w->err) return;
+    const bool wrote = __builtin_memcmp(p, q.old, q.size) != 0;
+#ifdef PM_VALIDATION_NAN
+    if (q.lane) vnan(w, q, p, wrote);
+#endif
+    if (q.kind == _PmVBuffer) {
+#ifdef PM_VALIDATION_DEVICE_RACE
+        if (wrote) vdevice_write(w, q, p);
+#endif
+        return;
+    }
+    if (w->vnescaped && vescaped(w, q.off)) return;
+    vshadow &v = w->vs;
+    const uint32_t o = q.off;
+    if (wrote) {
+        if (v.wstamp[o] == q.epoch && v.writer[o] != q.tid) vrace(w, q, true, true, v.writer[o], v.wline[o]);
+        else if (v.rstamp[o] == q.epoch && v.reader[o] != q.tid) vrace(w, q, true, false, v.reader[o], v.rline[o]);
+        v.wstamp[o] = q.epoch;
+        v.writer[o] = (uint16_t)q.tid;
+        v.wline[o] = q.line;
+        return;
+    }
+    if (v.wstamp[o] < w->vgroup_epoch) {
+        char what[160];
+        describe(what, q.kind, q.index, q.name);
+        const u3 a = vthread_pos(w, q.tid);
+        set_error(w,
+                  "validation: uninitialized read: element %lld of %s is read at line %u of %s by the thread at "
+                  "position (%u,%u,%u) in the grid, but no thread of its threadgroup wrote it before in this dispatch",
+                  (long long)q.element, what, q.line, q.file ? q.file : "?", a.x, a.y, a.z);
+        return;
+    }
+    if (v.wstamp[o] == q.epoch && v.writer[o] != q.tid) vrace(w, q, false, true, v.writer[o], v.wline[o]);
+    v.reader[o] = v.rstamp[o] == q.epoch && v.reader[o] != q.tid ? vmany : (uint16_t)q.tid;
+    v.rstamp[o] = q.epoch;
+    v.rline[o] = q.line;
+}
+
+__attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned kind, unsigned index, const char *name,
+                                             int64_t element, const char *file, uint32_t line, uint32_t lane) {
+    worker *w = tls_w;
+    if (!w || !w->vg) return;
+    vresolve(w);
+    const uint64_t off = kind == _PmVBuffer ? 0 : (uint64_t)((unsigned char *)p - w->tg_mem);
+    if (size > sizeof w->vpend.old || off >= PM_MAX_THREADGROUP_MEMORY) return;
+    const fiber_self me = self();
+    vpending &q = w->vpend;
+    q.p = (unsigned char *)p;
+    q.file = file;
+    q.name = name;
+    q.element = element;
+    q.size = size;
+    q.off = (uint32_t)off;
+    q.epoch = w->vepoch;
+    q.tid = me.w ? me.index : w->vindex;
+    q.line = line;
+    q.kind = kind;
+    q.index = index;
+    q.lane = lane;
+    __builtin_memcpy(q.old, p, size);
+}
+
+// Threadgroup memory that became a plain pointer (passed to a function,
+// simdgroup_load/store, a cast) is read and written where nothing sees it:
+// the group's accesses to it are not judged (no uninitialized read or race is
+// reported there: fewer reports, never false ones). Past 8 ranges, none is.
+inline void vescape(const void *p, uint64_t bytes) {
+    worker *w = tls_w;
+    if (!w || !w->vg) return;
+    const uint64_t off = (uint64_t)((const unsigned char *)p - w->tg_mem);
+    if (off >= PM_MAX_THREADGROUP_MEMORY) return; // not threadgroup memory
+    const uint32_t end = (uint32_t)(off + bytes < PM_MAX_THREADGROUP_MEMORY ? off + bytes : PM_MAX_THREADGROUP_MEMORY);
+    for (uint32_t k = 0; k < w->vnescaped && k < 8; k++)
+        if (w->vescaped[k][0] == off && w->vescaped[k][1] == end) return;
+    if (w->vnescaped < 8) {
+        w->vescaped[w->vnescaped][0] = (uint32_t)off;
+        w->vescaped[w->vnescaped][1] = end;
+    }
+    w->vnescaped++;
+}
+inline bool vescaped(const worker *w, uint32_t off) {
+    if (w->vnescaped > 8) return true;
+    for (uint32_t k = 0; k < w->vnescaped; k++)
+        if (w->vescaped[k][0] <= off && off < w->vescaped[k][1]) return true;
+    return false;
+}
+
+// An atomic operation on the element just accessed: not a plain read or write.
+inline void vatomic(const volatile void *p) {
+    worker *w = tls_w;
+    if (w && w->vpend.p == (const volatile unsigned char *)p) w->vpend.p = nullptr;
+}
+
+// A new barrier interval (a threadgroup_barrier released).
+inline void vbarrier(worker *w) {
+    vresolve(w);
+    if (++w->vepoch >= 0xFFFFFFF0u) { // wrapped: forget every stamp
+        __builtin_memset(w->vs.wstamp, 0, sizeof w->vs.wstamp);
+        __builtin_memset(w->vs.rstamp, 0, sizeof w->vs.rstamp);
+        w->vepoch = w->vgroup_epoch = 2;
+    }
+}
+inline void vgroup_start(worker *w, const group &g) {
+    w->vpend.p = nullptr;
+    w->vg = &g;
+    w->vnescaped = 0;
+    __builtin_memset(w->vnan_read, 0, sizeof w->vnan_read);
+    vbarrier(w);
+    w->vgroup_epoch = w->vepoch;
+    if (g.tg_bytes) __builtin_memset(w->tg_mem, vfill, g.tg_bytes);
+}
+inline void vgroup_end(worker *w) {
+    vresolve(w);
+    w->vg = nullptr;
+}
+
+template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, unsigned kind, unsigned index,
+                                         const char *name, const char *file, uint32_t line) {
+    static_assert(sizeof(_PmT) <= 4096, "validation: element type over 4 KiB");
+    if (__builtin_expect((uint64_t)e < count, 1)) {
+        typedef __remove_cv(_PmT) _PmU;
+        if constexpr (!::pm::abi::unatomic<_PmU>::flag) {
+            typedef ::metal::pm_elem_t<_PmU> _PmE;
+            constexpr uint32_t _PmLane = __is_same(_PmE, float) ? 4 : __is_same(_PmE, half) ? 2 : 0;
+#ifdef PM_VALIDATION_BOUNDS_ONLY // (scripts/bench_faults.py: the cost of each check)
+            constexpr bool _PmShared = false;
+#else
+            constexpr bool _PmShared = true; // threadgroup memory: uninitialized reads, races
+#endif
+#if defined(PM_VALIDATION_DEVICE_RACE)
+            constexpr bool _PmDev = true; // device memory: races (PYMETAL_VALIDATION=race)
+#elif defined(PM_VALIDATION_NAN)
+            constexpr bool _PmDev = _PmLane != 0; // float stores: NaN origins
+#else
+            constexpr bool _PmDev = false;
+#endif
+            if (_PmDev || (_PmShared && kind != _PmVBuffer)) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, _PmLane);
+        }
+        return base[e];
+    }
+    return *(_PmT *)out_of_bounds(kind, index, name, e, count, sizeof(_PmT), file, line);
+}
+
+// A bounds-checked `T *` buffer or threadgroup parameter: `base` and `count`
+// are the binding's, `p` where this pointer points (after arithmetic).
+template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
+    _PmT *p, *base;
+    uint64_t count;
+    PM_AI vptr(_PmT *b, uint64_t n) : p(b), base(b), count(n) {}
+    PM_AI vptr(_PmT *at, _PmT *b, uint64_t n) : p(at), base(b), count(n) {}
+    PM_AI _PmT &operator[](vidx i) const {
+        return vcheck(base, (p - base) + i.v, count, _PmK, _PmI, _PmName.s, i.file, i.line);
+    }
+    PM_AI _PmT &operator*() const { return vcheck(base, p - base, count, _PmK, _PmI, _PmName.s, nullptr, 0); }
+    PM_AI _PmT *operator->() const { return &vcheck(base, p - base, count, _PmK, _PmI, _PmName.s, nullptr, 0); }
+    PM_AI vptr operator+(int64_t n) const { return vptr(p + n, base, count); }
+    PM_AI friend vptr operator+(int64_t n, const vptr &v) { return v + n; }
+    PM_AI vptr operator-(int64_t n) const { return vptr(p - n, base, count); }
+    PM_AI ptrdiff_t operator-(const vptr &o) const { return p - o.p; }
+    PM_AI vptr &operator+=(int64_t n) { p += n; return *this; }
+    PM_AI vptr &operator-=(int64_t n) { p -= n; return *this; }
+    PM_AI vptr &operator++() { ++p; return *this; }
+    PM_AI vptr &operator--() { --p; return *this; }
+    PM_AI vptr operator++(int) { vptr o = *this; ++p; return o; }
+    PM_AI vptr operator--(int) { vptr o = *this; --p; return o; }
+    PM_AI explicit operator bool() const { return p != nullptr; }
+    // Templates, so that no built-in operator[] on a converted pointer competes with ours.
+    template <class _PmU>
+        requires(__is_convertible_to(_PmT *, _PmU *))
+    PM_AI operator _PmU *() const {
+        if constexpr (_PmK == _PmVThreadgroup) vescape(base, count * sizeof(_PmT));
+        return p;
+    }
+    template <class _PmU>
+        requires(!__is_convertible_to(_PmT *, _PmU *))
+    PM_AI explicit operator _PmU *() const {
+        if constexpr (_PmK == _PmVThreadgroup) vescape(base, count * sizeof(_PmT));
+        return (_PmU *)p;
+    }
+};
+
+} // namespace pm::rt
+template <class _PmT, unsigned _PmK, unsigned _PmI, pm::rt::vname _PmName>
+struct pm::abi::binding_type<pm::rt::vptr<_PmT, _PmK, _PmI, _PmName>> {
+    typedef _PmT *type;
+};
+namespace pm::rt {
+
+// A kernel-scope threadgroup array, checked on its first index.
+template <class _PmE, uint64_t _PmN, vname _PmName> struct tg_view<_PmE[_PmN], _PmName> {
+    _PmE (&a)[_PmN];
+    uint32_t line;
+    PM_AI _PmE &operator[](vidx i) const { return vcheck(&a[0], i.v, _PmN, _PmVArray, line, _PmName.s, i.file, i.line); }
+    template <class _PmU>
+        requires(__is_convertible_to(_PmE *, _PmU *))
+    PM_AI operator _PmU *() const {
+        vescape(&a[0], sizeof a);
+        return &a[0];
+    }
+    template <class _PmU>
+        requires(!__is_convertible_to(_PmE *, _PmU *))
+    PM_AI explicit operator _PmU *() const {
+        vescape(&a[0], sizeof a);
+        return (_PmU *)&a[0];
+    }
+};
+} // namespace pm::rt
+#endif
+
+#pragma GCC visibility pop
