@@ -264,9 +264,9 @@ def _finish_pending_work():
 
 
 def set_kernel_timeout(seconds: float) -> None:
-    """Sets how long one command buffer may run, in seconds (``0``: no limit).
+    """Sets how long one kernel (dispatch) may run, in seconds (``0``: no limit).
 
-    A command buffer that runs longer is stopped and fails with
+    A dispatch that runs longer is stopped and its command buffer fails with
     :class:`KernelError` ("timed out"), as a GPU's watchdog stops one. The
     initial value is ``PYMETAL_KERNEL_TIMEOUT`` from the environment, else 30.
     CPU backend only (on Metal the system's watchdog applies: UnsupportedError).

@@ -66,6 +66,10 @@ struct pm_job {
     uint64_t generation;    // the interrupt generation when its command buffer was committed
     double deadline;        // CLOCK_MONOTONIC seconds, set when the watchdog first sees the job; 0: none
     double timeout;
+    // The limit is per dispatch, not per command buffer (whose batch of queued dispatches the
+    // user does not choose): the watchdog restarts the deadline when this count moves.
+    _Atomic uint64_t dispatches;
+    uint64_t seen;
     struct pm_job *next, *prev;
 };
 
@@ -375,7 +379,7 @@ static guard *make_guard(void) {
 static const char *cancel_message(int32_t reason, const pm_job *job, char *buf, size_t size) {
     if (reason == PM_CANCEL_TIMED_OUT)
         snprintf(buf, size,
-                 "timed out: the command buffer ran longer than %g s and was stopped (the limit is "
+                 "timed out: the kernel ran longer than %g s and was stopped (the limit is "
                  "PYMETAL_KERNEL_TIMEOUT or pymetal.set_kernel_timeout(); 0 turns it off)",
                  job->timeout);
     else snprintf(buf, size, "interrupted: the command buffer was stopped (Ctrl-C, or all work cancelled)");
@@ -574,6 +578,11 @@ static void *watchdog_main(void *arg) {
         for (pm_job *j = jobs; j; j = j->next) {
             // Timed from here, at most a tick late (a job's start reads no clock: 100 ns in some VMs).
             if (j->deadline < 0) j->deadline = j->timeout > 0 ? now + j->timeout : 0;
+            const uint64_t d = atomic_load_explicit(&j->dispatches, memory_order_relaxed);
+            if (d != j->seen) { // a later dispatch of the job has started: it gets the whole limit
+                j->seen = d;
+                if (j->deadline > 0) j->deadline = now + j->timeout;
+            }
             if (!atomic_load(&j->cancel)) {
                 if (j->deadline > 0 && now >= j->deadline) atomic_store(&j->cancel, PM_CANCEL_TIMED_OUT);
                 else if (j->generation < atomic_load(&generation)) atomic_store(&j->cancel, PM_CANCEL_INTERRUPTED);
@@ -644,6 +653,8 @@ pm_job *pm_job_begin(uint64_t committed_generation) {
         return NULL;
     }
     atomic_store(&job->cancel, 0);
+    atomic_store(&job->dispatches, 0);
+    job->seen = 0;
     job->generation = committed_generation;
     job->timeout = timeout;
     job->deadline = -1;
@@ -670,6 +681,10 @@ pm_job *pm_job_begin(uint64_t committed_generation) {
     return job;
 }
 
+void pm_job_next_dispatch(pm_job *job) {
+    if (job) atomic_fetch_add_explicit(&job->dispatches, 1, memory_order_relaxed);
+}
+
 void pm_job_end(pm_job *job) {
     if (!job) return;
     pthread_mutex_lock(&jobs_lock);
@@ -689,6 +704,7 @@ int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint
     return run(launch, first, end, status);
 }
 pm_job *pm_job_begin(uint64_t committed_generation) { (void)committed_generation; return NULL; }
+void pm_job_next_dispatch(pm_job *job) { (void)job; }
 void pm_job_end(pm_job *job) { (void)job; }
 uint64_t pm_interrupt_generation(void) { return 0; }
 void pm_host_cancel_all(void) {}

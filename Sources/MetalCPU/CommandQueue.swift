@@ -6,11 +6,11 @@
 // has been pending for a tick.
 import CMetalCPU
 
-/// What stops running kernels (guard.c): a time limit per command buffer, as
-/// a GPU's watchdog has, and cancelling all work.
+/// What stops running kernels (guard.c): a time limit per dispatch, as a GPU's
+/// watchdog has, and cancelling all work.
 public enum CPUKernelControl {
-    /// Seconds a command buffer may run before it fails as timed out (0: no
-    /// limit); initially PYMETAL_KERNEL_TIMEOUT, else 30.
+    /// Seconds one dispatch may run before its command buffer fails as timed
+    /// out (0: no limit); initially PYMETAL_KERNEL_TIMEOUT, else 30.
     public static var timeout: Double { pm_host_kernel_timeout() }
 
     /// Returns false for a value that is not a finite number of seconds >= 0.
@@ -338,6 +338,7 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
         var index = 0
         let job = pm_job_begin(committedGeneration) // watched for its timeout until pm_job_end
         for command in work {
+            pm_job_next_dispatch(job)
             if let error = command.run(in: job) { failed = error; break }
             index += 1
         }

@@ -210,6 +210,39 @@ def test_timeout_stops_command_buffer():
     assert len(times) == 3 and 0.4 < times[0] < 10 and times[1] < 10 and times[2] < 10, out
 
 
+def test_timeout_is_per_dispatch():
+    # The engine batches queued dispatches into command buffers: twenty queued kernels of
+    # about 0.2 s each (4 s together) are not stopped by a 2 s limit; one of 2.5 s is.
+    out = check(run_child("""
+        loop = pm.compile(
+            "kernel void loop(device float *a [[buffer(0)]], constant long &n [[buffer(1)]],"
+            "                 uint i [[thread_position_in_grid]]) {"
+            "    float v = a[i];"
+            "    for (long k = 0; k < n; k++) v = v * 0.999999f + 1e-7f;"
+            "    a[i] = v;"
+            "}").loop
+        x = pm.zeros(1, pm.float32)
+        n = 1 << 20
+        while True:  # calibrate: n iterations take about 0.2 s here
+            t = time.monotonic(); loop(x, np.int64(n), grid=1); x.numpy(); t = time.monotonic() - t
+            if t > 0.1:
+                break
+            n *= 2
+        n = int(n * 0.2 / t)
+        pm.set_kernel_timeout(2.0)
+        t = time.monotonic()
+        for _ in range(20):
+            loop(x, np.int64(n), grid=1)
+        x.numpy()
+        print("QUEUED", round(time.monotonic() - t, 2), flush=True)
+        expect(lambda: (loop(x, np.int64(n * 12), grid=1), x.numpy()), "loop", "timed out", "2 s")
+        pm.set_kernel_timeout(30)
+        after()
+    """, env={"PYMETAL_KERNEL_TIMEOUT": "30"}, timeout=200))
+    queued = [float(line.split()[1]) for line in out.splitlines() if line.startswith("QUEUED")]
+    assert queued and queued[0] > 2.0, out  # longer than the limit altogether, and not stopped
+
+
 def test_default_timeout_is_set():
     assert pm.kernel_timeout() == float(os.environ.get("PYMETAL_KERNEL_TIMEOUT", 30))
 

@@ -64,6 +64,7 @@ int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint
 // `committed_generation` is pm_interrupt_generation() when it was committed:
 // a command buffer committed before an interrupt does not run.
 pm_job *pm_job_begin(uint64_t committed_generation);
+void pm_job_next_dispatch(pm_job *job); // each dispatch gets the whole time limit
 void pm_job_end(pm_job *job);
 uint64_t pm_interrupt_generation(void);
 // Stops every running and committed command buffer (async-signal-safe).

@@ -215,9 +215,9 @@ int32_t pm_stream_finish(pm_stream stream);
 int32_t pm_stream_gpu_time(double *out, pm_stream stream);
 int32_t pm_stream_release(pm_stream stream);
 
-// Kernel faults and time limit. On the CPU backend a command buffer that runs
-// longer than the limit fails (PM_ERROR_EXECUTION, "timed out"), like a GPU's
-// watchdog; PYMETAL_KERNEL_TIMEOUT sets the initial limit (default 30 s, 0:
+// Kernel faults and time limit. On the CPU backend a dispatch that runs longer
+// than the limit fails its command buffer (PM_ERROR_EXECUTION, "timed out"),
+// like a GPU's watchdog (per dispatch: the engine batches queued dispatches); PYMETAL_KERNEL_TIMEOUT sets the initial limit (default 30 s, 0:
 // none). Metal: the system's watchdog applies; setting it is PM_ERROR_UNSUPPORTED.
 int32_t pm_set_kernel_timeout(double seconds);
 int32_t pm_kernel_timeout(double *out);
