@@ -45,11 +45,12 @@ def _sorted(x, axis, descending, stable, want):
 
     _real_only("sort", _ew.as_array(x))
     src, rows, n, inv = _last_axis(x, axis)
-    values = _new(src._shape, src._dtype, src._buf.device)
-    indices = _new(src._shape, _dt.int64, src._buf.device)
-    if src._size:
-        _sort.sort(src.reshape(rows, n), values.reshape(rows, n), indices.reshape(rows, n), descending=descending)
-    return (values if want == "values" else indices).permute_dims(inv)
+    out = _new(src._shape, src._dtype if want == "values" else _dt.int64, src._buf.device)
+    if src._size:  # only the wanted output: the CPU backend's radix sort then moves no indices for sort()
+        o = out.reshape(rows, n)
+        _sort.sort(src.reshape(rows, n), o if want == "values" else None, o if want != "values" else None,
+                   descending=descending)
+    return out.permute_dims(inv)
 
 
 def sort(x: ArrayLike, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
