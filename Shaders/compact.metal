@@ -50,9 +50,15 @@ template <typename T>
                               uint t [[thread_position_in_grid]]) {
     if (t >= p.threads) return;
     ulong start = ulong(t) * p.chunk, end = min(start + p.chunk, p.n);
-    ulong o = offsets[t];
-    for (ulong i = start; i < end; i++)
-        if (pm_nonzero(x[i])) out[o++] = long(i);
+    // Branch-free (a mask of random density mispredicts half the time): every
+    // element is written at o, which advances past kept ones only; the writes
+    // after this chunk's last kept element would land on the next chunk's
+    // first slot, hence the (predictable) bound.
+    ulong o = offsets[t], lim = offsets[t + 1];
+    for (ulong i = start; i < end; i++) {
+        if (o < lim) out[o] = long(i);
+        o += pm_nonzero(x[i]) ? 1 : 0;
+    }
 }
 
 template <typename T>
@@ -61,9 +67,11 @@ template <typename T>
                                constant CompactParams& p [[buffer(4)]], uint t [[thread_position_in_grid]]) {
     if (t >= p.threads) return;
     ulong start = ulong(t) * p.chunk, end = min(start + p.chunk, p.n);
-    ulong o = offsets[t];
-    for (ulong i = start; i < end; i++)
-        if (keep[i]) out[o++] = values[i];
+    ulong o = offsets[t], lim = offsets[t + 1]; // branch-free as in compact_index
+    for (ulong i = start; i < end; i++) {
+        if (o < lim) out[o] = values[i];
+        o += keep[i] ? 1 : 0;
+    }
 }
 
 #define PM_COMPACT(name, T)                                                                              \

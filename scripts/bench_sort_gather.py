@@ -96,9 +96,10 @@ def matmuls(sizes, repeats, only, rng):
             name = np.dtype(dt).name
             ph, pg = pm.astype(pa, pdt), pm.astype(pb, pdt)
             line(f"matmul {k}^3 {name} vs NumPy float32", lambda: a @ b, lambda: ph @ pg, repeats, only)
-            if k <= 1024:  # NumPy's float16/bfloat16 matmul is a slow loop: seconds at 2048
+            if k <= 1024 or dt is bf16:  # NumPy's float16 matmul is a slow loop: seconds at 1024
                 ah, bh = a.astype(dt), b.astype(dt)
-                line(f"matmul {k}^3 {name} vs NumPy {name}", lambda: ah @ bh, lambda: ph @ pg, 1, only)
+                line(f"matmul {k}^3 {name} vs NumPy {name}", lambda: ah @ bh, lambda: ph @ pg,
+                     repeats if dt is bf16 else 1, only)
             if torch is not None:
                 tdt = torch.float16 if dt == np.float16 else torch.bfloat16
                 ta, tb = torch.from_numpy(a).to(tdt), torch.from_numpy(b).to(tdt)
