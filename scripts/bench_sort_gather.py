@@ -1,7 +1,8 @@
 """Sorting, gathers, compaction, full/axis reductions and matmul against NumPy
 (issue 25 items 2 and 4), measured in one run.
 
-Each line interleaves NumPy and pymetal repetitions and prints the medians and
+Each line interleaves NumPy and pymetal repetitions (alternating which goes
+first) and prints the medians and
 NumPy's time over pymetal's (> 1: pymetal is faster). pymetal times include
 waiting for the result. Installed peers (torch) are measured for matmul in
 float16/bfloat16; NumPy float16 and ml_dtypes bfloat16 matmul are always shown.
@@ -12,15 +13,28 @@ float16/bfloat16; NumPy float16 and ml_dtypes bfloat16 matmul are always shown.
 """
 import argparse
 import os
+import statistics
 import sys
+import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's pymetal
-from bench_array import median_pair  # noqa: E402
 
 import pymetal as pm  # noqa: E402
+
+
+def median_pair(ref, cand, repeats):
+    """Medians of interleaved runs, the order alternating: on a loaded machine
+    whichever runs second in a pair more often finds its time slice used up
+    (a busy 2 ms before a 1 ms take made it 4 ms; a 2 ms sleep, 1.2 ms)."""
+    rt, ct = [], []
+    for i in range(repeats):
+        for f, times in ((ref, rt), (cand, ct)) if i % 2 == 0 else ((cand, ct), (ref, rt)):
+            t = time.perf_counter()
+            f()
+            times.append(time.perf_counter() - t)
+    return statistics.median(rt), statistics.median(ct)
 
 
 def sync(x):
