@@ -72,9 +72,7 @@ template <> struct ROps<RProd> {
 // in device memory.
 template <typename A, typename T> METAL_FUNC A load_as(device const T* x) { T v = *x; return static_cast<A>(v); }
 
-#ifndef PM_RED_LANES
 #define PM_RED_LANES 16
-#endif
 #define PM_RED_COLS 16
 
 template <typename T, typename A, typename Op>

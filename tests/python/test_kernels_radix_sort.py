@@ -99,3 +99,14 @@ def test_default_choice(dev):
     # The CPU backend sorts rows of RADIX_MIN elements or more with the radix sort.
     assert S._use_radix(dev, S.RADIX_MIN) == (dev.backend == "cpu")
     assert not S._use_radix(dev, S.RADIX_MIN - 1)
+
+
+def test_long_row(dev, rng, algorithm):
+    # A 4M-element row (one thread of the radix sort; 2^17 runs of the merge sort's first pass).
+    x_np = rng.integers(-1000, 1000, (1 << 22) + 3).astype(np.float32) / 8
+    x_np[::1001] = np.nan
+    x_np[::997] = -0.0
+    x, _ = device_copy(x_np)
+    want = np.argsort(x_np, kind="stable")
+    np.testing.assert_array_equal(host(pm.argsort(x)), want)
+    np.testing.assert_array_equal(bits(host(pm.sort(x))), bits(x_np[want]))
