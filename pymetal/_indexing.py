@@ -178,6 +178,9 @@ def _advanced(view, adv, separated):
 
 
 def getitem(x: Array, key: Any) -> Array:
+    if isinstance(key, Array) and key._dtype == _dt.bool_ and key._shape == x._shape and x.ndim:
+        from ._sorting import _compact  # x[mask] over all of x: one compaction, no index arrays
+        return _compact(x.reshape(-1) if x._cc else _ew.ascontiguous(x).reshape(-1), key.reshape(-1))
     entries = _expand(x, key)
     view, adv = _basic(x, entries)
     if not adv:
@@ -256,16 +259,24 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: int | None = None) -> Arr
     idx, host = _index_array(indices, x._buf.device) if not (isinstance(indices, Array) and indices._dtype == _dt.int64) \
         else (indices, None)
     n = x._shape[axis]
-    _check_range(idx, host, n, axis)
+    inner = 1
+    for d in x._shape[axis + 1:]:
+        inner *= d
+    if inner != 1:  # (with inner == 1 the take_rows kernel checks the range as it gathers)
+        _check_range(idx, host, n, axis)
     idx = _ew.ascontiguous(idx)
     x = _ew.ascontiguous(x)
     outer = 1
     for d in x._shape[:axis]:
         outer *= d
-    inner = 1
-    for d in x._shape[axis + 1:]:
-        inner *= d
     out = _new(x._shape[:axis] + idx._shape + x._shape[axis + 1:], x._dtype, x._buf.device)
+    if out._size and inner == 1:
+        from ._kernels.gather import take_rows
+        if not take_rows(x, idx, out, n, outer):
+            _check_range(idx, host, n, axis)  # raises IndexError naming the first bad index
+        return out
+    if inner == 1:
+        _check_range(idx, host, n, axis)  # an empty result: nothing gathered, the indices still checked
     if out._size:
         fn = _jit.kernel("gather_" + _dt.NAMES[x._dtype], "copy", x._dtype)
         grid = (inner, idx._size, outer)

@@ -45,11 +45,12 @@ def _sorted(x, axis, descending, stable, want):
 
     _real_only("sort", _ew.as_array(x))
     src, rows, n, inv = _last_axis(x, axis)
-    values = _new(src._shape, src._dtype, src._buf.device)
-    indices = _new(src._shape, _dt.int64, src._buf.device)
-    if src._size:
-        _sort.sort(src.reshape(rows, n), values.reshape(rows, n), indices.reshape(rows, n), descending=descending)
-    return (values if want == "values" else indices).permute_dims(inv)
+    out = _new(src._shape, src._dtype if want == "values" else _dt.int64, src._buf.device)
+    if src._size:  # only the wanted output: the CPU backend's radix sort then moves no indices for sort()
+        o = out.reshape(rows, n)
+        _sort.sort(src.reshape(rows, n), o if want == "values" else None, o if want != "values" else None,
+                   descending=descending)
+    return out.permute_dims(inv)
 
 
 def sort(x: ArrayLike, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
@@ -188,10 +189,13 @@ def _compact(values, keep):
     """values[keep] for 1-D contiguous arrays: a running count (scan kernel), one
     host read of the total (the result's size depends on the data), a compaction kernel."""
     from . import _jit
+    from ._kernels import compact as _cc
 
     n = values._size
     if n == 0:
         return _new((0,), values._dtype, values._buf.device)
+    if _cc.supported(keep):  # the CPU backend: per-chunk counts, then one write pass
+        return _cc.compact(_ew.ascontiguous(values), _ew.ascontiguous(keep))
     pos = cumulative_sum(keep, axis=0, dtype=_dt.int64)
     total = int(pos[n - 1])
     out = _new((total,), values._dtype, values._buf.device)
@@ -210,13 +214,25 @@ def nonzero(x: ArrayLike, /) -> tuple[Array, ...]:
     """
     from ._creation import arange
 
+    from ._kernels import compact as _cc
+
     x = _ew.as_array(x)
     if x.ndim == 0:
         raise ValueError("nonzero is not defined for 0-d arrays; use x[None]")
+    if _cc.supported(x) and x._size:  # the CPU backend: the positions straight from x, no mask or arange
+        flat = _cc.nonzero_flat(_ew.ascontiguous(x).reshape(-1))
+        if x.ndim == 1:
+            return (flat,)
+        return _unravel(flat, x._shape)
     keep = _ew.ascontiguous(_ew.binary("not_equal", x, False if x._dtype == _dt.bool_ else 0)).reshape(-1)
     flat = _compact(arange(x._size, dtype=_dt.int64, device=x._buf.device), keep)
+    return _unravel(flat, x._shape)
+
+
+def _unravel(flat, shape):
+    """One index array per axis from C-order flat positions."""
     out = []
-    for d in reversed(x._shape):
+    for d in reversed(shape):
         out.append(_ew.binary("remainder", flat, d) if d else flat)
         flat = _ew.binary("floor_divide", flat, d) if d else flat
     return tuple(reversed(out))

@@ -16,6 +16,7 @@ import numpy as np
 
 from .._array import empty
 from . import Plan, dtype_name, kernel, plan, signature
+from . import radix_sort as _radix
 
 __all__ = ["sort", "searchsorted"]
 
@@ -45,6 +46,18 @@ def _check_contiguous(x, what):
 
 _plans: dict = {}
 
+# Which algorithm sorts: None picks by backend (the radix sort of
+# Shaders/radix_sort.metal on the CPU backend for rows of RADIX_MIN elements or
+# more, the merge sort on a GPU); "merge" / "radix" force one (tests run both).
+ALGORITHM = None
+RADIX_MIN = 1024  # shorter rows: 256-bucket histograms per row outweigh the work
+
+
+def _use_radix(dev, n):
+    if ALGORITHM is not None:
+        return ALGORITHM == "radix"
+    return dev.backend == "cpu" and n >= RADIX_MIN
+
 
 def sort(x, out_values=None, out_indices=None, *, descending=False):
     """Sorts each row (last axis) of the C-contiguous pymetal array x.
@@ -59,14 +72,15 @@ def sort(x, out_values=None, out_indices=None, *, descending=False):
             raise ValueError("sort: x must have at least one dimension")
         out_values = empty(x._shape, x._dtype, device=dev)
     outs = [o for o in (out_values, out_indices) if o is not None]
+    radix = _use_radix(dev, x._shape[-1] if x._shape else 0)
     key = (signature(x, *outs), out_values is None, out_indices is None, bool(descending),
-           PER_THREAD.get(dev.backend), dev)
-    plan(_plans, key, lambda: _plan(x, out_values, out_indices, bool(descending), dev)).run(
+           PER_THREAD.get(dev.backend), radix, dev)
+    plan(_plans, key, lambda: _plan(x, out_values, out_indices, bool(descending), dev, radix)).run(
         x=x, values=out_values, indices=out_indices)
     return out_values, out_indices
 
 
-def _plan(x, out_values, out_indices, descending, dev):
+def _plan(x, out_values, out_indices, descending, dev, radix=False):
     shape = tuple(x._shape)
     if not shape:
         raise ValueError("sort: x must have at least one dimension")
@@ -91,10 +105,25 @@ def _plan(x, out_values, out_indices, descending, dev):
         raise ValueError("sort: too many rows (%d)" % rows)
 
     size = x._dtype.itemsize
+    if radix:
+        _radix.launches(result, name, size, n, rows, descending, dev, out_values is not None, out_indices is not None)
+        return result
     key = _KEY[size]
     for i in (0, 1):  # (key, index) pairs, ping-ponged by the merge passes
         result.temp("sort_keys%d" % i, rows * n * (8 if key == "uint64" else 4))
         result.temp("sort_index%d" % i, rows * n * 4)
+    cur = _merge_launches(result, name, key, n, rows, descending, dev)
+    flags = (1 if out_values is not None else 0) | (2 if out_indices is not None else 0)
+    unused = "sort_keys%d" % cur  # bound where an output is not wanted (never written)
+    result.launch(kernel("sort", "finish", _BITS[size], dev),
+                  ("x", "sort_index%d" % cur, "values" if out_values is not None else unused,
+                   "indices" if out_indices is not None else unused),
+                  _params(n=n, rows=rows, flags=flags), grid=(n, rows))
+    return result
+
+
+def _merge_launches(result, name, key, n, rows, descending, dev):
+    """The merge sort's launches; returns which (key, index) buffer holds the result."""
     result.launch(kernel("sort", "init", name, dev), ("x", "sort_keys0", "sort_index0"),
                   _params(n=n, rows=rows, descending=descending), grid=(-(-n // CHUNK), rows))
     width, cur = CHUNK, 0
@@ -106,13 +135,7 @@ def _plan(x, out_values, out_indices, descending, dev):
                               "sort_index%d" % (1 - cur)),
                       _params(n=n, rows=rows, width=width, per_thread=per_thread), grid=(-(-n // per_thread), rows))
         cur, width = 1 - cur, 2 * width
-    flags = (1 if out_values is not None else 0) | (2 if out_indices is not None else 0)
-    unused = "sort_keys%d" % cur  # bound where an output is not wanted (never written)
-    result.launch(kernel("sort", "finish", _BITS[size], dev),
-                  ("x", "sort_index%d" % cur, "values" if out_values is not None else unused,
-                   "indices" if out_indices is not None else unused),
-                  _params(n=n, rows=rows, flags=flags), grid=(n, rows))
-    return result
+    return cur
 
 
 def searchsorted(sorted_1d, values, out=None, *, side="left"):

@@ -1,0 +1,43 @@
+// take along an axis with unit inner stride: out[o, j] = x[o, idx[j]] for a
+// contiguous (outer, n) x and int64 indices (negative ones count from the
+// end), elements copied by width (uchar .. ulong: every dtype, bit for bit).
+// Each thread handles `chunk` consecutive indices: long runs on the CPU
+// backend (a loop the compiler vectorises with gather loads), 1 on a GPU
+// (neighbouring threads, coalesced index reads). The range check is part of
+// the pass: a thread that meets an index outside [-n, n) writes 0 in its
+// place and sets bad[thread] (one byte per thread, so no atomics and no
+// zeroing), which the host reads to raise IndexError. Glue:
+// pymetal/_kernels/gather.py.
+#include "kernels_common.h"
+
+struct TakeParams {
+    ulong n;      // length of the indexed axis
+    ulong m;      // number of indices
+    uint chunk;   // indices per thread
+    uint threads; // threads per row of the grid (bad[] has threads * outer bytes)
+};
+
+template <typename T>
+[[kernel]] void take_chunk(device const T* x [[buffer(0)]], device const long* idx [[buffer(1)]],
+                           device T* out [[buffer(2)]], device uchar* bad [[buffer(3)]],
+                           constant TakeParams& p [[buffer(4)]], uint2 pos [[thread_position_in_grid]]) {
+    if (pos.x >= p.threads) return;
+    ulong start = ulong(pos.x) * p.chunk, end = min(start + p.chunk, p.m);
+    device const T* row = x + ulong(pos.y) * p.n;
+    device T* o = out + ulong(pos.y) * p.m;
+    long n = long(p.n);
+    bool b = false;
+    for (ulong j = start; j < end; j++) {
+        long i = idx[j];
+        i += i < 0 ? n : 0;
+        bool ok = ulong(i) < ulong(n);
+        b |= !ok;
+        o[j] = ok ? row[i] : T(0);
+    }
+    bad[ulong(pos.y) * p.threads + pos.x] = b ? 1 : 0;
+}
+
+template [[host_name("take_chunk_8")]] [[kernel]] decltype(take_chunk<uchar>) take_chunk<uchar>;
+template [[host_name("take_chunk_16")]] [[kernel]] decltype(take_chunk<ushort>) take_chunk<ushort>;
+template [[host_name("take_chunk_32")]] [[kernel]] decltype(take_chunk<uint>) take_chunk<uint>;
+template [[host_name("take_chunk_64")]] [[kernel]] decltype(take_chunk<ulong>) take_chunk<ulong>;
