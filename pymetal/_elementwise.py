@@ -17,6 +17,7 @@ import numpy as np
 from . import _examples
 from . import _jit
 from . import _ops
+from . import _small
 from . import dtypes as _dt
 from ._array import Array, _new, asarray, check_writeable, overlaps_differently
 
@@ -258,11 +259,11 @@ def unary(name, x, out=None):
             ok = op.functor != "Identity" and _compute_dtype(op, x._dtype) == x._dtype
             plan = _FAST_UNARY[key] = ok and (
                 _jit.kernel(_ops.unary_name("v", name, x._dtype), "unary", x._dtype),
-                _ops.result_dtype(op, x._dtype))
+                _ops.result_dtype(op, x._dtype), _small.ufunc(name, x._dtype))
         if plan:
             n = x._size
             res = _new(x._shape, plan[1], x._buf.device)
-            if n:
+            if n and not (plan[2] and _small.unary(plan[2], x, res)):
                 plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), x, res)
             return res
     op = _ops.UNARY[name]
@@ -337,7 +338,7 @@ def _fast_plan(name, a, b):
         return False
     layout = "vs" if tb is float else "vv"
     fn = _jit.kernel(_ops.binary_name(layout, name, ct), "binary", ct)
-    return fn, _ops.result_dtype(op, ct), ct.type
+    return fn, _ops.result_dtype(op, ct), ct.type, _small.ufunc(name, ct)
 
 
 def binary(name, a, b, out=None):
@@ -354,8 +355,9 @@ def binary(name, a, b, out=None):
                 res = _new(a._shape, plan[1], a._buf.device)
                 if n:
                     if tb is Array:
-                        plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), a, b, res)
-                    else:
+                        if not (plan[3] and _small.binary(plan[3], a, b, res)):
+                            plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), a, b, res)
+                    elif not (plan[3] and _small.binary_scalar(plan[3], a, plan[2](b), res)):
                         plan[0](a, plan[2](b), res, grid=_grid1(n), threadgroup=n if n < _TG else _TG)
                 return res
     op = _ops.BINARY[name]

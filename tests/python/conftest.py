@@ -258,3 +258,12 @@ def pytest_runtest_setup(item):
         backend = _device_or_skip().backend
         if backend != "cpu":
             pytest.skip("CPU backend behaviour; undefined or unchecked on a %s device" % backend)
+
+
+@pytest.fixture(params=[0, 1 << 30], ids=["kernels", "host-small"])
+def small_paths(request, monkeypatch):
+    """Runs a test twice: every op on its kernel (the host path for small arrays
+    off), and every op the host path takes on the host (pymetal/_small.py)."""
+    from pymetal import _small
+    monkeypatch.setattr(_small, "LIMIT", request.param)
+    return request.param
