@@ -10,6 +10,8 @@ Figures (medians of interleaved rounds; ratio = NumPy time / pymetal time,
      NumPy, 1K..64M elements (--quick: up to 4M); the crossover is the smallest
      size from which pymetal is at least as fast at every larger size measured
                                                                      target <= 16K
+With PYMETAL_HOST_SMALL=0 every op runs its kernel (pymetal/_small.py); the
+"kernels" column measures that in the same rounds (the host path turned off per call).
 Usage: python scripts/bench_latency.py [--quick]
 """
 import statistics
@@ -19,6 +21,7 @@ import time
 import numpy as np
 
 import pymetal as pm
+from pymetal import _small
 
 TRIVIAL = """
 #include <metal_stdlib>
@@ -45,6 +48,18 @@ def interleaved(fns, calls, rounds):
         for k, fn in enumerate(fns):
             times[k].append(per_call(fn, calls))
     return [statistics.median(t) for t in times]
+
+
+def on_kernels(fn):
+    """fn with the host path for small arrays off (every op on its kernel)."""
+    def run():
+        limit = _small.LIMIT
+        _small.LIMIT = 0
+        try:
+            return fn()
+        finally:
+            _small.LIMIT = limit
+    return run
 
 
 def fmt(t):
@@ -87,15 +102,16 @@ def latency(rounds):
     def np_kernel():
         np.add(xn, yn, out=xn)
 
-    t = interleaved([np_one, pm_one, np_100, pm_100, np_kernel, pm_kernel], 400, rounds)
-    print(f"latency ({rounds} interleaved rounds, medians; ratio = NumPy / pymetal):")
-    rows = [("1 op on 1,000 float32 + read", t[0], t[1], "ratio >= 0.5x", t[0] / t[1] >= 0.5),
-            ("100 async ops on 1,000 float32 + read", t[2], t[3], "ratio >= 1x", t[2] / t[3] >= 1),
-            ("custom kernel on 256, call + sync", t[4], t[5], "<= 5 us", t[5] <= 5e-6)]
-    for name, n, p, target, ok in rows:
-        print(f"  {name:40s} NumPy {fmt(n)}  pymetal {fmt(p)}  {n / p:6.2f}x  (target {target}: "
-              f"{'ok' if ok else 'OVER'})")
-    return [ok for *_, ok in rows]
+    t = interleaved([np_one, pm_one, on_kernels(pm_one), np_100, pm_100, on_kernels(pm_100), np_kernel, pm_kernel],
+                    400, rounds)
+    print(f"latency ({rounds} interleaved rounds, medians; ratio = NumPy / pymetal; kernels: host path off):")
+    rows = [("1 op on 1,000 float32 + read", t[0], t[1], t[2], "ratio >= 0.5x", t[0] / t[1] >= 0.5),
+            ("100 async ops on 1,000 float32 + read", t[3], t[4], t[5], "ratio >= 1x", t[3] / t[4] >= 1),
+            ("custom kernel on 256, call + sync", t[6], t[7], t[7], "<= 5 us", t[7] <= 5e-6)]
+    for name, n, p, k, target, ok in rows:
+        print(f"  {name:40s} NumPy {fmt(n)}  pymetal {fmt(p)}  {n / p:6.2f}x  (kernels {fmt(k)} {n / k:5.2f}x)  "
+              f"(target {target}: {'ok' if ok else 'OVER'})")
+    return [row[-1] for row in rows]
 
 
 def scaling(quick, rounds):
@@ -103,18 +119,20 @@ def scaling(quick, rounds):
     top = 22 if quick else 26
     sizes = [1 << k for k in range(10, top + 1, 2)]
     print(f"scaling, float32 ({rounds} interleaved rounds, medians; ratio = NumPy / pymetal):")
-    print(f"  {'n':>9}  {'add NumPy':>12} {'add pymetal':>12} {'ratio':>6}   {'sum NumPy':>12} {'sum pymetal':>12} {'ratio':>6}")
+    print(f"  {'n':>9}  {'add NumPy':>12} {'add pymetal':>12} {'ratio':>6} {'kernels':>8}   "
+          f"{'sum NumPy':>12} {'sum pymetal':>12} {'ratio':>6}")
     ratios = {"add": [], "sum": []}
     for n in sizes:
         an, bn = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
         a, b = pm.asarray(an) + 0.0, pm.asarray(bn) + 0.0  # pymetal-owned memory
         calls = max(1, min(2000, (1 << 22) // n))
-        t = interleaved([lambda: an + bn, lambda: np.asarray(a + b), lambda: an.sum(), lambda: float(pm.sum(a))],
+        add = lambda: np.asarray(a + b)  # noqa: E731
+        t = interleaved([lambda: an + bn, add, on_kernels(add), lambda: an.sum(), lambda: float(pm.sum(a))],
                         calls, rounds)
         ratios["add"].append(t[0] / t[1])
-        ratios["sum"].append(t[2] / t[3])
-        print(f"  {n:>9}  {fmt(t[0]):>12} {fmt(t[1]):>12} {t[0] / t[1]:5.2f}x   {fmt(t[2]):>12} {fmt(t[3]):>12} "
-              f"{t[2] / t[3]:5.2f}x", flush=True)
+        ratios["sum"].append(t[3] / t[4])
+        print(f"  {n:>9}  {fmt(t[0]):>12} {fmt(t[1]):>12} {t[0] / t[1]:5.2f}x {t[0] / t[2]:7.2f}x   "
+              f"{fmt(t[3]):>12} {fmt(t[4]):>12} {t[3] / t[4]:5.2f}x", flush=True)
         del a, b, an, bn
     oks = []
     for name, r in ratios.items():
