@@ -191,6 +191,8 @@ def copy_into(src, out):
         src = astype(src, src._dtype)  # read it all before out is written (x[1:] = x[:-1])
     if src._shape != out._shape:
         src = src.broadcast_to(out._shape)
+    if _small.copy(src, out):
+        return out
     if src._cc and out._cc:
         fn = _jit.kernel(_ops.copy_name("v", src._dtype, out._dtype), "copy", src._dtype)
         fn(src, out, grid=_grid1(n), threadgroup=_tg1(n))
@@ -281,7 +283,8 @@ def unary(name, x, out=None):
     rdt = _ops.result_dtype(op, ct)
     res, direct = _result(out, x._shape, rdt, x._buf.device, [x])
     n = res._size
-    if n:
+    uf = _small.ufunc(name, ct)
+    if n and not (uf and _small.unary(uf, x, res)):
         if x._cc and res._cc:
             _jit.kernel(_ops.unary_name("v", name, ct), "unary", ct)(x, res, grid=_grid1(n), threadgroup=_tg1(n))
         else:
@@ -389,6 +392,9 @@ def binary(name, a, b, out=None):
     res, direct = _result(out, shape, rdt, dev, [x for x in (a, b) if not is_scalar(x)])
     n = res._size
     if n == 0:
+        return _finish(out, res, direct)
+    uf = _small.ufunc(name, ct)
+    if uf and _small.binary_any(uf, scalar_value(a, ct) if sa else a, scalar_value(b, ct) if sb else b, res):
         return _finish(out, res, direct)
     grid, tg = _grid1(n) if res._cc else 0, _tg1(n)
     if sb and a._cc and res._cc:

@@ -10,6 +10,9 @@ NumPy on views of the arrays' memory, under one rule (``host_ready``):
     the inputs or the result's memory (their epochs are synced), AND no
     buffer of the device is poisoned.
 
+(The result's memory is fresh from the allocator, or an out= / in-place
+target: either way the rule checks that nothing queued still uses it.)
+
 Then nothing queued can write the inputs or read the result, so computing it
 now is what the in-order stream would have computed; nothing is queued, and
 the result is ready when the call returns. Otherwise the kernel runs, as
@@ -19,7 +22,8 @@ failed work's errors propagate through the kernels (the fault model).
 Only ops whose host results are bit-identical to the kernels' take the path
 (``ufunc``): + - * / and the comparisons on float32 (IEEE operations, one
 rounding each), + - * and the comparisons on int32/int64 (wrapping), negative
-and abs; and ``sum`` of int32/int64 (exact int64 sums, so any order gives the
+and abs, in any layout, with broadcasting, scalars and out=; copies within a
+dtype; and ``sum`` of int32/int64 (exact int64 sums, so any order gives the
 same bits). Float sums, transcendental functions, integer division, shifts and
 the other dtypes always run their kernels (see sum_rows).
 
@@ -77,15 +81,16 @@ class _Memory:
 
     __slots__ = ("__array_interface__",)
 
-    def __init__(self, addr, shape, dt):
-        self.__array_interface__ = {"data": (addr, False), "shape": shape, "typestr": dt.str, "version": 3}
+    def __init__(self, addr, shape, dt, strides):
+        self.__array_interface__ = {"data": (addr, False), "shape": shape, "typestr": dt.str, "strides": strides,
+                                    "version": 3}
 
 
-_VIEWS: dict = {}  # (address, shape, dtype) -> ndarray over that memory
+_VIEWS: dict = {}  # (address, shape, dtype, strides) -> ndarray over that memory
 
 
 def _view(a):
-    """A NumPy view of contiguous Array a, for use while a lives (during one op).
+    """A NumPy view of Array a (any layout), for use while a lives (during one op).
 
     Cached by address: the caching allocator hands the same memory to the next
     op's result, and building a view costs more than the ops here. A cached view
@@ -93,18 +98,18 @@ def _view(a):
     v = a._np
     if v is not None:
         return v
-    key = (a._buf.ptr + a._offset, a._shape, a._dtype)
+    key = (a._buf.ptr + a._offset, a._shape, a._dtype, a._strides)
     v = _VIEWS.get(key)
     if v is None:
         if len(_VIEWS) >= 4096:
             _VIEWS.clear()
-        v = _VIEWS[key] = np.asarray(_Memory(key[0], a._shape, a._dtype))
+        v = _VIEWS[key] = np.asarray(_Memory(key[0], a._shape, a._dtype, a._strides))
     return v
 
 
 def host_ready(res, a, b=None):
-    """The rule: res (a fresh result of at most LIMIT elements) may be computed
-    now from a and b (Arrays, or scalars), on the host."""
+    """The rule: res (a fresh result, or out=) of at most LIMIT elements may be
+    computed now, on the host, from Arrays a and b: no pending work uses any of them."""
     buf = res._buf
     dev = buf.device
     synced = dev.synced
@@ -137,7 +142,33 @@ def binary_scalar(fn, a, value, res):
     return True
 
 
+def binary_any(fn, x, y, res):
+    """The general path's res = fn(x, y): x and y are Arrays of any layout that
+    broadcast to res's shape, or NumPy scalars of the compute dtype (what the
+    kernel would be passed); res may be an out= array. Whether it did."""
+    arrays = [v for v in (x, y) if not isinstance(v, np.generic)]
+    if not host_ready(res, *arrays):
+        return False
+    token = _errors.set(_QUIET)
+    try:
+        fn(x if isinstance(x, np.generic) else _view(x), y if isinstance(y, np.generic) else _view(y),
+           out=_view(res))
+    finally:
+        _errors.reset(token)
+    return True
+
+
+def copy(src, out):
+    """out[...] = src, both Arrays of one dtype and shape (any layout): a copy of the
+    bytes, the same on any path. Whether it did."""
+    if src._dtype != out._dtype or src._dtype.str[1] == "V" or not host_ready(out, src):
+        return False  # "V": a dtype NumPy cannot rebuild from its typestr (bfloat16)
+    np.copyto(_view(out), _view(src))
+    return True
+
+
 def unary(fn, x, res):
+    """res = fn(x), x and res Arrays of one shape, any layout; whether it did."""
     if not host_ready(res, x):
         return False
     token = _errors.set(_QUIET)

@@ -36,12 +36,15 @@ def _run(fn, limit, monkeypatch):
     """fn() with the host path up to `limit` elements; (result as NumPy, whether the host computed it).
     Neither path warns (1 / 0 is inf, quietly, as on a GPU)."""
     monkeypatch.setattr(_small, "LIMIT", limit)
+    decided = []
+    rule = _small.host_ready
+    monkeypatch.setattr(_small, "host_ready", lambda *a: decided.append(rule(*a)) or decided[-1])
     pm.synchronize()
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         r = fn()
-    on_host = r._buf.epoch <= r._buf.device.synced  # a kernel's result is stamped after the last sync
-    return np.asarray(r).copy(), on_host
+    monkeypatch.setattr(_small, "host_ready", rule)
+    return np.asarray(r).copy(), decided == [True]
 
 
 def _same_bits(a, b):
@@ -107,13 +110,38 @@ def test_integer_sums_on_the_host(dev, dt, shape, axis, monkeypatch):
 
 
 def test_float_sums_and_other_ops_run_their_kernels(dev, monkeypatch):
-    monkeypatch.setattr(_small, "LIMIT", 1 << 30)
     a = pm.asarray(np.linspace(-1, 1, 1000, dtype=np.float32))
     i = pm.asarray(np.arange(1, 1001, dtype=np.int32))
-    for fn in (lambda: pm.sum(a), lambda: pm.exp(a), lambda: i // i, lambda: i % 7, lambda: pm.astype(a, pm.float16)):
-        pm.synchronize()
-        r = fn()
-        assert r._buf.epoch > dev.synced  # queued on the stream: a kernel
+    for fn in (lambda: pm.sum(a), lambda: pm.exp(a), lambda: i // i, lambda: i % 7, lambda: pm.astype(a, pm.float16),
+               lambda: pm.maximum(a, a)):
+        assert not _run(fn, 1 << 30, monkeypatch)[1]
+
+
+def test_general_path_scalars_broadcasting_out_and_in_place(dev, monkeypatch):
+    """Python scalars on either side, broadcasting, strided views, out= and in-place
+    operators: the host's results are the kernels', bit for bit."""
+    rng = np.random.default_rng(4)
+    x = pm.asarray(_special(F32, 60, rng).reshape(6, 10))
+    row = pm.asarray(_special(F32, 10, rng))
+    i = pm.asarray(_special(I32, 60, rng).reshape(6, 10))
+    cases = [lambda: 1.5 - x, lambda: x * 2, lambda: x / row, lambda: x[::2, ::-3] + row[::-3], lambda: -x.T,
+             lambda: 3 * i, lambda: i - i[:1], lambda: i < 5, lambda: pm.abs(x[:, 1:])]
+    for fn in cases:
+        kern, _ = _run(fn, 0, monkeypatch)
+        host, on_host = _run(fn, 1 << 30, monkeypatch)
+        assert on_host
+        _same_bits(host, kern)
+
+    def in_place(limit):
+        monkeypatch.setattr(_small, "LIMIT", limit)
+        y = pm.asarray(_special(F32, 60, np.random.default_rng(5)).reshape(6, 10))
+        y += row
+        y *= 0.5
+        out = pm.empty((6, 10), dtype=pm.float32)
+        pm.subtract(y, x, out=out)
+        pm.negative(out[:, ::2], out=out[:, ::2])
+        return np.asarray(out).copy()
+    _same_bits(in_place(1 << 30), in_place(0))
 
 
 def test_limit_is_the_largest_host_size(dev, monkeypatch):
