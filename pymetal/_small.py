@@ -6,9 +6,9 @@ buffer round trip), while NumPy adds 1,000 float32 in well under a
 microsecond. So the array library computes small results on the host, with
 NumPy on views of the arrays' memory, under one rule (``host_ready``):
 
-    the result has at most LIMIT elements, AND no pending device work uses
-    the inputs or the result's memory (their epochs are synced), AND no
-    buffer of the device is poisoned.
+    the result (for a sum: its input) has at most LIMIT elements, AND no
+    pending device work uses the inputs or the result's memory (their epochs
+    are synced), AND no buffer of the device is poisoned.
 
 (The result's memory is fresh from the allocator, or an out= / in-place
 target: either way the rule checks that nothing queued still uses it.)
