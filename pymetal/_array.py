@@ -550,6 +550,8 @@ class Array:
         """A NumPy view of the memory without waiting for pending work (internal);
         `counted`: a new one for the user, whose life its Buffer's `views` counts."""
         a = self._np
+        if counted and self._dtype.str[1] != "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's)
+            return np.asarray(View(self._buf, self._offset, 0, True, (self._shape, self._dtype.str, self._strides)))
         if a is None or counted:
             buf = self._buf
             base = np.asarray(View(buf, 0, max(buf.length, 1), counted))

@@ -302,17 +302,20 @@ class View:
 
     __slots__ = ("__array_interface__", "buffer", "counted")
 
-    def __init__(self, buffer, offset, nbytes, counted=False):
+    def __init__(self, buffer, offset, nbytes, counted=False, layout=None):
         self.buffer = buffer
         self.counted = counted
         if counted:
             with _views_lock:
                 buffer.views += 1
                 buffer.device.host_shared += 1
+        # layout (shape, typestr, strides): the array itself, in one np.asarray (a read's hot path)
+        shape, typestr, strides = layout or ((nbytes,), "|u1", None)
         self.__array_interface__ = {
             "data": (buffer.ptr + offset, False),
-            "shape": (nbytes,),
-            "typestr": "|u1",
+            "shape": shape,
+            "typestr": typestr,
+            "strides": strides,
             "version": 3,
         }
 

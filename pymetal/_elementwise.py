@@ -17,6 +17,7 @@ import numpy as np
 from . import _examples
 from . import _jit
 from . import _ops
+from . import _small
 from . import dtypes as _dt
 from ._array import Array, _new, asarray, check_writeable, overlaps_differently
 
@@ -194,6 +195,8 @@ def copy_into(src, out):
         src = astype(src, src._dtype)  # read it all before out is written (x[1:] = x[:-1])
     if src._shape != out._shape:
         src = src.broadcast_to(out._shape)
+    if _small.copy(src, out):
+        return out
     if src._cc and out._cc:
         fn = _jit.kernel(_ops.copy_name("v", src._dtype, out._dtype), "copy", src._dtype)
         fn(src, out, grid=_grid1(n), threadgroup=_tg1(n))
@@ -262,11 +265,11 @@ def unary(name, x, out=None):
             ok = op.functor != "Identity" and _compute_dtype(op, x._dtype) == x._dtype
             plan = _FAST_UNARY[key] = ok and (
                 _jit.kernel(_ops.unary_name("v", name, x._dtype), "unary", x._dtype),
-                _ops.result_dtype(op, x._dtype))
+                _ops.result_dtype(op, x._dtype), _small.ufunc(name, x._dtype))
         if plan:
             n = x._size
             res = _new(x._shape, plan[1], x._buf.device)
-            if n:
+            if n and not (plan[2] and _small.unary(plan[2], x, res)):
                 plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), x, res)
             return res
     op = _ops.UNARY[name]
@@ -286,7 +289,8 @@ def unary(name, x, out=None):
     rdt = _ops.result_dtype(op, ct)
     res, direct = _result(out, x._shape, rdt, x._buf.device, [x])
     n = res._size
-    if n:
+    uf = _small.ufunc(name, ct)
+    if n and not (uf and _small.unary(uf, x, res)):
         if x._cc and res._cc:
             _jit.kernel(_ops.unary_name("v", name, ct), "unary", ct)(x, res, grid=_grid1(n), threadgroup=_tg1(n))
         else:
@@ -343,7 +347,7 @@ def _fast_plan(name, a, b):
         return False
     layout = "vs" if tb is float else "vv"
     fn = _jit.kernel(_ops.binary_name(layout, name, ct), "binary", ct)
-    return fn, _ops.result_dtype(op, ct), ct.type
+    return fn, _ops.result_dtype(op, ct), ct.type, _small.ufunc(name, ct)
 
 
 def binary(name, a, b, out=None):
@@ -360,8 +364,9 @@ def binary(name, a, b, out=None):
                 res = _new(a._shape, plan[1], a._buf.device)
                 if n:
                     if tb is Array:
-                        plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), a, b, res)
-                    else:
+                        if not (plan[3] and _small.binary(plan[3], a, b, res)):
+                            plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), a, b, res)
+                    elif not (plan[3] and _small.binary_scalar(plan[3], a, plan[2](b), res)):
                         plan[0](a, plan[2](b), res, grid=_grid1(n), threadgroup=n if n < _TG else _TG)
                 return res
     op = _ops.BINARY[name]
@@ -397,6 +402,9 @@ def binary(name, a, b, out=None):
     res, direct = _result(out, shape, rdt, dev, [x for x in (a, b) if not is_scalar(x)])
     n = res._size
     if n == 0:
+        return _finish(out, res, direct)
+    uf = _small.ufunc(name, ct)
+    if uf and _small.binary_any(uf, scalar_value(a, ct) if sa else a, scalar_value(b, ct) if sb else b, res):
         return _finish(out, res, direct)
     grid, tg = _grid1(n) if res._cc else 0, _tg1(n)
     if sb and a._cc and res._cc:

@@ -17,6 +17,7 @@ import numpy as np
 
 from . import _jit
 from . import _ops
+from . import _small
 from . import dtypes as _dt
 from ._array import Array, _new, normalize_axis
 from . import _elementwise as _ew
@@ -121,6 +122,10 @@ def _run(name, src, outer, n, inner, acc):
     # pass (Shaders/reduce.h, ROps<RProd>), but a partial written for a later pass cannot
     # tell an infinite element from an overflow (0 * overflow is 0, 0 * inf is NaN).
     whole = name == "prod" and _dt.kind(acc) == "f"
+    if name == "sum" and inner == 1:  # small integer sums on the host (_small.py)
+        res = _small.sum_rows(src, outer, n, acc)
+        if res is not None:
+            return res
     while True:
         if inner == 1 and _gpu_shapes(dev):
             chunk = n if whole else builtins.min(n, _GPU_CHUNK)

@@ -267,3 +267,12 @@ def float64_error():
     pm.set_float64_policy("error")
     yield
     pm.set_float64_policy(old)
+
+
+@pytest.fixture(params=[0, 1 << 30], ids=["kernels", "host-small"])
+def small_paths(request, monkeypatch):
+    """Runs a test twice: every op on its kernel (the host path for small arrays
+    off), and every op the host path takes on the host (pymetal/_small.py)."""
+    from pymetal import _small
+    monkeypatch.setattr(_small, "LIMIT", request.param)
+    return request.param

@@ -9,6 +9,9 @@ import pymetal as pm
 from pymetal import _ops
 from arraytest import ALL, BF16, FLOATS, INTS, SHAPES, assert_same, dtype_id, random
 
+# Both paths: small arrays on the host (pymetal/_small.py) and every op on its kernel.
+pytestmark = pytest.mark.usefixtures("small_paths")
+
 _erf = np.vectorize(math.erf, otypes=[np.float64])
 _erfc = np.vectorize(math.erfc, otypes=[np.float64])
 

@@ -6,6 +6,9 @@ import pytest
 import pymetal as pm
 from arraytest import ALL, BF16, FLOATS, INTS, assert_same, dtype_id, random
 
+# Both paths: small arrays on the host (pymetal/_small.py) and every op on its kernel.
+pytestmark = pytest.mark.usefixtures("small_paths")
+
 AXES_CASES = [((), None), ((0,), None), ((1,), 0), ((257,), None), ((3, 5), 0), ((3, 5), 1), ((3, 5), None),
               ((2, 3, 4), (0, 2)), ((2, 3, 4), 1), ((2, 3, 4), (1, 2)), ((4, 0, 3), 1), ((4, 0, 3), 2),
               ((40000,), None), ((100, 300), 0), ((3, 50000), 1)]

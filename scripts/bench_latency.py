@@ -1,0 +1,165 @@
+"""Small-array latency against NumPy (issue 25, item 1), ratios in one run.
+
+Figures (medians of interleaved rounds; ratio = NumPy time / pymetal time,
+> 1 means pymetal is faster):
+  1. one elementwise op (a + b) on 1,000 float32, then a host read  target >= 0.5x NumPy
+  2. 100 asynchronous ops (x = x + b) on 1,000 float32, then one read  target >= 1x NumPy
+  3. a trivial custom kernel (a[i] += b[i]) on 256 float32, call and wait
+     (pm.synchronize())                                              target <= 5 us
+  4. the scaling curve of add (a + b, read) and sum (float(pm.sum(a))) against
+     NumPy, 1K..64M elements (--quick: up to 4M); the crossover is the smallest
+     size from which pymetal is at least as fast at every larger size measured
+                                                                     target <= 16K
+With PYMETAL_HOST_SMALL=0 every op runs its kernel (pymetal/_small.py); the
+"kernels" column measures that in the same rounds (the host path turned off per call).
+Usage: python scripts/bench_latency.py [--quick]
+"""
+import statistics
+import sys
+import time
+
+import numpy as np
+
+import pymetal as pm
+
+try:
+    from pymetal import _small
+except ImportError:  # a pymetal without the host path (measuring "before")
+    _small = None
+
+TRIVIAL = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void inc(device float* a [[buffer(0)]], device const float* b [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    a[i] += b[i];
+}
+"""
+
+
+def per_call(fn, calls):
+    t = time.perf_counter_ns()
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter_ns() - t) / calls / 1e9
+
+
+def interleaved(fns, calls, rounds):
+    """Median seconds per call of each fn, rounds interleaved."""
+    for fn in fns:
+        per_call(fn, max(1, calls // 10))  # warm
+    times = [[] for _ in fns]
+    for _ in range(rounds):
+        for k, fn in enumerate(fns):
+            times[k].append(per_call(fn, calls))
+    return [statistics.median(t) for t in times]
+
+
+def on_kernels(fn):
+    """fn with the host path for small arrays off (every op on its kernel)."""
+    if _small is None:
+        return fn
+
+    def run():
+        limit = _small.LIMIT
+        _small.LIMIT = 0
+        try:
+            return fn()
+        finally:
+            _small.LIMIT = limit
+    return run
+
+
+def fmt(t):
+    return f"{t * 1e6:9.2f} us" if t < 1e-3 else f"{t * 1e3:9.2f} ms"
+
+
+def latency(rounds):
+    rng = np.random.default_rng(0)
+    an, bn = rng.random(1000, dtype=np.float32), rng.random(1000, dtype=np.float32)
+    a, b = pm.asarray(an.copy()), pm.asarray(bn.copy())  # copies: pymetal-owned memory, no NumPy owner
+    a, b = a + 0.0, b + 0.0
+
+    def np_one():
+        return an + bn
+
+    def pm_one():
+        return np.asarray(a + b)
+
+    def np_100():
+        x = an
+        for _ in range(100):
+            x = x + bn
+        return x
+
+    def pm_100():
+        x = a
+        for _ in range(100):
+            x = x + b
+        return np.asarray(x)
+
+    assert np.array_equal(pm_one(), np_one()) and np.array_equal(pm_100(), np_100())
+    inc = pm.compile(TRIVIAL).inc
+    x, y = pm.zeros(256, np.float32), pm.full(256, 1, np.float32)
+    xn, yn = np.zeros(256, np.float32), np.ones(256, np.float32)
+
+    def pm_kernel():
+        inc(x, y, grid=256)
+        pm.synchronize()
+
+    def np_kernel():
+        np.add(xn, yn, out=xn)
+
+    t = interleaved([np_one, pm_one, on_kernels(pm_one), np_100, pm_100, on_kernels(pm_100), np_kernel, pm_kernel],
+                    400, rounds)
+    print(f"latency ({rounds} interleaved rounds, medians; ratio = NumPy / pymetal; kernels: host path off):")
+    rows = [("1 op on 1,000 float32 + read", t[0], t[1], t[2], "ratio >= 0.5x", t[0] / t[1] >= 0.5),
+            ("100 async ops on 1,000 float32 + read", t[3], t[4], t[5], "ratio >= 1x", t[3] / t[4] >= 1),
+            ("custom kernel on 256, call + sync", t[6], t[7], t[7], "<= 5 us", t[7] <= 5e-6)]
+    for name, n, p, k, target, ok in rows:
+        print(f"  {name:40s} NumPy {fmt(n)}  pymetal {fmt(p)}  {n / p:6.2f}x  (kernels {fmt(k)} {n / k:5.2f}x)  "
+              f"(target {target}: {'ok' if ok else 'OVER'})")
+    return [row[-1] for row in rows]
+
+
+def scaling(quick, rounds):
+    rng = np.random.default_rng(1)
+    top = 22 if quick else 26
+    sizes = [1 << k for k in range(10, top + 1, 2)]
+    print(f"scaling, float32 ({rounds} interleaved rounds, medians; ratio = NumPy / pymetal):")
+    print(f"  {'n':>9}  {'add NumPy':>12} {'add pymetal':>12} {'ratio':>6} {'kernels':>8}   "
+          f"{'sum NumPy':>12} {'sum pymetal':>12} {'ratio':>6}")
+    ratios = {"add": [], "sum": []}
+    for n in sizes:
+        an, bn = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
+        a, b = pm.asarray(an) + 0.0, pm.asarray(bn) + 0.0  # pymetal-owned memory
+        calls = max(1, min(2000, (1 << 22) // n))
+        add = lambda: np.asarray(a + b)  # noqa: E731
+        t = interleaved([lambda: an + bn, add, on_kernels(add), lambda: an.sum(), lambda: float(pm.sum(a))],
+                        calls, rounds)
+        ratios["add"].append(t[0] / t[1])
+        ratios["sum"].append(t[3] / t[4])
+        print(f"  {n:>9}  {fmt(t[0]):>12} {fmt(t[1]):>12} {t[0] / t[1]:5.2f}x {t[0] / t[2]:7.2f}x   "
+              f"{fmt(t[3]):>12} {fmt(t[4]):>12} {t[3] / t[4]:5.2f}x", flush=True)
+        del a, b, an, bn
+    oks = []
+    for name, r in ratios.items():
+        cross = None
+        for k in range(len(sizes) - 1, -1, -1):
+            if r[k] < 1:
+                break
+            cross = sizes[k]
+        ok = cross is not None and cross <= 16384
+        oks.append(ok)
+        print(f"  crossover {name}: {cross if cross else 'none'} (target <= 16384: {'ok' if ok else 'OVER'})")
+    return oks
+
+
+def main():
+    quick = "--quick" in sys.argv
+    print(f"pymetal on {pm.device().name}, NumPy {np.__version__}")
+    results = latency(5 if quick else 9) + scaling(quick, 3 if quick else 5)
+    print(f"{sum(results)} of {len(results)} targets met")
+
+
+if __name__ == "__main__":
+    main()
