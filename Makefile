@@ -59,7 +59,7 @@ runtime-test:
 # Kernel families that are not precompiled are compiled once, on both cores,
 # before the tests use them (a later first use loads them from the disk cache).
 python-test: build
-	$(PY) -m pymetal._jit 2
+	$(PY) -m pymetal.arrays.kernels.lookup 2
 	PYMETAL_REQUIRE_LIBRARY=1 $(PY) -m pytest tests/python -q
 
 test: build swift-test runtime-test typecheck python-test array-api-test

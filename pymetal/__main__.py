@@ -14,7 +14,7 @@ import platform
 import sys
 
 import pymetal as pm
-from pymetal import _native
+from pymetal.runtime import native as _native
 
 SELF_CHECK = """
 #include <metal_stdlib>

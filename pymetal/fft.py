@@ -33,14 +33,14 @@ import struct
 import numpy as np
 
 from . import dtypes as _dt
-from . import _elementwise as _ew
-from ._array import _new, asarray, normalize_axis
-from .library import shaders as _shaders
+from .arrays import elementwise as _ew
+from .arrays.array import _new, asarray, normalize_axis
+from .runtime.library import shaders as _shaders
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._array import Array
-    from .device import Device
+    from .arrays.array import Array
+    from .runtime.device import Device
     from ._typing import ArrayLike, DTypeLike, Norm
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -166,7 +166,7 @@ def _scale(n, inverse, norm):
 
 def _resize(x, axis, n):
     """x truncated or zero-padded to length n along axis."""
-    from ._manipulation import concat
+    from .arrays.manipulation import concat
 
     have = x._shape[axis]
     if n is None or n == have:
@@ -180,7 +180,7 @@ def _resize(x, axis, n):
 
 def _c2c(x, n, axis, norm, inverse):
     """The complex transform of complex64 x along axis (length n after resizing)."""
-    from ._sorting import _last_axis
+    from .arrays.sorting import _last_axis
 
     axis = normalize_axis(axis, x.ndim)
     x = _resize(x, axis, n)
@@ -215,8 +215,8 @@ def _rfft(x, n, axis, norm):
 
 def _irfft(x, n, axis, norm):
     """Real inverse: the Hermitian spectrum of length n from its first n//2 + 1 terms."""
-    from ._api import conj, real
-    from ._manipulation import concat, flip
+    from .arrays.namespace_extras import conj, real
+    from .arrays.manipulation import concat, flip
 
     axis = normalize_axis(axis, x.ndim)
     if n is None:
@@ -286,7 +286,7 @@ def hfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
         >>> pm.fft.hfft(pm.asarray([1.0, 0.0, 0.0]))
         Array([1., 1., 1., 1.], dtype=float32)
     """
-    from ._api import conj
+    from .arrays.namespace_extras import conj
     return _irfft(conj(_as("hfft", x, "c")), _n(n), axis, _SWAP[_norm(norm)])
 
 
@@ -297,7 +297,7 @@ def ihfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm =
         >>> pm.fft.ihfft(pm.asarray([1.0, 1.0, 1.0, 1.0])).numpy().real
         array([1., 0., 0.], dtype=float32)
     """
-    from ._api import conj
+    from .arrays.namespace_extras import conj
     return conj(_rfft(_as("ihfft", x, "f"), _n(n), axis, _SWAP[_norm(norm)]))
 
 
@@ -401,8 +401,8 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devic
         >>> pm.fft.fftfreq(4)
         Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)
     """
-    from ._creation import arange
-    from ._manipulation import roll
+    from .arrays.creation import arange
+    from .arrays.manipulation import roll
 
     n = _n(n)
     dt = _freq_dtype(dtype)
@@ -417,7 +417,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devi
         >>> pm.fft.rfftfreq(4, d=0.5)
         Array([0. , 0.5, 1. ], dtype=float32)
     """
-    from ._creation import arange
+    from .arrays.creation import arange
 
     n = _n(n)
     dt = _freq_dtype(dtype)
@@ -426,7 +426,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devi
 
 
 def _shift(x, axes, sign):
-    from ._manipulation import roll
+    from .arrays.manipulation import roll
 
     x = _ew.as_array(x)
     if axes is None:

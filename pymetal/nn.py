@@ -5,14 +5,14 @@
 
 from __future__ import annotations
 
-from . import _elementwise as _ew
-from . import _reduce as _red
+from .arrays import elementwise as _ew
+from .arrays import reduce as _red
 from . import dtypes as _dt
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._array import Array
-    from .device import Device
+    from .arrays.array import Array
+    from .runtime.device import Device
     from ._typing import ArrayLike, DTypeLike, Norm
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "softplus", "silu", "swish", "gelu", "softmax", "log_softmax"]

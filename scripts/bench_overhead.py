@@ -130,7 +130,7 @@ def check_cost():
     arguments: Function._bind (count, dtypes, scalar range, foreign memory)
     against packing the same three pm_arg records and the scalar unchecked."""
     import struct
-    from pymetal import function as F
+    from pymetal.runtime import function as F
 
     saxpy = pm.compile(SAXPY).saxpy
     x, y = pm.zeros(256, np.float32), pm.ones(256, np.float32)

@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__file__), ".."))
 
-from pymetal import _native as N  # noqa: E402
+from pymetal.runtime import native as N  # noqa: E402
 
 # The kernels touch no memory: the fuzzer checks the library's checks, and a
 # kernel that writes past what it was given is the kernel's bug.

@@ -515,7 +515,7 @@ def test_missing_argument_fails_the_call_itself(basic_lib, dev):
     # Through the C ABI: the engine refuses the dispatch when it is encoded, not
     # at a later synchronisation (add reads [[buffer(1)]] and [[buffer(2)]]).
     import ctypes
-    from pymetal import _native
+    from pymetal.runtime import native as _native
     x = pm.zeros(4)
     lib = _native.lib()
     arg = _native.PmArg(kind=_native.PM_ARG_BUFFER, index=0, buffer=x._buf.handle)

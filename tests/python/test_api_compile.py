@@ -172,7 +172,7 @@ def test_library_release_on_gc(dev):
     gc.collect()
     from ctypes import byref, c_int64
 
-    from pymetal import _native
+    from pymetal.runtime import native as _native
 
     # The library handle has been released: using it is an error, not a crash.
     st = _native.lib().pm_library_function_count(byref(c_int64()), handle)

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 
 import pymetal as pm
-from pymetal import _native
+from pymetal.runtime import native as _native
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 

@@ -142,7 +142,8 @@ def test_api_reference_covers_the_public_api():
 def test_generated_functions_are_declared_for_type_checkers():
     # The elementwise functions are made from _ops's table at import; type checkers see
     # them through annotations in _elementwise.py and an import in _namespace.py.
-    from pymetal import _elementwise, _namespace
+    from pymetal.arrays import elementwise as _elementwise
+    from pymetal import _namespace
 
     public = {n for n in _elementwise.FUNCTIONS if getattr(pm, n, None) is _elementwise.FUNCTIONS[n]}
     assert len(public) > 60

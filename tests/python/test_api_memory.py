@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from pymetal import _native
+from pymetal.runtime import native as _native
 
 MB = 1 << 20
 

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from pymetal import _native
-from pymetal import function as F
+from pymetal.runtime import native as _native
+from pymetal.runtime import function as F
 from conftest import PAGE, TYPED_NAMES, rss_bytes
 
 SRC = r"""

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from pymetal import _ops
+from pymetal.arrays import optable as _ops
 from arraytest import ALL, FLOATS, INTS, assert_same, dtype_id, random
 
 C64 = np.dtype(np.complex64)

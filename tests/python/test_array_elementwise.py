@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from pymetal import _ops
+from pymetal.arrays import optable as _ops
 from arraytest import ALL, BF16, FLOATS, INTS, SHAPES, assert_same, dtype_id, random
 
 _erf = np.vectorize(math.erf, otypes=[np.float64])

@@ -7,7 +7,8 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from pymetal import _jit, _ops
+from pymetal.arrays.kernels import lookup as _jit
+from pymetal.arrays import optable as _ops
 from arraytest import BF16, assert_same, random
 
 

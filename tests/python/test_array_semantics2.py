@@ -347,7 +347,7 @@ def test_copy_copy_is_independent():
 
 
 def test_size_class_clamped_to_max_buffer_length():
-    from pymetal._buffer import Buffer
+    from pymetal.runtime.buffer import Buffer
     dev = pm.device()
     limit = dev.max_buffer_length
     for n in (limit, limit - 1, limit - dev.page_size - 3):

@@ -34,7 +34,7 @@ def test_c_program_against_the_header(tmp_path):
 def test_python_records_match_the_header(tmp_path):
     """_native's ctypes Structures and constants against pymetal.h, from a C
     program that prints the header's sizes, offsets and values."""
-    from pymetal import _native as N
+    from pymetal.runtime import native as N
 
     structs = {"pm_arg": N.PmArg, "pm_launch_config": N.PmLaunchConfig, "pm_argument_info": N.PmArgumentInfo}
     constants = ["PM_ABI_VERSION", "PM_MAX_BINDINGS", "PM_MAX_ARGS", "PM_MAX_BYTES", "PM_BYTES_ALIGNMENT",

@@ -16,7 +16,7 @@ import textwrap
 import pytest
 
 import pymetal as pm
-from pymetal import _buffer
+from pymetal.runtime import buffer as _buffer
 
 from test_kernel_cache import OURS, PROLOGUE, ROOT, _folder, _library, _python, _run, cache, template  # noqa: F401
 

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from pymetal import _native
+from pymetal.runtime import native as _native
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -239,7 +239,7 @@ def test_library_load_refuses_fifo(tmp_path):
     # Through the C ABI (pm.load refuses anything but a file itself): dlopen of a FIFO blocked forever.
     proc = run_child("""
         import os, pymetal as pm
-        from pymetal import _native
+        from pymetal.runtime import native as _native
         try:
             _native.out_u64(_native.lib().pm_library_load, pm.device().handle, os.fsencode(%r))
         except pm.Error as e:

@@ -1,10 +1,10 @@
-"""Shaders/matmul.metal through pymetal._kernels.matmul, against NumPy."""
+"""Shaders/matmul.metal through pymetal.arrays.kernels.matmul, against NumPy."""
 
 import numpy as np
 import pytest
 
 import pymetal as pm
-from pymetal._kernels.matmul import matmul
+from pymetal.arrays.kernels.matmul import matmul
 from kernels_util import DTYPES, FLOATS, IDS, bfloat16, device_copy, empty, host, huge, random, view_of
 
 # Shapes (M, K, N): empty, size 1, K = 0, not multiples of the tiles (6 x 16 on

@@ -1,11 +1,11 @@
-"""Shaders/scan.metal through pymetal._kernels.scan, against NumPy."""
+"""Shaders/scan.metal through pymetal.arrays.kernels.scan, against NumPy."""
 
 import numpy as np
 import pytest
 
 import pymetal as pm
-import pymetal._kernels.scan as scan_glue
-from pymetal._kernels.scan import cumulative
+import pymetal.arrays.kernels.scan as scan_glue
+from pymetal.arrays.kernels.scan import cumulative
 from kernels_util import bfloat16, device_copy, empty, host, huge, random
 
 PAIRS = [(t, t) for t in ("float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",

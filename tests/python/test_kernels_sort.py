@@ -1,10 +1,10 @@
-"""Shaders/sort.metal through pymetal._kernels.sort, against NumPy."""
+"""Shaders/sort.metal through pymetal.arrays.kernels.sort, against NumPy."""
 
 import numpy as np
 import pytest
 
 import pymetal as pm
-from pymetal._kernels.sort import searchsorted, sort
+from pymetal.arrays.kernels.sort import searchsorted, sort
 from kernels_util import DTYPES, IDS, bfloat16, device_copy, empty, host, huge, random
 
 # Row lengths around the per-thread chunk (32) and merge widths; rows of 0 and 1.

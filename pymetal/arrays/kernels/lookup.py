@@ -1,0 +1,112 @@
+"""Finding the array library's kernels: precompiled, or compiled on first use.
+
+``kernel(name, family, dtype)`` returns the Function `name`. It comes from the
+shader library when precompiled (Shaders/array_kernels.metal); otherwise the
+whole family of kernels for that dtype is instantiated from the same templates
+(Shaders/*.h inlined, plus the instantiation lines of pymetal/_ops.py),
+compiled once, and kept in the disk cache of compiled kernels, so a later
+process loads it in milliseconds.
+"""
+
+import os
+import threading
+
+from .. import optable as _ops
+from ...runtime.device import device as _default_device
+
+_lock = threading.Lock()
+_functions: dict = {}   # name -> Function
+_families: dict = {}    # (family, dtype) -> Library
+_precompiled = None
+
+
+def shaders_dir():
+    """The folder of pymetal's MSL sources (PYMETAL_SHADERS, else a wheel's
+    pymetal/lib/shaders, else the source tree's Shaders/)."""
+    env = os.environ.get("PYMETAL_SHADERS")
+    if env:
+        return env
+    here = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # pymetal/
+    bundled = os.path.join(here, "lib", "shaders")
+    return bundled if os.path.isdir(bundled) else os.path.join(os.path.dirname(here), "Shaders")
+
+
+def inline_header(name, seen=None):
+    """The text of Shaders/<name> with its local #include "..." inlined once each
+    (runtime compilation has no include path, on Metal as on the CPU backend)."""
+    seen = set() if seen is None else seen
+    if name in seen:
+        return ""
+    seen.add(name)
+    path = os.path.join(shaders_dir(), name)
+    out = []
+    with open(path) as f:
+        for line in f:
+            s = line.strip()
+            if s.startswith('#include "'):
+                out.append(inline_header(s[10:s.index('"', 10)], seen))
+            elif s != "#pragma once":
+                out.append(line)
+    return "".join(out)
+
+
+def family_source(family, dt):
+    return inline_header(_ops.HEADERS[family]) + "\n" + "\n".join(_ops.family_lines(family, dt).values()) + "\n"
+
+
+def kernel(name, family, dt):
+    fn = _functions.get(name)
+    if fn is not None:
+        return fn
+    with _lock:
+        fn = _functions.get(name)
+        if fn is None:
+            fn = _load(name, family, dt)
+            _functions[name] = fn
+    return fn
+
+
+def _load(name, family, dt):
+    global _precompiled
+    dev = _default_device()
+    # At call time: library and function import _array -> _elementwise -> this module.
+    from ...runtime import library as _library
+    from ...runtime.function import Function
+
+    lib = _library.shaders(dev)
+    if _precompiled is None:
+        _precompiled = frozenset(lib.functions)
+    if name in _precompiled:
+        return Function(lib, name, own=True)
+    key = (family, dt)
+    flib = _families.get(key)
+    if flib is None:
+        flib = _library.compile(family_source(family, dt), device=dev)
+        _families[key] = flib
+    return Function(flib, name, own=True)
+
+
+def _warm_one(job):
+    family, name = job
+    dt = _ops.ALL_DTYPES[[_ops._dt.NAMES[d] for d in _ops.ALL_DTYPES].index(name)]
+    lines = _ops.family_lines(family, dt)
+    kernel(next(iter(lines)), family, dt)
+    return family, name
+
+
+def warm(jobs=2):
+    """Compiles every kernel family that is not precompiled into the disk cache,
+    in `jobs` processes (used before the test suite: a later first use costs
+    milliseconds)."""
+    import multiprocessing
+
+    todo = [(f, _ops._dt.NAMES[d]) for d in _ops.ALL_DTYPES if d not in _ops.PRECOMPILED for f in _ops.FAMILIES]
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        for family, name in pool.imap_unordered(_warm_one, todo):
+            print("pymetal: compiled the %s kernels for %s" % (family, name), flush=True)
+
+
+if __name__ == "__main__":
+    import sys
+
+    warm(int(sys.argv[1]) if len(sys.argv) > 1 else 2)
