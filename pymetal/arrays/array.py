@@ -18,6 +18,7 @@ import sys
 import numpy as np
 
 from .. import dtypes as _dt
+from ..runtime import bindable
 from ..runtime.buffer import Buffer, View
 from ..runtime.device import device as _default_device
 from ..dtypes import check_dtype
@@ -1199,6 +1200,9 @@ def array(obj: Any, dtype: DTypeLike = None, *, device: Device | str | None = No
     """
     return asarray(obj, dtype=dtype, device=device, copy=copy)
 
+
+# Kernel calls bind Arrays by their buffer (runtime/ knows them only through this seam).
+bindable.register(Array, owner_of)
 
 # The operator and indexing implementations (imported last: they import Array).
 from . import namespace_extras as _api  # noqa: E402

@@ -210,8 +210,14 @@ _lock = threading.Lock()
 
 # Python locks of pymetal's modules: one that another thread held at fork()
 # stays held in the child, which lacks that thread; the child gets new ones.
-_FORK_LOCKS = (("pymetal.runtime.device", "_lock"), ("pymetal.runtime.buffer", "_views_lock"), ("pymetal.arrays.kernels.lookup", "_lock"),
-               ("pymetal.runtime.library", "_shaders_lock"))
+# Layers above add theirs with renew_lock_after_fork (runtime/ names none of them).
+_FORK_LOCKS = [("pymetal.runtime.device", "_lock"), ("pymetal.runtime.buffer", "_views_lock"),
+               ("pymetal.runtime.library", "_shaders_lock")]
+
+
+def renew_lock_after_fork(module, name):
+    """A fork()ed child replaces the lock `name` of module `module` (a dotted name) with a new one."""
+    _FORK_LOCKS.append((module, name))
 
 
 def _after_fork_in_child():

@@ -23,26 +23,28 @@ _signature.py), and encodes one dispatch on the device's default stream:
 - Scalars and bytes are copied (setBytes) as the declared type.
 
 The hot path avoids allocation: pm_arg records are packed with struct into a
-per-thread scratch buffer, launch configurations (grid, threadgroup) are cached
-per function, staging buffers are reused per thread and argument position,
-and each parameter remembers the dtypes it accepted.
+per-thread scratch buffer (scratch.py), launch configurations (grid,
+threadgroup) are cached per function, staging buffers are reused per thread
+and argument position, and each parameter remembers the dtypes it accepted.
+
+This module: the Function (metadata, launch configurations, the call and its
+completion, the array library's two-/three-array fast path). Binding the
+arguments: arguments.py; NumPy arguments: host_args.py.
 """
 
 from __future__ import annotations
 
 import ctypes
 import operator
-import struct
-import threading
 import weakref
 
 import numpy as np
 
+from . import bindable, host_args
 from . import native as _native
-from .buffer import Buffer
+from .arguments import bind, count_error, threadgroup_memory as threadgroup_memory_args
+from .scratch import _ARG_SIZE, _BUFFER, _LAUNCH_CONFIG, _pack_2args, _pack_3args, _scratch, _tls
 from .signature import Argument
-from ..arrays.array import Array, owner_of
-from ..dtypes import SUPPORTED, check_dtype
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -52,234 +54,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Function", "Argument"]
 
-_ARG = struct.Struct(_native.struct_format(_native.PmArg))
-_ARG_SIZE = _ARG.size
-_ALIGN = _native.PM_BYTES_ALIGNMENT
-_pack_arg = _ARG.pack_into
-_pack_2args = struct.Struct("<" + _ARG.format[1:] * 2).pack_into
-_pack_3args = struct.Struct("<" + _ARG.format[1:] * 3).pack_into
-_LAUNCH_CONFIG = struct.Struct(_native.struct_format(_native.PmLaunchConfig))
 _U32_MAX = 0xFFFFFFFF
-_BUFFER, _BYTES, _THREADGROUP = _native.PM_ARG_BUFFER, _native.PM_ARG_BYTES, _native.PM_ARG_THREADGROUP_MEMORY
-
-_c_char = ctypes.c_char
-_addressof = ctypes.addressof
-_memmove = ctypes.memmove
-_ndarray = np.ndarray
-_wrap: Any = None
-_release_buffer: Any = None
-
-
-def _bind_native():
-    global _wrap, _release_buffer
-    lib = _native.lib()
-    _wrap = lib.pm_buffer_wrap
-    _release_buffer = lib.pm_buffer_release
-
-
-class _Scratch:
-    """Per-thread memory for pm_arg records, setBytes data and staging buffers.
-
-    Staging buffers (for NumPy arguments that are copied) are kept per
-    argument position and reused by the next synchronous call on this thread,
-    which cannot start before the previous one has completed: big arrays are
-    not reallocated and page-faulted on every call. What is kept is bounded by
-    STAGING_KEEP bytes per thread; a buffer beyond that serves one call only.
-    """
-
-    STAGING_KEEP = 256 << 20
-
-    __slots__ = ("args", "data", "data_addr", "datamv", "staging", "staging_bytes", "temporary", "handle",
-                 "handle_ref")
-    staging_bytes: int  # declared for type checkers (set in __init__, used in stage above it)
-
-    def stage(self, device, i, nbytes):
-        """A new staging buffer of at least nbytes for argument i."""
-        b = self.staging[i]
-        size = max(device.page_size, 1 << (nbytes - 1).bit_length())
-        kept = self.staging_bytes - (b.length if b is not None else 0)
-        if kept + size > self.STAGING_KEEP:
-            b = Buffer.new(device, nbytes)
-            self.temporary.append(b)
-        else:
-            self.staging[i] = None  # freed before its replacement is allocated
-            self.staging[i] = b = Buffer.new(device, size)
-            self.staging_bytes = kept + size
-        b.host_ready()  # memory from the array allocator may still be read by queued kernels
-        return b
-
-    def __init__(self) -> None:
-        self.staging: list = [None] * _native.PM_MAX_BINDINGS
-        self.staging_bytes = 0
-        self.temporary: list = []
-        self.args = ctypes.create_string_buffer(_ARG_SIZE * _native.PM_MAX_ARGS)
-        self.data = ctypes.create_string_buffer(_native.PM_MAX_BYTES * _native.PM_MAX_BINDINGS)
-        self.data_addr = _addressof(self.data)
-        self.datamv = memoryview(self.data).cast("B")
-        self.handle = ctypes.c_uint64()
-        self.handle_ref = ctypes.byref(self.handle)
-
-
-_tls = threading.local()
-
-
-def _scratch():
-    s = _Scratch()
-    _tls.scratch = s
-    return s
-
-
-class _HostArgs:
-    """The NumPy arguments of one call: binds them, copies results back, and
-    releases what was wrapped.
-
-    In place. A writeable array is used without copying, whatever its
-    alignment: the whole pages that enclose it are wrapped (pm_buffer_wrap,
-    Metal's makeBuffer(bytesNoCopy:length:options:deallocator:)) and it is
-    bound at its offset in them. NumPy's big arrays start 16 bytes past a page
-    boundary (glibc's mmap'd chunks), so requiring page-aligned arrays meant
-    copying nearly always. Metal requires a page-aligned pointer and a length
-    that makes a page-aligned region of memory the process has mapped; it does
-    not require the region to be one allocation, and the pages that hold any
-    byte of the array are mapped (on a Mac, Metal's page is the VM page).
-    PyTorch's MPS backend (Apple's code) wraps the enclosing pages of ordinary
-    malloc'd CPU tensors the same way, for reads and writes. The kernel only
-    touches the array's own bytes, so whatever else shares those pages is
-    neither read nor written; the call is synchronous, so the wrapper is
-    released (pm_buffer_release) before the call returns.
-
-    Copied. Arrays under WRAP_MIN bytes are copied, in and out, since wrapping
-    costs a kernel call on a Mac and a copy of a few KiB is cheaper. So are
-    read-only arrays (writeable=False): their memory may be a read-only
-    mapping, which Metal documents nothing about wrapping, and a copy keeps
-    them unchanged even if a kernel writes the buffer. So are arrays NumPy
-    marks unaligned: Metal wants a buffer offset aligned to the type the kernel
-    reads. A copy goes back only if the array is writeable and the kernel may
-    write that parameter (its signature): not `device const T*`.
-    Writeable arrays that overlap another argument's memory are used in place
-    (and any such array already copied in this call is moved in place), so
-    that the kernel sees one memory and no copy-back overwrites another
-    argument's results. The same memory passed twice is bound to one buffer.
-    """
-
-    WRAP_MIN = 1 << 16
-
-    __slots__ = ("fn", "s", "wrapped", "staged")
-
-    def __init__(self, fn, scratch):
-        self.fn = fn
-        self.s = scratch
-        self.wrapped = []  # (first page, end of last page, handle)
-        self.staged = []   # (ptr, nbytes, staging Buffer, writeable, position, aligned) per copied argument
-
-    def bind(self, a, i, p):
-        """Binds NumPy array a, argument i, to parameter p."""
-        fn = self.fn
-        if not a.flags.c_contiguous:
-            raise ValueError(
-                "argument %d of %s(): the NumPy array is not C-contiguous "
-                "(strides %r); pass np.ascontiguousarray(a)" % (i, fn._name, a.strides))
-        nb = a.nbytes
-        if nb == 0:
-            _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, p.index, fn._device.empty_buffer.handle, 0, 0, 0)
-            return
-        try:
-            ptr = _addressof(_c_char.from_buffer(a))
-            writable = True
-        except TypeError:
-            ptr = a.__array_interface__["data"][0]
-            writable = False
-        if a.base is not None:
-            owned = owner_of(a, ptr)
-            if owned is not None:  # NumPy view of pymetal memory
-                _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, p.index, owned[0].handle, owned[1], 0, 0)
-                return
-        if not writable and p.writable:
-            raise ValueError(
-                "argument %d of %s(): the array is read-only, but the kernel may write %r; its results would "
-                "be lost: pass a writeable copy (a.copy()), or declare the parameter const" % (i, fn._name, p))
-        aligned = a.flags.aligned
-        if writable and aligned and (nb >= self.WRAP_MIN or self._overlaps(ptr, nb)):
-            if self._in_place(ptr, nb, i, p.index):
-                return
-        self._copy(ptr, nb, i, p.index, writable and p.writable, aligned)
-
-    def _overlaps(self, ptr, nb):
-        """Whether [ptr, ptr + nb) meets wrapped pages or another writeable copied array."""
-        if not (self.staged or self.wrapped):
-            return False
-        end = ptr + nb
-        for w in self.wrapped:
-            if ptr < w[1] and w[0] < end:
-                return True
-        for st in self.staged:
-            if st[3] and ptr < st[0] + st[1] and st[0] < end and (st[0] != ptr or st[1] != nb):
-                return True
-        return False
-
-    def _in_place(self, ptr, nb, i, index):
-        """Binds argument i to the wrapped pages around [ptr, ptr + nb); False if Metal refuses."""
-        end = ptr + nb
-        for w in self.wrapped:
-            if w[0] <= ptr and end <= w[1]:
-                break
-        else:
-            dev = self.fn._device
-            page = dev.page_size
-            first = ptr - ptr % page
-            last = end + (-end) % page
-            if _wrap(self.s.handle_ref, dev.handle, first, last - first):
-                return False  # Metal would not wrap this memory: copy it
-            w = (first, last, self.s.handle.value)
-            self.wrapped.append(w)
-            # Writeable arrays copied earlier that share these pages move in place too.
-            moved = [st for st in self.staged if st[3] and st[5] and st[0] < last and first < st[0] + st[1]]
-            for st in moved:
-                self.staged.remove(st)
-            for ptr_, nb_, _, _, p, _, index_ in moved:
-                if not self._in_place(ptr_, nb_, p, index_):
-                    self._copy(ptr_, nb_, p, index_, True, True)
-        _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, w[2], ptr - w[0], 0, 0)
-        return True
-
-    def _copy(self, ptr, nb, i, index, back, aligned):
-        """Binds argument i to a staging copy of [ptr, ptr + nb); `back`: copy the results back."""
-        for st in self.staged:
-            if st[0] == ptr and st[1] == nb and st[3] == back:
-                b = st[2]  # the same memory again: one buffer
-                break
-        else:
-            b = self.s.staging[i]
-            if b is None or b.length < nb:
-                b = self.s.stage(self.fn._device, i, nb)
-            _memmove(b.ptr, ptr, nb)
-            b.clear_error()  # new contents
-        self.staged.append((ptr, nb, b, back, i, aligned, index))
-        _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, b.handle, 0, 0, 0)
-
-    def copy_back(self):
-        """After the kernel has completed: copied arrays the kernel may have written, once each."""
-        done = []
-        for ptr, nb, b, back, _, _, _ in self.staged:
-            if back and b not in done:
-                _memmove(ptr, b.ptr, nb)
-                done.append(b)
-
-    def check(self):
-        """After the kernel has completed: raises the error of failed work (a
-        poisoned input's) that the results the call delivers hold."""
-        for st in self.staged:
-            if st[3]:
-                st[2].check()
-        for w in self.wrapped:
-            st = _native._lib.pm_buffer_error(w[2])
-            if st:
-                raise _native.error(st)
-
-    def release(self):
-        for w in self.wrapped:
-            _release_buffer(w[2])
-        self.s.temporary.clear()
 
 
 def _release_kernel(release_fn, handle, library_owner):
@@ -310,25 +85,6 @@ def _dims(value, what):
         if d > _U32_MAX:
             raise ValueError("%s=%r: dimensions must be < 2**32" % (what, value))
     return dims + (1,) * (3 - len(dims)), len(dims)
-
-
-class _Wait:
-    """What a call on memory pymetal does not own completes: a wait, nothing to copy."""
-
-    @staticmethod
-    def check():
-        pass
-
-    @staticmethod
-    def copy_back():
-        pass
-
-    @staticmethod
-    def release():
-        pass
-
-
-_WAIT = _Wait()
 
 
 def _exact_ints(value):
@@ -379,8 +135,8 @@ class Function:
         # their count) without ctypes argtypes: ctypes costs per argument converted.
         self._dispatch = lib["pm_dispatch_launch"]
         self._dispatch.restype = ctypes.c_int32
-        if _wrap is None:
-            _bind_native()
+        if host_args._wrap is None:
+            host_args._bind_native()
         # The array library's kernels take strided views (their strides travel in a
         # parameter) and scratch memory of any dtype.
         self._own = own
@@ -552,12 +308,12 @@ class Function:
             Array([11., 22., 33.], dtype=float32)
         """
         if len(args) != len(self._params):
-            raise self._count_error(args)
+            raise count_error(self, args)
         try:
             s = _tls.scratch
         except AttributeError:
             s = _scratch()
-        host = self._bind(args, s, raw or self._own)
+        host = bind(self, args, s, raw or self._own)
         try:
             if host is not None:
                 # A command buffer of its own: this thread's earlier work, if it
@@ -565,7 +321,7 @@ class Function:
                 self._device._commit()
             count = len(args)
             if threadgroup_memory is not None:
-                count = self._threadgroup_memory(threadgroup_memory, s.args, count)
+                count = threadgroup_memory_args(self, threadgroup_memory, s.args, count)
             st = self._dispatch(self._launch_for(grid, groups, threadgroup), s.args, count)
             if st:
                 raise _native.error(st)
@@ -573,77 +329,6 @@ class Function:
         finally:
             if host is not None:
                 host.release()
-
-    def _count_error(self, args):
-        names = ", ".join(a.name or "[[buffer(%d)]]" % a.index for a in self._params)
-        return TypeError("%s() takes %d argument%s (%s), %d given; the kernel is %s" % (
-            self._name, len(self._params), "" if len(self._params) == 1 else "s", names, len(args),
-            self._signature_text()))
-
-    def _bind(self, args, s, raw):
-        """Packs one pm_arg per argument, checked against its parameter; returns
-        what the call must complete: None (asynchronous), the NumPy arguments
-        (_HostArgs), or _WAIT (memory pymetal does not own)."""
-        abuf = s.args
-        data = s.data
-        doff = 0
-        host = None
-        params = self._params
-        for i in range(len(args)):
-            a = args[i]
-            p = params[i]
-            t = type(a)
-            if t is Array:
-                dt = a._dtype
-                if dt is not p.dtype and dt not in p._ok and not (raw or p.accepts(dt)):
-                    raise self._dtype_error(i, p, dt)
-                if a._ro and p.writable:
-                    raise ValueError(
-                        "argument %d of %s(): assignment destination is read-only: the kernel may write %r; "
-                        "pass a writeable copy (x.copy()), or declare the parameter const" % (i, self._name, p))
-                if not a._cc and not self._own:
-                    raise ValueError(
-                        "argument %d of %s(): the pymetal array is a non-contiguous view (strides %r); "
-                        "a kernel sees a buffer: pass x.copy() or pm.ascontiguousarray(x)" % (i, self._name, a._strides))
-                b = a._buf
-                if b.views and host is None:
-                    host = _WAIT
-                _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, p.index, b.handle, a._offset, 0, 0)
-            elif t is float or t is int:
-                pack = p.pack
-                if pack is None:
-                    doff = self._other_arg(a, i, p, s, doff)
-                    continue
-                try:
-                    pack(data, doff, a)
-                except (struct.error, OverflowError):
-                    raise self._scalar_error(a, i, p) from None
-                _pack_arg(abuf, i * _ARG_SIZE, _BYTES, p.index, 0, 0, s.data_addr + doff, p.size)
-                doff += _ALIGN
-            elif t is _ndarray or isinstance(a, _ndarray):
-                if host is None or host is _WAIT:
-                    host = _HostArgs(self, s)
-                self._bind_ndarray(host, a, i, p, raw)
-            else:
-                doff = self._other_arg(a, i, p, s, doff, raw)
-                if isinstance(a, Array):
-                    if a._buf.views and host is None:
-                        host = _WAIT
-                elif doff < 0:  # a buffer-protocol object, bound as an array
-                    if host is None or host is _WAIT:
-                        host = _HostArgs(self, s)
-                    doff = ~doff
-                    self._bind_ndarray(host, np.asarray(memoryview(a)), i, p, raw)
-        return host
-
-    def _bind_ndarray(self, host, a, i, p, raw):
-        dt = a.dtype
-        if dt not in p._ok:
-            if dt not in SUPPORTED:
-                check_dtype(dt, "argument %d of %s()" % (i, self._name))
-            if not (raw or p.accepts(dt)):
-                raise self._dtype_error(i, p, dt)
-        host.bind(a, i, p)
 
     def _complete(self, args, host):
         """After encoding: a synchronous call waits, raises its own work's error
@@ -655,11 +340,12 @@ class Function:
             if dev.poisoned.value:  # results computed from a poisoned input are that input's error
                 host.check()
                 for a, p in zip(args, self._params):
-                    if p.writable and isinstance(a, Array):
+                    if p.writable and isinstance(a, bindable.array_type):
                         a._buf.check()
             host.copy_back()
         else:
             epoch = dev.next_epoch()
+            Array = bindable.array_type
             for a in args:
                 if isinstance(a, Array):
                     a._buf.epoch = epoch
@@ -709,137 +395,3 @@ class Function:
         error, or that of a poisoned input its output inherited, is raised now."""
         self._device._finish()
         out.check()
-
-    def _other_arg(self, a, i, p, s, doff, raw=False):
-        """Binds the less common argument kinds; returns the new data offset, or
-        ~offset when `a` is a buffer-protocol object to bind as an array."""
-        if isinstance(a, Array):  # a subclass
-            if not (raw or p.accepts(a._dtype)):
-                raise self._dtype_error(i, p, a._dtype)
-            _pack_arg(s.args, i * _ARG_SIZE, _BUFFER, p.index, a._buf.handle, a._offset, 0, 0)
-            return doff
-        if isinstance(a, (bytes, bytearray, memoryview)) or _is_buffer(a):
-            if not p.by_value or (p.writable and not isinstance(a, bytes)):
-                if isinstance(a, bytes):
-                    raise TypeError(
-                        "argument %d of %s(): bytes are passed by value, but %r is an array the kernel "
-                        "%s: pass a NumPy or pymetal array (or a bytearray, whose results come back)"
-                        % (i, self._name, p, "may write" if p.writable else "reads"))
-                return ~doff  # writeable memory: a buffer whose results come back
-            b = memoryview(a).cast("B")
-            n = b.nbytes
-            if n != p.size:
-                raise TypeError("argument %d of %s(): %d bytes for %r, which takes %d bytes"
-                                % (i, self._name, n, p, p.size))
-            s.datamv[doff:doff + n] = b
-        elif not p.by_value:
-            raise TypeError(
-                "argument %d of %s(): %r takes an array (a buffer), not %s: pass a NumPy or pymetal array"
-                % (i, self._name, p, type(a).__name__))
-        else:
-            n = self._scalar(a, i, p, s.data, doff)
-        _pack_arg(s.args, i * _ARG_SIZE, _BYTES, p.index, 0, 0, s.data_addr + doff, n)
-        return doff + (n + _ALIGN - 1) // _ALIGN * _ALIGN
-
-    def _scalar(self, a, i, p, data, doff):
-        """Packs scalar a as the value of parameter p; returns its size."""
-        if isinstance(a, np.generic):
-            if a.dtype == p.dtype and p.lanes == 1 or (a.dtype.kind in "Vc" and p.dtype is None):
-                # A NumPy scalar of the declared type, or a struct (a structured or complex scalar,
-                # e.g. complex64 for Shaders/complex.h's cfloat): its bytes, whose size is checked.
-                b = a.tobytes()
-                if len(b) != p.size:
-                    raise TypeError("argument %d of %s(): %s of %d bytes for %r, which takes %d bytes"
-                                    % (i, self._name, a.dtype, len(b), p, p.size))
-                data[doff:doff + len(b)] = b
-                return len(b)
-            if a.dtype.kind not in "biuf":
-                raise self._scalar_error(a, i, p)
-            a = a.item()
-        if not isinstance(a, (bool, int, float)):
-            raise TypeError(
-                "argument %d of %s(): cannot pass %s to %r; pass a Python or NumPy scalar, bytes, or an array"
-                % (i, self._name, type(a).__name__, p))
-        if p.dtype is None or p.lanes != 1 or p.dtype.kind == "V":
-            raise self._scalar_error(a, i, p)
-        if p.dtype.kind == "b":
-            if not (isinstance(a, bool) or (isinstance(a, int) and a in (0, 1))):
-                raise self._scalar_error(a, i, p)
-            data[doff] = 1 if a else 0
-            return 1
-        if p.pack is None:  # bfloat
-            raise self._scalar_error(a, i, p)
-        try:
-            p.pack(data, doff, a)
-        except (struct.error, OverflowError):
-            raise self._scalar_error(a, i, p) from None
-        return p.size
-
-    def _scalar_error(self, a, i, p):
-        """The exception for scalar a that parameter p cannot take."""
-        what = "argument %d of %s(): %r for %r" % (i, self._name, a, p)
-        dt = p.dtype
-        if not p.by_value:
-            return TypeError("%s: the parameter takes an array (a buffer), not a scalar; pass a NumPy or "
-                             "pymetal array (a scalar's copy would lose the kernel's writes)" % what)
-        if dt is None or p.lanes != 1:
-            return TypeError("%s: pass a value of %d bytes (a NumPy structured scalar, bytes) or an array"
-                             % (what, p.size))
-        if isinstance(a, float) and dt.kind in "iub":
-            return TypeError("%s: a float for an integer parameter; pass int(x) if you mean to truncate" % what)
-        if dt.kind == "b":
-            return TypeError("%s: pass True or False" % what)
-        if dt.kind in "iu":
-            info = np.iinfo(dt)
-            return OverflowError("%s: out of range for %s (%d to %d)" % (what, p.type_name, info.min, info.max))
-        if dt.kind == "f":
-            return OverflowError("%s: out of range for %s (largest %g)" % (what, p.type_name, np.finfo(dt).max))
-        return TypeError("%s: not a value of %s" % (what, p.type_name))
-
-    def _dtype_error(self, i, p, dtype):
-        return TypeError(
-            "argument %d of %s(): a %s array for %r, whose elements are %s: pass an array of %s (a.astype(...)), "
-            "or raw=True to bind the array's bytes as they are" % (
-                i, self._name, dtype, p, p.type_name, p.dtype if p.dtype is not None else "any type"))
-
-    def _threadgroup_memory(self, spec, abuf, first):
-        """Packs [[threadgroup(i)]] lengths after the buffer arguments."""
-        if isinstance(spec, dict):
-            items = list(spec.items())
-        elif isinstance(spec, (int, np.integer)) and not isinstance(spec, bool):
-            items = [(0, spec)]
-        else:
-            try:
-                items = list(enumerate(spec))
-            except TypeError:
-                raise TypeError(
-                    "threadgroup_memory= must be a byte count (for [[threadgroup(0)]]) or "
-                    "a sequence of byte counts by index, not %r" % (spec,)) from None
-        count = first
-        limit = self._device.max_threadgroup_memory
-        for index, nbytes in items:
-            try:
-                index = operator.index(index)
-                nbytes = operator.index(nbytes)
-            except TypeError:
-                raise TypeError("threadgroup_memory=%r: byte counts must be ints" % (spec,)) from None
-            if not 0 <= index < _native.PM_MAX_BINDINGS:
-                raise ValueError("threadgroup_memory=%r: index %d is outside 0..%d"
-                                 % (spec, index, _native.PM_MAX_BINDINGS - 1))
-            if not 0 <= nbytes <= limit:
-                raise ValueError("threadgroup_memory=%r: %d bytes is outside 0..%d (the device's threadgroup memory)"
-                                 % (spec, nbytes, limit))
-            if nbytes == 0:
-                continue
-            _pack_arg(abuf, count * _ARG_SIZE, _THREADGROUP, index, 0, 0, 0, (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN)
-            count += 1
-        return count
-
-
-def _is_buffer(a):
-    """Whether a supports the buffer protocol (array.array, ctypes arrays, ...)."""
-    try:
-        memoryview(a)
-    except TypeError:
-        return False
-    return not isinstance(a, (str, np.generic))

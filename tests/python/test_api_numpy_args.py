@@ -13,7 +13,7 @@ import pytest
 
 import pymetal as pm
 from pymetal.runtime import native as _native
-from pymetal.runtime import function as F
+from pymetal.runtime import host_args as H, scratch as F
 from conftest import PAGE, TYPED_NAMES, rss_bytes
 
 SRC = r"""
@@ -342,7 +342,7 @@ def _in_new_thread(body):
 
 
 def test_big_writeable_arrays_are_not_copied(lib, rng):
-    assert SMALL * 4 < F._HostArgs.WRAP_MIN <= BIG * 4
+    assert SMALL * 4 < H._HostArgs.WRAP_MIN <= BIG * 4
     a = rng.standard_normal(BIG + 1).astype(np.float32)[1:]  # 4 bytes past NumPy's start
     out = np.zeros(BIG, np.float32)
 

@@ -12,9 +12,10 @@ import os
 import threading
 
 from .. import optable as _ops
-from ...runtime.device import device as _default_device
+from ...runtime.device import device as _default_device, renew_lock_after_fork
 
 _lock = threading.Lock()
+renew_lock_after_fork(__name__, "_lock")
 _functions: dict = {}   # name -> Function
 _families: dict = {}    # (family, dtype) -> Library
 _precompiled = None
