@@ -11,9 +11,9 @@ from .dtypes import (
     float16, bfloat16, float32, can_cast, finfo, iinfo, isdtype, result_type,
     float64, complex64, complex128,  # float64/complex128: dtype objects only (no arrays of them)
 )
-from .arrays.array import (
-    Array, array, asarray, empty, empty_like, full, full_like, ones, ones_like, zeros, zeros_like,
-)
+from .arrays.array import Array
+from .arrays.construct import array, asarray, empty, empty_like
+from .arrays.creation import full, full_like, ones, ones_like, zeros, zeros_like
 from .runtime.buffer import cache_info, clear_cache
 from .runtime.kernel_cache import kernel_cache_info, clear_kernel_cache
 from .runtime.function import Argument, Function
@@ -72,8 +72,9 @@ from .arrays.numpy_api.functions import (  # noqa: E402
     unravel_index, ravel_multi_index, fill_diagonal, tri, triu_indices, tril_indices, triu_indices_from,
     tril_indices_from, diag_indices, intersect1d, union1d, setdiff1d, setxor1d,
 )
+from .arrays.numpy_api.creation import eye, identity, linspace, logspace, geomspace, meshgrid, indices  # noqa: E402
 from .arrays.numpy_api.shapes import (  # noqa: E402
-    eye, identity, linspace, logspace, geomspace, meshgrid, indices, atleast_1d, atleast_2d, atleast_3d,
+    atleast_1d, atleast_2d, atleast_3d,
     hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,
     append, delete, insert, pad, resize, tril, triu, roll, flip, take, repeat, tensordot, searchsorted,
     shape, ndim, size, reshape, ravel, copy, clip, put_along_axis,

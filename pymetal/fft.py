@@ -34,7 +34,8 @@ import numpy as np
 
 from . import dtypes as _dt
 from .arrays import elementwise as _ew
-from .arrays.array import _new, asarray, normalize_axis
+from .arrays.construct import _new, asarray
+from .arrays.layout import normalize_axis
 from .runtime.library import shaders as _shaders
 
 TYPE_CHECKING = False

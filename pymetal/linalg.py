@@ -38,7 +38,8 @@ from .arrays import elementwise as _ew
 from .arrays import reduce as _red
 from .arrays.linear_algebra import matmul, outer, tensordot, vecdot
 from .arrays.manipulation import matrix_transpose, moveaxis, stack
-from .arrays.array import asarray, normalize_axis
+from .arrays.construct import asarray
+from .arrays.layout import normalize_axis
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

@@ -27,7 +27,9 @@ from typing import Any
 
 import numpy as np
 
-from .arrays.array import Array, asarray, empty, normalize_shape
+from .arrays.array import Array
+from .arrays.construct import asarray, empty
+from .arrays.layout import normalize_shape
 from .arrays.kernels.random import fill
 from .arrays.manipulation import ascontiguousarray, broadcast_to
 from .runtime.device import resolve

@@ -7,21 +7,23 @@ a Metal kernel, asynchronously, in order on the device's stream. Reading an
 array from the host (``.numpy()``, ``np.asarray``, printing, ``bool()``,
 ``item()``) first waits for the work that produced it. ``.numpy()`` never
 copies: it returns a NumPy view whose ``.base`` chain keeps the memory alive.
+
+This module: the Array's metadata, views and host access (no kernel calls).
+Its operators and kernel-backed methods are bound in methods.py; constructors
+are construct.py; shapes and strides layout.py.
 """
 
 from __future__ import annotations
-
-import ctypes
-import operator
-import sys
 
 import numpy as np
 
 from .. import dtypes as _dt
 from ..runtime import bindable
-from ..runtime.buffer import Buffer, View
-from ..runtime.device import device as _default_device
+from ..runtime.buffer import View
 from ..dtypes import check_dtype
+from .layout import (
+    _extent, _is_c_contiguous, _nocopy_strides, _resolve_shape, c_strides, normalize_axis, normalize_shape,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -31,12 +33,7 @@ if TYPE_CHECKING:
     from ..runtime.device import Device
     from .._typing import ArrayLike, DTypeLike, Scalar, ShapeLike
 
-__all__ = ["Array", "empty", "zeros", "ones", "full", "asarray", "array",
-           "empty_like", "zeros_like", "ones_like", "full_like"]
-
-_c_char = ctypes.c_char
-_addressof = ctypes.addressof
-_memmove = ctypes.memmove
+__all__ = ["Array"]
 
 
 def data_ptr(a):
@@ -62,65 +59,6 @@ def owner_of(a, ptr=None):
         else:
             return None
     return None
-
-
-def _extent(shape, strides, itemsize):
-    """(lowest, highest+1) byte offsets an array of this layout touches, from its start."""
-    lo = hi = 0
-    for n, s in zip(shape, strides):
-        if n == 0:
-            return 0, 0
-        if s < 0:
-            lo += (n - 1) * s
-        else:
-            hi += (n - 1) * s
-    return lo, hi + itemsize
-
-
-_C_STRIDES: dict = {}
-
-
-def c_strides(shape, itemsize):
-    key = (shape, itemsize)
-    got = _C_STRIDES.get(key)
-    if got is not None:
-        return got
-    if len(_C_STRIDES) > 4096:
-        _C_STRIDES.clear()
-    got = _C_STRIDES[key] = _c_strides(shape, itemsize)
-    return got
-
-
-def _c_strides(shape, itemsize):
-    strides = []
-    s = itemsize
-    for n in reversed(shape):
-        strides.append(s)
-        s *= max(n, 1)
-    return tuple(reversed(strides))
-
-
-def _is_c_contiguous(shape, strides, itemsize):
-    s = itemsize
-    for n, st in zip(reversed(shape), reversed(strides)):
-        if n == 0:
-            return True
-        if n != 1 and st != s:
-            return False
-        s *= n
-    return True
-
-
-def normalize_shape(shape):
-    if isinstance(shape, (int, np.integer)):
-        shape = (shape,)
-    try:
-        shape = tuple(operator.index(n) for n in shape)
-    except TypeError:
-        raise TypeError("shape must be an int or a tuple of ints, not %r" % (shape,)) from None
-    if any(n < 0 for n in shape):
-        raise ValueError("negative dimension in shape %r" % (shape,))
-    return shape
 
 
 class Flags:
@@ -176,35 +114,6 @@ def check_writeable(a):
     if a._ro:
         raise ValueError("assignment destination is read-only (a broadcast_to view, or an array whose "
                          "flags.writeable is False, or a view of one); write into a copy: x = x.copy()")
-
-
-def memory_span(a):
-    """[first, last + 1) host addresses of the bytes array `a` may touch."""
-    lo, hi = _extent(a._shape, a._strides, a._dtype.itemsize)
-    start = a._buf.ptr + a._offset
-    return start + lo, start + hi
-
-
-def may_overlap(a, b):
-    """Whether Arrays a and b may share memory. Judged by host address ranges, so two
-    Buffers over the same memory (two pm.asarray wraps of one ndarray) are seen to overlap."""
-    if not a._size or not b._size:
-        return False
-    if a._buf is not b._buf and not (a._buf.foreign or b._buf.foreign):
-        return False  # pymetal's own allocations never share memory (cheap: this runs on every copy)
-    a0, a1 = memory_span(a)
-    b0, b1 = memory_span(b)
-    return a0 < b1 and b0 < a1
-
-
-def overlaps_differently(dst, src):
-    """Whether an elementwise write of dst from src could read an element already
-    written: they may share memory and src is not dst element for element (then
-    the source is copied to a temporary first, as NumPy does)."""
-    if not isinstance(src, Array) or not may_overlap(dst, src):
-        return False
-    return not (dst._buf.ptr + dst._offset == src._buf.ptr + src._offset and dst._shape == src._shape
-                and dst._strides == src._strides and dst._dtype.itemsize == src._dtype.itemsize)
 
 
 class Array:
@@ -432,8 +341,7 @@ class Array:
         if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
             shape = shape[0]
         if order != "C":
-            from .numpy_api.methods import _reshape_order
-            return _reshape_order(self, shape, order, copy)
+            return self._reshape_order(shape, order, copy)
         shape = _resolve_shape(shape, self._size)
         if self._cc:
             strides = None
@@ -442,9 +350,7 @@ class Array:
         if copy or (strides is None and not self._cc):
             if copy is False:
                 raise ValueError("reshape(copy=False): this layout cannot be reshaped to %r without a copy" % (shape,))
-            src = self if self._cc else _ew.ascontiguous(self)
-            if copy and src is self:
-                src = _ew.ascontiguous(self, force=True)
+            src = self.copy()  # a kernel (methods.py): C-contiguous memory for the new shape
             return src._view(src._offset, shape, None)
         return self._view(self._offset, shape, strides)
 
@@ -514,23 +420,6 @@ class Array:
             keep = [i for i in range(self.ndim) if i not in axes]
         return self._view(self._offset, tuple(self._shape[i] for i in keep), tuple(self._strides[i] for i in keep))
 
-    def ravel(self) -> Array:
-        """The elements in one dimension (a view when possible).
-
-        Examples:
-            >>> pm.asarray([[1, 2], [3, 4]]).ravel()
-            Array([1, 2, 3, 4], dtype=int64)
-        """
-        return self.reshape(-1)
-
-    def flatten(self) -> Array:
-        """A copy of the elements in one dimension.
-
-        Examples:
-            >>> pm.asarray([[1, 2], [3, 4]]).T.flatten()
-            Array([1, 3, 2, 4], dtype=int64)
-        """
-        return self.reshape(-1, copy=True)
 
     def view(self, dtype: DTypeLike = None) -> Array:
         """The same memory seen as another dtype of the same itemsize (or the same dtype).
@@ -648,18 +537,6 @@ class Array:
     def __complex__(self) -> complex:
         return complex(self._scalar(complex))
 
-    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
-        """The Python Array API namespace of pymetal arrays: the pymetal module.
-
-        Examples:
-            >>> pm.zeros(2).__array_namespace__() is pm
-            True
-        """
-        import pymetal
-        if api_version is not None and api_version not in _api.SUPPORTED_VERSIONS:
-            raise ValueError("api_version=%r: pymetal implements the Array API %s (and accepts %s)"
-                             % (api_version, _api.API_VERSION, ", ".join(_api.SUPPORTED_VERSIONS)))
-        return pymetal
 
     def __iter__(self) -> Iterator[Array]:
         if not self._shape:
@@ -685,17 +562,6 @@ class Array:
         raise TypeError("unhashable type: 'pymetal.Array'")
 
     # ---- copies and conversions ---------------------------------------------------
-    def copy(self) -> Array:
-        """A new C-contiguous array with a copy of the data (a kernel).
-
-        Examples:
-            >>> x = pm.asarray([1, 2])
-            >>> y = x.copy()
-            >>> y[0] = 5
-            >>> x, y
-            (Array([1, 2], dtype=int64), Array([5, 2], dtype=int64))
-        """
-        return _ew.ascontiguous(self, force=True)
 
     def __copy__(self) -> Array:
         return self.copy()  # an independent copy, as copy.copy of an ndarray
@@ -709,48 +575,6 @@ class Array:
         from .. import dask as _dask
         return _dask.token(self)
 
-    def __reduce_ex__(self, protocol: Any) -> Any:
-        # The elements in C order, the dtype and the shape. With protocol 5 the bytes go as a
-        # PickleBuffer over the array's own memory, which pickle can send out of band
-        # (dask.distributed does): no copy on the sending side for a C-contiguous array.
-        # Views pickle as their elements only (as NumPy's): the receiver gets a new C-contiguous array.
-        x = self if self._cc else self.copy()
-        host = x.numpy()
-        if protocol >= 5:
-            import pickle
-            data: Any = pickle.PickleBuffer(host.reshape(-1).view(np.uint8) if x._size else b"")  # type: ignore[arg-type]
-        else:
-            data = host.tobytes()
-        return _unpickle, (data, self._dtype, self._shape)
-
-    def astype(self, dtype: DTypeLike, copy: bool = True) -> Array:
-        """The values converted to `dtype` (C casting, as NumPy's astype).
-
-        With copy=False the array itself is returned when it already has that dtype.
-
-        Examples:
-            >>> pm.asarray([1.7, -2.5]).astype(pm.int32)
-            Array([ 1, -2], dtype=int32)
-        """
-        dt = check_dtype(dtype)
-        if dt == self._dtype and not copy:
-            return self
-        if _dt.kind(self._dtype) == "c" and _dt.kind(dt) not in "cb":
-            # The Array API leaves complex -> real casts undefined; NumPy drops the imaginary part.
-            raise TypeError("astype: converting complex64 to %s would drop the imaginary part; "
-                            "use pm.real(x) or pm.abs(x)" % _dt.NAMES[dt])
-        return _ew.astype(self, dt)
-
-    def fill(self, value: Scalar | Array) -> None:
-        """Sets every element to `value` (a kernel).
-
-        Examples:
-            >>> x = pm.empty(3, pm.int32)
-            >>> x.fill(7)
-            >>> x
-            Array([7, 7, 7], dtype=int32)
-        """
-        _ew.fill(self, value)
 
     def to_device(self, device: Device | str | None, /, stream: Any = None) -> Array:
         """The array on `device`: itself (a pymetal device's memory is shared with the CPU).
@@ -765,40 +589,22 @@ class Array:
         return self
 
     # ---- indexing -------------------------------------------------------------------
-    def __getitem__(self, key: Any) -> Array:
-        """Indexing as NumPy's: basic indexing (ints, slices, ``...``, None) gives a view;
-        integer arrays and boolean masks gather (a kernel).
 
-        Examples:
-            >>> x = pm.arange(12).reshape(3, 4)
-            >>> x[1]
-            Array([4, 5, 6, 7], dtype=int64)
-            >>> x[:, ::2]
-            Array([[ 0,  2],
-                   [ 4,  6],
-                   [ 8, 10]], dtype=int64)
-            >>> x[x > 8]
-            Array([ 9, 10, 11], dtype=int64)
-            >>> x[pm.asarray([2, 0]), 1]
-            Array([9, 1], dtype=int64)
-        """
-        return _ix.getitem(self, key)
-
-    def __setitem__(self, key: Any, value: ArrayLike) -> None:
-        """Assignment through an index, as NumPy's (the value is broadcast and converted).
-
-        Examples:
-            >>> x = pm.zeros(5, pm.int32)
-            >>> x[1:3] = 7
-            >>> x[pm.asarray([0, 4])] = pm.asarray([1, 2], dtype=pm.int32)
-            >>> x
-            Array([1, 7, 7, 0, 2], dtype=int32)
-        """
-        _ix.setitem(self, key, value)
 
     if TYPE_CHECKING:
-        # Set on the class by _elementwise.py, _linalg.py, _dlpack.py and _interop.py;
-        # declared here for type checkers.
+        # Bound by methods.py (the kernel-backed methods and the operators); declared here
+        # for type checkers.
+        def copy(self) -> Array: ...
+        def astype(self, dtype: DTypeLike, order: str = "K", casting: str = "unsafe", subok: bool = True,
+                   copy: bool = True) -> Array: ...
+        def fill(self, value: Scalar | Array) -> None: ...
+        def ravel(self, order: str = "C") -> Array: ...
+        def flatten(self, order: str = "C") -> Array: ...
+        def __getitem__(self, key: Any) -> Array: ...
+        def __setitem__(self, key: Any, value: ArrayLike) -> None: ...
+        def __array_namespace__(self, /, *, api_version: str | None = None) -> Any: ...
+        def __reduce_ex__(self, protocol: Any) -> Any: ...
+        def _reshape_order(self, shape: Any, order: str, copy: bool | None) -> Array: ...
         def __add__(self, other: ArrayLike, /) -> Array: ...
         def __radd__(self, other: ArrayLike, /) -> Array: ...
         def __iadd__(self, other: ArrayLike, /) -> Array: ...
@@ -853,7 +659,7 @@ class Array:
         def __dlpack_device__(self) -> tuple[int, int]: ...
         def __array_ufunc__(self, ufunc: Any, method: str, *inputs: Any, **kwargs: Any) -> Any: ...
         def __array_function__(self, func: Any, types: Any, args: Any, kwargs: Any) -> Any: ...
-        # Set on the class by _numpy_methods.py (ndarray's real and imag, writable).
+        # ndarray's real and imag, writable (numpy_api/methods.py).
         @property
         def real(self) -> Array: ...
         @real.setter
@@ -864,347 +670,5 @@ class Array:
         def imag(self, value: Any) -> None: ...
 
 
-# ---- helpers for views -----------------------------------------------------------
-
-def normalize_axis(axis: int, ndim: int) -> int:
-    try:
-        a = operator.index(axis)
-    except TypeError:
-        raise TypeError("axis must be an int, not %r" % (axis,)) from None
-    if not -ndim <= a < ndim:
-        raise np.exceptions.AxisError("axis %d is out of bounds for an array of %d dimensions" % (a, ndim))
-    return a % ndim if ndim else 0
-
-
-def axis_last(ndim, axis):
-    """(permutation moving `axis` last, its inverse): kernels that work along the last axis."""
-    order = [i for i in range(ndim) if i != axis] + [axis]
-    inverse = [0] * ndim
-    for i, a in enumerate(order):
-        inverse[a] = i
-    return order, inverse
-
-
-def _resolve_shape(shape, size):
-    shape = tuple(operator.index(n) for n in shape)
-    unknown = [i for i, n in enumerate(shape) if n == -1]
-    if len(unknown) > 1 or any(n < -1 for n in shape):
-        raise ValueError("reshape: invalid shape %r (at most one -1, no other negative sizes)" % (shape,))
-    known = 1
-    for n in shape:
-        if n != -1:
-            known *= n
-    if unknown:
-        if known == 0 or size % known:
-            raise ValueError("cannot reshape an array of size %d into shape %r" % (size, shape))
-        shape = shape[:unknown[0]] + (size // known,) + shape[unknown[0] + 1:]
-    elif known != size:
-        raise ValueError("cannot reshape an array of size %d into shape %r" % (size, shape))
-    return shape
-
-
-def _nocopy_strides(old_shape, old_strides, new_shape, itemsize):
-    """Strides that view (old_shape, old_strides) as new_shape, or None (NumPy's rule)."""
-    if 0 in old_shape:
-        return c_strides(new_shape, itemsize)
-    dims = [(n, s) for n, s in zip(old_shape, old_strides) if n != 1]
-    od = [n for n, _ in dims]
-    os_ = [s for _, s in dims]
-    nd = list(new_shape)
-    ns = [0] * len(nd)
-    oi, oj, ni, nj = 0, 1, 0, 1
-    while ni < len(nd) and oi < len(od):
-        np_, op = nd[ni], od[oi]
-        while np_ != op:
-            if np_ < op:
-                np_ *= nd[nj]
-                nj += 1
-            else:
-                op *= od[oj]
-                oj += 1
-        for k in range(oi, oj - 1):
-            if os_[k] != od[k + 1] * os_[k + 1]:
-                return None
-        ns[nj - 1] = os_[oj - 1]
-        for k in range(nj - 1, ni, -1):
-            ns[k - 1] = ns[k] * nd[k]
-        ni, nj = nj, nj + 1
-        oi, oj = oj, oj + 1
-    last = ns[ni - 1] if ni >= 1 else itemsize
-    for k in range(ni, len(nd)):
-        ns[k] = last
-    return tuple(ns)
-
-
-# ---- constructors -------------------------------------------------------------------
-
-_LAYOUTS: dict = {}  # (shape, dtype, page size) -> (size, nbytes, C strides, allocator size class)
-_make_array = object.__new__
-
-
-def _new(shape, dt, dev):
-    """A new C-contiguous array from the caching allocator (the hot path of every op)."""
-    key = (shape, dt, dev.page_size)
-    layout = _LAYOUTS.get(key)
-    if layout is None:
-        size = 1
-        for d in shape:
-            size *= d
-        if len(_LAYOUTS) > 4096:
-            _LAYOUTS.clear()
-        nbytes = size * dt.itemsize
-        layout = _LAYOUTS[key] = (size, nbytes, c_strides(shape, dt.itemsize),
-                                  Buffer.size_class(nbytes, dev.page_size, dev.max_buffer_length))
-    a = _make_array(Array)
-    a._buf = Buffer.new(dev, layout[1], layout[3])
-    a._offset = 0
-    a._shape = shape
-    a._dtype = dt
-    a._size = layout[0]
-    a._strides = layout[2]
-    a._cc = True
-    a._np = None
-    a._ro = 0
-    return a
-
-
-def _device(device):
-    if device is None or device == "cpu":
-        return _default_device()
-    from ..runtime.device import Device
-    if not isinstance(device, Device):
-        raise TypeError("device= must be a pymetal Device (pm.device()), not %r" % (device,))
-    return device
-
-
-def empty(shape: ShapeLike, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
-    """A new uninitialised array (float32 unless dtype is given).
-
-    Examples:
-        >>> x = pm.empty((2, 3), pm.int32)
-        >>> x.shape, x.dtype
-        ((2, 3), dtype('int32'))
-    """
-    return _new(normalize_shape(shape), check_dtype(dtype or _dt.default_float), _device(device))
-
-
-def zeros(shape: ShapeLike, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
-    """A new array of zeros (float32 unless dtype is given).
-
-    Examples:
-        >>> pm.zeros((2, 2))
-        Array([[0., 0.],
-               [0., 0.]], dtype=float32)
-    """
-    return full(shape, 0, dtype or _dt.default_float, device=device)
-
-
-def ones(shape: ShapeLike, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
-    """A new array of ones (float32 unless dtype is given).
-
-    Examples:
-        >>> pm.ones(3, pm.int8)
-        Array([1, 1, 1], dtype=int8)
-    """
-    return full(shape, 1, dtype or _dt.default_float, device=device)
-
-
-def _scalar_dtype(value):
-    if isinstance(value, (np.generic, np.ndarray, Array)):
-        return check_dtype(value.dtype)
-    if isinstance(value, bool):
-        return _dt.bool_
-    if isinstance(value, int):
-        return _dt.default_int
-    if isinstance(value, float):
-        return _dt.default_float
-    if isinstance(value, complex):
-        return _dt.complex64
-    raise TypeError("fill value must be a number, not %s" % type(value).__name__)
-
-
-def full(shape: ShapeLike, fill_value: Scalar, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
-    """A new array filled with fill_value (dtype inferred: int -> int64, float -> float32).
-
-    Examples:
-        >>> pm.full((2,), 7)
-        Array([7, 7], dtype=int64)
-        >>> pm.full(2, 0.5)
-        Array([0.5, 0.5], dtype=float32)
-    """
-    dt = check_dtype(dtype) if dtype is not None else _scalar_dtype(fill_value)
-    x = _new(normalize_shape(shape), dt, _device(device))
-    _ew.fill(x, fill_value)
-    return x
-
-
-def _like(a, dtype):
-    return check_dtype(dtype) if dtype is not None else check_dtype(a.dtype)
-
-
-def empty_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
-    """A new uninitialised array of x's shape and dtype (or `dtype`).
-
-    Examples:
-        >>> pm.empty_like(pm.zeros((2, 3), pm.int16)).dtype
-        dtype('int16')
-    """
-    return empty(np.shape(x), _like(x, dtype), device=device)
-
-
-def zeros_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
-    """A new array of zeros of x's shape and dtype (or `dtype`).
-
-    Examples:
-        >>> pm.zeros_like(pm.asarray([1, 2, 3]))
-        Array([0, 0, 0], dtype=int64)
-    """
-    return zeros(np.shape(x), _like(x, dtype), device=device)
-
-
-def ones_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
-    """A new array of ones of x's shape and dtype (or `dtype`).
-
-    Examples:
-        >>> pm.ones_like(pm.asarray([1, 2]), dtype=pm.float32)
-        Array([1., 1.], dtype=float32)
-    """
-    return ones(np.shape(x), _like(x, dtype), device=device)
-
-
-def full_like(x: ArrayLike, /, fill_value: Scalar, dtype: DTypeLike = None, *,
-              device: Device | None = None) -> Array:
-    """A new array of x's shape and dtype (or `dtype`) filled with fill_value.
-
-    Examples:
-        >>> pm.full_like(pm.zeros(2), 3.5)
-        Array([3.5, 3.5], dtype=float32)
-    """
-    return full(np.shape(x), fill_value, _like(x, dtype), device=device)
-
-
-def _unpickle(data, dtype, shape):
-    """The Array of a pickle (Array.__reduce_ex__), writeable as NumPy's. Out-of-band memory that
-    is page-aligned and writeable is used without a copy (as pm.asarray does); anything else is
-    copied into pymetal memory."""
-    if "dask" in sys.modules and "pymetal.dask" not in sys.modules:
-        # A Dask worker receiving its first pymetal chunk: Dask must know pymetal's chunk
-        # functions (divide, numel, concatenate, ...) before it runs a task on it.
-        import pymetal.dask  # noqa: F401
-    return _from_numpy(np.frombuffer(data, dtype=np.uint8).view(dtype).reshape(shape), _default_device())
-
-
-def _default_numpy(a):
-    """Python data with no explicit dtype: float64 -> float32, complex128 -> complex64
-    (no double precision on Apple GPUs)."""
-    if a.dtype.kind == "f" and a.dtype.itemsize == 8:
-        return a.astype(np.float32)
-    if a.dtype.kind == "c" and a.dtype.itemsize == 16:
-        return a.astype(np.complex64)
-    return a
-
-
-def _from_numpy(a, dev, copy=None):
-    check_dtype(a.dtype)
-    n = a.nbytes
-    if copy is not True and n:
-        ptr = data_ptr(a)
-        owned = owner_of(a, ptr)
-        if owned is not None:  # a NumPy view of pymetal memory: share it
-            x = Array(owned[0], owned[1], a.shape, a.dtype, a.strides)
-            if not a.flags.writeable:
-                x._ro = _READONLY_BASE
-            return x
-        if a.flags.c_contiguous and a.flags.writeable and ptr % dev.page_size == 0:  # wrap, no copy
-            return Array(Buffer.wrap(dev, ptr, n, a), 0, a.shape, a.dtype)
-    if copy is False:
-        raise ValueError("asarray(copy=False): this NumPy array cannot be shared without a copy "
-                         "(it is not page-aligned, contiguous and writeable)")
-    x = _new(a.shape, a.dtype, dev)
-    if n:
-        x._buf.host_ready()
-        if a.flags.c_contiguous:
-            _memmove(x._buf.ptr, data_ptr(a), n)
-        else:
-            x._host()[...] = a
-    return x
-
-
-def asarray(obj: Any, /, dtype: DTypeLike = None, *, device: Device | str | None = None,
-            copy: bool | None = None) -> Array:
-    """A pymetal array for obj, sharing memory where possible.
-
-    - a pymetal Array of the same dtype is returned as is (copy=True copies);
-    - a C-contiguous, writeable NumPy array whose data is page-aligned, or a NumPy
-      view of pymetal memory, is used without copying (the result shares memory);
-    - anything else is copied (copy=False then raises ValueError). Python data
-      (lists, floats) with no dtype given: floats become float32, ints int64.
-
-    Examples:
-        >>> pm.asarray([1.0, 2.0])
-        Array([1., 2.], dtype=float32)
-        >>> pm.asarray([1, 2], dtype=pm.uint8)
-        Array([1, 2], dtype=uint8)
-        >>> a = np.zeros(1024, np.float32)
-        >>> x = pm.asarray(a)   # shares a's memory when it is page-aligned, else copies
-        >>> x.shape
-        (1024,)
-    """
-    dev = _device(device)
-    if isinstance(obj, Array):
-        if dtype is None or check_dtype(dtype) == obj._dtype:
-            return obj.copy() if copy else obj
-        if copy is False:
-            raise ValueError("asarray(copy=False): converting %s to %s needs a copy" % (obj._dtype, np.dtype(dtype)))
-        return obj.astype(dtype)
-    if isinstance(obj, np.ndarray):
-        if dtype is not None:
-            dt = check_dtype(dtype)
-            if obj.dtype != dt:
-                if copy is False:
-                    raise ValueError("asarray(copy=False): converting %s to %s needs a copy" % (obj.dtype, dt))
-                obj = obj.astype(dt)
-                copy = None
-        return _from_numpy(obj, dev, copy)
-    if hasattr(obj, "__dlpack__") and not isinstance(obj, np.generic):
-        return _from_numpy(np.from_dlpack(obj), dev, copy)
-    if dtype is not None:
-        a = np.asarray(_host_values(obj), dtype=check_dtype(dtype))
-    elif isinstance(obj, np.generic) or hasattr(obj, "__array__") or hasattr(obj, "__array_interface__"):
-        a = np.asarray(obj)
-    else:
-        a = _default_numpy(np.asarray(_host_values(obj)))
-    if copy is False:
-        raise ValueError("asarray(copy=False): %s has no memory to share" % type(obj).__name__)
-    return _from_numpy(a, dev, True)
-
-
-def _host_values(obj):
-    """Nested Python data with any pymetal arrays in it read to the host."""
-    if isinstance(obj, Array):
-        return obj.numpy()
-    if isinstance(obj, (list, tuple)):
-        return [_host_values(x) for x in obj]
-    return obj
-
-
-def array(obj: Any, dtype: DTypeLike = None, *, device: Device | str | None = None, copy: bool | None = True) -> Array:
-    """A new pymetal array with a copy of obj's data, like np.array.
-
-    Examples:
-        >>> a = np.arange(3, dtype=np.int32)
-        >>> x = pm.array(a)
-        >>> a[0] = 9
-        >>> x
-        Array([0, 1, 2], dtype=int32)
-    """
-    return asarray(obj, dtype=dtype, device=device, copy=copy)
-
-
 # Kernel calls bind Arrays by their buffer (runtime/ knows them only through this seam).
 bindable.register(Array, owner_of)
-
-# The operator and indexing implementations (imported last: they import Array).
-from . import namespace_extras as _api  # noqa: E402
-from . import elementwise as _ew  # noqa: E402
-from . import indexing as _ix  # noqa: E402

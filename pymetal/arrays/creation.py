@@ -9,7 +9,9 @@ import numpy as np
 from .kernels import lookup as _jit
 from . import optable as _ops
 from .. import dtypes as _dt
-from .array import _device, _new
+from ..dtypes import check_dtype
+from .construct import _device, _like, _new, _scalar_dtype
+from .layout import normalize_shape
 from . import elementwise as _ew
 
 TYPE_CHECKING = False
@@ -170,3 +172,70 @@ def meshgrid(*arrays: ArrayLike, indexing: str = "xy") -> list[Array]:
         view[j] = a._size
         out.append(_ew.ascontiguous(a.reshape(-1).reshape(view).broadcast_to(tuple(shape)), force=True))
     return out
+
+
+def full(shape: ShapeLike, fill_value: Scalar, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array filled with fill_value (dtype inferred: int -> int64, float -> float32).
+
+    Examples:
+        >>> pm.full((2,), 7)
+        Array([7, 7], dtype=int64)
+        >>> pm.full(2, 0.5)
+        Array([0.5, 0.5], dtype=float32)
+    """
+    dt = check_dtype(dtype) if dtype is not None else _scalar_dtype(fill_value)
+    x = _new(normalize_shape(shape), dt, _device(device))
+    _ew.fill(x, fill_value)
+    return x
+
+
+def full_like(x: ArrayLike, /, fill_value: Scalar, dtype: DTypeLike = None, *,
+              device: Device | None = None) -> Array:
+    """A new array of x's shape and dtype (or `dtype`) filled with fill_value.
+
+    Examples:
+        >>> pm.full_like(pm.zeros(2), 3.5)
+        Array([3.5, 3.5], dtype=float32)
+    """
+    return full(np.shape(x), fill_value, _like(x, dtype), device=device)
+
+
+def zeros(shape: ShapeLike, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array of zeros (float32 unless dtype is given).
+
+    Examples:
+        >>> pm.zeros((2, 2))
+        Array([[0., 0.],
+               [0., 0.]], dtype=float32)
+    """
+    return full(shape, 0, dtype or _dt.default_float, device=device)
+
+
+def ones(shape: ShapeLike, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array of ones (float32 unless dtype is given).
+
+    Examples:
+        >>> pm.ones(3, pm.int8)
+        Array([1, 1, 1], dtype=int8)
+    """
+    return full(shape, 1, dtype or _dt.default_float, device=device)
+
+
+def zeros_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array of zeros of x's shape and dtype (or `dtype`).
+
+    Examples:
+        >>> pm.zeros_like(pm.asarray([1, 2, 3]))
+        Array([0, 0, 0], dtype=int64)
+    """
+    return zeros(np.shape(x), _like(x, dtype), device=device)
+
+
+def ones_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:
+    """A new array of ones of x's shape and dtype (or `dtype`).
+
+    Examples:
+        >>> pm.ones_like(pm.asarray([1, 2]), dtype=pm.float32)
+        Array([1., 1.], dtype=float32)
+    """
+    return ones(np.shape(x), _like(x, dtype), device=device)

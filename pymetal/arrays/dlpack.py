@@ -32,7 +32,9 @@ import ctypes as C
 import numpy as np
 
 from .. import dtypes as _dt
-from .array import Array, _device, _from_numpy, c_strides
+from .array import Array
+from .construct import _device, _from_numpy
+from .layout import c_strides
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -144,9 +146,6 @@ def _dlpack_device(self: Array) -> tuple[int, int]:
     """
     return (_KDLCPU, 0)
 
-
-Array.__dlpack__ = _dlpack
-Array.__dlpack_device__ = _dlpack_device
 
 
 # ---- import -------------------------------------------------------------------------------

@@ -18,7 +18,9 @@ from . import elementwise_examples as _examples
 from .kernels import lookup as _jit
 from . import optable as _ops
 from .. import dtypes as _dt
-from .array import Array, _new, asarray, check_writeable, overlaps_differently
+from .array import Array, check_writeable
+from .construct import _new, asarray
+from .overlap import overlaps_differently
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -672,21 +674,21 @@ _OPERATORS = {
     "mod": "remainder", "pow": "pow", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
     "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift",
 }
-for _py, _name in _OPERATORS.items():
-    _op, _rop, _iop = _binop(_name)
-    setattr(Array, "__%s__" % _py, _op)
-    setattr(Array, "__r%s__" % _py, _rop)
-    setattr(Array, "__i%s__" % _py, _iop)
+# The operators are bound on Array by methods.py (from _OPERATORS, _binop and these).
+def _neg(self):
+    return unary("negative", self) if self._dtype != _dt.bool_ else _bool_neg()
 
 
-for _cmp, _name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
-                    ("gt", "greater"), ("ge", "greater_equal")):
-    setattr(Array, "__%s__" % _cmp, _binop(_name)[0])
+def _pos(self):
+    return unary("positive", self)
 
-Array.__neg__ = lambda self: unary("negative", self) if self._dtype != _dt.bool_ else _bool_neg()
-Array.__pos__ = lambda self: unary("positive", self)
-Array.__abs__ = lambda self: unary("abs", self)
-Array.__invert__ = lambda self: unary("bitwise_invert", self)
+
+def _abs(self):
+    return unary("abs", self)
+
+
+def _invert(self):
+    return unary("bitwise_invert", self)
 
 
 def _bool_neg():

@@ -18,7 +18,10 @@ import numpy as np
 
 from .kernels import lookup as _jit
 from .. import dtypes as _dt
-from .array import Array, _new, asarray, axis_last, check_writeable, may_overlap, normalize_axis
+from .array import Array, check_writeable
+from .construct import _new, asarray
+from .layout import axis_last, normalize_axis
+from .overlap import may_overlap
 from . import elementwise as _ew
 
 TYPE_CHECKING = False

@@ -17,7 +17,8 @@ import numpy as np
 from . import elementwise as _ew
 from . import optable as _ops
 from .. import dtypes as _dt
-from .array import Array, asarray
+from .array import Array
+from .construct import asarray
 
 _UFUNCS: dict = {}
 for _name, _op in list(_ops.UNARY.items()) + list(_ops.BINARY.items()):
@@ -148,7 +149,9 @@ def _functions():
             if keywords is _LIKE:
                 pm_fn = _with_shape(pm_fn, getattr(pm, pm_name[:-len("_like")]))
             table[fn] = (pm_fn, inspect.signature(fn), positional, keywords)
-    # NumPy's functions pymetal implements with NumPy's signature (pymetal/_numpy_*.py): called as given
+    # NumPy's functions pymetal implements with NumPy's signature (numpy_api/): called as given.
+    # Imported on first dispatch: the table spans the whole namespace, extensions (linalg) included.
+    from .numpy_api import creation as _numpy_creation
     from .numpy_api import functions as _numpy_api
     from .numpy_api import reduce as _numpy_reduce
     from .numpy_api import shapes as _numpy_shapes
@@ -156,7 +159,7 @@ def _functions():
     from .numpy_api import stats as _numpy_stats
     from .numpy_api import ufuncs as _numpy_ufuncs
     from .. import linalg
-    for mod in (_numpy_api, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs):
+    for mod in (_numpy_api, _numpy_creation, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs):
         for name, f in vars(mod).items():
             fn = getattr(np, name, None)
             if getattr(f, "__module__", None) == mod.__name__ and callable(fn) and not isinstance(fn, np.ufunc):
@@ -236,6 +239,3 @@ def _is_default(value, default):
         return True
     return isinstance(value, (str, bool)) and type(value) is type(default) and value == default
 
-
-Array.__array_ufunc__ = _array_ufunc
-Array.__array_function__ = _array_function

@@ -10,7 +10,9 @@ from __future__ import annotations
 import numpy as np
 
 from .. import dtypes as _dt
-from .array import Array, _new, normalize_axis
+from .array import Array
+from .construct import _new
+from .layout import normalize_axis
 from . import elementwise as _ew
 from . import reduce as _red
 
@@ -106,19 +108,12 @@ def _rmatmul(self, other):
     return matmul(other, self) if isinstance(other, _MATMUL_OPERANDS) else NotImplemented
 
 
-Array.__matmul__ = _matmul
-Array.__rmatmul__ = _rmatmul
-
-
 def _imatmul(self, other):
     res = matmul(self, other)
     if res._shape != self._shape:
         raise ValueError("in-place matmul would change the shape from %r to %r" % (self._shape, res._shape))
     _ew.copy_into(res, self)
     return self
-
-
-Array.__imatmul__ = _imatmul
 
 
 def _prod(sizes):

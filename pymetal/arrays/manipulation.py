@@ -7,7 +7,9 @@ import operator
 import numpy as np
 
 from .. import dtypes as _dt
-from .array import Array, _new, normalize_axis
+from .array import Array
+from .construct import _new
+from .layout import normalize_axis
 from . import elementwise as _ew
 from . import indexing as _ix
 

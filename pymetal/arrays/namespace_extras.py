@@ -17,7 +17,8 @@ from collections import namedtuple
 
 from .. import dtypes as _dt
 from . import elementwise as _ew
-from .array import _new, normalize_axis
+from .construct import _new
+from .layout import normalize_axis
 from ..runtime.device import Device, device as _default_device
 
 TYPE_CHECKING = False

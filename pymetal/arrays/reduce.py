@@ -18,7 +18,9 @@ import numpy as np
 from .kernels import lookup as _jit
 from . import optable as _ops
 from .. import dtypes as _dt
-from .array import Array, _new, normalize_axis
+from .array import Array
+from .construct import _new
+from .layout import normalize_axis
 from . import elementwise as _ew
 
 TYPE_CHECKING = False
@@ -447,6 +449,3 @@ def logsumexp(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None, kee
         r = r.reshape(_result_shape(x._shape, _axes(axis, x.ndim), False))
     return r
 
-
-for _m in ("sum", "prod", "max", "min", "all", "any", "argmax", "argmin", "mean", "var", "std"):
-    setattr(Array, _m, globals()[_m])

@@ -10,7 +10,9 @@ number, the count, to size the result.
 from __future__ import annotations
 
 from .. import dtypes as _dt
-from .array import Array, _new, asarray, axis_last, normalize_axis
+from .array import Array
+from .construct import _new, asarray
+from .layout import axis_last, normalize_axis
 from . import elementwise as _ew
 
 TYPE_CHECKING = False

@@ -12,7 +12,8 @@ from __future__ import annotations
 import operator
 
 from ..arrays import elementwise as _ew
-from ..arrays.array import _READONLY_BASE, _extent, normalize_axis, normalize_shape
+from ..arrays.array import _READONLY_BASE
+from ..arrays.layout import _extent, normalize_axis, normalize_shape
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

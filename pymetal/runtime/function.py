@@ -43,7 +43,7 @@ import numpy as np
 from . import bindable, host_args
 from . import native as _native
 from .arguments import bind, count_error, threadgroup_memory as threadgroup_memory_args
-from .scratch import _ARG_SIZE, _BUFFER, _LAUNCH_CONFIG, _pack_2args, _pack_3args, _scratch, _tls
+from .scratch import _BUFFER, _LAUNCH_CONFIG, _pack_2args, _pack_3args, _scratch, _tls
 from .signature import Argument
 
 TYPE_CHECKING = False

@@ -101,7 +101,7 @@ def _prod_ref(a, axis=None):
 @pytest.mark.parametrize("gpu", [False, True], ids=["cpu-shapes", "gpu-shapes"])
 @pytest.mark.parametrize("case", range(len(_PROD_CASES)))
 def test_prod_zero_and_overflow(dev, monkeypatch, gpu, case):
-    monkeypatch.setattr(pm._reduce, "GPU_SHAPES", gpu)
+    monkeypatch.setattr(pm.arrays.reduce, "GPU_SHAPES", gpu)
     a = np.array(_PROD_CASES[case], F32)
     with np.errstate(all="ignore"):
         _same_bits(_prod_ref(a), np.prod(a))  # these cases: NumPy's value is the promised one
@@ -120,7 +120,7 @@ def test_prod_zero_and_overflow(dev, monkeypatch, gpu, case):
 @pytest.mark.parametrize("n", [513, 5000, 100003])
 def test_prod_long_with_zero_and_far_overflow(dev, monkeypatch, gpu, n):
     """Long enough for several chunks: a zero at the start, overflowing values at the end."""
-    monkeypatch.setattr(pm._reduce, "GPU_SHAPES", gpu)
+    monkeypatch.setattr(pm.arrays.reduce, "GPU_SHAPES", gpu)
     a = np.ones(n, F32)
     a[3] = -0.0
     a[-40:] = 1e30

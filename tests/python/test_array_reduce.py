@@ -130,7 +130,7 @@ def test_errors(dev):
                                 np.dtype(np.float16)], ids=dtype_id)
 def test_gpu_shaped_reductions(dev, rng, dt, monkeypatch):
     """The SIMD-group row kernel Apple GPUs use, run here on the CPU backend."""
-    monkeypatch.setattr(pm._reduce, "GPU_SHAPES", True)
+    monkeypatch.setattr(pm.arrays.reduce, "GPU_SHAPES", True)
     for shape, axis in [((1,), None), ((1000,), None), ((70000,), None), ((5, 300), 1), ((3, 4), 0)]:
         a = random(rng, shape, dt, -3, 4)
         x = pm.asarray(a)

@@ -16,7 +16,7 @@ import threading
 
 import numpy as np
 
-from ..array import empty
+from ..construct import empty
 from ...runtime.function import Function
 from ...runtime.library import shaders
 

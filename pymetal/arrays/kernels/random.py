@@ -8,7 +8,7 @@ or of size 1 (stride 0).
 
 import numpy as np
 
-from ..array import empty
+from ..construct import empty
 from . import dtype_name, kernel
 
 __all__ = ["fill"]

@@ -14,7 +14,7 @@ import math
 
 import numpy as np
 
-from ..array import empty
+from ..construct import empty
 from . import Plan, dtype_name, kernel, plan, signature
 
 __all__ = ["sort", "searchsorted"]

@@ -19,7 +19,9 @@ from .. import elementwise as _ew
 from .. import manipulation as _m
 from .. import reduce as _r
 from ... import dtypes as _dt
-from ..array import _READONLY_BASE, Array, _new, normalize_axis
+from ..array import _READONLY_BASE, Array
+from ..construct import _new
+from ..layout import normalize_axis
 from .reduce import _bin, _with_dtype, into
 
 TYPE_CHECKING = False
@@ -470,7 +472,7 @@ def unravel_index(indices: ArrayLike, shape: Any, order: str = "C") -> tuple[Arr
         >>> pm.unravel_index(pm.asarray([5, 7]), (3, 4))
         (Array([1, 1], dtype=int64), Array([1, 3], dtype=int64))
     """
-    from ..array import normalize_shape
+    from ..layout import normalize_shape
     shape = normalize_shape(shape)
     idx = _A(indices)
     if _dt.kind(idx._dtype) not in "iu":
@@ -515,7 +517,7 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: s
         term = _bin("multiply", _ew.astype(i, _dt.int64), int(s))
         res = term if res is None else _bin("add", res, term)
     if res is None:  # no dimensions: index 0, as NumPy's (was None)
-        from ..array import asarray
+        from ..construct import asarray
         return asarray(0, dtype=_dt.int64)
     return res
 
@@ -564,7 +566,7 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = float) -> A
                [1, 1, 0]], dtype=int64)
     """
     from ..creation import tril as _tril
-    from ..array import ones
+    from ..creation import ones
     return _tril(ones((N, N if M is None else M), _dt.check_dtype(dtype)), k=k)
 
 
@@ -577,7 +579,7 @@ def _matrix_shape(arr):
 
 def _tri_indices(n, m, k, lower):
     from ..creation import tril as _tril, triu as _triu
-    from ..array import ones
+    from ..creation import ones
     from ..sorting import nonzero
     mask = ones((n, n if m is None else m), _dt.bool_)
     return nonzero((_tril if lower else _triu)(mask, k=k))

@@ -3,8 +3,8 @@
 ``x.round``, ``x.dot``, ``x.astype(float)`` (Python's float is float32, the default
 float type), ``x.real`` / ``x.imag`` (views, as NumPy's), ``x.reshape(..., order=)``.
 
-The reductions and sorts are the module's NumPy-style functions (_numpy_reduce.py)
-bound as methods; this module binds them all in one place.
+The reductions and sorts are the module's NumPy-style functions (numpy_api/reduce.py);
+_METHODS names what arrays/methods.py binds on Array.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from . import functions as _npa
 from . import reduce as _nr
 from .. import sorting as _s
 from ... import dtypes as _dt
+from ...dtypes import check_dtype
 from ..array import Array, check_writeable
 from .ufuncs import round as _round
 
@@ -26,7 +27,17 @@ if TYPE_CHECKING:
 
     from ..._typing import ArrayLike, DTypeLike, Scalar
 
-_astype = Array.astype
+def _astype(self: Array, dtype: DTypeLike, copy: bool = True) -> Array:
+    """The Array API's astype: C casting; copy=False returns the array itself when it already
+    has that dtype; complex to real is refused."""
+    dt = check_dtype(dtype)
+    if dt == self._dtype and not copy:
+        return self
+    if _dt.kind(self._dtype) == "c" and _dt.kind(dt) not in "cb":
+        # The Array API leaves complex -> real casts undefined; NumPy drops the imaginary part.
+        raise TypeError("astype: converting complex64 to %s would drop the imaginary part; "
+                        "use pm.real(x) or pm.abs(x)" % _dt.NAMES[dt])
+    return _ew.astype(self, dt)
 
 
 def astype(self: Array, dtype: DTypeLike, order: str = "K", casting: str = "unsafe", subok: bool = True,
@@ -242,8 +253,6 @@ _METHODS = {
     "searchsorted": searchsorted, "nonzero": nonzero, "conj": conj, "conjugate": conj, "put": put,
     "tobytes": tobytes, "partition": partition,
 }
-for _name, _fn in _METHODS.items():
-    setattr(Array, _name, _fn)
-# declared as properties in Array's body for type checkers (pymetal/_array.py)
-setattr(Array, "real", property(_real, _real_set))
-setattr(Array, "imag", property(_imag, _imag_set))
+# ndarray's real and imag, writable (declared as properties in Array's body for type checkers)
+REAL = property(_real, _real_set)
+IMAG = property(_imag, _imag_set)

@@ -16,7 +16,9 @@ from .. import manipulation as _m
 from .. import reduce as _r
 from .. import sorting as _s
 from ... import dtypes as _dt
-from ..array import Array, _new, normalize_axis
+from ..array import Array
+from ..construct import _new
+from ..layout import normalize_axis
 from .reduce import _bin, _float
 
 TYPE_CHECKING = False

@@ -22,7 +22,9 @@ from .. import optable as _ops
 from .. import reduce as _r
 from .. import sorting as _s
 from ... import dtypes as _dt
-from ..array import Array, _new, check_writeable, normalize_axis
+from ..array import Array, check_writeable
+from ..construct import _new
+from ..layout import normalize_axis
 from .reduce import _bin, _float, into
 
 TYPE_CHECKING = False
