@@ -36,7 +36,7 @@ from . import dtypes as _dt
 from .arrays import elementwise as _ew
 from .arrays.construct import _new, asarray
 from .arrays.layout import normalize_axis
-from .runtime.library import shaders as _shaders
+from .arrays.kernels import kernel as _kernel
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -128,7 +128,6 @@ def _radix2(a, sign):
     dev = a._buf.device
     if n == 1:
         return _ew.ascontiguous(a, force=True)
-    lib = _shaders(dev)
     tw = _twiddles(n, sign, dev)
     bufs = (_new((rows, n), _dt.complex64, dev), _new((rows, n), _dt.complex64, dev))
     src, ns, i = a, 1, 0
@@ -136,8 +135,8 @@ def _radix2(a, sign):
         radix = 4 if ns * 4 <= n else 2
         dst = bufs[i & 1]
         threads = n // radix
-        lib.function("fft_radix%d" % radix)(src, dst, tw, _PASS.pack(n, ns), grid=(threads, rows),
-                                             threadgroup=(min(threads, _TG), 1))
+        _kernel("fft", "radix%d" % radix, None, dev)(src, dst, tw, _PASS.pack(n, ns), grid=(threads, rows),
+                                                     threadgroup=(min(threads, _TG), 1))
         src, ns, i = dst, ns * radix, i + 1
     return src
 
@@ -147,15 +146,14 @@ def _bluestein(a, sign, scale):
     rows, n = a._shape
     dev = a._buf.device
     m = 1 << (2 * n - 2).bit_length()  # the least power of two >= 2n - 1
-    lib = _shaders(dev)
     chirp = _chirp(n, sign, dev)
     params = _CHIRP.pack(n, m, scale / m, 0)
     padded = _new((rows, m), _dt.complex64, dev)
-    lib.function("fft_chirp_pad")(a, chirp, padded, params, grid=(m, rows), threadgroup=(min(m, _TG), 1))
+    _kernel("fft", "chirp_pad", None, dev)(a, chirp, padded, params, grid=(m, rows), threadgroup=(min(m, _TG), 1))
     spectrum = _ew.binary("multiply", _radix2(padded, -1), _chirp_filter(n, m, sign, dev))
     conv = _radix2(spectrum, 1)  # unscaled inverse: the 1/m is in params
     out = _new((rows, n), _dt.complex64, dev)
-    lib.function("fft_chirp_out")(conv, chirp, out, params, grid=(n, rows), threadgroup=(min(n, _TG), 1))
+    _kernel("fft", "chirp_out", None, dev)(conv, chirp, out, params, grid=(n, rows), threadgroup=(min(n, _TG), 1))
     return out
 
 

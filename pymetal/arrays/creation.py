@@ -27,7 +27,7 @@ def _range(n, start, step, dt, dev):
     out = _new((n,), dt, dev)
     if n:
         acc = np.float32 if _dt.kind(dt) == "f" else dt
-        fn = _jit.kernel(_ops.range_name(dt), "copy", dt)
+        fn = _jit.kernel(_ops.range_name(dt), "copy", dt, dev)
         fn(out, np.array(start).astype(acc)[()], np.array(step).astype(acc)[()], grid=n, threadgroup=min(n, 256))
     return out
 

@@ -193,11 +193,11 @@ def copy_into(src, out):
     if src._shape != out._shape:
         src = src.broadcast_to(out._shape)
     if src._cc and out._cc:
-        fn = _jit.kernel(_ops.copy_name("v", src._dtype, out._dtype), "copy", src._dtype)
+        fn = _jit.kernel(_ops.copy_name("v", src._dtype, out._dtype), "copy", src._dtype, out._buf.device)
         fn(src, out, grid=_grid1(n), threadgroup=_tg1(n))
     else:
         params, grid, tg = strided(out._shape, [elem_strides(src), elem_strides(out)])
-        fn = _jit.kernel(_ops.copy_name("g", src._dtype, out._dtype), "copy", src._dtype)
+        fn = _jit.kernel(_ops.copy_name("g", src._dtype, out._dtype), "copy", src._dtype, out._buf.device)
         fn(src, out, params, grid=grid, threadgroup=tg)
     return out
 
@@ -220,10 +220,10 @@ def fill(x, value):
     if x._size == 0:
         return x
     if x._cc:
-        _jit.kernel(_ops.fill_name("v", dt), "copy", dt)(x, v, grid=_grid1(x._size), threadgroup=_tg1(x._size))
+        _jit.kernel(_ops.fill_name("v", dt), "copy", dt, x._buf.device)(x, v, grid=_grid1(x._size), threadgroup=_tg1(x._size))
     else:
         params, grid, tg = strided(x._shape, [elem_strides(x)])
-        _jit.kernel(_ops.fill_name("g", dt), "copy", dt)(x, v, params, grid=grid, threadgroup=tg)
+        _jit.kernel(_ops.fill_name("g", dt), "copy", dt, x._buf.device)(x, v, params, grid=grid, threadgroup=tg)
     return x
 
 
@@ -247,23 +247,24 @@ def _compute_dtype(op, dt):
                     % (op.name, _dt.NAMES.get(dt, dt), ", ".join(_dt.NAMES[d] for d in _ops.dtypes_of(op.kinds))))
 
 
-_FAST_UNARY: dict = {}  # (name, dtype) -> (Function, result dtype) or False
+_FAST_UNARY: dict = {}  # (name, dtype, device) -> (Function, result dtype) or False
 
 
 def unary(name, x, out=None):
     # Hot path: a contiguous array of a dtype the op computes in, no out=.
     if out is None and type(x) is Array and x._cc:
-        key = (name, x._dtype)
+        dev = x._buf.device
+        key = (name, x._dtype, dev)
         plan = _FAST_UNARY.get(key)
         if plan is None:
             op = _ops.UNARY[name]
             ok = op.functor != "Identity" and _compute_dtype(op, x._dtype) == x._dtype
             plan = _FAST_UNARY[key] = ok and (
-                _jit.kernel(_ops.unary_name("v", name, x._dtype), "unary", x._dtype),
+                _jit.kernel(_ops.unary_name("v", name, x._dtype), "unary", x._dtype, dev),
                 _ops.result_dtype(op, x._dtype))
         if plan:
             n = x._size
-            res = _new(x._shape, plan[1], x._buf.device)
+            res = _new(x._shape, plan[1], dev)
             if n:
                 plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), x, res)
             return res
@@ -284,10 +285,10 @@ def unary(name, x, out=None):
     n = res._size
     if n:
         if x._cc and res._cc:
-            _jit.kernel(_ops.unary_name("v", name, ct), "unary", ct)(x, res, grid=_grid1(n), threadgroup=_tg1(n))
+            _jit.kernel(_ops.unary_name("v", name, ct), "unary", ct, res._buf.device)(x, res, grid=_grid1(n), threadgroup=_tg1(n))
         else:
             params, grid, tg = strided(res._shape, [elem_strides(x), elem_strides(res)])
-            _jit.kernel(_ops.unary_name("g", name, ct), "unary", ct)(x, res, params, grid=grid, threadgroup=tg)
+            _jit.kernel(_ops.unary_name("g", name, ct), "unary", ct, res._buf.device)(x, res, params, grid=grid, threadgroup=tg)
     return _finish(out, res, direct)
 
 
@@ -320,10 +321,10 @@ def _operand_dtype(x):
     return _dt.check_dtype(x.dtype)
 
 
-_FAST: dict = {}  # (name, dtype, dtype or float) -> (Function, result dtype, layout) for the hot path
+_FAST: dict = {}  # (name, dtype, dtype or float, device) -> (Function, result dtype, layout) for the hot path
 
 
-def _fast_plan(name, a, b):
+def _fast_plan(name, a, b, dev):
     """The kernel for `a op b` when no conversion is needed, else False (cached)."""
     op = _ops.BINARY[name]
     tb = type(b)
@@ -338,7 +339,7 @@ def _fast_plan(name, a, b):
     if _compute_dtype(op, ct) != ct:
         return False
     layout = "vs" if tb is float else "vv"
-    fn = _jit.kernel(_ops.binary_name(layout, name, ct), "binary", ct)
+    fn = _jit.kernel(_ops.binary_name(layout, name, ct), "binary", ct, dev)
     return fn, _ops.result_dtype(op, ct), ct.type
 
 
@@ -347,13 +348,14 @@ def binary(name, a, b, out=None):
     if out is None and type(a) is Array and a._cc:
         tb = type(b)
         if (tb is Array and b._cc and a._shape == b._shape) or tb is float:
-            key = (name, a._dtype, b._dtype if tb is Array else tb)
+            dev = a._buf.device
+            key = (name, a._dtype, b._dtype if tb is Array else tb, dev)
             plan = _FAST.get(key)
             if plan is None:
-                plan = _FAST[key] = _fast_plan(name, a, b)
+                plan = _FAST[key] = _fast_plan(name, a, b, dev)
             if plan:
                 n = a._size
-                res = _new(a._shape, plan[1], a._buf.device)
+                res = _new(a._shape, plan[1], dev)
                 if n:
                     if tb is Array:
                         plan[0]._run_arrays(n if n <= _U32_MAX else _grid1(n), a, b, res)
@@ -392,22 +394,22 @@ def binary(name, a, b, out=None):
         return _finish(out, res, direct)
     grid, tg = _grid1(n) if res._cc else 0, _tg1(n)
     if sb and a._cc and res._cc:
-        _jit.kernel(_ops.binary_name("vs", name, ct), "binary", ct)(a, scalar_value(b, ct), res, grid=grid, threadgroup=tg)
+        _jit.kernel(_ops.binary_name("vs", name, ct), "binary", ct, dev)(a, scalar_value(b, ct), res, grid=grid, threadgroup=tg)
     elif sa and b._cc and res._cc:
-        _jit.kernel(_ops.binary_name("sv", name, ct), "binary", ct)(scalar_value(a, ct), b, res, grid=grid, threadgroup=tg)
+        _jit.kernel(_ops.binary_name("sv", name, ct), "binary", ct, dev)(scalar_value(a, ct), b, res, grid=grid, threadgroup=tg)
     elif not sa and not sb and a._cc and b._cc and res._cc and a._shape == b._shape:
-        _jit.kernel(_ops.binary_name("vv", name, ct), "binary", ct)(a, b, res, grid=grid, threadgroup=tg)
+        _jit.kernel(_ops.binary_name("vv", name, ct), "binary", ct, dev)(a, b, res, grid=grid, threadgroup=tg)
     elif not sa and not sb and res._cc and b._size == 1 and a._cc and a._shape == shape:
-        _jit.kernel(_ops.binary_name("vs", name, ct), "binary", ct)(a, b, res, grid=grid, threadgroup=tg)
+        _jit.kernel(_ops.binary_name("vs", name, ct), "binary", ct, dev)(a, b, res, grid=grid, threadgroup=tg)
     elif not sa and not sb and res._cc and a._size == 1 and b._cc and b._shape == shape:
-        _jit.kernel(_ops.binary_name("sv", name, ct), "binary", ct)(a, b, res, grid=grid, threadgroup=tg)
+        _jit.kernel(_ops.binary_name("sv", name, ct), "binary", ct, dev)(a, b, res, grid=grid, threadgroup=tg)
     else:
         if sa:
             a = _scalar_array(a, ct, dev)
         if sb:
             b = _scalar_array(b, ct, dev)
         params, grid, tg = strided(shape, [elem_strides(a, shape), elem_strides(b, shape), elem_strides(res)])
-        _jit.kernel(_ops.binary_name("g", name, ct), "binary", ct)(a, b, res, params, grid=grid, threadgroup=tg)
+        _jit.kernel(_ops.binary_name("g", name, ct), "binary", ct, dev)(a, b, res, params, grid=grid, threadgroup=tg)
     return _finish(out, res, direct)
 
 
@@ -517,7 +519,7 @@ def _ternary(name, cdt, c, x1, x2, dt):
     res = _new(shape, dt, dev)
     if res._size:
         params, grid, tg = strided(shape, [elem_strides(v, shape) for v in ops] + [elem_strides(res)])
-        _jit.kernel(_ops.ternary_name(name, dt), "copy", dt)(ops[0], ops[1], ops[2], res, params, grid=grid, threadgroup=tg)
+        _jit.kernel(_ops.ternary_name(name, dt), "copy", dt, dev)(ops[0], ops[1], ops[2], res, params, grid=grid, threadgroup=tg)
     return res
 
 

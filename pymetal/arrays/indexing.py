@@ -17,6 +17,7 @@ import struct
 import numpy as np
 
 from .kernels import lookup as _jit
+from . import optable as _ops
 from .. import dtypes as _dt
 from .array import Array, check_writeable
 from .construct import _new, asarray
@@ -270,7 +271,7 @@ def take(x: ArrayLike, indices: ArrayLike, /, *, axis: int | None = None) -> Arr
         inner *= d
     out = _new(x._shape[:axis] + idx._shape + x._shape[axis + 1:], x._dtype, x._buf.device)
     if out._size:
-        fn = _jit.kernel("gather_" + _dt.NAMES[x._dtype], "copy", x._dtype)
+        fn = _jit.kernel(_ops.index_name("gather", x._dtype), "copy", x._dtype, x._buf.device)
         grid = (inner, idx._size, outer)
         fn(x, idx, out, _gather_params(n, idx._size, inner, 0), grid=grid, threadgroup=(min(inner, 256), 1, 1))
     return out
@@ -282,7 +283,7 @@ def _scatter(flat, idx, vals):
     if m == 0 or flat._size == 0:
         return
     inner = flat._size // flat._shape[0]
-    fn = _jit.kernel("scatter_" + _dt.NAMES[flat._dtype], "copy", flat._dtype)
+    fn = _jit.kernel(_ops.index_name("scatter", flat._dtype), "copy", flat._dtype, flat._buf.device)
     fn(flat, _ew.ascontiguous(idx), vals, _gather_params(flat._shape[0], m, inner, 0),
        grid=(inner, m, 1), threadgroup=(min(inner, 256), 1, 1))
 
@@ -316,6 +317,6 @@ def take_along_axis(x: ArrayLike, indices: ArrayLike, /, *, axis: int = -1) -> A
     outer = xm._size // n if n else 0
     out = _new(tuple(im._shape), x._dtype, x._buf.device)
     if out._size:
-        fn = _jit.kernel("gather_" + _dt.NAMES[x._dtype], "copy", x._dtype)
+        fn = _jit.kernel(_ops.index_name("gather", x._dtype), "copy", x._dtype, x._buf.device)
         fn(xm, im, out, _gather_params(n, m, 1, 1), grid=(1, m, outer), threadgroup=(1, min(m, 256), 1))
     return out.permute_dims(inv)

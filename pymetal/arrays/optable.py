@@ -184,6 +184,17 @@ def fill_name(layout, dt):
     return "fill_%s_%s" % (layout, _dt.NAMES[dt])
 
 
+def glue_name(family, variant, suffix):
+    """A built-in kernel's name: <family>_<variant>_<suffix>, without the parts that are None
+    (Shaders/matmul.metal, sort, scan, random, fft: precompiled only)."""
+    return "_".join(p for p in (family, variant, suffix) if p)
+
+
+def index_name(kind, dt):
+    """gather_<dtype>, scatter_<dtype>, compact_<dtype> (the copy family)."""
+    return "%s_%s" % (kind, _dt.NAMES[dt])
+
+
 def range_name(dt):
     return "range_v_%s" % _dt.NAMES[dt]
 

@@ -124,7 +124,7 @@ def _run(name, src, outer, n, inner, acc):
             chunk = n if whole else builtins.min(n, _GPU_CHUNK)
             nchunks = -(-n // chunk)
             out = _new((outer, nchunks, 1), acc, dev)
-            fn = _jit.kernel(_ops.reduce_name("row_simd", name, dt), "reduce", dt)
+            fn = _jit.kernel(_ops.reduce_name("row_simd", name, dt), "reduce", dt, dev)
             fn(x, out, _PARAMS.pack(n, 1, chunk, nchunks), groups=(nchunks, outer), threadgroup=_GPU_TG)
             if nchunks == 1:
                 return out
@@ -134,7 +134,7 @@ def _run(name, src, outer, n, inner, acc):
         nchunks, params, grid, tg = _geometry(outer, n, inner, cols, whole)
         shape = "row" if inner == 1 else "col1" if cols == 1 else "col"
         out = _new((outer, nchunks, inner), acc, dev)
-        fn = _jit.kernel(_ops.reduce_name(shape, name, dt), "reduce", dt)
+        fn = _jit.kernel(_ops.reduce_name(shape, name, dt), "reduce", dt, dev)
         fn(x, out, params, grid=grid, threadgroup=tg)
         if nchunks == 1:
             return out
@@ -208,7 +208,7 @@ def _arg(name, x, axis=None, keepdims=False):
         kind = "row" if inner == 1 else "col"
         ov = _new((outer, nchunks, inner), dt, dev)
         oi = _new((outer, nchunks, inner), _dt.int64, dev)
-        fn = _jit.kernel(_ops.argreduce_name(kind, name, dt, has_idx), "reduce", dt)
+        fn = _jit.kernel(_ops.argreduce_name(kind, name, dt, has_idx), "reduce", dt, dev)
         fn(vals, idx, ov, oi, params, grid=grid, threadgroup=tg)
         if nchunks == 1:
             return oi.reshape(shape)

@@ -10,6 +10,8 @@ number, the count, to size the result.
 from __future__ import annotations
 
 from .. import dtypes as _dt
+from . import optable as _ops
+from .kernels import lookup as _jit
 from .array import Array
 from .construct import _new, asarray
 from .layout import axis_last, normalize_axis
@@ -189,8 +191,6 @@ def cumulative_prod(x: ArrayLike, /, *, axis: int | None = None, dtype: DTypeLik
 def _compact(values, keep):
     """values[keep] for 1-D contiguous arrays: a running count (scan kernel), one
     host read of the total (the result's size depends on the data), a compaction kernel."""
-    from .kernels import lookup as _jit
-
     n = values._size
     if n == 0:
         return _new((0,), values._dtype, values._buf.device)
@@ -198,7 +198,7 @@ def _compact(values, keep):
     total = int(pos[n - 1])
     out = _new((total,), values._dtype, values._buf.device)
     if total:
-        fn = _jit.kernel("compact_" + _dt.NAMES[values._dtype], "copy", values._dtype)
+        fn = _jit.kernel(_ops.index_name("compact", values._dtype), "copy", values._dtype, values._buf.device)
         fn(values, keep, pos, out, grid=n, threadgroup=min(n, 256))
     return out
 

@@ -61,7 +61,8 @@ def test_generated_kernel_file_is_current():
 def test_first_use_compiles_a_family_from_the_templates(dev):
     name = _ops.unary_name("v", "exp", pm.float16)
     assert name not in pm.shaders().functions  # not precompiled
-    fn = _jit.kernel(name, "unary", pm.float16)
+    fn = _jit.kernel(name, "unary", pm.float16, dev)
+    assert _jit.kernel(name, "unary", pm.float16, dev) is fn  # one Function per (device, name)
     assert fn.name == name
     x = pm.asarray(np.linspace(-2, 2, 100).astype(np.float16))
     assert_same(pm.exp(x), np.exp(x.numpy().astype(np.float32)).astype(np.float16))

@@ -17,8 +17,8 @@ import threading
 import numpy as np
 
 from ..construct import empty
-from ...runtime.function import Function
-from ...runtime.library import shaders
+from ..optable import glue_name
+from . import lookup as _lookup
 
 __all__ = ["Plan", "bfloat16", "dtype_name", "kernel", "plan", "scratch",
            "signature"]
@@ -36,21 +36,9 @@ def dtype_name(dtype, what):
 
 
 def kernel(family, variant, dtype_suffix, device):
-    """The shader library's kernel <family>_<variant>_<dtype> (<family>_<dtype>
-    without a variant)."""
-    parts = (family, variant, dtype_suffix) if variant else (family, dtype_suffix)
-    key = (id(device), "_".join(parts))
-    fn = _own.get(key)
-    if fn is None:
-        library = shaders(device)
-        library.function(key[1])  # FunctionNotFoundError naming the others
-        # The library's own Function: views are passed with their strides in the
-        # parameters, scratch memory as bytes (users' lib.function() stays checked).
-        fn = _own.setdefault(key, Function(library, key[1], own=True))
-    return fn
-
-
-_own: dict = {}
+    """The shader library's kernel <family>_<variant>_<dtype> (optable.glue_name), through the
+    array library's one lookup (lookup.py)."""
+    return _lookup.kernel(glue_name(family, variant, dtype_suffix), None, None, device)
 
 
 _tls = threading.local()

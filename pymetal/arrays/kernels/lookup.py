@@ -1,24 +1,28 @@
-"""Finding the array library's kernels: precompiled, or compiled on first use.
+"""The array library's one kernel lookup: precompiled, or compiled on first use.
 
-``kernel(name, family, dtype)`` returns the Function `name`. It comes from the
-shader library when precompiled (Shaders/array_kernels.metal); otherwise the
-whole family of kernels for that dtype is instantiated from the same templates
-(Shaders/*.h inlined, plus the instantiation lines of pymetal/_ops.py),
-compiled once, and kept in the disk cache of compiled kernels, so a later
-process loads it in milliseconds.
+``kernel(name, family, dtype, device)`` returns the Function `name` on `device`
+(its names come from the op table, optable.py). It comes from the device's
+shader library when precompiled (Shaders/*.metal, array_kernels.metal among
+them); otherwise the whole family of kernels for that dtype is instantiated
+from the same templates (Shaders/*.h inlined, plus the instantiation lines of
+optable.py), compiled once per device, and kept in the disk cache of compiled
+kernels, so a later process loads it in milliseconds. Built-in kernels that
+are only precompiled (matmul, sort, scan, random, fft) pass family=None.
 """
 
 import os
 import threading
 
 from .. import optable as _ops
+from ...runtime import library as _library
 from ...runtime.device import device as _default_device, renew_lock_after_fork
+from ...runtime.function import Function
 
 _lock = threading.Lock()
 renew_lock_after_fork(__name__, "_lock")
-_functions: dict = {}   # name -> Function
-_families: dict = {}    # (family, dtype) -> Library
-_precompiled = None
+_functions: dict = {}   # device -> {name -> Function}
+_families: dict = {}    # (device, family, dtype) -> Library
+_precompiled: dict = {}  # device -> names in its shader library
 
 
 def shaders_dir():
@@ -55,35 +59,36 @@ def family_source(family, dt):
     return inline_header(_ops.HEADERS[family]) + "\n" + "\n".join(_ops.family_lines(family, dt).values()) + "\n"
 
 
-def kernel(name, family, dt):
-    fn = _functions.get(name)
-    if fn is not None:
-        return fn
+def kernel(name, family, dt, device):
+    """The array library's Function `name` on `device` (a kernel of `family` for dtype dt;
+    family None: a precompiled kernel only)."""
+    try:
+        return _functions[device][name]  # the hot path: two lookups
+    except KeyError:
+        pass
     with _lock:
-        fn = _functions.get(name)
+        fns = _functions.setdefault(device, {})
+        fn = fns.get(name)
         if fn is None:
-            fn = _load(name, family, dt)
-            _functions[name] = fn
+            fn = fns[name] = _load(name, family, dt, device)
     return fn
 
 
-def _load(name, family, dt):
-    global _precompiled
-    dev = _default_device()
-    # At call time: library and function import _array -> _elementwise -> this module.
-    from ...runtime import library as _library
-    from ...runtime.function import Function
-
+def _load(name, family, dt, dev):
     lib = _library.shaders(dev)
-    if _precompiled is None:
-        _precompiled = frozenset(lib.functions)
-    if name in _precompiled:
+    names = _precompiled.get(dev)
+    if names is None:
+        names = _precompiled[dev] = frozenset(lib.functions)
+    # The library's own Function: views are passed with their strides in the parameters,
+    # scratch memory as bytes (users' lib.function() stays checked).
+    if name in names:
         return Function(lib, name, own=True)
-    key = (family, dt)
+    if family is None:
+        lib.function(name)  # FunctionNotFoundError naming the others
+    key = (dev, family, dt)
     flib = _families.get(key)
     if flib is None:
-        flib = _library.compile(family_source(family, dt), device=dev)
-        _families[key] = flib
+        flib = _families[key] = _library.compile(family_source(family, dt), device=dev)
     return Function(flib, name, own=True)
 
 
@@ -91,7 +96,7 @@ def _warm_one(job):
     family, name = job
     dt = _ops.ALL_DTYPES[[_ops._dt.NAMES[d] for d in _ops.ALL_DTYPES].index(name)]
     lines = _ops.family_lines(family, dt)
-    kernel(next(iter(lines)), family, dt)
+    kernel(next(iter(lines)), family, dt, _default_device())
     return family, name
 
 
