@@ -100,7 +100,7 @@ docs: $(STAMP)
 	@$(PY) -c "import mkdocs, mkdocstrings" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
 	$(PY) -m mkdocs build --strict
 
-# A long fuzz of the C ABI (tests/python/test_c_abi.py runs a short one): a crash fails it.
+# A long fuzz of the C ABI (tests/python/runtime/test_c_abi.py runs a short one): a crash fails it.
 fuzz: build
 	$(PY) scripts/fuzz_abi.py --calls 300000 --all-strings
 

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 # The C ABI's constants and records, as Sources/CPyMetal/include/pymetal.h
-# defines them (tests/python/test_c_abi.py compiles a C program that prints the
+# defines them (tests/python/runtime/test_c_abi.py compiles a C program that prints the
 # header's values and layouts and compares them with these).
 ABI_VERSION = 3
 

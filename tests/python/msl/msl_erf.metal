@@ -5,7 +5,7 @@
 //   |x| < 0.921875: erf(x) = x * P(x^2)
 //   otherwise:      erf(|x|) = 1 - exp(Q(|x| - 2.42) - x^2), Q ~ log(erfc(t)) + t^2,
 //                   with |x| clamped to 3.92 (erf rounds to 1 in float beyond).
-// Used by tests/python/test_msl_math_accuracy.py and scripts/bench_math.py.
+// Used by tests/python/msl/test_msl_math_accuracy.py and scripts/bench_math.py.
 static inline float erf(float x) {
     float t = fabs(x), s = x * x;
     float p = 8.370424293e-05f;

@@ -20,7 +20,7 @@ import pytest
 
 import pymetal as pm
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 # A kernel whose result names it: x[i] = 2 * x[i] + TAG.
 PROLOGUE = textwrap.dedent("""

@@ -11,7 +11,7 @@ import pytest
 import pymetal as pm
 from pymetal.runtime import native as _native
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def test_device_properties(dev):

@@ -22,6 +22,7 @@ import numpy as np
 import pytest
 
 import pymetal as pm
+from msl_kernels import compile_mode
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 MODES = ["default", "fibers"]
@@ -138,9 +139,7 @@ kernel void own_order(device const float* x [[buffer(0)]], device float* out [[b
 
 
 def _lib(mode):
-    if mode not in _LIBS:
-        _LIBS[mode] = pm.compile(HEADER + SRC, defines={"PM_NO_LOCKSTEP": None} if mode == "fibers" else None)
-    return _LIBS[mode]
+    return compile_mode(HEADER + SRC, mode)
 
 
 def _ints(seed, shape, lo=-3, hi=4):

@@ -33,11 +33,12 @@ import numpy as np
 import pytest
 
 import pymetal as pm
+from msl_kernels import compile_mode
 
 
 def _bench_source():
     """scripts/bench_gpu_patterns.py's kernels (sum1, sum4, argmax): what the benchmark times is tested here."""
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "scripts", "bench_gpu_patterns.py")
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "scripts", "bench_gpu_patterns.py")
     spec = importlib.util.spec_from_file_location("bench_gpu_patterns", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -360,7 +361,7 @@ kernel void tile2d(device const float* x [[buffer(0)]], device float* out [[buff
 # and with PM_NO_LOCKSTEP (every kernel one fiber per thread).
 @pytest.fixture(scope="module", params=["default", "fibers"])
 def llib(dev, request):
-    return pm.compile(SRC, defines={"PM_NO_LOCKSTEP": None} if request.param == "fibers" else None)
+    return compile_mode(SRC, request.param)
 
 
 def _ints(seed, n, lo=-100, hi=100):

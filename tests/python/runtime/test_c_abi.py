@@ -8,7 +8,7 @@ import pytest
 
 import pymetal as pm
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
+ROOT = pathlib.Path(__file__).resolve().parents[3]
 HEADER_DIR = ROOT / "Sources/CPyMetal/include"
 
 

@@ -46,15 +46,15 @@ import numpy as np
 import pytest
 
 import pymetal as pm
+from msl_kernels import compile_mode
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 MODES = ["default", "fibers"]
 
 
-@functools.lru_cache(maxsize=None)
 def _lib(source, mode):
     """The library of HEADER + source, compiled by default (lockstep where possible) or on fibers."""
-    return pm.compile(HEADER + source, defines={"PM_NO_LOCKSTEP": None} if mode == "fibers" else None)
+    return compile_mode(HEADER + source, mode)
 
 
 def _fixed(reason):

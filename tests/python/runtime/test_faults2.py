@@ -15,9 +15,11 @@ import numpy as np
 import pytest
 
 import pymetal as pm
+
+import msl_kernels
 from pymetal.runtime import native as _native
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 
 def run_child(code, env=None, timeout=120):
@@ -67,12 +69,7 @@ def test_user_swift_backtrace_setting_is_kept():
 
 # --- 7: no fixed limit on threads that ran kernels --------------------------------------------------------------
 
-SPIN = r'''
-kernel void spin(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-    while (a[0] == 0) { a[i + 1] += 1; }
-}
-kernel void add_one(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] += 1; }
-'''
+SPIN = msl_kernels.source("spin.metal")
 
 
 def test_timeout_reaches_every_pool_thread():

@@ -18,7 +18,9 @@ import textwrap
 
 import pytest
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import msl_kernels
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 PRELUDE = r'''
 import itertools, os, signal, sys, threading, time
@@ -32,10 +34,7 @@ kernel void slow(device const float *a [[buffer(0)]], device float *out [[buffer
     for (int k = 0; k < n; k++) acc = acc * 0.999f + a[(i + k) % 64];
     out[i] = acc;
 }
-kernel void spin(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-    while (a[0] == 0) { a[i + 1] += 1; }   // until the time limit stops it
-}
-"""
+@SPIN@"""
 lib = pm.compile(SRC)
 
 def child_body():
@@ -91,6 +90,7 @@ def fork_while(target, threads, forks):
         for t in ts:
             t.join()
 '''
+PRELUDE = PRELUDE.replace("@SPIN@", msl_kernels.source("spin.metal"))  # tests/python/msl/kernels/
 
 
 def _run(body, timeout=400):

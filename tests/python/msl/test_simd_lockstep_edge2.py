@@ -38,6 +38,7 @@ import numpy as np
 import pytest
 
 import pymetal as pm
+from msl_kernels import compile_mode
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 MODES = ["default", "fibers"]
@@ -46,10 +47,7 @@ _LIBS = {}
 
 def _lib(source, mode):
     """The library of HEADER + source, compiled by default (lockstep where possible) or on fibers."""
-    key = (source, mode)
-    if key not in _LIBS:
-        _LIBS[key] = pm.compile(HEADER + source, defines={"PM_NO_LOCKSTEP": None} if mode == "fibers" else None)
-    return _LIBS[key]
+    return compile_mode(HEADER + source, mode)
 
 
 def _fixed(reason):

@@ -18,7 +18,9 @@ import pytest
 
 import pymetal as pm
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+import msl_kernels
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 
 # Shared by the children: the faulting kernels and a correct one to run after.
 KERNELS = r'''
@@ -49,10 +51,7 @@ kernel void big_local(device int *a [[buffer(0)]], uint i [[thread_position_in_g
     threadgroup_barrier(mem_flags::mem_threadgroup);
     a[i] = local[i * 1000 % 262144] + t;
 }
-kernel void spin(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) {
-    while (a[0] == 0) { a[i + 1] += 1; }      // has side effects: not removed by the compiler
-}
-'''
+''' + msl_kernels.source("spin.metal")
 
 PRELUDE = '''
 import sys, time, numpy as np, pymetal as pm
