@@ -104,7 +104,7 @@ docs: $(STAMP)
 fuzz: build
 	$(PY) scripts/fuzz_abi.py --calls 300000 --all-strings
 
-# A long differential fuzz of the array library against NumPy (tests/python/
+# A long differential fuzz of the array library against NumPy (tests/python/arrays/
 # test_differential.py runs a fixed sample): FUZZ_MINUTES (default 30) of random
 # programs; each distinct failure is printed once as a minimal reproduction.
 fuzz-arrays: build

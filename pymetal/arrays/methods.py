@@ -112,7 +112,7 @@ def __reduce_ex__(self, protocol: Any) -> Any:
     x = self if self._cc else self.copy()
     host = x.numpy()
     if protocol >= 5:
-        data: Any = pickle.PickleBuffer(host.reshape(-1).view(np.uint8) if x._size else b"")  # type: ignore[arg-type]
+        data: Any = pickle.PickleBuffer(host.reshape(-1).view(np.uint8) if x._size else b"")
     else:
         data = host.tobytes()
     return _unpickle, (data, self._dtype, self._shape)

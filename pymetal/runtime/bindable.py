@@ -12,12 +12,16 @@ Until then nothing is an array of the library: custom kernels take NumPy
 arrays, buffer-protocol objects and scalars.
 """
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 class _NoArrays:
     """Matches no argument (no array library registered)."""
 
 
-array_type: type = _NoArrays
+array_type: Any = _NoArrays  # Any: its objects' private attributes are read by the engine
 
 
 def owner_of(a, ptr):

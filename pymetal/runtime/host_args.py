@@ -45,7 +45,7 @@ class _Staged(NamedTuple):
     back: bool       # copy the results back (writeable, and the kernel may write it)
     position: int    # the argument's position in the call
     aligned: bool    # NumPy's aligned flag (an unaligned array is never wrapped)
-    index: int       # the [[buffer(n)]] index it is bound to
+    binding: int     # the [[buffer(n)]] index it is bound to
 
 
 class _HostArgs:
@@ -156,8 +156,8 @@ class _HostArgs:
             for st in moved:
                 self.staged.remove(st)
             for st in moved:
-                if not self._in_place(st.ptr, st.nbytes, st.position, st.index):
-                    self._copy(st.ptr, st.nbytes, st.position, st.index, True, True)
+                if not self._in_place(st.ptr, st.nbytes, st.position, st.binding):
+                    self._copy(st.ptr, st.nbytes, st.position, st.binding, True, True)
         _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, index, w.handle, ptr - w.first, 0, 0)
         return True
 
