@@ -118,7 +118,7 @@ def cmd_cache(args):
 
 
 def cmd_bench(args):
-    from . import _bench
+    from . import _bench  # at call time: benchmarks only (imports the arrays, NumPy)
 
     results = _bench.run(quick=args.quick)
     if args.plot:

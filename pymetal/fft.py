@@ -37,6 +37,10 @@ from .arrays import elementwise as _ew
 from .arrays.construct import _new, asarray
 from .arrays.layout import normalize_axis
 from .arrays.kernels import kernel as _kernel
+from .arrays.manipulation import concat, flip, roll
+from .arrays.sorting import _last_axis
+from .arrays.namespace_extras import conj, real
+from .arrays.creation import arange
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -165,7 +169,6 @@ def _scale(n, inverse, norm):
 
 def _resize(x, axis, n):
     """x truncated or zero-padded to length n along axis."""
-    from .arrays.manipulation import concat
 
     have = x._shape[axis]
     if n is None or n == have:
@@ -179,7 +182,6 @@ def _resize(x, axis, n):
 
 def _c2c(x, n, axis, norm, inverse):
     """The complex transform of complex64 x along axis (length n after resizing)."""
-    from .arrays.sorting import _last_axis
 
     axis = normalize_axis(axis, x.ndim)
     x = _resize(x, axis, n)
@@ -214,8 +216,6 @@ def _rfft(x, n, axis, norm):
 
 def _irfft(x, n, axis, norm):
     """Real inverse: the Hermitian spectrum of length n from its first n//2 + 1 terms."""
-    from .arrays.namespace_extras import conj, real
-    from .arrays.manipulation import concat, flip
 
     axis = normalize_axis(axis, x.ndim)
     if n is None:
@@ -285,7 +285,6 @@ def hfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
         >>> pm.fft.hfft(pm.asarray([1.0, 0.0, 0.0]))
         Array([1., 1., 1., 1.], dtype=float32)
     """
-    from .arrays.namespace_extras import conj
     return _irfft(conj(_as("hfft", x, "c")), _n(n), axis, _SWAP[_norm(norm)])
 
 
@@ -296,7 +295,6 @@ def ihfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm =
         >>> pm.fft.ihfft(pm.asarray([1.0, 1.0, 1.0, 1.0])).numpy().real
         array([1., 0., 0.], dtype=float32)
     """
-    from .arrays.namespace_extras import conj
     return conj(_rfft(_as("ihfft", x, "f"), _n(n), axis, _SWAP[_norm(norm)]))
 
 
@@ -400,8 +398,6 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devic
         >>> pm.fft.fftfreq(4)
         Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)
     """
-    from .arrays.creation import arange
-    from .arrays.manipulation import roll
 
     n = _n(n)
     dt = _freq_dtype(dtype)
@@ -416,7 +412,6 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devi
         >>> pm.fft.rfftfreq(4, d=0.5)
         Array([0. , 0.5, 1. ], dtype=float32)
     """
-    from .arrays.creation import arange
 
     n = _n(n)
     dt = _freq_dtype(dtype)
@@ -425,7 +420,6 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devi
 
 
 def _shift(x, axes, sign):
-    from .arrays.manipulation import roll
 
     x = _ew.as_array(x)
     if axes is None:

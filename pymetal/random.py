@@ -35,6 +35,9 @@ from .arrays.manipulation import ascontiguousarray, broadcast_to
 from .runtime.device import resolve
 from .arrays.reduce import any as _any
 from .dtypes import bfloat16
+from .arrays.elementwise import FUNCTIONS
+from .arrays.indexing import take
+from .arrays.sorting import argsort, cumulative_sum, searchsorted
 
 __all__ = [
     "Generator", "default_rng", "seed", "rand", "randn", "randint", "random", "random_sample", "normal",
@@ -328,7 +331,6 @@ class Generator:
         a = x if isinstance(x, Array) else asarray(x)
         if a.ndim == 0:
             raise ValueError("pm.random: permutation() of a 0-d array: pass an int or an array with a dimension")
-        from .arrays.indexing import take
         return take(a, self._order(a.shape[axis]), axis=axis)
 
     def shuffle(self, x: Any, axis: int = 0) -> None:
@@ -350,7 +352,6 @@ class Generator:
     def _order(self, n):
         """A random permutation of range(n): the order of random 64-bit keys (ties, about
         n**2 / 2**65 of them, keep index order)."""
-        from .arrays.sorting import argsort
         keys = self._draw("integers", (n,), np.dtype(np.uint64), low=0, range_=0)
         return argsort(keys, stable=True).astype(np.int64)
 
@@ -365,7 +366,6 @@ class Generator:
             >>> pm.random.default_rng(0).choice(pm.asarray([10, 20]), size=4, p=[0.0, 1.0])
             Array([20, 20, 20, 20], dtype=int64)
         """
-        from .arrays.indexing import take
         pop = None if isinstance(a, (int, np.integer)) else (a if isinstance(a, Array) else asarray(a))
         if pop is not None and pop.ndim == 0:
             raise ValueError("a must be a positive integer or an array with at least one dimension")
@@ -389,7 +389,6 @@ class Generator:
             if p is None:
                 idx = self.integers(0, n, size=shape) if n else empty(shape, np.int64)
             else:
-                from .arrays.sorting import cumulative_sum, searchsorted
                 cdf = cumulative_sum(p)
                 u = self.random(shape) * cdf[-1]
                 idx = searchsorted(cdf, u, side="right").astype(np.int64)
@@ -403,8 +402,6 @@ class Generator:
                 if int((p > 0).sum()) < k:
                     raise ValueError("Fewer non-zero entries in p than size")
                 # Efraimidis and Spirakis: the k largest of log(u) / p.
-                from .arrays.sorting import argsort
-                from .arrays.elementwise import FUNCTIONS
                 keys = FUNCTIONS["log"](self.random(n)) / p
                 idx = argsort(-keys, stable=True)[:k].astype(np.int64).reshape(shape)
         if pop is None:
@@ -414,7 +411,6 @@ class Generator:
 
 
 def _minimum(x, bound):
-    from .arrays.elementwise import FUNCTIONS
     return FUNCTIONS["minimum"](x, bound)
 
 

@@ -13,7 +13,7 @@ import numpy as np
 from .. import dtypes as _dt
 from ..dtypes import check_dtype
 from ..runtime.buffer import Buffer
-from ..runtime.device import device as _default_device
+from ..runtime.device import device as _default_device, Device
 from .array import _READONLY_BASE, Array, data_ptr, owner_of
 from .layout import c_strides, normalize_shape
 
@@ -61,7 +61,6 @@ def _new(shape, dt, dev):
 def _device(device):
     if device is None or device == "cpu":
         return _default_device()
-    from ..runtime.device import Device
     if not isinstance(device, Device):
         raise TypeError("device= must be a pymetal Device (pm.device()), not %r" % (device,))
     return device

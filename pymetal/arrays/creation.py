@@ -13,6 +13,7 @@ from ..dtypes import check_dtype
 from .construct import _device, _like, _new, _scalar_dtype
 from .layout import normalize_shape
 from . import elementwise as _ew
+from .namespace_extras import complex_from_parts
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -74,7 +75,6 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
         start, stop = complex(start), complex(stop)
         re = linspace(start.real, stop.real, num, device=device, endpoint=endpoint)
         im = linspace(start.imag, stop.imag, num, device=device, endpoint=endpoint)
-        from .namespace_extras import complex_from_parts
         return complex_from_parts(re, im)
     dt = _dt.check_dtype(dtype or _dt.default_float)
     if num < 0:

@@ -24,6 +24,7 @@ from .construct import _new, asarray
 from .layout import axis_last, normalize_axis
 from .overlap import may_overlap
 from . import elementwise as _ew
+from .sorting import nonzero
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -120,7 +121,6 @@ def _basic(x, entries):
                 if tuple(k.shape) != tuple(x._shape[src:src + k.ndim]):
                     raise IndexError("boolean index of shape %r does not match the indexed dimensions %r"
                                      % (tuple(k.shape), x._shape[src:src + k.ndim]))
-                from .sorting import nonzero  # a pymetal mask stays on the device (kernels)
                 for i, ix in enumerate(nonzero(k) if isinstance(k, Array) else np.nonzero(k)):
                     adv.append((len(shape), ix))
                     shape.append(x._shape[src + i])

@@ -19,6 +19,10 @@ from . import optable as _ops
 from .. import dtypes as _dt
 from .array import Array
 from .construct import asarray
+from . import linear_algebra as _linalg
+from .numpy_api import (
+    creation as _numpy_creation, functions as _numpy_api, reduce as _numpy_reduce, shapes as _numpy_shapes, signal as _numpy_signal, stats as _numpy_stats, ufuncs as _numpy_ufuncs,
+)
 
 _UFUNCS: dict = {}
 for _name, _op in list(_ops.UNARY.items()) + list(_ops.BINARY.items()):
@@ -51,7 +55,6 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
                 return _ew.unary(name, inputs[0], target)
             return _ew.binary(name, inputs[0], inputs[1], target)
     if method == "__call__" and ufunc in _GUFUNCS and simple and out is None:
-        from . import linear_algebra as _linalg
         return getattr(_linalg, _GUFUNCS[ufunc])(*inputs)
     if (method != "__call__" and name is not None and hasattr(_ew.FUNCTIONS.get(name), method)
             and isinstance(inputs[0], Array)):
@@ -138,7 +141,7 @@ _SPECS = {
 def _functions():
     import inspect
 
-    import pymetal as pm
+    import pymetal as pm  # at call time: the face: NumPy's functions map onto the whole namespace
     # NumPy function: (pymetal function, NumPy's signature, positional names, keyword map);
     # the last three None for a function called with the arguments as given
     table: dict[Any, tuple[Callable[..., Any], inspect.Signature | None, tuple[str, ...] | None, object]] = {}
@@ -151,14 +154,7 @@ def _functions():
             table[fn] = (pm_fn, inspect.signature(fn), positional, keywords)
     # NumPy's functions pymetal implements with NumPy's signature (numpy_api/): called as given.
     # Imported on first dispatch: the table spans the whole namespace, extensions (linalg) included.
-    from .numpy_api import creation as _numpy_creation
-    from .numpy_api import functions as _numpy_api
-    from .numpy_api import reduce as _numpy_reduce
-    from .numpy_api import shapes as _numpy_shapes
-    from .numpy_api import signal as _numpy_signal
-    from .numpy_api import stats as _numpy_stats
-    from .numpy_api import ufuncs as _numpy_ufuncs
-    from .. import linalg
+    from .. import linalg  # at call time: pm.linalg: an extension over arrays/
     for mod in (_numpy_api, _numpy_creation, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs):
         for name, f in vars(mod).items():
             fn = getattr(np, name, None)

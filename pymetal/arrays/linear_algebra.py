@@ -15,6 +15,8 @@ from .construct import _new
 from .layout import normalize_axis
 from . import elementwise as _ew
 from . import reduce as _red
+from .kernels import matmul as _mm
+from .namespace_extras import complex_from_parts, imag, real
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -47,7 +49,6 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Array:
         Array([[ 7., 10.],
                [15., 22.]], dtype=float32)
     """
-    from .kernels import matmul as _mm
 
     a, b = _ew.as_array(x1), _ew.as_array(x2)
     if a.ndim == 0 or b.ndim == 0:
@@ -89,7 +90,6 @@ def matmul(x1: ArrayLike, x2: ArrayLike, /) -> Array:
 def _complex_matmul(a, b):
     """complex64 matmul as four float32 matmuls of the parts (the real kernels, no complex one):
     (ar + i ai)(br + i bi) = (ar br - ai bi) + i (ar bi + ai br)."""
-    from .namespace_extras import complex_from_parts, imag, real
 
     ar, ai, br, bi = real(a), imag(a), real(b), imag(b)
     re = _ew.binary("subtract", matmul(ar, br), matmul(ai, bi))

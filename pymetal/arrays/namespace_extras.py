@@ -20,6 +20,9 @@ from . import elementwise as _ew
 from .construct import _new
 from .layout import normalize_axis
 from ..runtime.device import Device, device as _default_device
+from .indexing import take
+from .manipulation import concat
+from .sorting import _compact, argsort, cumulative_sum, searchsorted, sort
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -193,10 +196,7 @@ def _unique(x):
     a stable argsort, the starts of runs of equal values (each NaN starts its own
     run, as the standard says), compaction of the starts, the run number of every
     sorted element scattered back to its original place. One host read: the count."""
-    from .creation import arange
-    from .indexing import take
-    from .manipulation import concat
-    from .sorting import _compact, argsort, cumulative_sum
+    from .creation import arange  # at call time: creation imports this module
 
     x = _ew.as_array(x)
     dev = x._buf.device
@@ -273,8 +273,6 @@ def isin(x1: ArrayLike, x2: ArrayLike, /, *, invert: bool = False) -> Array:
         >>> pm.isin(pm.asarray([1, 2, 3, 4]), pm.asarray([2, 4]))
         Array([False,  True, False,  True], dtype=bool)
     """
-    from .indexing import take
-    from .sorting import searchsorted, sort
 
     a = _ew.as_array(x1) if not _ew.is_scalar(x1) else None
     b = _ew.as_array(x2) if not _ew.is_scalar(x2) else None
@@ -305,7 +303,6 @@ def diff(x: ArrayLike, /, *, axis: int = -1, n: int = 1, prepend: ArrayLike | No
         >>> pm.diff(pm.asarray([1, 4, 9, 16]), n=2)
         Array([2, 2], dtype=int64)
     """
-    from .manipulation import concat
 
     x = _ew.as_array(x)
     if x.ndim == 0:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from .. import dtypes as _dt
 from . import optable as _ops
-from .kernels import lookup as _jit
+from .kernels import lookup as _jit, sort as _sort, scan as _scan
 from .array import Array
 from .construct import _new, asarray
 from .layout import axis_last, normalize_axis
@@ -45,7 +45,6 @@ def _last_axis(x, axis):
 
 
 def _sorted(x, axis, descending, stable, want):
-    from .kernels import sort as _sort
 
     _real_only("sort", _ew.as_array(x))
     src, rows, n, inv = _last_axis(x, axis)
@@ -92,7 +91,6 @@ def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
         >>> pm.searchsorted(a, pm.asarray([2.0]), side="right")
         Array([3], dtype=int64)
     """
-    from .kernels import sort as _sort
 
     if side not in ("left", "right"):
         raise ValueError("searchsorted: side must be 'left' or 'right', not %r" % (side,))
@@ -101,7 +99,7 @@ def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
     if a.ndim != 1:
         raise ValueError("searchsorted: x1 must be 1-D")
     if sorter is not None:
-        from .indexing import take
+        from .indexing import take  # at call time: indexing imports this module
         a = take(a, sorter)
     if _ew.is_scalar(x2):  # weak, as in arithmetic: 1.5 with an int array compares as a float (not 1)
         if type(x2) is int and _dt.kind(a._dtype) in "iu" and not _dt.int_in_range(x2, a._dtype):
@@ -119,13 +117,12 @@ def searchsorted(x1: ArrayLike, x2: ArrayLike, /, *, side: str = "left",
 
 
 def _cumulative(op, x, axis, dtype, include_initial):
-    from .kernels import scan as _scan
 
     x = _ew.as_array(x)
     if dtype is not None and _dt.kind(_dt.check_dtype(dtype)) == "c" and _dt.kind(x._dtype) != "c":
         x = _ew.astype(x, _dt.check_dtype(dtype))  # real elements into complex ones, then the sums below
     if _dt.kind(x._dtype) == "c":
-        from .namespace_extras import complex_from_parts, imag, real
+        from .namespace_extras import complex_from_parts, imag, real  # at call time: namespace_extras imports this module
         if op == "sum":  # running sums of the parts
             re, im = (_cumulative("sum", p, axis, _dt.float32, include_initial) for p in (real(x), imag(x)))
         else:  # running products in polar form: moduli multiply, angles add
@@ -155,7 +152,7 @@ def _cumulative(op, x, axis, dtype, include_initial):
         _scan.cumulative(src.reshape(rows, n), out.reshape(rows, n), op=op)
     res = out.permute_dims(inv)
     if include_initial:
-        from .manipulation import concat
+        from .manipulation import concat  # at call time: manipulation imports this module (through indexing)
         first = list(res._shape)
         first[normalize_axis(axis, x.ndim)] = 1
         init = _ew.fill(_new(tuple(first), dt, x._buf.device), 0 if op == "sum" else 1)
@@ -210,7 +207,7 @@ def nonzero(x: ArrayLike, /) -> tuple[Array, ...]:
         >>> pm.nonzero(pm.asarray([[0, 3], [4, 0]]))
         (Array([0, 1], dtype=int64), Array([1, 0], dtype=int64))
     """
-    from .creation import arange
+    from .creation import arange  # at call time: creation imports this module (through namespace_extras)
 
     x = _ew.as_array(x)
     if x.ndim == 0:
@@ -231,11 +228,11 @@ def unique_values(x: ArrayLike, /) -> Array:
         >>> pm.unique_values(pm.asarray([3, 1, 3, 2, 1]))
         Array([1, 2, 3], dtype=int64)
     """
-    from .manipulation import concat
+    from .manipulation import concat  # at call time: manipulation imports this module (through indexing)
 
     x = _ew.as_array(x)
     if _dt.kind(x._dtype) == "c":
-        from .namespace_extras import _unique
+        from .namespace_extras import _unique  # at call time: namespace_extras imports this module
         return _unique(x)[0]
     v = sort(x.reshape(-1))
     n = v._size

@@ -12,6 +12,8 @@ Until then nothing is an array of the library: custom kernels take NumPy
 arrays, buffer-protocol objects and scalars.
 """
 
+from __future__ import annotations
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any

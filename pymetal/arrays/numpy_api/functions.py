@@ -19,10 +19,15 @@ from .. import elementwise as _ew
 from .. import manipulation as _m
 from .. import reduce as _r
 from ... import dtypes as _dt
-from ..array import _READONLY_BASE, Array
-from ..construct import _new
-from ..layout import normalize_axis
+from ..array import _READONLY_BASE, Array, check_writeable
+from ..construct import _new, asarray
+from ..layout import normalize_axis, normalize_shape
 from .reduce import _bin, _with_dtype, into
+from ..linear_algebra import matmul, tensordot
+from ..sorting import nonzero, _compact, sort
+from ..creation import tril as _tril, ones, triu as _triu, arange
+from .stats import unique
+from ..namespace_extras import isin
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -45,7 +50,6 @@ def dot(a: ArrayLike, b: ArrayLike, out: Array | None = None) -> Array:
         >>> pm.asarray([[1.0, 2.0], [3.0, 4.0]]).dot(pm.asarray([1.0, 1.0]))
         Array([3., 7.], dtype=float32)
     """
-    from ..linear_algebra import matmul, tensordot
     a, b = _A(a), _A(b)
     if a.ndim == 0 or b.ndim == 0:
         res = _bin("multiply", a, b)
@@ -79,7 +83,6 @@ def inner(a: ArrayLike, b: ArrayLike, /) -> Array:
         >>> pm.inner(pm.asarray([[1, 2], [3, 4]]), pm.asarray([1, 10]))
         Array([21, 43], dtype=int64)
     """
-    from ..linear_algebra import tensordot
     a, b = _A(a), _A(b)
     if a.ndim == 0 or b.ndim == 0:
         return _bin("multiply", a, b)
@@ -124,7 +127,7 @@ def diagonal(a: ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> A
         >>> pm.diagonal(pm.asarray([[1, 2, 3], [4, 5, 6]]), 1)
         Array([2, 6], dtype=int64)
     """
-    from ...linalg import diagonal as _diag
+    from ...linalg import diagonal as _diag  # at call time: pm.linalg: an extension over arrays/, loaded with the namespace
     a = _A(a)
     if a.ndim < 2:
         raise ValueError("diagonal needs at least 2 dimensions, got shape %r" % (a._shape,))
@@ -166,7 +169,7 @@ def diag(v: ArrayLike, k: int = 0) -> Array:
         raise ValueError("diag: input must be 1-D or 2-D, got shape %r" % (v._shape,))
     n = v._size + builtins.abs(k)
     out = _ew.fill(_new((n, n), v._dtype, v._buf.device), 0)
-    from ...linalg import diagonal as _diag
+    from ...linalg import diagonal as _diag  # at call time: pm.linalg: an extension over arrays/, loaded with the namespace
     _ew.copy_into(v, _diag(out, offset=k))
     return out
 
@@ -234,7 +237,6 @@ def _einsum_diag(x, t):
 
 def _einsum_pair(a, ta, b, tb, keep):
     """Contraction of a and b over the labels not in `keep`, as one batched matmul."""
-    from ..linear_algebra import matmul
     sizes: dict[str, int] = {}
     for x, t in ((a, ta), (b, tb)):
         for c, n in zip(t, x._shape):
@@ -385,7 +387,6 @@ def where(condition: ArrayLike, x: Any = None, y: Any = None, /) -> Any:
         >>> pm.where(c, 1, 0), pm.where(c)
         (Array([1, 0, 1], dtype=int64), (Array([0, 2], dtype=int64),))
     """
-    from ..sorting import nonzero
     if x is None and y is None:
         return nonzero(condition)
     if x is None or y is None:
@@ -401,7 +402,6 @@ def argwhere(a: ArrayLike) -> Array:
         Array([[0, 1],
                [1, 0]], dtype=int64)
     """
-    from ..sorting import nonzero
     a = _A(a)
     if a.ndim == 0:
         return _new((int(bool(a)), 0), _dt.int64, a._buf.device)
@@ -415,7 +415,6 @@ def flatnonzero(a: ArrayLike) -> Array:
         >>> pm.flatnonzero(pm.asarray([[0, 3], [4, 0]]))
         Array([1, 2], dtype=int64)
     """
-    from ..sorting import nonzero
     return nonzero(_m.ravel(_A(a)))[0]
 
 
@@ -472,7 +471,6 @@ def unravel_index(indices: ArrayLike, shape: Any, order: str = "C") -> tuple[Arr
         >>> pm.unravel_index(pm.asarray([5, 7]), (3, 4))
         (Array([1, 1], dtype=int64), Array([1, 3], dtype=int64))
     """
-    from ..layout import normalize_shape
     shape = normalize_shape(shape)
     idx = _A(indices)
     if _dt.kind(idx._dtype) not in "iu":
@@ -517,7 +515,6 @@ def ravel_multi_index(multi_index: Any, dims: Any, mode: str = "raise", order: s
         term = _bin("multiply", _ew.astype(i, _dt.int64), int(s))
         res = term if res is None else _bin("add", res, term)
     if res is None:  # no dimensions: index 0, as NumPy's (was None)
-        from ..construct import asarray
         return asarray(0, dtype=_dt.int64)
     return res
 
@@ -535,7 +532,6 @@ def fill_diagonal(a: Array, val: Any, wrap: bool = False) -> None:
         Array([[7, 0, 0],
                [0, 7, 0]], dtype=int64)
     """
-    from ..array import check_writeable
     if not isinstance(a, Array):
         raise TypeError("fill_diagonal: a must be a pymetal Array (it is changed in place)")
     if a.ndim < 2:
@@ -552,7 +548,7 @@ def fill_diagonal(a: Array, val: Any, wrap: bool = False) -> None:
         d = a._view(a._offset, (n,), (builtins.sum(a._strides),))
     v = _A(val)
     if v.ndim and v._size != d._size:
-        from .shapes import resize
+        from .shapes import resize  # at call time: shapes imports this module
         v = resize(v, d._size)
     _ew.copy_into(v if v._dtype == a._dtype else _ew.astype(v, a._dtype), d)
 
@@ -565,8 +561,6 @@ def tri(N: int, M: int | None = None, k: int = 0, dtype: DTypeLike = float) -> A
         Array([[1, 0, 0],
                [1, 1, 0]], dtype=int64)
     """
-    from ..creation import tril as _tril
-    from ..creation import ones
     return _tril(ones((N, N if M is None else M), _dt.check_dtype(dtype)), k=k)
 
 
@@ -578,9 +572,6 @@ def _matrix_shape(arr):
 
 
 def _tri_indices(n, m, k, lower):
-    from ..creation import tril as _tril, triu as _triu
-    from ..creation import ones
-    from ..sorting import nonzero
     mask = ones((n, n if m is None else m), _dt.bool_)
     return nonzero((_tril if lower else _triu)(mask, k=k))
 
@@ -634,7 +625,6 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
         >>> pm.diag_indices(2)
         (Array([0, 1], dtype=int64), Array([0, 1], dtype=int64))
     """
-    from ..creation import arange
     i = arange(n, dtype=_dt.int64)
     return (i,) * ndim
 
@@ -642,7 +632,6 @@ def diag_indices(n: int, ndim: int = 2) -> tuple[Array, ...]:
 # ---- sets -----------------------------------------------------------------------------------------
 
 def _unique1d(a):
-    from .stats import unique
     return unique(_A(a))
 
 
@@ -655,7 +644,6 @@ def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, ret
     """
     if return_indices:
         raise NotImplementedError("intersect1d(return_indices=True) is not supported")
-    from ..sorting import _compact, sort
     both = sort(_m.concat([_unique1d(ar1), _unique1d(ar2)]))
     if both._size < 2:
         return both[:0]
@@ -679,8 +667,6 @@ def setdiff1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False) -> Ar
         >>> pm.setdiff1d(pm.asarray([1, 2, 3, 2, 4]), pm.asarray([3, 4, 5]))
         Array([1, 2], dtype=int64)
     """
-    from ..namespace_extras import isin
-    from ..sorting import _compact
     u = _unique1d(ar1)
     return _compact(u, isin(u, _m.ravel(_A(ar2)), invert=True))
 

@@ -16,9 +16,13 @@ from .. import manipulation as _m
 from ... import dtypes as _dt
 from ..array import Array
 from ..construct import _new
-from ..layout import normalize_axis
+from ..layout import normalize_axis, normalize_shape
 from .functions import swapaxes
 from .reduce import _with_dtype, into
+from ..sorting import nonzero, searchsorted as _ss
+from ..creation import tril as _tril, triu as _triu, arange
+from .methods import take as _take, ravel as _ravel
+from ..linear_algebra import tensordot as _td
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -249,8 +253,7 @@ def delete(arr: ArrayLike, obj: Any, axis: int | None = None) -> Array:
         >>> pm.delete(pm.asarray([10, 20, 30, 40]), [0, 2])
         Array([20, 40], dtype=int64)
     """
-    from ..indexing import take
-    from ..sorting import nonzero
+    from ..indexing import take  # at call time: local: this module's own take is NumPy's
     a, ax = _flat_or_axis(arr, axis)
     n = a._shape[ax]
     keep = _ew.fill(_new((n,), _dt.bool_, a._buf.device), True)
@@ -279,7 +282,7 @@ def insert(arr: ArrayLike, obj: Any, values: ArrayLike, axis: int | None = None)
         >>> pm.insert(pm.asarray([1, 2, 3]), [0, 3], [7, 8])
         Array([7, 1, 2, 3, 8], dtype=int64)
     """
-    from ..indexing import take
+    from ..indexing import take  # at call time: local: this module's own take is NumPy's
     a, ax = _flat_or_axis(arr, axis)
     n = a._shape[ax]
     v = _A(values)
@@ -343,7 +346,7 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
         >>> pm.pad(pm.asarray([1, 2, 3]), (1, 2), "reflect")
         Array([2, 1, 2, 3, 2, 1], dtype=int64)
     """
-    from ..indexing import take
+    from ..indexing import take  # at call time: local: this module's own take is NumPy's
     a = _A(array)
     if mode not in _PAD_MODES:
         raise ValueError("pad: mode must be one of %s, not %r" % (", ".join(_PAD_MODES), mode))
@@ -384,7 +387,6 @@ def resize(a: ArrayLike, new_shape: Any) -> Array:
         Array([[1, 2],
                [3, 1]], dtype=int64)
     """
-    from ..layout import normalize_shape
     a = _m.ravel(_A(a))
     shape = normalize_shape(new_shape)
     total = int(np.prod(shape, dtype=np.int64))
@@ -404,7 +406,6 @@ def tril(m: ArrayLike, k: int = 0) -> Array:
         Array([[0, 0],
                [1, 0]], dtype=int32)
     """
-    from ..creation import tril as _tril
     return _tril(m, k=k)
 
 
@@ -416,7 +417,6 @@ def triu(m: ArrayLike, k: int = 0) -> Array:
         Array([[0, 1],
                [0, 0]], dtype=int32)
     """
-    from ..creation import triu as _triu
     return _triu(m, k=k)
 
 
@@ -450,7 +450,6 @@ def take(a: ArrayLike, indices: ArrayLike, axis: int | None = None, out: Array |
         Array([[2],
                [4]], dtype=int64)
     """
-    from .methods import take as _take
     return _take(_A(a), indices, axis, out, mode)
 
 
@@ -472,7 +471,6 @@ def tensordot(a: ArrayLike, b: ArrayLike, axes: Any = 2) -> Array:
         >>> pm.tensordot(pm.ones((2, 3)), pm.ones((3, 4)), 1).shape
         (2, 4)
     """
-    from ..linear_algebra import tensordot as _td
     return _td(a, b, axes=axes)
 
 
@@ -483,7 +481,6 @@ def searchsorted(a: ArrayLike, v: ArrayLike, side: str = "left", sorter: ArrayLi
         >>> pm.searchsorted(pm.asarray([1, 3, 5]), [3, 4], "right")
         Array([2, 2], dtype=int64)
     """
-    from ..sorting import searchsorted as _ss
     return _ss(a, v, side=side, sorter=sorter)
 
 
@@ -541,7 +538,6 @@ def ravel(a: ArrayLike, order: str = "C") -> Array:
         >>> pm.ravel(pm.asarray([[1, 2], [3, 4]]), "F")
         Array([1, 3, 2, 4], dtype=int64)
     """
-    from .methods import ravel as _ravel
     return _ravel(_A(a), order)
 
 
@@ -591,7 +587,6 @@ def put_along_axis(arr: Array, indices: ArrayLike, values: ArrayLike, axis: int 
     if idx.ndim != arr.ndim:
         raise ValueError("put_along_axis: indices must have as many dimensions as arr (%d), not %d"
                          % (arr.ndim, idx.ndim))
-    from ..creation import arange
     # an index array per dimension, broadcast against indices: the other axes' positions
     key = tuple(idx if d == ax else arange(n).reshape(tuple(-1 if e == d else 1 for e in range(arr.ndim)))
                 for d, n in enumerate(arr._shape))

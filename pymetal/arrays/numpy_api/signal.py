@@ -20,6 +20,9 @@ from ..array import Array
 from ..construct import _new
 from ..layout import normalize_axis
 from .reduce import _bin, _float
+from ..indexing import take
+from ..linear_algebra import matmul
+from ..namespace_extras import diff as _diff
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -39,7 +42,6 @@ def interp(x: ArrayLike, xp: ArrayLike, fp: ArrayLike, left: float | None = None
         >>> pm.interp(pm.asarray([0.0, 1.5, 5.0]), pm.asarray([1.0, 2.0, 3.0]), pm.asarray([10.0, 20.0, 30.0]))
         Array([10., 15., 30.], dtype=float32)
     """
-    from ..indexing import take
     if period is not None:
         raise NotImplementedError("interp(period=) is not supported")
     xv, xpa, fpa = _float(_A(x)), _float(_A(xp)), _float(_A(fp))
@@ -79,7 +81,6 @@ def correlate(a: ArrayLike, v: ArrayLike, mode: str = "valid") -> Array:
         >>> pm.correlate(pm.asarray([1.0, 2.0, 3.0]), pm.asarray([0.0, 1.0, 0.5]))
         Array([3.5], dtype=float32)
     """
-    from ..linear_algebra import matmul
     a, v = _A(a), _A(v)
     if a.ndim != 1 or v.ndim != 1:
         raise ValueError("correlate: a and v must be 1-D, got shapes %r and %r" % (a._shape, v._shape))
@@ -159,7 +160,6 @@ def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: Any = None, append: 
         >>> pm.diff(pm.asarray([[1, 4], [9, 16]]), 1, 0)
         Array([[ 8, 12]], dtype=int64)
     """
-    from ..namespace_extras import diff as _diff
     a = _A(a)
     if a.ndim and (prepend is not None or append is not None):
         ax = normalize_axis(axis, a.ndim)

@@ -23,7 +23,11 @@ from ... import dtypes as _dt
 from ..array import Array
 from ..construct import _new
 from ..layout import normalize_axis
-from .reduce import _bin, _flat_axis, _float, _with_dtype, into
+from .reduce import _bin, _flat_axis, _float, _with_dtype, into, _correction, cumsum, cumprod
+from ..namespace_extras import _unique
+from ..indexing import take, take_along_axis
+from ..creation import linspace
+from ..linear_algebra import matmul
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,7 +55,6 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
         >>> counts
         Array([2, 1], dtype=int64)
     """
-    from ..namespace_extras import _unique
     if axis is not None:
         raise NotImplementedError("unique(axis=...) (distinct sub-arrays) is not supported; "
                                   "unique of the flattened array is (axis=None)")
@@ -85,7 +88,6 @@ def segment_sums(keys, values):
     adds the row d before it when that row has the same key, for d = 1, 2, 4, ... (a segmented
     scan in log2(n) passes of elementwise kernels): the sum of each run is at its end, summed
     as a tree (float error about log2(run length) roundings, not the running total's)."""
-    from ..indexing import take
     m = keys._size
     order = _s.argsort(keys)
     k = take(keys, order)
@@ -148,7 +150,6 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
         >>> edges
         Array([1., 2., 3., 4.], dtype=float32)
     """
-    from ..creation import linspace
     x = _float(_m.ravel(_A(a)))
     if isinstance(bins, (int, np.integer)):
         nb = operator.index(bins)
@@ -219,7 +220,6 @@ def _quantile(a, q, axis, method, keepdims, skip_nan, name):
     """Quantiles q (in [0, 1]) along axis: a sort kernel, then for each row the two
     neighbouring order statistics gathered and interpolated (skip_nan: among the row's
     non-NaN values, which the sort puts first)."""
-    from ..indexing import take_along_axis
     if method not in _METHODS[:5]:
         raise ValueError("%s: method must be one of %s, not %r" % (name, ", ".join(_METHODS[:5]), method))
     x = _A(a)
@@ -479,7 +479,6 @@ def nanvar(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array |
         >>> pm.nanvar(pm.asarray([1.0, float("nan"), 3.0]))
         Array(1., dtype=float32)
     """
-    from .reduce import _correction
     a = _A(a)
     ddof = _correction(ddof, correction)
     x, ok = _nan_fill(a, 0)
@@ -513,7 +512,6 @@ def nancumsum(a: ArrayLike, axis: int | None = None, dtype: DTypeLike = None, ou
         >>> pm.nancumsum(pm.asarray([1.0, float("nan"), 2.0]))
         Array([1., 1., 3.], dtype=float32)
     """
-    from .reduce import cumsum
     return cumsum(_nan_fill(a, 0)[0], axis, dtype, out)
 
 
@@ -524,7 +522,6 @@ def nancumprod(a: ArrayLike, axis: int | None = None, dtype: DTypeLike = None, o
         >>> pm.nancumprod(pm.asarray([2.0, float("nan"), 3.0]))
         Array([2., 2., 6.], dtype=float32)
     """
-    from .reduce import cumprod
     return cumprod(_nan_fill(a, 1)[0], axis, dtype, out)
 
 
@@ -571,7 +568,6 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
         Array([[ 1., -1.],
                [-1.,  1.]], dtype=float32)
     """
-    from ..linear_algebra import matmul
     if fweights is not None or aweights is not None:
         raise NotImplementedError("cov(fweights=, aweights=) is not supported")
     x = _float(_A(m))
@@ -603,7 +599,7 @@ def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, *, d
         Array([[ 1., -1.],
                [-1.,  1.]], dtype=float32)
     """
-    from ...linalg import diagonal
+    from ...linalg import diagonal  # at call time: pm.linalg: an extension over arrays/, loaded with the namespace
     c = cov(x, y, rowvar)
     if c.ndim == 0:
         return _bin("divide", c, c)
@@ -620,7 +616,6 @@ def lexsort(keys: Any, axis: int = -1) -> Array:
         >>> pm.lexsort([pm.asarray([1, 2, 1]), pm.asarray([0, 0, -1])])
         Array([2, 0, 1], dtype=int64)
     """
-    from ..indexing import take_along_axis
     ks = [_A(k) for k in (keys if not isinstance(keys, Array) else [keys[i] for i in range(keys._shape[0])])]
     if not ks:
         raise TypeError("lexsort: need at least one key")

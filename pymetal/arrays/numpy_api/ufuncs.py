@@ -26,6 +26,10 @@ from ..array import Array, check_writeable
 from ..construct import _new
 from ..layout import normalize_axis
 from .reduce import _bin, _float, into
+from ..manipulation import concat
+from ..reduce import _axes, _result_shape
+from ..indexing import take
+from .stats import segment_sums
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -352,7 +356,6 @@ def unwrap(p: ArrayLike, discont: float | None = None, axis: int = -1, *, period
         >>> pm.unwrap(pm.asarray([0.0, 4.0]))
         Array([ 0.      , -2.283185], dtype=float32)
     """
-    from ..manipulation import concat
     p = _float(p)
     axis = normalize_axis(axis, p.ndim)
     if p._shape[axis] < 2:
@@ -393,7 +396,7 @@ _ACCUMULATE = {"add": "sum", "multiply": "prod"}
 
 def _in_numpy(name, method, args, kwargs):
     """A ufunc method pymetal has no kernel for: NumPy's, on the shared memory."""
-    from ..interop import _host
+    from ..interop import _host  # at call time: interop imports this module
     ufunc = getattr(np, _ops.BINARY[name].numpy or name)
     res = getattr(ufunc, method)(*_host(args), **_host(kwargs))
     return res if res is None else _A(np.asarray(res))
@@ -418,7 +421,6 @@ def _methods(name):
         x = _A(array)
         kw = {"dtype": dtype} if dtype is not None and name in ("add", "multiply") else {}
         if initial is not None and x._size == 0 and name in ("maximum", "minimum"):  # no identity to reduce from
-            from ..reduce import _axes, _result_shape
             shape = _result_shape(x._shape, _axes(axis, x.ndim), keepdims)
             res = _ew.fill(_new(shape, _dt.check_dtype(dtype or x._dtype), x._buf.device), initial)
         else:
@@ -496,8 +498,6 @@ def _methods(name):
 def _add_at(a, idx, b, negate):
     """a[idx] += b with repeated indices summed: b's rows summed per index (segment_sums), one
     gather of a's rows, one scatter of the new ones."""
-    from ..indexing import take
-    from .stats import segment_sums
     n = a._shape[0] if a.ndim else 0
     if a.ndim == 0:
         raise TypeError("at: a 0-d array has no indices")
