@@ -37,10 +37,10 @@ from .arrays import elementwise as _ew
 from .arrays.construct import _new, asarray
 from .arrays.layout import normalize_axis
 from .arrays.kernels import kernel as _kernel
-from .arrays.manipulation import concat, flip, roll
+from .arrays.manipulation import concat as _concat, flip as _flip, roll as _roll
 from .arrays.sorting import _last_axis
-from .arrays.namespace_extras import conj, real
-from .arrays.creation import arange
+from .arrays.namespace_extras import conj as _conj, real as _real
+from .arrays.creation import arange as _arange
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -177,7 +177,7 @@ def _resize(x, axis, n):
         return x[(slice(None),) * axis + (slice(0, n),)]
     shape = list(x._shape)
     shape[axis] = n - have
-    return concat([x, _ew.fill(_new(tuple(shape), x._dtype, x._buf.device), 0)], axis=axis)
+    return _concat([x, _ew.fill(_new(tuple(shape), x._dtype, x._buf.device), 0)], axis=axis)
 
 
 def _c2c(x, n, axis, norm, inverse):
@@ -225,8 +225,8 @@ def _irfft(x, n, axis, norm):
     h = n // 2 + 1
     half = _resize(x, axis, h)
     rest = half[(slice(None),) * axis + (slice(1, n - h + 1),)]
-    full = concat([half, conj(flip(rest, axis=axis))], axis=axis) if n > h else half
-    return real(_c2c(full, n, axis, norm, True))
+    full = _concat([half, _conj(_flip(rest, axis=axis))], axis=axis) if n > h else half
+    return _real(_c2c(full, n, axis, norm, True))
 
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -285,7 +285,7 @@ def hfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
         >>> pm.fft.hfft(pm.asarray([1.0, 0.0, 0.0]))
         Array([1., 1., 1., 1.], dtype=float32)
     """
-    return _irfft(conj(_as("hfft", x, "c")), _n(n), axis, _SWAP[_norm(norm)])
+    return _irfft(_conj(_as("hfft", x, "c")), _n(n), axis, _SWAP[_norm(norm)])
 
 
 def ihfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
@@ -295,7 +295,7 @@ def ihfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm =
         >>> pm.fft.ihfft(pm.asarray([1.0, 1.0, 1.0, 1.0])).numpy().real
         array([1., 0., 0.], dtype=float32)
     """
-    return conj(_rfft(_as("ihfft", x, "f"), _n(n), axis, _SWAP[_norm(norm)]))
+    return _conj(_rfft(_as("ihfft", x, "f"), _n(n), axis, _SWAP[_norm(norm)]))
 
 
 def _axes_and_sizes(name, x, s, axes):
@@ -401,7 +401,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devic
 
     n = _n(n)
     dt = _freq_dtype(dtype)
-    k = roll(arange(-(n // 2), n - n // 2, dtype=_dt.int64, device=device), -(n // 2))
+    k = _roll(_arange(-(n // 2), n - n // 2, dtype=_dt.int64, device=device), -(n // 2))
     return _ew.astype(_ew.binary("divide", _ew.astype(k, _dt.float32), float(d * n)), dt)
 
 
@@ -415,7 +415,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devi
 
     n = _n(n)
     dt = _freq_dtype(dtype)
-    k = arange(n // 2 + 1, dtype=_dt.float32, device=device)
+    k = _arange(n // 2 + 1, dtype=_dt.float32, device=device)
     return _ew.astype(_ew.binary("divide", k, float(d * n)), dt)
 
 
@@ -430,7 +430,7 @@ def _shift(x, axes, sign):
     if not axes:
         return _ew.ascontiguous(x, force=True)
     shifts = tuple(sign * (x._shape[a] // 2) for a in axes)
-    return roll(x, shifts, axis=axes)
+    return _roll(x, shifts, axis=axes)
 
 
 def fftshift(x: ArrayLike, /, *, axes: int | tuple[int, ...] | list[int] | None = None) -> Array:

@@ -40,7 +40,7 @@ from .arrays.linear_algebra import matmul, outer, tensordot, vecdot
 from .arrays.manipulation import matrix_transpose, moveaxis, stack
 from .arrays.construct import asarray
 from .arrays.layout import normalize_axis
-from .arrays.creation import eye
+from .arrays.creation import eye as _eye
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -428,7 +428,7 @@ def matrix_power(x: ArrayLike, n: int, /) -> Array:
     except TypeError:
         raise TypeError("linalg.matrix_power: n must be an integer, not %r" % (n,)) from None
     if n == 0:
-        return _ew.ascontiguous(eye(x._shape[-1], dtype=x._dtype, device=x.device).broadcast_to(x._shape))
+        return _ew.ascontiguous(_eye(x._shape[-1], dtype=x._dtype, device=x.device).broadcast_to(x._shape))
     if n < 0:
         x, n = inv(x), -n
     result, base = None, x

@@ -35,9 +35,9 @@ from .arrays.manipulation import ascontiguousarray, broadcast_to
 from .runtime.device import resolve
 from .arrays.reduce import any as _any
 from .dtypes import bfloat16
-from .arrays.elementwise import FUNCTIONS
-from .arrays.indexing import take
-from .arrays.sorting import argsort, cumulative_sum, searchsorted
+from .arrays.elementwise import FUNCTIONS as _FUNCTIONS
+from .arrays.indexing import take as _take
+from .arrays.sorting import argsort as _argsort, cumulative_sum as _cumulative_sum, searchsorted as _searchsorted
 
 __all__ = [
     "Generator", "default_rng", "seed", "rand", "randn", "randint", "random", "random_sample", "normal",
@@ -331,7 +331,7 @@ class Generator:
         a = x if isinstance(x, Array) else asarray(x)
         if a.ndim == 0:
             raise ValueError("pm.random: permutation() of a 0-d array: pass an int or an array with a dimension")
-        return take(a, self._order(a.shape[axis]), axis=axis)
+        return _take(a, self._order(a.shape[axis]), axis=axis)
 
     def shuffle(self, x: Any, axis: int = 0) -> None:
         """Shuffles x in place along axis (a pymetal array, or a writeable NumPy array).
@@ -353,7 +353,7 @@ class Generator:
         """A random permutation of range(n): the order of random 64-bit keys (ties, about
         n**2 / 2**65 of them, keep index order)."""
         keys = self._draw("integers", (n,), np.dtype(np.uint64), low=0, range_=0)
-        return argsort(keys, stable=True).astype(np.int64)
+        return _argsort(keys, stable=True).astype(np.int64)
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True) -> Array:
@@ -389,9 +389,9 @@ class Generator:
             if p is None:
                 idx = self.integers(0, n, size=shape) if n else empty(shape, np.int64)
             else:
-                cdf = cumulative_sum(p)
+                cdf = _cumulative_sum(p)
                 u = self.random(shape) * cdf[-1]
-                idx = searchsorted(cdf, u, side="right").astype(np.int64)
+                idx = _searchsorted(cdf, u, side="right").astype(np.int64)
                 idx = _minimum(idx, n - 1)  # u rounds up to cdf[-1]: the last positive entry
         else:
             if k > n:
@@ -402,16 +402,16 @@ class Generator:
                 if int((p > 0).sum()) < k:
                     raise ValueError("Fewer non-zero entries in p than size")
                 # Efraimidis and Spirakis: the k largest of log(u) / p.
-                keys = FUNCTIONS["log"](self.random(n)) / p
-                idx = argsort(-keys, stable=True)[:k].astype(np.int64).reshape(shape)
+                keys = _FUNCTIONS["log"](self.random(n)) / p
+                idx = _argsort(-keys, stable=True)[:k].astype(np.int64).reshape(shape)
         if pop is None:
             return idx
-        return take(pop, idx.reshape(-1), axis=axis).reshape(
+        return _take(pop, idx.reshape(-1), axis=axis).reshape(
             pop.shape[:axis % pop.ndim] + shape + pop.shape[axis % pop.ndim + 1:])
 
 
 def _minimum(x, bound):
-    return FUNCTIONS["minimum"](x, bound)
+    return _FUNCTIONS["minimum"](x, bound)
 
 
 def _into(out, x):
