@@ -24,6 +24,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import pymetal as pm  # noqa: E402
+import msl_kernels  # noqa: E402
 
 PAGE = 16384
 
@@ -242,6 +243,20 @@ def basic_lib(dev):
 @pytest.fixture(scope="session")
 def typed_lib(dev):
     return pm.compile(TYPED_SRC)
+
+
+# ---- MSL run both ways the CPU backend runs a kernel (msl_kernels.py) ----------
+# `mode`: a test once with lockstep, once with fibers; `both_ways`: runs a kernel both
+# ways and compares (here, not in msl/conftest.py: tests import this module as `conftest`).
+
+@pytest.fixture(params=msl_kernels.MODES)
+def mode(request):
+    return request.param
+
+
+@pytest.fixture
+def both_ways():
+    return msl_kernels.run_both_ways
 
 
 # ---- backend-aware skips -------------------------------------------------------
