@@ -40,9 +40,6 @@ def test_compile_mode_names_the_modes():
 
 def test_shared_kernels_compile_in_both_modes(mode):
     lib = msl_kernels.compile_mode(msl_kernels.source("spin.metal"), mode)
-    a = np.zeros(8, np.int32)
-    lib.add_one(a, grid=8)
-    np.testing.assert_array_equal(a, np.ones(8, np.int32))
-    a[0] = 1  # spin returns at once when a[0] != 0
+    a = np.ones(8, np.int32)  # spin returns at once when a[0] != 0, writing nothing
     lib.spin(a, grid=4)
     np.testing.assert_array_equal(a, np.ones(8, np.int32))

@@ -69,7 +69,9 @@ def test_user_swift_backtrace_setting_is_kept():
 
 # --- 7: no fixed limit on threads that ran kernels --------------------------------------------------------------
 
-SPIN = msl_kernels.source("spin.metal")
+SPIN = msl_kernels.source("spin.metal") + r'''
+kernel void add_one(device int *a [[buffer(0)]], uint i [[thread_position_in_grid]]) { a[i] += 1; }
+'''
 
 
 def test_timeout_reaches_every_pool_thread():
