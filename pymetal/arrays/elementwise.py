@@ -1,6 +1,6 @@
 """Elementwise operations: dtype resolution, broadcasting, layout choice, dispatch.
 
-Every op of the table in _ops.py becomes a module function here (``add``,
+Every op of the table in optable.py becomes a module function here (``add``,
 ``exp``, ...). A call resolves the computation dtype (promotion, weak Python
 scalars), converts operands that need it, picks a layout (contiguous ``v``,
 array-and-scalar ``vs``/``sv``, general strided ``g`` after collapsing
@@ -544,7 +544,7 @@ def _make_binary(name):
 
 
 def _example(name):
-    """The Examples section of an elementwise function's docstring (table in _examples.py)."""
+    """The Examples section of an elementwise function's docstring (table in elementwise_examples.py)."""
     lines = _examples.ELEMENTWISE.get(name)
     if not lines:
         return ""

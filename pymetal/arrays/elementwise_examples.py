@@ -1,4 +1,4 @@
-"""Examples for the docstrings of the elementwise functions (made in _elementwise.py from
+"""Examples for the docstrings of the elementwise functions (made in elementwise.py from
 the operation table): the statements and the output of each, run as doctests
 (tests/python/test_api_docs.py), so they are checked on every test run."""
 

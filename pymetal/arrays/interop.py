@@ -58,7 +58,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
         return getattr(_linalg, _GUFUNCS[ufunc])(*inputs)
     if (method != "__call__" and name is not None and hasattr(_ew.FUNCTIONS.get(name), method)
             and isinstance(inputs[0], Array)):
-        # NumPy's ufunc methods as pymetal's (pymetal/_numpy_ufuncs.py): np.add.at(x, i, v) changes x
+        # NumPy's ufunc methods as pymetal's (numpy_api/ufuncs.py): np.add.at(x, i, v) changes x
         if out is not None:
             kwargs["out"] = out
         return getattr(_ew.FUNCTIONS[name], method)(*inputs, **kwargs)

@@ -3,7 +3,7 @@
 A row names the op, its MSL functor (Shaders/ops.h, reduce.h), the dtype kinds
 it accepts and what it returns. From the table come the kernel host names,
 the MSL instantiation lines (precompiled into the shader library for the
-common dtypes, compiled on first use for the others: see _jit.py), the module
+common dtypes, compiled on first use for the others: see kernels/lookup.py), the module
 functions, the operators and ``__array_ufunc__``. A new elementwise op is one
 functor and one row here.
 

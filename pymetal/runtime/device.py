@@ -71,7 +71,7 @@ class Device:
         self._working_set = _native.out_i64(lib.pm_device_recommended_working_set, handle)
         self.page_size = _native.out_i64(lib.pm_device_page_size, handle)
         self.max_threadgroup_memory = _native.out_i64(lib.pm_device_max_threadgroup_memory, handle)
-        # Live ForeignBuffers and NumPy views handed out (_buffer.py): kernel calls
+        # Live ForeignBuffers and NumPy views handed out (buffer.py): kernel calls
         # look at their arrays' Buffer.views only when this is not 0.
         self.host_shared = 0
         self.stream = _native.out_u64(lib.pm_stream_new, handle)

@@ -3,7 +3,7 @@
 ``fn(*args, grid=..., threadgroup=..., threadgroup_memory=..., raw=False)``
 binds the positional arguments to the kernel's [[buffer(n)]] parameters in
 order of n, checked against the kernel's signature (``fn.arguments``, see
-_signature.py), and encodes one dispatch on the device's default stream:
+signature.py), and encodes one dispatch on the device's default stream:
 
 - pymetal Arrays are bound directly. If every argument is a pymetal Array or a
   scalar, the call returns at once (asynchronous); reading an array later waits

@@ -169,7 +169,7 @@ _PROTOTYPES = {
     # args, size and threadgroup are passed as integer addresses (fast path).
     "pm_dispatch": (c_int32, [c_uint64, c_uint64, c_void_p, c_int32, c_void_p, c_void_p, c_int32]),
     "pm_dispatch_launch": (c_int32, [c_void_p, c_void_p, c_int32]),
-    # The compile cache (pymetal/_kernel_cache.py).
+    # The compile cache (pymetal/runtime/kernel_cache.py).
     "pm_kernel_cache_info": (c_int32, [_strp, _i64p, _i64p, _i64p, _i32p]),
     "pm_kernel_cache_clear": (c_int32, [_i64p]),
     "pm_compile_interrupt_socket": (c_int32, [c_int32]),

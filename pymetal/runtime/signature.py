@@ -4,7 +4,7 @@ Every Function knows its [[buffer(n)]] and [[threadgroup(n)]] parameters from
 the engine (Metal's pipeline reflection on a Mac, MetalCPU's front end and the
 C++ types of the parameters on Linux): name, address space, element type,
 pointer / reference / value, and whether the kernel may write through it.
-Calls are checked against it (function.py):
+Calls are checked against it (arguments.py):
 
 - arrays (pymetal, NumPy, writeable buffer-protocol objects) bind to pointers
   and references whose element type is the array's dtype; raw-byte pointees

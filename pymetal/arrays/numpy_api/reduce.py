@@ -4,7 +4,7 @@
 ``pm.cumsum(x)``, ``x.sort()`` (in place): NumPy's positional parameters,
 ``out=`` and NumPy's keywords, over the Array API functions (which these
 replace in the namespace: every call the standard allows means the same).
-These functions are also the Array methods (``_numpy_methods.py``).
+These functions are also the Array methods (``numpy_api/methods.py``, bound by ``arrays/methods.py``).
 
 float64 is not a device type: where NumPy returns float64 (the mean of
 integers, ``median``), these return float32.

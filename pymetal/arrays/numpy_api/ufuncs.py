@@ -2,7 +2,7 @@
 from them, and NumPy's ufunc methods on pymetal's binary functions (issue 23).
 
 ``pm.power``, ``pm.arctan2``, ... are the same functions as ``pm.pow``,
-``pm.atan2`` (their NumPy names come from the op table in _ops.py).
+``pm.atan2`` (their NumPy names come from the op table in optable.py).
 ``pm.add.reduce / accumulate / outer / at / reduceat`` run kernels where pymetal
 has one (sums, products, extremes, running sums and products, the sort-based
 segmented sum of ``at``); other ufunc methods (``pm.subtract.accumulate``) run
