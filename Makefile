@@ -59,7 +59,7 @@ runtime-test:
 # Kernel families that are not precompiled are compiled once, on both cores,
 # before the tests use them (a later first use loads them from the disk cache).
 python-test: build
-	$(PY) -m pymetal._jit 2
+	$(PY) -m pymetal.arrays.kernels.lookup 2
 	PYMETAL_REQUIRE_LIBRARY=1 $(PY) -m pytest tests/python -q
 
 test: build swift-test runtime-test typecheck python-test array-api-test
@@ -100,11 +100,11 @@ docs: $(STAMP)
 	@$(PY) -c "import mkdocs, mkdocstrings" 2>/dev/null || $(PY) -m pip install --quiet --disable-pip-version-check -e '.[test,docs]'
 	$(PY) -m mkdocs build --strict
 
-# A long fuzz of the C ABI (tests/python/test_c_abi.py runs a short one): a crash fails it.
+# A long fuzz of the C ABI (tests/python/runtime/test_c_abi.py runs a short one): a crash fails it.
 fuzz: build
 	$(PY) scripts/fuzz_abi.py --calls 300000 --all-strings
 
-# A long differential fuzz of the array library against NumPy (tests/python/
+# A long differential fuzz of the array library against NumPy (tests/python/arrays/
 # test_differential.py runs a fixed sample): FUZZ_MINUTES (default 30) of random
 # programs; each distinct failure is printed once as a minimal reproduction.
 fuzz-arrays: build

@@ -13,7 +13,7 @@ Two ways in, sharing memory with NumPy without copies:
     out.numpy()
 
 On Linux the same engine runs the kernels on the CPU. libPyMetal is loaded on
-first use (see pymetal._native for where it is looked for).
+first use (see pymetal.runtime.native for where it is looked for).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from .errors import (
     OutOfMemoryError,
     UnsupportedError,
 )
-from .device import Device, device, synchronize, set_kernel_timeout, kernel_timeout
-from ._native import ABI_VERSION, library_path
+from .runtime.device import Device, device, synchronize, set_kernel_timeout, kernel_timeout
+from .runtime.native import ABI_VERSION, library_path
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # what __getattr__ below loads on first use, for type checkers

@@ -15,7 +15,7 @@ import platform
 import sys
 
 import pymetal as pm
-from pymetal import _native
+from pymetal.runtime import native as _native
 
 SELF_CHECK = """
 #include <metal_stdlib>
@@ -121,7 +121,7 @@ def cmd_cache(args):
 
 
 def cmd_bench(args):
-    from . import _bench
+    from . import _bench  # at call time: benchmarks only (imports the arrays, NumPy)
 
     results = _bench.run(quick=args.quick)
     if args.plot:

@@ -9,38 +9,39 @@ from __future__ import annotations
 from .dtypes import (
     bool_ as bool, int8, int16, int32, int64, uint8, uint16, uint32, uint64,
     float16, bfloat16, float32, can_cast, finfo, iinfo, isdtype, result_type,
-    float64, complex64, complex128,  # float64/complex128: arrays computed on the host (_float64.py)
+    float64, complex64, complex128,  # float64/complex128: arrays computed on the host (arrays/float64.py)
 )
-from ._array import (
-    Array, array, asarray, empty, empty_like, full, full_like, ones, ones_like, zeros, zeros_like,
-)
-from ._buffer import cache_info, clear_cache
-from ._kernel_cache import kernel_cache_info, clear_kernel_cache
-from .function import Argument, Function
-from .library import Library, compile, load, shaders
-from ._elementwise import FUNCTIONS as _EW, where  # clip: NumPy's signature, from _numpy_shapes below
-from ._reduce import (
+from .arrays.array import Array
+from .arrays.construct import array, asarray, empty, empty_like
+from .arrays.creation import full, full_like, ones, ones_like, zeros, zeros_like
+from .runtime.buffer import cache_info, clear_cache
+from .runtime.kernel_cache import kernel_cache_info, clear_kernel_cache
+from .runtime.function import Argument, Function
+from .runtime.library import Library, compile, load, shaders
+from .runtime import function, library  # noqa: F401  (pm.function, pm.library: the modules, named so before runtime/)
+from .arrays.elementwise import FUNCTIONS as _EW, where  # clip: NumPy's signature, from _numpy_shapes below
+from .arrays.reduce import (
     sum, prod, max, min, all, any, argmax, argmin, mean, var, std, count_nonzero, logsumexp,
 )
-from ._creation import arange, linspace, eye, tril, triu, meshgrid
-from ._indexing import take, take_along_axis
-from ._manipulation import (
+from .arrays.creation import arange, linspace, eye, tril, triu, meshgrid
+from .arrays.indexing import take, take_along_axis
+from .arrays.manipulation import (
     reshape, concat, concatenate, stack, split, flip, roll, tile, repeat, moveaxis, broadcast_arrays,
     broadcast_to, expand_dims, squeeze, permute_dims, transpose, matrix_transpose, astype, ravel, ascontiguousarray, unstack,
 )
-from ._linalg import matmul, tensordot, vecdot, outer
-from ._sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod
-from ._dlpack import from_dlpack
-from ._fusion import fuse
+from .arrays.linear_algebra import matmul, tensordot, vecdot, outer
+from .arrays.sorting import sort, argsort, searchsorted, nonzero, unique_values, cumulative_sum, cumulative_prod
+from .arrays.dlpack import from_dlpack
+from .arrays.fusion import fuse
 from . import nn, linalg, fft  # noqa: F401
-from . import _interop  # noqa: F401  (NumPy protocols on Array)
+from .arrays import interop as _interop  # noqa: F401  (NumPy protocols on Array)
 
 globals().update({k: v for k, v in _EW.items() if k not in ("relu", "sigmoid", "softplus", "silu", "gelu",
                                                               "gelu_tanh", "leaky_relu")})
 del _EW
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # the names set from the table above, for type checkers
-    from ._elementwise import (  # noqa: F401
+    from .arrays.elementwise import (  # noqa: F401
         abs, negative, positive, sign, square, sqrt, rsqrt, reciprocal, exp, exp2, expm1, log, log2, log10,
         log1p, sin, cos, tan, asin, acos, atan, sinh, cosh, tanh, asinh, acosh, atanh, erf, floor, ceil, round,
         trunc, isnan, isinf, isfinite, signbit, logical_not, bitwise_invert, add, subtract, multiply, divide,
@@ -49,7 +50,7 @@ if TYPE_CHECKING:  # the names set from the table above, for type checkers
         bitwise_or, bitwise_xor, bitwise_left_shift, bitwise_right_shift,
     )
 # After the elementwise table: the standard's real/imag/conj also take real arrays.
-from ._api import (  # the Python Array API standard's namespace (issue 12)
+from .arrays.namespace_extras import (  # the Python Array API standard's namespace (issue 12)
     __array_namespace_info__, broadcast_shapes, conj, diff, imag, isin, real,
     unique_all, unique_counts, unique_inverse,
 )
@@ -60,31 +61,32 @@ e, pi, inf, nan = 2.718281828459045, 3.141592653589793, float("inf"), float("nan
 # NumPy's API beside the standard's (issue 23): NumPy's names, signatures and semantics. Where a
 # name is the standard's too, NumPy's extra parameters are additions (pm.sum(x, 1), pm.tril(x, 1),
 # pm.where(c)); every call the standard allows means the same.
-from . import _numpy_methods  # noqa: F401,E402  (ndarray's methods on Array)
+from .arrays.numpy_api import methods as _numpy_methods  # noqa: F401,E402  (ndarray's methods on Array)
 from . import lib  # noqa: F401,E402
-from ._numpy_reduce import (  # noqa: E402
+from .arrays.numpy_api.reduce import (  # noqa: E402
     sum, prod, max, min, ptp, all, any, argmax, argmin, mean, var, std, count_nonzero, cumsum, cumprod,
     sort, argsort, partition, argpartition,
 )
-from ._numpy_api import (  # noqa: E402
+from .arrays.numpy_api.functions import (  # noqa: E402
     dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, swapaxes,
     isclose, allclose, array_equal, array_equiv, where, argwhere, flatnonzero, select, nan_to_num,
     unravel_index, ravel_multi_index, fill_diagonal, tri, triu_indices, tril_indices, triu_indices_from,
     tril_indices_from, diag_indices, intersect1d, union1d, setdiff1d, setxor1d,
 )
-from ._numpy_shapes import (  # noqa: E402
-    eye, identity, linspace, logspace, geomspace, meshgrid, indices, atleast_1d, atleast_2d, atleast_3d,
+from .arrays.numpy_api.creation import eye, identity, linspace, logspace, geomspace, meshgrid, indices  # noqa: E402
+from .arrays.numpy_api.shapes import (  # noqa: E402
+    atleast_1d, atleast_2d, atleast_3d,
     hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,
     append, delete, insert, pad, resize, tril, triu, roll, flip, take, repeat, tensordot, searchsorted,
     shape, ndim, size, reshape, ravel, copy, clip, put_along_axis,
 )
-from ._numpy_stats import (  # noqa: E402
+from .arrays.numpy_api.stats import (  # noqa: E402
     unique, bincount, histogram, digitize, quantile, percentile, median, nanquantile, nanpercentile,
     nanmedian, nansum, nanprod, nanmax, nanmin, nanargmax, nanargmin, nanmean, nanvar, nanstd, nancumsum,
     nancumprod, average, cov, corrcoef, lexsort,
 )
-from ._numpy_signal import interp, correlate, convolve, cross, diff, gradient, trapezoid  # noqa: E402
-from ._numpy_ufuncs import (  # noqa: E402
+from .arrays.numpy_api.signal import interp, correlate, convolve, cross, diff, gradient, trapezoid  # noqa: E402
+from .arrays.numpy_api.ufuncs import (  # noqa: E402
     ALIASES as _NP_ALIASES, fmod, degrees, radians, fabs, rint, fix, round, fmax, fmin, cbrt, angle, divmod_ as divmod,
     heaviside, logaddexp2, sinc, modf, ldexp, float_power, gcd, lcm, spacing, unwrap, real_if_close,
 )
@@ -102,8 +104,9 @@ import numpy as _np  # noqa: E402
 errstate = _np.errstate
 euler_gamma = 0.5772156649015329
 
-from ._precompile import precompile, CompileTimeWarning  # noqa: E402  (no silent first-use compile)
+from .arrays.kernels.precompile import precompile  # noqa: E402
+from .arrays.kernels.compile_note import CompileTimeWarning  # noqa: E402  (no silent first-use compile)
 
 # float64/complex128 (issue 23): the one dispatch point, wrapping the functions above and Array's methods.
-from ._float64 import set_float64_policy, get_float64_policy, install as _install_float64  # noqa: E402
+from .arrays.float64 import set_float64_policy, get_float64_policy, install as _install_float64  # noqa: E402
 _install_float64(globals(), Array)

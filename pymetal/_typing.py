@@ -12,7 +12,7 @@ from typing import Literal, TypeAlias, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._array import Array
+from .arrays.array import Array
 
 #: A Python scalar (weakly typed in operations, as in the Array API standard).
 Scalar: TypeAlias = Union[bool, int, float, complex]

@@ -30,7 +30,7 @@ from dask.tokenize import normalize_token as _normalize_token
 
 import pymetal as pm
 from . import random as _random
-from ._array import Array
+from .arrays.array import Array
 
 __all__ = ["PymetalBackendEntrypoint", "Philox"]
 

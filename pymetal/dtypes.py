@@ -113,7 +113,7 @@ def check_dtype(dtype: DTypeLike, what: str = "array", host: bool = False) -> np
     Python's float and complex types mean the default floating types (float32,
     complex64; NumPy's are float64, complex128), so NumPy code's dtype=float runs;
     an explicit np.float64 is refused, except with `host` (memory for the host's
-    computations) under the "host" float64 policy (pymetal/_float64.py)."""
+    computations) under the "host" float64 policy (pymetal/arrays/float64.py)."""
     if dtype is float or dtype is complex:
         return default_float if dtype is float else complex64
     try:
@@ -126,7 +126,7 @@ def check_dtype(dtype: DTypeLike, what: str = "array", host: bool = False) -> np
     if bad is None:
         return dt
     if (bad.kind == "f" and bad.itemsize >= 8) or (bad.kind == "c" and bad.itemsize >= 16):
-        from . import _float64
+        from .arrays import float64 as _float64  # at call time: the policy lives with the array library
         if host and _float64.host_dtype(dt):
             return dt
         raise TypeError(_NO_FLOAT64.format(what=what, dt=bad) + _float64.refusal_hint(bad))

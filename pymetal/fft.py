@@ -33,14 +33,19 @@ import struct
 import numpy as np
 
 from . import dtypes as _dt
-from . import _elementwise as _ew
-from ._array import _new, asarray, normalize_axis
-from .library import shaders as _shaders
+from .arrays import elementwise as _ew
+from .arrays.construct import _new, asarray
+from .arrays.layout import normalize_axis
+from .arrays.kernels import kernel as _kernel
+from .arrays.manipulation import concat as _concat, flip as _flip, roll as _roll
+from .arrays.sorting import _last_axis
+from .arrays.namespace_extras import conj as _conj, real as _real
+from .arrays.creation import arange as _arange
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._array import Array
-    from .device import Device
+    from .arrays.array import Array
+    from .runtime.device import Device
     from ._typing import ArrayLike, DTypeLike, Norm
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
@@ -127,7 +132,6 @@ def _radix2(a, sign):
     dev = a._buf.device
     if n == 1:
         return _ew.ascontiguous(a, force=True)
-    lib = _shaders(dev)
     tw = _twiddles(n, sign, dev)
     bufs = (_new((rows, n), _dt.complex64, dev), _new((rows, n), _dt.complex64, dev))
     src, ns, i = a, 1, 0
@@ -135,8 +139,8 @@ def _radix2(a, sign):
         radix = 4 if ns * 4 <= n else 2
         dst = bufs[i & 1]
         threads = n // radix
-        lib.function("fft_radix%d" % radix)(src, dst, tw, _PASS.pack(n, ns), grid=(threads, rows),
-                                             threadgroup=(min(threads, _TG), 1))
+        _kernel("fft", "radix%d" % radix, None, dev)(src, dst, tw, _PASS.pack(n, ns), grid=(threads, rows),
+                                                     threadgroup=(min(threads, _TG), 1))
         src, ns, i = dst, ns * radix, i + 1
     return src
 
@@ -146,15 +150,14 @@ def _bluestein(a, sign, scale):
     rows, n = a._shape
     dev = a._buf.device
     m = 1 << (2 * n - 2).bit_length()  # the least power of two >= 2n - 1
-    lib = _shaders(dev)
     chirp = _chirp(n, sign, dev)
     params = _CHIRP.pack(n, m, scale / m, 0)
     padded = _new((rows, m), _dt.complex64, dev)
-    lib.function("fft_chirp_pad")(a, chirp, padded, params, grid=(m, rows), threadgroup=(min(m, _TG), 1))
+    _kernel("fft", "chirp_pad", None, dev)(a, chirp, padded, params, grid=(m, rows), threadgroup=(min(m, _TG), 1))
     spectrum = _ew.binary("multiply", _radix2(padded, -1), _chirp_filter(n, m, sign, dev))
     conv = _radix2(spectrum, 1)  # unscaled inverse: the 1/m is in params
     out = _new((rows, n), _dt.complex64, dev)
-    lib.function("fft_chirp_out")(conv, chirp, out, params, grid=(n, rows), threadgroup=(min(n, _TG), 1))
+    _kernel("fft", "chirp_out", None, dev)(conv, chirp, out, params, grid=(n, rows), threadgroup=(min(n, _TG), 1))
     return out
 
 
@@ -166,7 +169,6 @@ def _scale(n, inverse, norm):
 
 def _resize(x, axis, n):
     """x truncated or zero-padded to length n along axis."""
-    from ._manipulation import concat
 
     have = x._shape[axis]
     if n is None or n == have:
@@ -175,12 +177,11 @@ def _resize(x, axis, n):
         return x[(slice(None),) * axis + (slice(0, n),)]
     shape = list(x._shape)
     shape[axis] = n - have
-    return concat([x, _ew.fill(_new(tuple(shape), x._dtype, x._buf.device), 0)], axis=axis)
+    return _concat([x, _ew.fill(_new(tuple(shape), x._dtype, x._buf.device), 0)], axis=axis)
 
 
 def _c2c(x, n, axis, norm, inverse):
     """The complex transform of complex64 x along axis (length n after resizing)."""
-    from ._sorting import _last_axis
 
     axis = normalize_axis(axis, x.ndim)
     x = _resize(x, axis, n)
@@ -215,8 +216,6 @@ def _rfft(x, n, axis, norm):
 
 def _irfft(x, n, axis, norm):
     """Real inverse: the Hermitian spectrum of length n from its first n//2 + 1 terms."""
-    from ._api import conj, real
-    from ._manipulation import concat, flip
 
     axis = normalize_axis(axis, x.ndim)
     if n is None:
@@ -226,8 +225,8 @@ def _irfft(x, n, axis, norm):
     h = n // 2 + 1
     half = _resize(x, axis, h)
     rest = half[(slice(None),) * axis + (slice(1, n - h + 1),)]
-    full = concat([half, conj(flip(rest, axis=axis))], axis=axis) if n > h else half
-    return real(_c2c(full, n, axis, norm, True))
+    full = _concat([half, _conj(_flip(rest, axis=axis))], axis=axis) if n > h else half
+    return _real(_c2c(full, n, axis, norm, True))
 
 
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
@@ -286,8 +285,7 @@ def hfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
         >>> pm.fft.hfft(pm.asarray([1.0, 0.0, 0.0]))
         Array([1., 1., 1., 1.], dtype=float32)
     """
-    from ._api import conj
-    return _irfft(conj(_as("hfft", x, "c")), _n(n), axis, _SWAP[_norm(norm)])
+    return _irfft(_conj(_as("hfft", x, "c")), _n(n), axis, _SWAP[_norm(norm)])
 
 
 def ihfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
@@ -297,8 +295,7 @@ def ihfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm =
         >>> pm.fft.ihfft(pm.asarray([1.0, 1.0, 1.0, 1.0])).numpy().real
         array([1., 0., 0.], dtype=float32)
     """
-    from ._api import conj
-    return conj(_rfft(_as("ihfft", x, "f"), _n(n), axis, _SWAP[_norm(norm)]))
+    return _conj(_rfft(_as("ihfft", x, "f"), _n(n), axis, _SWAP[_norm(norm)]))
 
 
 def _axes_and_sizes(name, x, s, axes):
@@ -401,12 +398,10 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devic
         >>> pm.fft.fftfreq(4)
         Array([ 0.  ,  0.25, -0.5 , -0.25], dtype=float32)
     """
-    from ._creation import arange
-    from ._manipulation import roll
 
     n = _n(n)
     dt = _freq_dtype(dtype)
-    k = roll(arange(-(n // 2), n - n // 2, dtype=_dt.int64, device=device), -(n // 2))
+    k = _roll(_arange(-(n // 2), n - n // 2, dtype=_dt.int64, device=device), -(n // 2))
     return _ew.astype(_ew.binary("divide", _ew.astype(k, _dt.float32), float(d * n)), dt)
 
 
@@ -417,16 +412,14 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devi
         >>> pm.fft.rfftfreq(4, d=0.5)
         Array([0. , 0.5, 1. ], dtype=float32)
     """
-    from ._creation import arange
 
     n = _n(n)
     dt = _freq_dtype(dtype)
-    k = arange(n // 2 + 1, dtype=_dt.float32, device=device)
+    k = _arange(n // 2 + 1, dtype=_dt.float32, device=device)
     return _ew.astype(_ew.binary("divide", k, float(d * n)), dt)
 
 
 def _shift(x, axes, sign):
-    from ._manipulation import roll
 
     x = _ew.as_array(x)
     if axes is None:
@@ -437,7 +430,7 @@ def _shift(x, axes, sign):
     if not axes:
         return _ew.ascontiguous(x, force=True)
     shifts = tuple(sign * (x._shape[a] // 2) for a in axes)
-    return roll(x, shifts, axis=axes)
+    return _roll(x, shifts, axis=axes)
 
 
 def fftshift(x: ArrayLike, /, *, axes: int | tuple[int, ...] | list[int] | None = None) -> Array:

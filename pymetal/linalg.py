@@ -34,16 +34,18 @@ from collections import namedtuple
 import numpy as np
 
 from . import dtypes as _dt
-from . import _elementwise as _ew
-from . import _reduce as _red
-from ._linalg import matmul, outer, tensordot, vecdot
-from ._manipulation import matrix_transpose, moveaxis, stack
-from ._array import asarray, normalize_axis
+from .arrays import elementwise as _ew
+from .arrays import reduce as _red
+from .arrays.linear_algebra import matmul, outer, tensordot, vecdot
+from .arrays.manipulation import matrix_transpose, moveaxis, stack
+from .arrays.construct import asarray
+from .arrays.layout import normalize_axis
+from .arrays.creation import eye as _eye
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._array import Array
-    from .device import Device
+    from .arrays.array import Array
+    from .runtime.device import Device
     from ._typing import ArrayLike, DTypeLike, Norm
 
 __all__ = [
@@ -426,8 +428,7 @@ def matrix_power(x: ArrayLike, n: int, /) -> Array:
     except TypeError:
         raise TypeError("linalg.matrix_power: n must be an integer, not %r" % (n,)) from None
     if n == 0:
-        from ._creation import eye
-        return _ew.ascontiguous(eye(x._shape[-1], dtype=x._dtype, device=x.device).broadcast_to(x._shape))
+        return _ew.ascontiguous(_eye(x._shape[-1], dtype=x._dtype, device=x.device).broadcast_to(x._shape))
     if n < 0:
         x, n = inv(x), -n
     result, base = None, x

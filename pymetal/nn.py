@@ -5,15 +5,15 @@
 
 from __future__ import annotations
 
-from . import _elementwise as _ew
-from . import _reduce as _red
+from .arrays import elementwise as _ew
+from .arrays import reduce as _red
 from . import dtypes as _dt
-from ._array import Array as _Array
+from .arrays.array import Array as _Array
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ._array import Array
-    from .device import Device
+    from .arrays.array import Array
+    from .runtime.device import Device
     from ._typing import ArrayLike, DTypeLike, Norm
 
 __all__ = ["relu", "leaky_relu", "sigmoid", "softplus", "silu", "swish", "gelu", "softmax", "log_softmax"]
@@ -160,6 +160,6 @@ def _fusable(x, axis):
 def _fused(name, fn):
     f = _FUSED.get(name)
     if f is None:
-        from ._fusion import fuse
+        from .arrays.fusion import fuse
         f = _FUSED[name] = fuse(lambda x: fn(x, -1))
     return f

@@ -27,12 +27,17 @@ from typing import Any
 
 import numpy as np
 
-from ._array import Array, asarray, empty, normalize_shape
-from ._kernels.random import fill
-from ._manipulation import ascontiguousarray, broadcast_to
-from .device import resolve
-from ._reduce import any as _any
+from .arrays.array import Array
+from .arrays.construct import asarray, empty
+from .arrays.layout import normalize_shape
+from .arrays.kernels.random import fill
+from .arrays.manipulation import ascontiguousarray, broadcast_to
+from .runtime.device import resolve
+from .arrays.reduce import any as _any
 from .dtypes import bfloat16
+from .arrays.elementwise import FUNCTIONS as _FUNCTIONS
+from .arrays.indexing import take as _take
+from .arrays.sorting import argsort as _argsort, cumulative_sum as _cumulative_sum, searchsorted as _searchsorted
 
 __all__ = [
     "Generator", "default_rng", "seed", "rand", "randn", "randint", "random", "random_sample", "normal",
@@ -327,8 +332,7 @@ class Generator:
         a = x if isinstance(x, Array) else asarray(x)
         if a.ndim == 0:
             raise ValueError("pm.random: permutation() of a 0-d array: pass an int or an array with a dimension")
-        from ._indexing import take
-        return take(a, self._order(a.shape[axis]), axis=axis)
+        return _take(a, self._order(a.shape[axis]), axis=axis)
 
     def shuffle(self, x: Any, axis: int = 0) -> None:
         """Shuffles x in place along axis (a pymetal array, or a writeable NumPy array).
@@ -349,9 +353,8 @@ class Generator:
     def _order(self, n):
         """A random permutation of range(n): the order of random 64-bit keys (ties, about
         n**2 / 2**65 of them, keep index order)."""
-        from ._sorting import argsort
         keys = self._draw("integers", (n,), np.dtype(np.uint64), low=0, range_=0)
-        return argsort(keys, stable=True).astype(np.int64)
+        return _argsort(keys, stable=True).astype(np.int64)
 
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None, axis: int = 0,
                shuffle: bool = True) -> Array:
@@ -364,7 +367,6 @@ class Generator:
             >>> pm.random.default_rng(0).choice(pm.asarray([10, 20]), size=4, p=[0.0, 1.0])
             Array([20, 20, 20, 20], dtype=int64)
         """
-        from ._indexing import take
         pop = None if isinstance(a, (int, np.integer)) else (a if isinstance(a, Array) else asarray(a))
         if pop is not None and pop.ndim == 0:
             raise ValueError("a must be a positive integer or an array with at least one dimension")
@@ -388,10 +390,9 @@ class Generator:
             if p is None:
                 idx = self.integers(0, n, size=shape) if n else empty(shape, np.int64)
             else:
-                from ._sorting import cumulative_sum, searchsorted
-                cdf = cumulative_sum(p)
+                cdf = _cumulative_sum(p)
                 u = self.random(shape) * cdf[-1]
-                idx = searchsorted(cdf, u, side="right").astype(np.int64)
+                idx = _searchsorted(cdf, u, side="right").astype(np.int64)
                 idx = _minimum(idx, n - 1)  # u rounds up to cdf[-1]: the last positive entry
         else:
             if k > n:
@@ -402,19 +403,16 @@ class Generator:
                 if int((p > 0).sum()) < k:
                     raise ValueError("Fewer non-zero entries in p than size")
                 # Efraimidis and Spirakis: the k largest of log(u) / p.
-                from ._sorting import argsort
-                from ._elementwise import FUNCTIONS
-                keys = FUNCTIONS["log"](self.random(n)) / p
-                idx = argsort(-keys, stable=True)[:k].astype(np.int64).reshape(shape)
+                keys = _FUNCTIONS["log"](self.random(n)) / p
+                idx = _argsort(-keys, stable=True)[:k].astype(np.int64).reshape(shape)
         if pop is None:
             return idx
-        return take(pop, idx.reshape(-1), axis=axis).reshape(
+        return _take(pop, idx.reshape(-1), axis=axis).reshape(
             pop.shape[:axis % pop.ndim] + shape + pop.shape[axis % pop.ndim + 1:])
 
 
 def _minimum(x, bound):
-    from ._elementwise import FUNCTIONS
-    return FUNCTIONS["minimum"](x, bound)
+    return _FUNCTIONS["minimum"](x, bound)
 
 
 def _into(out, x):
@@ -624,7 +622,7 @@ def shuffle(x: Any) -> None:
     _rng().shuffle(x)
 
 
-# ---- float64 draws (issue 23): the float64 policy's host path (pymetal/_float64.py) ----------------
+# ---- float64 draws (issue 23): the float64 policy's host path (pymetal/arrays/float64.py) ----------------
 
 def _host_draw(name):
     """Generator.<name>(..., dtype=float64) on the host's cores (the device has no float64): NumPy's
@@ -648,7 +646,7 @@ def _host_draw(name):
 
 def _install_float64():
     from . import _namespace  # noqa: F401  (float64 arrays' methods: installed with the namespace)
-    from ._float64 import wrap
+    from .arrays.float64 import wrap
     for name in ("random", "standard_normal", "standard_exponential", "standard_gamma"):
         setattr(Generator, name, wrap(getattr(Generator, name), _host_draw(name), raw=True))
 

@@ -6,7 +6,7 @@ threadgroup memory, per-group partials, simdgroup_matrix GEMM). Targets (issue 7
   grid-stride simd_sum over 16M float32, float4 x 4 per step   >= 1.0x np.sum
   grid-stride simd_sum over 16M float32, one float per step    >= 1.0x np.sum
   GPU-style argmax over 16M float32                            >= 0.5x np.argmax
-  simdgroup_matrix GEMM 1024^3 (tests/python/test_msl_conformance.py's kernel)
+  simdgroup_matrix GEMM 1024^3 (tests/python/msl/test_msl_conformance.py's kernel)
                                                                >= 20 GFLOP/s
 Each line times pymetal and NumPy alternately (medians of the repeats) and
 also gives the ratio by pymetal's CPU time spread over the cores: what the

@@ -11,9 +11,9 @@ import time
 
 import numpy as np
 import pymetal as pm
-from pymetal._kernels.matmul import matmul
-from pymetal._kernels.scan import cumulative
-from pymetal._kernels.sort import sort
+from pymetal.arrays.kernels.matmul import matmul
+from pymetal.arrays.kernels.scan import cumulative
+from pymetal.arrays.kernels.sort import sort
 
 
 def timed(fn):

@@ -10,7 +10,7 @@ Figures (medians of interleaved rounds; ratio = NumPy time / pymetal time,
      NumPy, 1K..64M elements (--quick: up to 4M); the crossover is the smallest
      size from which pymetal is at least as fast at every larger size measured
                                                                      target <= 16K
-With PYMETAL_HOST_SMALL=0 every op runs its kernel (pymetal/_small.py); the
+With PYMETAL_HOST_SMALL=0 every op runs its kernel (pymetal/arrays/small.py); the
 "kernels" column measures that in the same rounds (the host path turned off per call).
 Usage: python scripts/bench_latency.py [--quick]
 """
@@ -23,7 +23,7 @@ import numpy as np
 import pymetal as pm
 
 try:
-    from pymetal import _small
+    from pymetal.arrays import small as _small
 except ImportError:  # a pymetal without the host path (measuring "before")
     _small = None
 

@@ -8,7 +8,7 @@ fast_math=True are timed in the same loop and reported in the last column.
 Optional arguments: the functions to measure (default: all).
 
 erf is not an MSL function (real Metal has none): kernels define their own, as
-MLX and tinygrad do. The kernel here uses the one in tests/python/msl_erf.metal;
+MLX and tinygrad do. The kernel here uses the one in tests/python/msl/msl_erf.metal;
 NumPy has no erf: its side is scipy.special.erf (the line is skipped without SciPy).
 """
 import os
@@ -19,7 +19,7 @@ import time
 import numpy as np
 import pymetal as pm
 
-ERF_SOURCE = (pathlib.Path(__file__).resolve().parent.parent / "tests" / "python" / "msl_erf.metal").read_text()
+ERF_SOURCE = (pathlib.Path(__file__).resolve().parent.parent / "tests" / "python" / "msl" / "msl_erf.metal").read_text()
 
 GELU_C = np.float32(0.7978845608028654)  # sqrt(2 / pi)
 

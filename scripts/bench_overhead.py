@@ -127,10 +127,11 @@ kernel void saxpy(device const float* x [[buffer(0)]], device float* y [[buffer(
 
 def check_cost():
     """What checking a call against the kernel's signature adds to binding its
-    arguments: Function._bind (count, dtypes, scalar range, foreign memory)
+    arguments: runtime.arguments.bind (count, dtypes, scalar range, foreign memory)
     against packing the same three pm_arg records and the scalar unchecked."""
     import struct
-    from pymetal import function as F
+    from pymetal.runtime import scratch as F
+    from pymetal.runtime.arguments import bind
 
     saxpy = pm.compile(SAXPY).saxpy
     x, y = pm.zeros(256, np.float32), pm.ones(256, np.float32)
@@ -144,7 +145,7 @@ def check_cost():
     def checked():
         if len(args) != len(saxpy._params):
             raise TypeError
-        saxpy._bind(args, s, False)
+        bind(saxpy, args, s, False)
 
     def unchecked():
         a, b, c = args

@@ -5,7 +5,7 @@ when it fails); a crash, a hang or an error without a message is a bug.
 
     python scripts/fuzz_abi.py [--calls N] [--seed S]     (make fuzz runs a long one)
 
-tests/python/test_c_abi.py runs a bounded number of calls in a subprocess.
+tests/python/runtime/test_c_abi.py runs a bounded number of calls in a subprocess.
 Pointers given to the library are NULL or point at memory of the size the
 header asks for: a wild pointer would be the caller's bug, not the library's.
 """
@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, __import__("os").path.join(__import__("os").path.dirname(__file__), ".."))
 
-from pymetal import _native as N  # noqa: E402
+from pymetal.runtime import native as N  # noqa: E402
 
 # The kernels touch no memory: the fuzzer checks the library's checks, and a
 # kernel that writes past what it was given is the kernel's bug.

@@ -7,7 +7,7 @@ import sys
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, root)
-from pymetal._ops import precompiled_source  # noqa: E402
+from pymetal.arrays.optable import precompiled_source  # noqa: E402
 
 path = os.path.join(root, "Shaders", "array_kernels.metal")
 with open(path, "w") as f:

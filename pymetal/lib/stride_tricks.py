@@ -11,14 +11,15 @@ from __future__ import annotations
 
 import operator
 
-from .. import _elementwise as _ew
-from .._array import _READONLY_BASE, _extent, normalize_axis, normalize_shape
+from ..arrays import elementwise as _ew
+from ..arrays.array import _READONLY_BASE
+from ..arrays.layout import _extent, normalize_axis, normalize_shape
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-    from .._array import Array
+    from ..arrays.array import Array
     from .._typing import ArrayLike
 
 __all__ = ["as_strided", "sliding_window_view"]

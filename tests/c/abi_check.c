@@ -1,5 +1,5 @@
 // Compiled against Sources/CPyMetal/include/pymetal.h and linked with libPyMetal by
-// tests/python/test_c_abi.py: the header and the library must agree, and bad
+// tests/python/runtime/test_c_abi.py: the header and the library must agree, and bad
 // input must come back as errors, never a crash.
 #include <assert.h>
 #include <stdio.h>

@@ -24,6 +24,7 @@ if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
 
 import pymetal as pm  # noqa: E402
+import msl_kernels  # noqa: E402
 
 PAGE = 16384
 
@@ -244,6 +245,20 @@ def typed_lib(dev):
     return pm.compile(TYPED_SRC)
 
 
+# ---- MSL run both ways the CPU backend runs a kernel (msl_kernels.py) ----------
+# `mode`: a test once with lockstep, once with fibers; `both_ways`: runs a kernel both
+# ways and compares (here, not in msl/conftest.py: tests import this module as `conftest`).
+
+@pytest.fixture(params=msl_kernels.MODES)
+def mode(request):
+    return request.param
+
+
+@pytest.fixture
+def both_ways():
+    return msl_kernels.run_both_ways
+
+
 # ---- backend-aware skips -------------------------------------------------------
 # @pytest.mark.cpu_backend: the test checks what the CPU backend does where a GPU
 # has undefined behaviour or no check (poisoned threadgroup memory, errors for a
@@ -272,7 +287,7 @@ def float64_error():
 @pytest.fixture(params=[0, 1 << 30], ids=["kernels", "host-small"])
 def small_paths(request, monkeypatch):
     """Runs a test twice: every op on its kernel (the host path for small arrays
-    off), and every op the host path takes on the host (pymetal/_small.py)."""
-    from pymetal import _small
+    off), and every op the host path takes on the host (pymetal/arrays/small.py)."""
+    from pymetal.arrays import small as _small
     monkeypatch.setattr(_small, "LIMIT", request.param)
     return request.param

@@ -1,0 +1,145 @@
+"""Array's operators and kernel-backed methods, bound in one place.
+
+array.py defines the Array's metadata, views and host access (and declares
+what is bound here, for type checkers); the operations live in their modules
+(elementwise, indexing, linear_algebra, dlpack, interop, numpy_api/methods),
+and this module puts them on the class. Later entries of _BINDINGS win: an
+ndarray-style method (numpy_api/methods.py) replaces a plainer one of the
+same name. Imported by pymetal/arrays/__init__.py, so any use of the array
+library sees the complete Array.
+"""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+
+from . import dlpack as _dlpack
+from . import elementwise as _ew
+from . import indexing as _ix
+from . import interop as _interop
+from . import linear_algebra as _la
+from . import namespace_extras as _api
+from .array import Array
+from .construct import _unpickle
+from .numpy_api import methods as _npm
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+    from .._typing import ArrayLike, Scalar
+
+
+def copy(self) -> Array:
+    """A new C-contiguous array with a copy of the data (a kernel).
+
+    Examples:
+        >>> x = pm.asarray([1, 2])
+        >>> y = x.copy()
+        >>> y[0] = 5
+        >>> x, y
+        (Array([1, 2], dtype=int64), Array([5, 2], dtype=int64))
+    """
+    return _ew.ascontiguous(self, force=True)
+
+
+def fill(self, value: Scalar | Array) -> None:
+    """Sets every element to `value` (a kernel).
+
+    Examples:
+        >>> x = pm.empty(3, pm.int32)
+        >>> x.fill(7)
+        >>> x
+        Array([7, 7, 7], dtype=int32)
+    """
+    _ew.fill(self, value)
+
+
+def __getitem__(self, key: Any) -> Array:
+    """Indexing as NumPy's: basic indexing (ints, slices, ``...``, None) gives a view;
+    integer arrays and boolean masks gather (a kernel).
+
+    Examples:
+        >>> x = pm.arange(12).reshape(3, 4)
+        >>> x[1]
+        Array([4, 5, 6, 7], dtype=int64)
+        >>> x[:, ::2]
+        Array([[ 0,  2],
+               [ 4,  6],
+               [ 8, 10]], dtype=int64)
+        >>> x[x > 8]
+        Array([ 9, 10, 11], dtype=int64)
+        >>> x[pm.asarray([2, 0]), 1]
+        Array([9, 1], dtype=int64)
+    """
+    return _ix.getitem(self, key)
+
+
+def __setitem__(self, key: Any, value: ArrayLike) -> None:
+    """Assignment through an index, as NumPy's (the value is broadcast and converted).
+
+    Examples:
+        >>> x = pm.zeros(5, pm.int32)
+        >>> x[1:3] = 7
+        >>> x[pm.asarray([0, 4])] = pm.asarray([1, 2], dtype=pm.int32)
+        >>> x
+        Array([1, 7, 7, 0, 2], dtype=int32)
+    """
+    _ix.setitem(self, key, value)
+
+
+def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+    """The Python Array API namespace of pymetal arrays: the pymetal module.
+
+    Examples:
+        >>> pm.zeros(2).__array_namespace__() is pm
+        True
+    """
+    import pymetal  # the package's face (loaded by now: this is a method of one of its arrays)
+    if api_version is not None and api_version not in _api.SUPPORTED_VERSIONS:
+        raise ValueError("api_version=%r: pymetal implements the Array API %s (and accepts %s)"
+                         % (api_version, _api.API_VERSION, ", ".join(_api.SUPPORTED_VERSIONS)))
+    return pymetal
+
+
+def __reduce_ex__(self, protocol: Any) -> Any:
+    # The elements in C order, the dtype and the shape. With protocol 5 the bytes go as a
+    # PickleBuffer over the array's own memory, which pickle can send out of band
+    # (dask.distributed does): no copy on the sending side for a C-contiguous array.
+    # Views pickle as their elements only (as NumPy's): the receiver gets a new C-contiguous array.
+    x = self if self._cc else self.copy()
+    host = x.numpy()
+    if protocol >= 5:
+        data: Any = pickle.PickleBuffer(host.reshape(-1).view(np.uint8) if x._size else b"")
+    else:
+        data = host.tobytes()
+    return _unpickle, (data, self._dtype, self._shape)
+
+
+def _operators():
+    """The arithmetic, bitwise and comparison operators, from the op table's names."""
+    ops = {}
+    for py, name in _ew._OPERATORS.items():
+        ops["__%s__" % py], ops["__r%s__" % py], ops["__i%s__" % py] = _ew._binop(name)
+    for cmp, name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
+                      ("gt", "greater"), ("ge", "greater_equal")):
+        ops["__%s__" % cmp] = _ew._binop(name)[0]
+    ops.update(__neg__=_ew._neg, __pos__=_ew._pos, __abs__=_ew._abs, __invert__=_ew._invert)
+    return ops
+
+
+_BINDINGS: dict = {
+    **_operators(),
+    "__matmul__": _la._matmul, "__rmatmul__": _la._rmatmul, "__imatmul__": _la._imatmul,
+    "copy": copy, "fill": fill, "__getitem__": __getitem__, "__setitem__": __setitem__,
+    "__array_namespace__": __array_namespace__, "__reduce_ex__": __reduce_ex__,
+    "__dlpack__": _dlpack._dlpack, "__dlpack_device__": _dlpack._dlpack_device,
+    "__array_ufunc__": _interop._array_ufunc, "__array_function__": _interop._array_function,
+    "_reshape_order": _npm._reshape_order,
+    **_npm._METHODS,  # ndarray's signatures (sum(axis, dtype, out, ...), astype(float), ...)
+    "real": _npm.REAL, "imag": _npm.IMAG,
+}
+for _name, _value in _BINDINGS.items():
+    setattr(Array, _name, _value)

@@ -1,0 +1,1 @@
+"""NumPy's functions and ndarray methods on pymetal arrays, composed from the array library."""

@@ -1,0 +1,1 @@
+"""The engine over libPyMetal: devices, buffers, libraries, kernel calls (imports nothing from arrays/)."""

@@ -1,0 +1,59 @@
+"""Shader logging: the messages of kernels' ``os_log`` calls as records of
+Python's ``logging`` module, logger ``"pymetal.kernel"``.
+
+A kernel that includes ``<metal_logging>`` and calls
+``os_log_default.log("i=%d v=%f", i, v)`` (or ``log_info`` / ``log_debug`` /
+``log_error`` / ``log_fault`` of an ``os_log(subsystem, category)`` object)
+logs when its library was compiled with ``pm.compile(source, logging=True)``.
+Each message is one record, printf-formatted, with ``record.subsystem`` and
+``record.category``; a thread's messages come in the order it logged them.
+Records are emitted when pymetal waits for the work (pm.synchronize(), a
+synchronous call, reading an array); at most 65536 wait at a time (older
+ones are dropped and the next record says how many).
+
+CPU backend only for now: the Mac's MTLLogState is not wired up yet.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import logging
+
+from . import native as _native
+
+__all__ = ["logger"]
+
+logger = logging.getLogger("pymetal.kernel")
+
+# os_log's levels: default, info, debug, error, fault
+_LEVELS = (logging.INFO, logging.INFO, logging.DEBUG, logging.ERROR, logging.CRITICAL)
+active = False  # a library was compiled with logging=True: synchronisations drain the queue
+_next = None
+_bufs = None
+
+
+def enable() -> None:
+    """Called by pm.compile(..., logging=True); refuses a backend without shader logging."""
+    global active, _next, _bufs
+    if _next is None:
+        fn = getattr(_native.lib(), "pm_host_kernel_log_next", None)
+        if fn is None:
+            raise NotImplementedError(
+                "shader logging (logging=True) is not supported on this backend yet (pymetal's CPU backend has it)")
+        fn.restype = ctypes.c_int32
+        fn.argtypes = [ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
+                       ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
+        _bufs = (ctypes.c_uint32(), ctypes.create_string_buffer(256), ctypes.create_string_buffer(256),
+                 ctypes.create_string_buffer(1200))
+        _next = fn
+    active = True
+
+
+def drain() -> None:
+    """Emits every queued kernel message (oldest first) to the "pymetal.kernel" logger."""
+    level, sub, cat, msg = _bufs
+    ref = ctypes.byref(level)
+    while _next(ref, sub, 256, cat, 256, msg, 1200):
+        logger.log(_LEVELS[min(level.value, 4)], "%s", msg.value.decode("utf-8", "replace"),
+                   extra={"subsystem": sub.value.decode("utf-8", "replace"),
+                          "category": cat.value.decode("utf-8", "replace")})
