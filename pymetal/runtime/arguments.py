@@ -21,7 +21,20 @@ from .host_args import _WAIT, _HostArgs
 from .scratch import _ALIGN, _ARG_SIZE, _BUFFER, _BYTES, _THREADGROUP, _pack_arg
 from ..dtypes import SUPPORTED, check_dtype
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 _ndarray = np.ndarray
+Array: Any = None  # the array library's class (bindable.py)
+
+
+def _set_array_type(cls):
+    global Array
+    Array = cls
+
+
+bindable.listen(_set_array_type)
 
 
 def count_error(fn, args):
@@ -40,7 +53,6 @@ def bind(fn, args, s, raw):
     doff = 0
     host = None
     params = fn._params
-    Array = bindable.array_type  # the array library's class (bindable.py)
     for i in range(len(args)):
         a = args[i]
         p = params[i]
@@ -102,7 +114,7 @@ def _bind_ndarray(fn, host, a, i, p, raw):
 def _other_arg(fn, a, i, p, s, doff, raw=False):
     """Binds the less common argument kinds; returns the new data offset, or
     ~offset when `a` is a buffer-protocol object to bind as an array."""
-    if isinstance(a, bindable.array_type):  # a subclass
+    if isinstance(a, Array):  # a subclass
         if not (raw or p.accepts(a._dtype)):
             raise dtype_error(fn, i, p, a._dtype)
         _pack_arg(s.args, i * _ARG_SIZE, _BUFFER, p.index, a._buf.handle, a._offset, 0, a.nbytes)

@@ -30,9 +30,21 @@ def owner_of(a, ptr):
     return None
 
 
+_listeners: list = []
+
+
+def listen(set_type):
+    """Calls set_type(array type) now and at each register(): the call path keeps the type
+    as a module global (no attribute lookup per kernel call)."""
+    _listeners.append(set_type)
+    set_type(array_type)
+
+
 def register(cls, owner):
     """Binds objects of `cls` as device arrays; `owner(ndarray, ptr)` finds the
     pymetal memory under a NumPy view (see the module's docstring)."""
     global array_type, owner_of
     array_type = cls
     owner_of = owner
+    for set_type in _listeners:
+        set_type(cls)

@@ -54,6 +54,16 @@ if TYPE_CHECKING:
 
 __all__ = ["Function", "Argument"]
 
+Array: Any = None  # the array library's class (bindable.py)
+
+
+def _set_array_type(cls):
+    global Array
+    Array = cls
+
+
+bindable.listen(_set_array_type)
+
 _U32_MAX = 0xFFFFFFFF
 
 
@@ -340,12 +350,11 @@ class Function:
             if dev.poisoned.value:  # results computed from a poisoned input are that input's error
                 host.check()
                 for a, p in zip(args, self._params):
-                    if p.writable and isinstance(a, bindable.array_type):
+                    if p.writable and isinstance(a, Array):
                         a._buf.check()
             host.copy_back()
         else:
             epoch = dev.next_epoch()
-            Array = bindable.array_type
             for a in args:
                 if isinstance(a, Array):
                     a._buf.epoch = epoch
