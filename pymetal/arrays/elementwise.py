@@ -51,7 +51,7 @@ def as_array(x: object, dev: Device | None = None) -> Array:
     if isinstance(x, Array):
         return x
     if hasattr(x, "_pm_trace"):  # a traced array of pm.fuse (arrays/fusion.py)
-        return x
+        return x  # type: ignore[return-value]  # it stands in for an Array
     if isinstance(x, np.generic) or is_scalar(x):
         return asarray(x, device=dev)  # a 0-d array (a Python scalar: int64 / float32 / complex64)
     try:

@@ -371,7 +371,7 @@ def install(namespace: dict, array_cls: type = _Array) -> None:
     for name in ("real", "imag"):
         p = getattr(array_cls, name)
         setattr(array_cls, name, property(_part(name, p.fget), _part_set(name, p.fset)))
-    array_cls._float64_installed = True
+    setattr(array_cls, "_float64_installed", True)
 
 
 def _part(name, fget):

@@ -160,7 +160,7 @@ class Traced:
 # functions, which the hooks hand to the tracer.
 for _m in ("__neg__", "__pos__", "__abs__", "__invert__"):
     setattr(Traced, _m, getattr(Array, _m))
-Traced.__array_ufunc__ = _interop._array_ufunc
+Traced.__array_ufunc__ = _interop._array_ufunc  # type: ignore[attr-defined]  # NumPy ufuncs on traced arrays
 
 
 def _operators():
@@ -191,8 +191,8 @@ class _Tracer:
         self.device = device
         self.leaves = []      # Arrays read by the kernel (arguments and captured arrays)
         self._leaf_ids = {}
-        self.full = None      # the shape the reductions reduce (their operand's shape)
-        self.k = None         # how many trailing axes they reduce
+        self.full: Any = None  # the shape the reductions reduce (their operand's shape)
+        self.k: Any = None     # how many trailing axes they reduce
 
     # -- nodes
     def leaf(self, a, argument=False):
@@ -414,8 +414,8 @@ class _Program:
     # -- code
     def source(self):
         t = self.t
-        body = []
-        glob = {}   # node -> variable, for values computed once per thread
+        body: list[str] = []
+        glob: dict = {}   # node -> variable, for values computed once per thread
         self._counter = 0
         self._pre = body
 
@@ -480,7 +480,8 @@ class _Program:
                 v = var()
                 names.append(v)
                 body.append("%s %s;" % (_MSL[r.dtype], v))
-            loop_main, loop_tail = [], []
+            loop_main: list[str] = []
+            loop_tail: list[str] = []
             for lines, jj in ((loop_main, "j + l"), (loop_tail, "j")):
                 scope = dict(glob)
                 inner = ["const ulong jj = %s;" % jj]
@@ -661,6 +662,15 @@ def _kernel(src, device):
 
 class _Plan:
     __slots__ = ("fn", "leaves", "nargs", "params", "outs", "grid", "tg", "structure", "device")
+    fn: Any
+    leaves: Any
+    nargs: Any
+    params: Any
+    outs: Any
+    grid: Any
+    tg: Any
+    structure: Any
+    device: Any
 
 
 def _arg_key(v):

@@ -49,7 +49,7 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     if _f64.get_float64_policy() != "error" and _f64._wide_call(inputs, kwargs):
         # np.add(float64 data, x), np.add.reduce(...): the float64 policy (arrays/float64.py)
         host = getattr(ufunc, method)
-        return _f64.dispatch(getattr(_ew.FUNCTIONS.get(_UFUNCS.get(ufunc)), method, None) or host, host,
+        return _f64.dispatch(getattr(_ew.FUNCTIONS.get(_UFUNCS.get(ufunc, "")), method, None) or host, host,
                              inputs, kwargs)
     name = _UFUNCS.get(ufunc)
     out = kwargs.pop("out", None)

@@ -34,6 +34,7 @@ the other dtypes always run their kernels (see sum_rows).
 from __future__ import annotations
 
 import os
+from typing import Any
 
 import numpy as np
 
@@ -63,8 +64,9 @@ _EXACT = {  # op -> dtypes whose NumPy ufunc is bit-identical to the kernel (see
 
 # The kernels raise no floating-point warnings (1 / 0 is inf, quietly): neither may the host.
 # np.errstate costs several times a small op; this is the context variable it sets (NumPy 2).
+_errors: Any
 try:
-    from numpy._core._multiarray_umath import _extobj_contextvar as _errors
+    from numpy._core._multiarray_umath import _extobj_contextvar as _errors  # type: ignore[import-not-found,no-redef]
     with np.errstate(all="ignore"):
         _QUIET = _errors.get()
 except (ImportError, AttributeError, LookupError):  # another NumPy: no host path (see host_ready)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+from typing import Any
 
 from . import native as _native
 
@@ -28,8 +29,8 @@ logger = logging.getLogger("pymetal.kernel")
 # os_log's levels: default, info, debug, error, fault
 _LEVELS = (logging.INFO, logging.INFO, logging.DEBUG, logging.ERROR, logging.CRITICAL)
 active = False  # a library was compiled with logging=True: synchronisations drain the queue
-_next = None
-_bufs = None
+_next: Any = None  # the C ABI's pm_kernel_log_next, once logging is on
+_bufs: Any = None
 
 
 def enable() -> None:

@@ -45,7 +45,7 @@ def precompile(dtypes: Iterable[Any] | None = None, ops: Iterable[str] | None = 
     for f in families:
         if f not in _ops.FAMILIES:
             raise ValueError("precompile: ops=%r: the kernel families are %s" % (f, ", ".join(_ops.FAMILIES)))
-    done = []
+    done: list[tuple[str, str]] = []
     compile_note.quiet = True
     try:
         _compile_all(todo_dtypes, families, done)
