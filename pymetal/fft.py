@@ -49,7 +49,8 @@ if TYPE_CHECKING:
     from ._typing import ArrayLike, DTypeLike, Norm
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft",
-           "fftfreq", "rfftfreq", "fftshift", "ifftshift"]
+           "fftfreq", "rfftfreq", "fftshift", "ifftshift",
+           "fft2", "ifft2", "rfft2", "irfft2"]  # NumPy's (not in the standard)
 
 _NORMS = ("backward", "ortho", "forward")
 _PASS = struct.Struct("<II")
@@ -451,3 +452,53 @@ def ifftshift(x: ArrayLike, /, *, axes: int | tuple[int, ...] | list[int] | None
         Array([ 0,  1, -2, -1], dtype=int64)
     """
     return _shift(x, axes, -1)
+
+
+# ---- NumPy's two-dimensional names (not in the standard): the n-dimensional transforms over
+# the last two axes by default, with NumPy's positional signature (a, s, axes, norm)
+
+def fft2(a: ArrayLike, s: tuple[int, ...] | list[int] | None = None, axes: tuple[int, ...] | list[int] = (-2, -1),
+         norm: Norm | None = None) -> Array:
+    """NumPy's fft2: fftn over axes (the last two by default), complex64.
+
+    Examples:
+        >>> pm.fft.fft2(pm.ones((2, 3))).numpy().real.round(4)
+        array([[ 6.,  0., -0.],
+               [ 0.,  0., -0.]], dtype=float32)
+    """
+    return fftn(a, s=s, axes=axes, norm=norm or "backward")
+
+
+def ifft2(a: ArrayLike, s: tuple[int, ...] | list[int] | None = None, axes: tuple[int, ...] | list[int] = (-2, -1),
+          norm: Norm | None = None) -> Array:
+    """NumPy's ifft2: ifftn over axes (the last two by default), complex64.
+
+    Examples:
+        >>> pm.fft.ifft2(pm.fft.fft2(pm.ones((2, 2)))).numpy().real.round(4)
+        array([[1., 1.],
+               [1., 1.]], dtype=float32)
+    """
+    return ifftn(a, s=s, axes=axes, norm=norm or "backward")
+
+
+def rfft2(a: ArrayLike, s: tuple[int, ...] | list[int] | None = None, axes: tuple[int, ...] | list[int] = (-2, -1),
+          norm: Norm | None = None) -> Array:
+    """NumPy's rfft2: rfftn over axes (the last two by default), complex64.
+
+    Examples:
+        >>> pm.fft.rfft2(pm.ones((2, 4))).shape
+        (2, 3)
+    """
+    return rfftn(a, s=s, axes=axes, norm=norm or "backward")
+
+
+def irfft2(a: ArrayLike, s: tuple[int, ...] | list[int] | None = None, axes: tuple[int, ...] | list[int] = (-2, -1),
+           norm: Norm | None = None) -> Array:
+    """NumPy's irfft2: irfftn over axes (the last two by default), float32.
+
+    Examples:
+        >>> pm.fft.irfft2(pm.fft.rfft2(pm.ones((2, 4)))).numpy().round(4)
+        array([[1., 1., 1., 1.],
+               [1., 1., 1., 1.]], dtype=float32)
+    """
+    return irfftn(a, s=s, axes=axes, norm=norm or "backward")

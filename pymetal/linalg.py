@@ -52,12 +52,13 @@ __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError",
-    "norm",  # NumPy's (not in the standard)
+    "norm", "eig", "eigvals", "lstsq",  # NumPy's (not in the standard)
 ]
 
 LinAlgError = np.linalg.LinAlgError
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
 QRResult = namedtuple("QRResult", ["Q", "R"])
 SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
 SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
@@ -165,6 +166,49 @@ def eigh(x: ArrayLike, /) -> EighResult:
         (2, 2)
     """
     return EighResult(*_lapack(np.linalg.eigh, x, "eigh", square=True))
+
+
+def eig(a: ArrayLike) -> EigResult:
+    """NumPy's eig: (eigenvalues, right eigenvectors as columns) of general square matrices.
+    As NumPy's: float32 when every eigenvalue is real, else complex64.
+
+    Examples:
+        >>> w, v = pm.linalg.eig(pm.asarray([[0.0, -1.0], [1.0, 0.0]]))  # a rotation: +-i
+        >>> w.dtype, sorted(w.numpy().imag.round(4).tolist())
+        (dtype('complex64'), [-1.0, 1.0])
+    """
+    x, h, _ = _matrices(a, "eig", square=True)
+    return EigResult(*(asarray(np.ascontiguousarray(r), device=x.device) for r in np.linalg.eig(h)))
+
+
+def eigvals(a: ArrayLike) -> Array:
+    """NumPy's eigvals: the eigenvalues of general square matrices (float32 or complex64, as eig).
+
+    Examples:
+        >>> pm.linalg.eigvals(pm.asarray([[2.0, 0.0], [0.0, 3.0]]))
+        Array([2., 3.], dtype=float32)
+    """
+    x, h, _ = _matrices(a, "eigvals", square=True)
+    return asarray(np.ascontiguousarray(np.linalg.eigvals(h)), device=x.device)
+
+
+def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> tuple[Array, Array, int, Array]:
+    """NumPy's lstsq: (x minimising |b - a x|, the residual sums of squares, the rank of a, its
+    singular values), for one matrix a (M, N) and b (M,) or (M, K); rcond: singular values below
+    rcond times the largest count as zero (default: eps * max(M, N)).
+
+    Examples:
+        >>> x, res, rank, s = pm.linalg.lstsq(pm.asarray([[1.0, 0.0], [1.0, 1.0], [1.0, 2.0]]),
+        ...                                   pm.asarray([1.0, 2.0, 3.0]))
+        >>> x.numpy().round(4), rank
+        (array([1., 1.], dtype=float32), 2)
+    """
+    x, h, dt = _matrices(a, "lstsq")
+    if x.ndim != 2:
+        raise LinAlgError("linalg.lstsq: a must be one matrix (2 dimensions), got shape %r" % (x._shape,))
+    bh = _ew.as_array(b).numpy().astype(h.dtype, copy=False)
+    sol, res, rank, s = np.linalg.lstsq(h, bh, rcond=rcond)
+    return _back(sol, dt, x.device), _back(res, dt, x.device), int(rank), _back(s, dt, x.device)
 
 
 def eigvalsh(x: ArrayLike, /) -> Array:

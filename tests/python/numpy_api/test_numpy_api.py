@@ -526,3 +526,62 @@ def test_dtype_aliases_and_errstate():
     with pm.errstate(divide="ignore"):
         r = pm.asarray([1.0]) / pm.asarray([0.0])
     assert float(r[0]) == np.inf
+
+
+# ---- linalg.eig/eigvals/lstsq and fft2/ifft2/rfft2/irfft2: NumPy's names and signatures ----------
+
+@pytest.mark.parametrize("n", [1, 3, 6])
+def test_linalg_eig_eigvals(n):
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((n, n)).astype(np.float32)
+    w, v = pm.linalg.eig(pm.asarray(a))
+    wn = np.linalg.eig(a)[0]
+    assert w.dtype == wn.dtype and v.dtype == wn.dtype  # float32 or complex64, as NumPy's
+    # A v = v diag(w), and the eigenvalues are NumPy's (as a set)
+    np.testing.assert_allclose(a @ v.numpy(), v.numpy() * w.numpy(), rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(np.sort_complex(w.numpy()), np.sort_complex(wn), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(np.sort_complex(pm.linalg.eigvals(pm.asarray(a)).numpy()), np.sort_complex(wn),
+                               rtol=1e-4, atol=1e-4)
+    with pytest.raises(ValueError, match="square"):
+        pm.linalg.eig(pm.ones((2, 3)))
+
+
+@pytest.mark.parametrize("shape_b", [(7,), (7, 3)])
+def test_linalg_lstsq(shape_b):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((7, 4)).astype(np.float32)
+    b = rng.standard_normal(shape_b).astype(np.float32)
+    x, res, rank, s = pm.linalg.lstsq(pm.asarray(a), pm.asarray(b))
+    xn, resn, rankn, sn = np.linalg.lstsq(a, b)
+    assert rank == rankn and isinstance(rank, int)
+    for g, w in ((x, xn), (res, resn), (s, sn)):
+        assert g.dtype == np.float32 and g.shape == w.shape
+        np.testing.assert_allclose(g.numpy(), w, rtol=1e-4, atol=1e-4)
+    # rank-deficient: the minimum-norm solution, no residuals
+    d = np.ones((3, 2), np.float32)
+    x, res, rank, _ = pm.linalg.lstsq(pm.asarray(d), pm.asarray(np.arange(3, dtype=np.float32)), rcond=None)
+    assert rank == 1 and res.shape == (0,)
+    np.testing.assert_allclose(x.numpy(), np.linalg.lstsq(d, np.arange(3, dtype=np.float32))[0], rtol=1e-4)
+    with pytest.raises(np.linalg.LinAlgError, match="one matrix"):
+        pm.linalg.lstsq(pm.ones((2, 3, 3)), pm.ones((2, 3)))
+
+
+@pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "irfft2"])
+@pytest.mark.parametrize("shape", [(4, 6), (3, 5, 8), (1, 1)])
+def test_fft2_family(name, shape):
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal(shape).astype(np.float32)
+    if name == "irfft2":
+        a = np.fft.rfft2(a).astype(np.complex64)
+    f, g = getattr(pm.fft, name), getattr(np.fft, name)
+    if name == "irfft2" and shape[-1] == 1:  # 2 * (1 - 1) output points: an error on both sides
+        with pytest.raises(ValueError):
+            g(a)
+        with pytest.raises(ValueError, match="data points"):
+            f(pm.asarray(a))
+        return
+    np.testing.assert_allclose(f(pm.asarray(a)).numpy(), g(a), rtol=1e-4, atol=1e-4)
+    if len(shape) == 3 and name != "irfft2":  # NumPy's positional s and axes
+        np.testing.assert_allclose(f(pm.asarray(a), (4, 4), (0, 2)).numpy(), g(a, (4, 4), (0, 2)),
+                                   rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(f(pm.asarray(a), norm="ortho").numpy(), g(a, norm="ortho"), rtol=1e-4, atol=1e-4)
