@@ -916,6 +916,10 @@ def op_setitem(draw, prog):
             v = np_val(V)
             if isinstance(v, np.ndarray) and v.dtype in HALF and x.dtype != v.dtype:
                 v = v.astype(F32)
+            if isinstance(v, np.ndarray) and np.may_share_memory(v, V[i]):
+                # the value is read before the target is written (pymetal's rule; NumPy's
+                # boolean-mask assignment from an overlapping view reads values it already wrote)
+                v = v.copy()
             V[i][ix] = v
     prog.step("setitem", "v%d[%s] = %s" % (i, idx_src(ix), val_src), pm_fn, np_fn, mutates=i)
 
@@ -1091,9 +1095,10 @@ def op_sort(draw, prog):
             if isinstance(x2, np.ndarray):
                 p = promote(V[i1].dtype, x2.dtype)
                 s1, x2 = s1.astype(F32 if p in HALF else p), x2.astype(F32 if p in HALF else p)
-            elif not isinstance(x2, complex) or V[i1].dtype.kind == "c":
-                # a Python scalar becomes the array's dtype (the standard's rule: 1e-39 is 0 in
-                # float16), where NumPy compares it in float64
+            elif not isinstance(x2, complex) and (V[i1].dtype.kind == "f" or V[i1].dtype == BF16):
+                # a Python number with a float array becomes the array's dtype (the standard's
+                # rule: 1e-39 is 0 in float16), where NumPy compares it in float64; a float with
+                # an integer array is compared as the number it is, on both sides
                 x2 = np.asarray(x2).astype(V[i1].dtype)
                 x2 = x2.astype(F32) if V[i1].dtype in HALF else x2
             return np.asarray(np.searchsorted(s1, x2, side=side)).astype(np.int64)
