@@ -135,7 +135,7 @@ PROBE = textwrap.dedent("""
     got, want = big_msl.run(lib, *eval(sys.argv[2]), n=50)
     assert np.array_equal(got, want), (got, want)
     print("ok")
-""" % os.path.dirname(os.path.abspath(__file__)))
+""" % os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/python: big_msl
 
 
 def test_each_kernel_is_cached_on_its_own_for_later_processes(dev, tmp_path):
