@@ -412,8 +412,11 @@ def _complex(re, im):
 
 
 def _log1p_c(z):
+    # near 0 log1p of |1 + z|^2 - 1; farther out log|1 + z| (1 + x of float32 data is exact in
+    # float64), which does not cancel near z = -1 as x (2 + x) + y^2 does (log1p(-1 + 7e-28j))
     x, y = z.real, z.imag
-    return _complex(0.5 * np.log1p(x * (2 + x) + y * y), np.arctan2(y, 1 + x))
+    re = np.where(np.abs(z) < 0.5, 0.5 * np.log1p(x * (2 + x) + y * y), np.log(np.hypot(1 + x, y)))
+    return _complex(re, np.arctan2(y, 1 + x))
 
 
 def _expm1_c(z):
