@@ -96,7 +96,8 @@ from .arrays.numpy_api.more import (  # noqa: E402
     trim_zeros, vander, sort_complex, rollaxis, apply_along_axis, vectorize, fromfunction, frombuffer, fromiter,
     asanyarray, asarray_chkfinite, hamming, hanning, bartlett, blackman, diag_indices_from, mask_indices,
     may_share_memory, shares_memory, promote_types, common_type, min_scalar_type, matvec, vecmat, packbits,
-    unpackbits, ndindex, binary_repr,
+    unpackbits, ndindex, binary_repr, i0, kaiser, frexp, bitwise_count, isfortran, asfortranarray, require,
+    apply_over_axes, in1d, piecewise, histogramdd, histogram2d,
 )
 globals().update(_NP_ALIASES)
 amax, amin, around, round_, rad2deg, deg2rad, trapz = max, min, round, round, degrees, radians, trapezoid

@@ -10,6 +10,8 @@ of float32), these return float32.
 
 from __future__ import annotations
 
+import builtins
+
 import numpy as np
 
 from .. import elementwise as _ew
@@ -25,7 +27,9 @@ from ..linear_algebra import matmul
 from .creation import linspace, meshgrid
 from .functions import where, diag_indices, flatnonzero
 from .reduce import into, sort, sum as _sum, min as _min, max as _max, all as _all
-from .shapes import array_split, concatenate, take, resize, atleast_1d, reshape, ravel
+from .shapes import array_split, concatenate, take, resize, atleast_1d, reshape, ravel, copy as _copy
+from ..namespace_extras import isin
+from ..sorting import searchsorted
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -903,3 +907,317 @@ def unpackbits(a: ArrayLike, /, axis: int | None = None, count: int | None = Non
             bits = _m.concat([bits, zeros(bits.shape[:-1] + (keep - total,), dtype=_dt.uint8)], axis=-1)
         bits = bits[..., :keep]
     return _m.moveaxis(bits, -1, axis)
+
+
+# ---- special functions, bits -----------------------------------------------------------------
+
+def _chbevl(x, coefs):
+    """Clenshaw's sum of a Chebyshev series at x (Cephes' chbevl, as NumPy's i0 uses)."""
+    b0 = b1 = b2 = _ew.multiply(x, 0.0)
+    for c in coefs:
+        b2, b1 = b1, b0
+        b0 = _ew.add(_ew.subtract(_ew.multiply(x, b1), b2), float(c))
+    return _ew.multiply(_ew.subtract(b0, b2), 0.5)
+
+
+def i0(x: ArrayLike) -> Array:
+    """The modified Bessel function of the first kind, order 0, elementwise, as np.i0 (NumPy's
+    Chebyshev series, in float32).
+
+    Examples:
+        >>> pm.i0(pm.asarray([0.0, 1.0])).round(4)
+        Array([1.    , 1.2661], dtype=float32)
+    """
+    from numpy.lib import _function_base_impl as _npf  # NumPy's coefficient tables (Cephes)
+    v = _A(x)
+    if v._dtype.kind == "c":
+        raise TypeError("i0 is not supported for complex values")
+    v = _ew.abs(_ew.astype(v, _dt.float32) if v._dtype.kind != "f" else v)
+    small = _ew.multiply(_ew.exp(v), _chbevl(_ew.subtract(_ew.multiply(v, 0.5), 2.0), getattr(_npf, "_i0A")))
+    big = _ew.divide(_ew.multiply(_ew.exp(v), _chbevl(_ew.subtract(_ew.divide(32.0, v), 2.0), getattr(_npf, "_i0B"))),
+                     _ew.sqrt(v))
+    return where(_ew.less_equal(v, 8.0), small, big)
+
+
+def kaiser(M: int, beta: float) -> Array:
+    """The Kaiser window of M points with shape parameter beta, as np.kaiser (float32).
+
+    Examples:
+        >>> pm.kaiser(3, 0.0)
+        Array([1., 1., 1.], dtype=float32)
+    """
+    M, small = _window(M, "kaiser")
+    if small is not None:
+        return small
+    alpha = (M - 1) / 2.0
+    r = _ew.divide(_ew.subtract(arange(M, dtype=_dt.float32), alpha), alpha)
+    arg = _ew.multiply(_ew.sqrt(_ew.clip(_ew.subtract(1.0, _ew.multiply(r, r)), 0.0, None)), float(beta))
+    # the same float32 series for the peak as for the points: the middle point is exactly 1
+    return _ew.divide(i0(arg), i0(_asarray([float(beta)], dtype=_dt.float32)))
+
+
+def frexp(x: ArrayLike, out1: Array | None = None, out2: Array | None = None, /) -> tuple[Array, Array]:
+    """(mantissa, exponent) with x = mantissa * 2**exponent and 0.5 <= |mantissa| < 1, as np.frexp;
+    zeros, infinities and NaNs give (x, 0). The exponent is int32.
+
+    Examples:
+        >>> m, e = pm.frexp(pm.asarray([8.0, 0.75]))
+        >>> m, e
+        (Array([0.5 , 0.75], dtype=float32), Array([4, 0], dtype=int32))
+    """
+    from .ufuncs import ldexp
+    v = _A(x)
+    if v._dtype.kind not in "f":
+        v = _ew.astype(v, _dt.float32)
+    a = _ew.abs(v)
+    plain = _ew.logical_and(_ew.isfinite(v), _ew.not_equal(v, 0))
+    safe = where(plain, a, 1.0)
+    e = _ew.astype(_ew.add(_ew.floor(_ew.log2(_ew.astype(safe, _dt.float32))), 1.0), _dt.int32)
+    # scaled by 2**-e in two halves: 2**-e itself leaves float32's range for |x| near its limits
+    half = _ew.floor_divide(e, 2)
+    m = ldexp(ldexp(where(plain, v, 1.0), _ew.negative(half)), _ew.subtract(half, e))
+    # log2 rounds near powers of two: one step of correction puts |m| in [0.5, 1)
+    am = _ew.abs(m)
+    up, down = _ew.greater_equal(am, 1.0), _ew.less(am, 0.5)
+    e = _ew.add(e, _ew.subtract(_ew.astype(up, _dt.int32), _ew.astype(down, _dt.int32)))
+    m = where(up, _ew.multiply(m, 0.5), where(down, _ew.multiply(m, 2.0), m))
+    m = _ew.astype(where(plain, m, v), v._dtype)
+    return into(m, out1), into(_ew.astype(where(plain, e, 0), _dt.int32), out2)
+
+
+def bitwise_count(x: ArrayLike, /, out: Array | None = None) -> Array:
+    """The number of 1 bits in the absolute value of each integer, as np.bitwise_count (uint8).
+
+    Examples:
+        >>> pm.bitwise_count(pm.asarray([0, 7, -8, 255]))
+        Array([0, 3, 1, 8], dtype=uint8)
+    """
+    v = _A(x)
+    if v._dtype.kind not in "biu":
+        raise TypeError("bitwise_count: needs an integer or boolean array, got %s" % v.dtype)
+    if v._dtype.kind == "i":
+        # NumPy counts the bits of |x|; |minimum| wraps to itself, read as the unsigned type of its size
+        v = _ew.astype(_ew.abs(v), np.dtype("u%d" % v._dtype.itemsize))
+    u = _ew.astype(v, _dt.uint64)
+    # the classic SWAR population count on 64-bit words
+    u = _ew.subtract(u, _ew.bitwise_and(_ew.bitwise_right_shift(u, 1), 0x5555555555555555))
+    u = _ew.add(_ew.bitwise_and(u, 0x3333333333333333), _ew.bitwise_and(_ew.bitwise_right_shift(u, 2), 0x3333333333333333))
+    u = _ew.bitwise_and(_ew.add(u, _ew.bitwise_right_shift(u, 4)), 0x0F0F0F0F0F0F0F0F)
+    u = _ew.bitwise_right_shift(_ew.multiply(u, 0x0101010101010101), 56)
+    return into(_ew.astype(u, _dt.uint8), out)
+
+
+# ---- more construction and layout ------------------------------------------------------------
+
+def _is_f_contiguous(x):
+    step = x._dtype.itemsize
+    for n, s in zip(x._shape, x._strides):
+        if n != 1 and s != step:
+            return False
+        step *= n
+    return True
+
+
+def isfortran(a: Array) -> bool:
+    """Whether a is Fortran-contiguous and not C-contiguous, as np.isfortran.
+
+    Examples:
+        >>> x = pm.ones((2, 3))
+        >>> pm.isfortran(x), pm.isfortran(x.T)
+        (False, True)
+    """
+    x = _A(a)
+    return _is_f_contiguous(x) and not x.is_contiguous
+
+
+def asfortranarray(a: Any, dtype: DTypeLike = None, *, like: Any = None) -> Array:
+    """An array (ndim >= 1) laid out in Fortran order (a copy unless it is already), as np.asfortranarray.
+
+    Examples:
+        >>> pm.asfortranarray(pm.ones((2, 3))).T.is_contiguous
+        True
+    """
+    x = atleast_1d(_asarray(a, dtype=dtype))
+    if _is_f_contiguous(x):
+        return x
+    t = _m.permute_dims(x, tuple(range(x.ndim))[::-1])
+    return _m.permute_dims(_copy(t), tuple(range(x.ndim))[::-1])
+
+
+def require(a: Any, dtype: DTypeLike = None, requirements: Any = None, *, like: Any = None) -> Array:
+    """a as a pymetal array of dtype meeting the requirements ('C', 'F', 'A', 'W', 'O', 'E' and their
+    long names), copying only when needed, as np.require.
+
+    Examples:
+        >>> pm.require(pm.ones((2, 3)).T, requirements="C").is_contiguous
+        True
+    """
+    names = {"C": "C", "C_CONTIGUOUS": "C", "CONTIGUOUS": "C", "F": "F", "F_CONTIGUOUS": "F",
+             "FORTRAN": "F", "A": "A", "ALIGNED": "A", "W": "W", "WRITEABLE": "W", "O": "O", "OWNDATA": "O",
+             "E": "E", "ENSUREARRAY": "E"}
+    reqs = set()
+    for r in ([requirements] if isinstance(requirements, str) else requirements or ()):
+        if r.upper() not in names:
+            raise KeyError("require: unknown requirement %r (use C, F, A, W, O or E)" % (r,))
+        reqs.add(names[r.upper()])
+    if {"C", "F"} <= reqs:
+        raise ValueError("require: cannot specify both 'C' and 'F' order")
+    x = _asarray(a, dtype=dtype)
+    fresh = x is not a
+    if ("W" in reqs and x._ro) or ("O" in reqs and not fresh) or ("C" in reqs and not x.is_contiguous):
+        x, fresh = _copy(x), True
+    return asfortranarray(x) if "F" in reqs else x
+
+
+def apply_over_axes(func: Callable, a: ArrayLike, axes: Any) -> Array:
+    """func(a, axis) applied for each axis in turn, keeping a's number of dimensions (a reduced
+    axis is kept with size 1), as np.apply_over_axes.
+
+    Examples:
+        >>> pm.apply_over_axes(pm.sum, pm.ones((2, 3)), [0, 1])
+        Array([[6.]], dtype=float32)
+    """
+    x = _A(a)
+    for axis in ([axes] if isinstance(axes, int) else axes):
+        axis = axis + x.ndim if axis < 0 else axis
+        res = _A(func(x, axis))
+        if res.ndim == x.ndim - 1:
+            res = _m.expand_dims(res, axis=axis)
+        elif res.ndim != x.ndim:
+            raise ValueError("apply_over_axes: function is not returning an array of the correct shape")
+        x = res
+    return x
+
+
+def in1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, invert: bool = False, *,
+         kind: str | None = None) -> Array:
+    """Whether each element of the flattened ar1 is in ar2 (NumPy's in1d, removed in NumPy 2.4:
+    pm.isin(ravel(ar1), ar2)).
+
+    Examples:
+        >>> pm.in1d(pm.asarray([[1, 2], [3, 4]]), pm.asarray([2, 4]))
+        Array([False,  True, False,  True], dtype=bool)
+    """
+    return isin(ravel(_A(ar1)), ar2, invert=invert)
+
+
+def piecewise(x: ArrayLike, condlist: Any, funclist: Any, *args: Any, **kw: Any) -> Array:
+    """x's shape and dtype filled piece by piece, as np.piecewise: where condlist[k], funclist[k]
+    (a value, or a function called on x[condlist[k]]); one extra function is the "otherwise"
+    piece. Later pieces win where conditions overlap; elsewhere 0.
+
+    Examples:
+        >>> x = pm.asarray([-2.0, 0.5, 3.0])
+        >>> pm.piecewise(x, [x < 0, x >= 0], [lambda v: -v, lambda v: v * 2])
+        Array([2., 1., 6.], dtype=float32)
+    """
+    v = _A(x)
+    # NumPy's rule: one condition unless condlist is a sequence of arrays (or lists), so a 2-D
+    # boolean array is a list of row conditions, as NumPy reads it
+    if v.ndim and (not isinstance(condlist, (list, tuple, Array, np.ndarray)) or
+                   (condlist.ndim <= 1 if isinstance(condlist, (Array, np.ndarray)) else
+                    not isinstance(condlist[0], (list, Array, np.ndarray)))):
+        condlist = [condlist]
+    elif not v.ndim and not isinstance(condlist, (list, tuple)):
+        condlist = [condlist]
+    conds = [_m.broadcast_to(_ew.astype(_A(c), _dt.bool_), v.shape) for c in condlist]
+    if len(conds) == len(funclist) - 1:
+        rest = conds[0]
+        for c in conds[1:]:
+            rest = _ew.logical_or(rest, c)
+        conds.append(_ew.logical_not(rest))
+    elif len(conds) != len(funclist):
+        raise ValueError("piecewise: with %d condition(s), either %d or %d functions are expected, got %d"
+                         % (len(conds), len(conds), len(conds) + 1, len(funclist)))
+    y = zeros(v.shape, dtype=v.dtype)
+    for cond, func in zip(conds, funclist):
+        if not callable(func):
+            y = _ew.astype(where(cond, func, y), v.dtype)
+        elif int(_sum(cond)):
+            y[cond] = _ew.astype(_A(func(v[cond], *args, **kw)), v.dtype)
+    return y
+
+
+# ---- multidimensional histograms -------------------------------------------------------------
+
+def histogramdd(sample: Any, bins: Any = 10, range: Any = None, density: bool | None = None,
+                weights: ArrayLike | None = None) -> tuple[Array, list[Array]]:
+    """(counts, per-dimension edges) of N points in D dimensions (an (N, D) array, or a sequence
+    of D arrays), as np.histogramdd: bins an int, D ints or D edge arrays; the last bin of each
+    dimension includes its right edge. Counts are float32 (NumPy's float64), edges float32.
+
+    Examples:
+        >>> h, (ex, ey) = pm.histogramdd(pm.asarray([[0.0, 0.0], [1.0, 1.0], [1.0, 0.0]]), bins=2)
+        >>> h
+        Array([[1., 0.],
+               [1., 1.]], dtype=float32)
+    """
+    from .stats import histogram, _segment_sums
+    from .functions import ravel_multi_index
+    if isinstance(sample, (list, tuple)):
+        pts = _m.stack([ravel(_A(s)) for s in sample], axis=1)
+    else:
+        pts = atleast_2d_points(_A(sample))
+    n, d = pts.shape
+    if isinstance(bins, (int, np.integer)):
+        bins = [bins] * d
+    if len(bins) != d:
+        raise ValueError("histogramdd: the dimension of bins (%d) must equal the dimension of the sample (%d)"
+                         % (len(bins), d))
+    ranges = [None] * d if range is None else list(range)
+    if len(ranges) != d:
+        raise ValueError("histogramdd: range needs one (min, max) per dimension (%d), got %d" % (d, len(ranges)))
+    keep, idx, edges = None, [], []
+    for k in builtins.range(d):
+        col = _ew.astype(pts[:, k], _dt.float32) if pts._dtype.kind != "f" else pts[:, k]
+        b = bins[k] if isinstance(bins[k], (int, np.integer)) else _A(bins[k])
+        e = histogram(col, b, range=ranges[k])[1]  # the edges (and their checks), as np.histogram's
+        nb = e.shape[0] - 1
+        inside = _ew.logical_and(_ew.greater_equal(col, e[0]), _ew.less_equal(col, e[nb]))
+        keep = inside if keep is None else _ew.logical_and(keep, inside)
+        idx.append(_ew.clip(_ew.subtract(searchsorted(e, col, side="right"), 1), 0, nb - 1))
+        edges.append(e)
+    shape = tuple(e.shape[0] - 1 for e in edges)
+    total = int(np.prod(shape))
+    w = None if weights is None else _ew.astype(ravel(_A(weights)), _dt.float32)
+    if w is not None and w.shape[0] != n:
+        raise ValueError("histogramdd: weights must have one value per sample point (%d), got %d" % (n, w.shape[0]))
+    flat = ravel_multi_index(tuple(idx), shape) if n else zeros((0,), dtype=_dt.int64)
+    counts = _ew.astype(_segment_sums(flat, w, total, keep), _dt.float32)
+    hist = reshape(counts, shape)
+    if density:
+        hist = _ew.divide(hist, _sum(hist))
+        for k, e in enumerate(edges):
+            widths = _ew.subtract(e[1:], e[:-1])
+            hist = _ew.divide(hist, _m.reshape(widths, tuple(-1 if j == k else 1 for j in builtins.range(d))))
+    return hist, edges
+
+
+def atleast_2d_points(x):
+    """An (N,) sample as N points in 1 dimension; (N, D) as given."""
+    if x.ndim == 1:
+        return _m.reshape(x, (x.shape[0], 1))
+    if x.ndim != 2:
+        raise ValueError("histogramdd: the sample must be an (N, D) array or a sequence of D arrays, got shape %r"
+                         % (x.shape,))
+    return x
+
+
+def histogram2d(x: ArrayLike, y: ArrayLike, bins: Any = 10, range: Any = None, density: bool | None = None,
+                weights: ArrayLike | None = None) -> tuple[Array, Array, Array]:
+    """(counts, x edges, y edges) of the points (x[i], y[i]), as np.histogram2d (histogramdd in 2-D).
+
+    Examples:
+        >>> h, ex, ey = pm.histogram2d(pm.asarray([0.0, 1.0]), pm.asarray([0.0, 1.0]), bins=2)
+        >>> h
+        Array([[1., 0.],
+               [0., 1.]], dtype=float32)
+    """
+    xs, ys = _A(x), _A(y)
+    if xs.shape != ys.shape or xs.ndim != 1:
+        raise ValueError("histogram2d: x and y must be 1-D arrays of the same length, got %r and %r"
+                         % (xs.shape, ys.shape))
+    if not isinstance(bins, (int, np.integer)) and len(bins) != 2:
+        bins = [bins, bins]  # one array of edges for both
+    hist, (ex, ey) = histogramdd([xs, ys], bins, range, density, weights)
+    return hist, ex, ey

@@ -344,3 +344,122 @@ def test_numpy_dispatch_and_float64():
         np.testing.assert_array_equal(np.asarray(r), np.ediff1d(d))
     finally:
         pm.set_float64_policy(old)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.float16], ids=DT_IDS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_i0(dtype, shape):
+    x = data(shape, dtype, lo=-30, hi=30)
+    check(lambda xp, a: xp.i0(a), x, rtol=2e-5 if dtype != np.float16 else 2e-3, check_dtype=dtype == np.float32)
+    with pytest.raises(TypeError):
+        pm.i0(pm.asarray([1j]))
+
+
+@pytest.mark.parametrize("M", [-1, 0, 1, 2, 7, 50])
+@pytest.mark.parametrize("beta", [0.0, 5.0, 14.0])
+def test_kaiser(M, beta):
+    check(lambda xp: xp.kaiser(M, beta), rtol=2e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32], ids=DT_IDS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_frexp(dtype, shape):
+    x = data(shape, dtype, lo=-1000, hi=1000)
+    if dtype != np.int32 and x.size:
+        f = x.ravel()
+        special = np.array([0.0, -0.0, np.inf, -np.inf, np.nan, 1.0, 0.5, 2.0 ** -10, 1e-40, 3.4e38, -0.75])
+        f[:min(f.size, special.size)] = special[:f.size].astype(dtype)
+    m, e = pm.frexp(pm.asarray(x))
+    want_dtype = np.float32 if dtype == np.int32 else dtype
+    mn, en = np.frexp(x.astype(want_dtype))
+    compare(m, mn)
+    compare(e, en)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8, np.uint16, np.uint64, np.bool_], ids=DT_IDS)
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_bitwise_count(dtype, shape):
+    x = data(shape, dtype, lo=-(2 ** 62), hi=2 ** 62)
+    if x.size and dtype != np.bool_:
+        x.ravel()[0] = np.iinfo(dtype).min
+        x.ravel()[-1] = np.iinfo(dtype).max
+    check(lambda xp, a: xp.bitwise_count(a), x)
+    with pytest.raises(TypeError):
+        pm.bitwise_count(pm.ones(2))
+
+
+def test_layouts():
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    p = pm.asarray(x)
+    for v, pv in [(x, p), (x.T, p.T), (x[:, ::2], p[:, ::2]), (x[0], p[0])]:
+        f = pm.asfortranarray(pv)
+        assert pm.isfortran(f) == np.isfortran(np.asfortranarray(v))
+        compare(f, np.asfortranarray(v))
+        assert pm.isfortran(pv) == np.isfortran(v)
+    compare(pm.asfortranarray(3.0), np.asfortranarray(np.float32(3.0)))
+    r = pm.require(p.T, dtype=pm.int32, requirements=["C", "W"])
+    assert r.is_contiguous
+    compare(r, np.require(x.T, np.int32, ["C"]))
+    assert pm.require(p) is p and pm.require(p, requirements="O") is not p
+    assert pm.isfortran(pm.require(p, requirements="F"))
+    with pytest.raises(ValueError):
+        pm.require(p, requirements=["C", "F"])
+    with pytest.raises(KeyError):
+        pm.require(p, requirements=["X"])
+
+
+def test_apply_over_axes_in1d():
+    x = data((2, 3, 4), np.float32)
+    for axes in ([0], [0, 2], [-1], (1, 2)):
+        check(lambda xp, a: xp.apply_over_axes(xp.sum, a, axes), x, rtol=1e-5, atol=1e-5)
+    check(lambda xp, a: xp.apply_over_axes(lambda v, ax: xp.cumsum(v, axis=ax), a, [1]), x, rtol=1e-5, atol=1e-5)
+    a, b = data((3, 4), np.int32, lo=0, hi=5), data((3,), np.int32, seed=1, lo=0, hi=5)
+    for invert in (False, True):
+        compare(pm.in1d(pm.asarray(a), pm.asarray(b), invert=invert), np.isin(a.ravel(), b, invert=invert))
+    compare(pm.in1d(pm.asarray(a[:0]), pm.asarray(b)), np.isin(a[:0].ravel(), b))
+
+
+@pytest.mark.parametrize("shape", [(0,), (1,), (9,), (3, 4)], ids=str)
+def test_piecewise(shape):
+    x = data(shape, np.float32)
+    if not x.size:  # NumPy's piecewise fails on empty input (IndexError); pymetal's gives the empty result
+        compare(pm.piecewise(pm.asarray(x), [pm.asarray(x) < 0], [lambda v: -v, 1.0]), x)
+        return
+    if x.ndim > 1:  # a 2-D condition array is a list of row conditions (NumPy's rule)
+        for xp in (np, pm):
+            with pytest.raises(ValueError):
+                xp.piecewise(xp.asarray(x), xp.asarray(x) > 0, [1])
+        x = x.ravel()
+    check(lambda xp, a: xp.piecewise(a, [a < 0, a >= 0], [lambda v: -v, lambda v: v * 2]), x)
+    check(lambda xp, a: xp.piecewise(a, [a < -3, a > 3], [-1, lambda v: v + 1, 7]), x)
+    check(lambda xp, a: xp.piecewise(a, a > 0, [1]), x)
+    check(lambda xp, a: xp.piecewise(a, [a > 0, a > 5], [1, 2]), data(shape, np.int32))
+    check(lambda xp, a: xp.piecewise(a, [a > 0], [lambda v, k: v * k], 3), x)
+    with pytest.raises(ValueError, match="functions"):
+        pm.piecewise(pm.asarray(x), [pm.asarray(x) > 0], [1, 2, 3])
+
+
+@pytest.mark.parametrize("n", [0, 1, 50])
+def test_histogramdd(n):
+    pts = data((n, 3), np.float32, seed=2)
+    w = data((n,), np.float32, seed=3, lo=0, hi=2)
+    f32 = dict(rtol=1e-5, atol=1e-5)
+    edges = [np.linspace(-10, 10, 4, dtype=np.float32), np.array([-10, 0, 10], np.float32),
+             np.array([-5, -1, 2, 3, 8], np.float32)]
+    check(lambda xp, p: xp.histogramdd(p, bins=edges), pts, **f32)
+    check(lambda xp, p: xp.histogramdd(p, bins=(2, 3, 4), range=[(-10, 10), (-5, 5), (0, 10)]), pts, **f32)
+    check(lambda xp, p, ww: xp.histogramdd(p, bins=edges, weights=ww), pts, w, **f32)
+    check(lambda xp, p: xp.histogramdd(p, bins=edges, density=True), pts, **f32)
+    check(lambda xp, p: xp.histogramdd([p[:, 0], p[:, 1]], bins=edges[:2]), pts, **f32)
+    if n:
+        x, y = pts[:, 0], pts[:, 1]
+        # integer bins: pymetal's float32 edges over the data's min/max; NumPy counts the same over them
+        h, ex, ey = pm.histogram2d(pm.asarray(x), pm.asarray(y), bins=3)
+        want = np.histogram2d(x, y, bins=[ex.numpy(), ey.numpy()])[0]
+        compare(h, want)
+        check(lambda xp, a, b: xp.histogram2d(a, b, bins=edges[0], range=None), x, y, **f32)
+        check(lambda xp, a, b: xp.histogram2d(a, b, bins=[edges[0], edges[1]], density=True), x, y, **f32)
+    with pytest.raises(ValueError):
+        pm.histogramdd(pm.asarray(pts), bins=[2, 3])
+    with pytest.raises(ValueError):
+        pm.histogram2d(pm.ones(3), pm.ones(2))
