@@ -69,6 +69,8 @@ class _Grid:
     def __getitem__(self, key):
         if isinstance(key, slice):
             return _slice_range(key)
+        if not all(isinstance(k, slice) for k in key):
+            raise TypeError("mgrid/ogrid take slices (mgrid[0:2, 0:3:4j]), got %r" % (key,))
         axes = [_slice_range(s) for s in key]
         if not axes:
             return _A(np.zeros((0,), np.int64)) if not self.sparse else ()
@@ -463,6 +465,9 @@ def place(arr: Array, mask: ArrayLike, vals: ArrayLike) -> None:
         a[m] = _cycled(v, n, a.dtype)
 
 
+_wherefn = where  # copyto's parameter `where` hides the function
+
+
 def copyto(dst: Array, src: ArrayLike, casting: str = "same_kind", where: ArrayLike = True) -> None:
     """dst[...] = src (broadcast) where `where`, in place, with NumPy's casting check, as np.copyto.
 
@@ -484,8 +489,6 @@ def copyto(dst: Array, src: ArrayLike, casting: str = "same_kind", where: ArrayL
     else:
         d[...] = _ew.astype(_wherefn(_A(where), s, d), d.dtype)
 
-
-_wherefn = where
 
 
 def choose(a: ArrayLike, choices: Any, out: Array | None = None, mode: str = "raise") -> Array:
@@ -681,14 +684,15 @@ def fromfunction(function: Callable, shape: Any, *, dtype: DTypeLike = float, li
 
 def frombuffer(buffer: Any, dtype: DTypeLike = float, count: int = -1, offset: int = 0, *, like: Any = None) -> Array:
     """A pymetal array of the buffer's bytes interpreted as dtype (copied to device memory), as
-    np.frombuffer; dtype float is float32 here.
+    np.frombuffer. The default dtype=float reads the bytes as NumPy does (float64) and gives
+    their values as float32, pymetal's float.
 
     Examples:
         >>> pm.frombuffer(bytes([1, 2, 3]), dtype=pm.uint8)
         Array([1, 2, 3], dtype=uint8)
     """
-    dt = _dt.float32 if dtype is float else dtype
-    return _asarray(np.frombuffer(buffer, dtype=dt, count=count, offset=offset).copy())
+    host = np.frombuffer(buffer, dtype=dtype, count=count, offset=offset)
+    return _asarray(host.astype(_dt.float32) if dtype is float else host.copy())
 
 
 def fromiter(iter: Any, dtype: DTypeLike, count: int = -1, *, like: Any = None) -> Array:

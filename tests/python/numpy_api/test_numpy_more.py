@@ -35,6 +35,8 @@ def test_r_c_():
     with pytest.raises(ValueError, match="directive"):
         pm.r_["r", pa]
     assert pm.s_[1:2] == np.s_[1:2]
+    with pytest.raises(TypeError, match="slices"):
+        pm.mgrid[0:2, 3]
 
 
 def test_ix_():
@@ -250,6 +252,7 @@ def test_from_buffer_iter_and_as():
     check(lambda xp: xp.frombuffer(b, dtype=np.int16))
     check(lambda xp: xp.frombuffer(b, dtype=np.int16, count=3, offset=4))
     check(lambda xp: xp.frombuffer(np.arange(3, dtype=np.float32).tobytes(), dtype=np.float32))
+    check(lambda xp: xp.frombuffer(np.linspace(0, 1, 5).tobytes()))  # dtype=float: NumPy's bytes, float32 values
     with pytest.raises(ValueError):
         pm.frombuffer(b"abc", dtype=pm.int16)
     check(lambda xp: xp.fromiter((i * i for i in range(5)), dtype=np.int32))
