@@ -500,7 +500,8 @@ def choose(a: ArrayLike, choices: Any, out: Array | None = None, mode: str = "ra
         Array([ 1, 20,  3], dtype=int64)
     """
     idx = _A(a)
-    cs = [_A(c) for c in choices]
+    raw = list(choices)
+    cs = [_A(c) for c in raw]
     n = len(cs)
     if not n:
         raise ValueError("choose: needs at least one choice")
@@ -515,8 +516,7 @@ def choose(a: ArrayLike, choices: Any, out: Array | None = None, mode: str = "ra
     elif idx.size and (int(_min(idx)) < 0 or int(_max(idx)) >= n):
         raise ValueError("choose: invalid entry in choice array (values must be in [0, %d))" % n)
     # NumPy 2's promotion, Python scalars weak (pm.choose(i, [x, 0]) keeps x's dtype)
-    dt = _dt.result_type(*[c if isinstance(c, (bool, int, float, complex)) else c.dtype for c in
-                           (choices if isinstance(choices, (list, tuple)) else cs)])
+    dt = _dt.result_type(*[r if isinstance(r, (bool, int, float, complex)) else c.dtype for r, c in zip(raw, cs)])
     res = _ew.astype(_m.broadcast_to(cs[0], np.broadcast_shapes(idx.shape, *[c.shape for c in cs])), dt)
     for k in range(1, n):
         res = where(_ew.equal(idx, k), cs[k], res)

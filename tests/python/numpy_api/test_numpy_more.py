@@ -177,6 +177,7 @@ def test_choose(shape):
     c = [data(shape, np.float32, seed=s) for s in range(3)]
     check(lambda xp, i, a, b, d: xp.choose(i, [a, b, d]), idx, *c)
     check(lambda xp, i, a: xp.choose(i, [a, 0, 5]), idx, c[0])
+    check(lambda xp, i: xp.choose(i, [[1, 2, 3, 4, 5, 6, 7][:i.shape[-1]]] * 3), idx)  # nested lists
     check(lambda xp, i, a, b: xp.choose(i, [a, b], mode="wrap"), idx + 3, *c[:2])
     check(lambda xp, i, a, b: xp.choose(i, [a, b], mode="clip"), idx - 1, *c[:2])
     check(lambda xp, i, a, b: xp.choose(i, [a, b]), idx[..., :1] * 0 + 1 if idx.size else idx,
