@@ -90,6 +90,15 @@ from .arrays.numpy_api.ufuncs import (  # noqa: E402
     ALIASES as _NP_ALIASES, fmod, degrees, radians, fabs, rint, fix, round, fmax, fmin, cbrt, angle, divmod_ as divmod,
     heaviside, logaddexp2, sinc, modf, ldexp, float_power, gcd, lcm, spacing, unwrap, real_if_close,
 )
+from .arrays.numpy_api.more import (  # noqa: E402
+    mgrid, ogrid, r_, c_, s_, ix_, hsplit, vsplit, dsplit, isneginf, isposinf, iscomplex, isreal, iscomplexobj,
+    isrealobj, isscalar, issubdtype, iterable, ediff1d, extract, compress, place, put, putmask, copyto, choose,
+    trim_zeros, vander, sort_complex, rollaxis, apply_along_axis, vectorize, fromfunction, frombuffer, fromiter,
+    asanyarray, asarray_chkfinite, hamming, hanning, bartlett, blackman, diag_indices_from, mask_indices,
+    may_share_memory, shares_memory, promote_types, common_type, min_scalar_type, matvec, vecmat, packbits,
+    unpackbits, ndindex, binary_repr, i0, kaiser, frexp, bitwise_count, isfortran, asfortranarray, require,
+    apply_over_axes, in1d, piecewise, histogramdd, histogram2d,
+)
 globals().update(_NP_ALIASES)
 amax, amin, around, round_, rad2deg, deg2rad, trapz = max, min, round, round, degrees, radians, trapezoid
 conjugate = conj

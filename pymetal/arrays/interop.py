@@ -22,7 +22,7 @@ from .array import Array
 from .construct import asarray
 from . import linear_algebra as _linalg
 from .numpy_api import (
-    creation as _numpy_creation, functions as _numpy_api, reduce as _numpy_reduce, shapes as _numpy_shapes, signal as _numpy_signal, stats as _numpy_stats, ufuncs as _numpy_ufuncs,
+    creation as _numpy_creation, functions as _numpy_api, more as _numpy_more, reduce as _numpy_reduce, shapes as _numpy_shapes, signal as _numpy_signal, stats as _numpy_stats, ufuncs as _numpy_ufuncs,
 )
 
 _UFUNCS: dict = {}
@@ -161,7 +161,7 @@ def _functions():
     # NumPy's functions pymetal implements with NumPy's signature (numpy_api/): called as given.
     # Imported on first dispatch: the table spans the whole namespace, extensions (linalg) included.
     from .. import linalg  # at call time: pm.linalg: an extension over arrays/
-    for mod in (_numpy_api, _numpy_creation, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs):
+    for mod in (_numpy_api, _numpy_creation, _numpy_reduce, _numpy_shapes, _numpy_signal, _numpy_stats, _numpy_ufuncs, _numpy_more):
         for name, f in vars(mod).items():
             fn = getattr(np, name, None)
             if getattr(f, "__module__", None) == mod.__name__ and callable(fn) and not isinstance(fn, np.ufunc):
