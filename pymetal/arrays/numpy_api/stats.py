@@ -191,8 +191,11 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
             raise ValueError("histogram: bins must increase monotonically")
         nb = edges._size - 1
     keep = _bin("logical_and", _bin("greater_equal", x, edges[0]), _bin("less_equal", x, edges[nb]))
-    idx = _bin("subtract", _s.searchsorted(edges, x, side="right"), 1)
-    idx = _ew.clip(idx, 0, nb - 1)  # x == the last edge: the last bin
+    if isinstance(bins, (int, np.integer)) and nb <= _ARITHMETIC_BINS:
+        idx = _equal_bin_index(x, edges, lo, hi, nb, keep)
+    else:
+        idx = _bin("subtract", _s.searchsorted(edges, x, side="right"), 1)
+        idx = _ew.clip(idx, 0, nb - 1)  # x == the last edge: the last bin
     w = None if weights is None else _float(_m.ravel(_A(weights)))
     if w is not None and w._size != x._size:
         raise ValueError("histogram: weights must have a's shape (%d elements, not %d)" % (x._size, w._size))
@@ -202,6 +205,21 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
         counts = _bin("divide", _bin("divide", _ew.astype(counts, _dt.float32), widths),
                       _ew.astype(_r.sum(counts), _dt.float32))
     return counts, edges
+
+
+_ARITHMETIC_BINS = 1 << 16  # an estimate in float32 is then within one bin of the right one
+
+
+def _equal_bin_index(x, edges, lo, hi, nb, keep):
+    """searchsorted(edges, x, "right") - 1 for nb equal bins, as NumPy's histogram finds it: the
+    estimate (x - lo) * nb / (hi - lo), then one step down or up where rounding put it across an
+    edge (so the edges decide, exactly as a search would). A few elementwise passes and two
+    gathers from the edges instead of a binary search per element."""
+    f = _ew.where(keep, _bin("multiply", _bin("subtract", x, lo), nb / (hi - lo)), 0.0)  # (NaN: 0)
+    idx = _ew.clip(_ew.astype(f, _dt.int64), 0, nb - 1)  # x == the last edge: the last bin
+    idx = _bin("subtract", idx, _ew.astype(_bin("less", x, take(edges, idx)), _dt.int64))
+    up = _bin("logical_and", _bin("greater_equal", x, take(edges, _bin("add", idx, 1))), _bin("less", idx, nb - 1))
+    return _bin("add", idx, _ew.astype(up, _dt.int64))
 
 
 def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False) -> Array:
