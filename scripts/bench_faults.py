@@ -3,11 +3,11 @@
 1. Shader validation: the same kernels compiled plainly and with each level
    of validation (issue 27), run interleaved in rounds on the same pymetal
    arrays; the ratio is validated time over plain time (median of rounds).
-   NumPy's time for the same work is shown for scale. Levels: bounds only
-   (PM_VALIDATION_BOUNDS_ONLY), PYMETAL_VALIDATION=1 (bounds + threadgroup
-   memory's uninitialized reads and data races), =race (also device-memory
-   races: every device access is tracked), =nan (NaN origins: every float
-   access is tracked).
+   NumPy's time for the same work is shown for scale. Levels:
+   PYMETAL_VALIDATION=bounds (bounds only), threadgroup checks (bounds +
+   threadgroup memory's uninitialized reads and data races), =1 (also
+   device-memory races: every device access is tracked), =nan (threadgroup
+   checks and NaN origins: every float access is tracked).
 2. Integer division: an integer-heavy kernel (a division and a remainder per
    element) with non-zero divisors, against NumPy's // and %; then the same
    kernel where every divisor is 0: on x86-64 each such division traps and is
@@ -65,9 +65,9 @@ def interleaved(fns):
 
 def main():
     plain = pm.compile(SOURCE)
-    levels = [("bounds", pm.compile(SOURCE, macros={"PM_VALIDATION": 1, "PM_VALIDATION_BOUNDS_ONLY": 1})),
-              ("=1", pm.compile(SOURCE, macros={"PM_VALIDATION": 1})),
-              ("=race", pm.compile(SOURCE, macros={"PM_VALIDATION": 1, "PM_VALIDATION_DEVICE_RACE": 1})),
+    levels = [("=bounds", pm.compile(SOURCE, macros={"PM_VALIDATION": 1, "PM_VALIDATION_BOUNDS_ONLY": 1})),
+              ("threadgroup", pm.compile(SOURCE, macros={"PM_VALIDATION": 1})),
+              ("=1", pm.compile(SOURCE, macros={"PM_VALIDATION": 1, "PM_VALIDATION_DEVICE_RACE": 1})),
               ("=nan", pm.compile(SOURCE, macros={"PM_VALIDATION": 1, "PM_VALIDATION_NAN": 1}))]
     rng = np.random.default_rng(1)
     x_np = rng.standard_normal(N, dtype=np.float32)

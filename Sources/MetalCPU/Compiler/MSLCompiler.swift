@@ -25,12 +25,17 @@ public final class MSLCompiler: @unchecked Sendable {
     private var interrupts: Int32 = -1
     /// Shader validation for every compile (PYMETAL_VALIDATION=1), else per compile through the macro (runtime.h).
     static let validationFlag = "-DPM_VALIDATION=1"
-    /// PYMETAL_VALIDATION is a list of words (`1,race,nan`), each turning validation on: `race` also
-    /// checks device memory for races, `nan` reports the first store of a NaN or Inf (runtime_validation.h).
+    /// PYMETAL_VALIDATION is a list of words (`1`, `1,nan`), each turning validation on (runtime_validation.h):
+    /// `1` every check (bounds, barrier divergence, uninitialized reads, data races in threadgroup and device
+    /// memory; `race` says the same), `bounds` the bounds checks alone (the cheap level), `nan` NaN origins
+    /// besides the threadgroup checks (with `1`: besides every check).
     private static let validation: [String] = {
         let words = (Toolchain.environment("PYMETAL_VALIDATION") ?? "").split(separator: ",").map { String($0.filter { $0 != " " }) }
-        guard words.contains(where: { ["1", "race", "nan"].contains($0) }) else { return [] }
-        return [validationFlag] + (words.contains("race") ? ["-DPM_VALIDATION_DEVICE_RACE=1"] : [])
+        guard words.contains(where: { ["1", "race", "nan", "bounds"].contains($0) }) else { return [] }
+        let all = words.contains("1") || words.contains("race")
+        let boundsOnly = !all && !words.contains("nan")  // `bounds` alone
+        return [validationFlag] + (all ? ["-DPM_VALIDATION_DEVICE_RACE=1"] : [])
+            + (boundsOnly ? ["-DPM_VALIDATION_BOUNDS_ONLY=1"] : [])
             + (words.contains("nan") ? ["-DPM_VALIDATION_NAN=1"] : [])
     }()
 

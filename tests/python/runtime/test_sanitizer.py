@@ -297,14 +297,13 @@ BUGGY = {
 }
 
 
-RACE = {"global_histogram_without_atomics"}  # device-memory races: PYMETAL_VALIDATION=race
 
 
 @pytest.mark.parametrize("case", sorted(BUGGY))
 def test_buggy_kernel_is_reported(dev, case):
     call, words = BUGGY[case]
     line = kernel_error(run_child("def case():\n    %s\nrun(case)\n" % call,
-                                  validation="1,race" if case in RACE else "1"))
+                                  validation="1"))
     for w in words:
         assert w in line, (w, line)
 
@@ -414,11 +413,16 @@ def test_nan_read_from_the_input_is_not_reported(dev):
     assert "CLEAN" in out, out
 
 
-def test_device_races_need_the_race_word(dev):
+def test_validation_levels(dev):
+    # `1` (and its old spelling `race`) checks device memory for races too; `bounds` is the cheap
+    # level: bounds alone (no race, no uninitialized read)
     call = ("run(lambda: lib.global_histogram_no_atomics(np.arange(100, dtype=np.uint32), np.zeros(8, np.uint32), "
             "grid=100, threadgroup=32))\n")
-    assert "CLEAN" in run_child(call, validation="1")
+    assert "data race" in kernel_error(run_child(call, validation="1"))
     assert "data race" in kernel_error(run_child(call, validation="race"))
+    assert "CLEAN" in run_child(call, validation="bounds")
+    past = "run(lambda: lib.stencil_edge(np.ones(10, np.float32), np.zeros(10, np.float32), grid=10))\n"
+    assert "out of bounds" in kernel_error(run_child(past, validation="bounds"))
 
 
 HELPERS = r'''

@@ -84,10 +84,11 @@ final class FrontEndTests: XCTestCase {
         kernel void k(const float* a [[buffer(0)]], float* b [[buffer(1)]], threadgroup float* t [[threadgroup(0)]],
                       const float& s [[buffer(2)]], uint i [[thread_position_in_grid]]) { b[i] = a[i] * s + t[0]; }
         """, validation: true).text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        XCTAssertTrue(text.contains("::pm::rt::vptr<const float, 0, 0> a"), text)
-        XCTAssertTrue(text.contains("::pm::rt::vptr<float, 0, 1> b"), text)
-        XCTAssertTrue(text.contains("::pm::rt::vptr<float, 1, 0> t"), text)
+        XCTAssertTrue(text.contains("::pm::rt::vptr<const float, 0, 0, \"a\"> a"), text)
+        XCTAssertTrue(text.contains("::pm::rt::vptr<float, 0, 1, \"b\"> b"), text)
+        XCTAssertTrue(text.contains("::pm::rt::vptr<float, 1, 0, \"t\"> t"), text)
         XCTAssertTrue(text.contains("const float& s"), text) // references are sized when encoded
+        // (the parameter's name travels with the pointer: messages name `a`, not [[buffer(0)]])
     }
 
     func testFibersWhenABarrierIsReachable() throws {
