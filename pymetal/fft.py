@@ -59,6 +59,8 @@ _TG = 256
 
 
 def _norm(norm):
+    if norm is None:  # NumPy's spelling of the default
+        return "backward"
     if norm not in _NORMS:
         raise ValueError("norm must be one of %s, not %r" % (", ".join(_NORMS), norm))
     return norm
@@ -233,7 +235,7 @@ def _irfft(x, n, axis, norm):
 _SWAP = {"backward": "forward", "forward": "backward", "ortho": "ortho"}
 
 
-def fft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+def fft(x: ArrayLike, /, n: int | None = None, axis: int = -1, norm: Norm | None = "backward") -> Array:
     """The one-dimensional discrete Fourier transform along axis (complex64).
 
     n: the length to crop or zero-pad the input to; norm: "backward" (no scaling),
@@ -248,7 +250,7 @@ def fft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "
     return _c2c(_as("fft", x, "c"), _n(n), axis, _norm(norm), False)
 
 
-def ifft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+def ifft(x: ArrayLike, /, n: int | None = None, axis: int = -1, norm: Norm | None = "backward") -> Array:
     """The one-dimensional inverse discrete Fourier transform along axis (complex64).
 
     Examples:
@@ -258,7 +260,7 @@ def ifft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
     return _c2c(_as("ifft", x, "c"), _n(n), axis, _norm(norm), True)
 
 
-def rfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+def rfft(x: ArrayLike, /, n: int | None = None, axis: int = -1, norm: Norm | None = "backward") -> Array:
     """The transform of a real signal: its n//2 + 1 non-negative frequency terms (complex64).
 
     Examples:
@@ -269,7 +271,7 @@ def rfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
     return _rfft(_as("rfft", x, "f"), _n(n), axis, _norm(norm))
 
 
-def irfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+def irfft(x: ArrayLike, /, n: int | None = None, axis: int = -1, norm: Norm | None = "backward") -> Array:
     """The inverse of rfft: a real signal of length n (default 2 (m - 1)), float32.
 
     Examples:
@@ -279,7 +281,7 @@ def irfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm =
     return _irfft(_as("irfft", x, "c"), _n(n), axis, _norm(norm))
 
 
-def hfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+def hfft(x: ArrayLike, /, n: int | None = None, axis: int = -1, norm: Norm | None = "backward") -> Array:
     """The transform of a signal with Hermitian symmetry (given by its first half): real, float32.
 
     Examples:
@@ -289,7 +291,7 @@ def hfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = 
     return _irfft(_conj(_as("hfft", x, "c")), _n(n), axis, _SWAP[_norm(norm)])
 
 
-def ihfft(x: ArrayLike, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+def ihfft(x: ArrayLike, /, n: int | None = None, axis: int = -1, norm: Norm | None = "backward") -> Array:
     """The inverse of hfft: the first n//2 + 1 terms of a Hermitian spectrum, complex64.
 
     Examples:
@@ -316,8 +318,8 @@ def _axes_and_sizes(name, x, s, axes):
     return axes, [None if v == -1 else _n(v) for v in s]
 
 
-def fftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
-         axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
+def fftn(x: ArrayLike, /, s: tuple[int, ...] | list[int] | None = None,
+         axes: tuple[int, ...] | list[int] | None = None, norm: Norm | None = "backward") -> Array:
     """The n-dimensional transform over axes (all by default), complex64.
 
     s: the length of each transformed axis (crop or zero-pad).
@@ -333,8 +335,8 @@ def fftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
     return x
 
 
-def ifftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
-          axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
+def ifftn(x: ArrayLike, /, s: tuple[int, ...] | list[int] | None = None,
+          axes: tuple[int, ...] | list[int] | None = None, norm: Norm | None = "backward") -> Array:
     """The n-dimensional inverse transform over axes (all by default), complex64.
 
     Examples:
@@ -348,8 +350,8 @@ def ifftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
     return x
 
 
-def rfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
-          axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
+def rfftn(x: ArrayLike, /, s: tuple[int, ...] | list[int] | None = None,
+          axes: tuple[int, ...] | list[int] | None = None, norm: Norm | None = "backward") -> Array:
     """The n-dimensional transform of a real array: rfft over the last axis, fft over the others.
 
     Examples:
@@ -362,12 +364,12 @@ def rfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
         return _ew.astype(x, _dt.complex64)
     y = _rfft(x, sizes[-1], axes[-1], _norm(norm))
     for a, n in zip(axes[:-1], sizes[:-1]):
-        y = _c2c(y, n, a, norm, False)
+        y = _c2c(y, n, a, _norm(norm), False)
     return y
 
 
-def irfftn(x: ArrayLike, /, *, s: tuple[int, ...] | list[int] | None = None,
-           axes: tuple[int, ...] | list[int] | None = None, norm: Norm = "backward") -> Array:
+def irfftn(x: ArrayLike, /, s: tuple[int, ...] | list[int] | None = None,
+           axes: tuple[int, ...] | list[int] | None = None, norm: Norm | None = "backward") -> Array:
     """The inverse of rfftn: ifft over all axes but the last, irfft over the last (float32).
 
     Examples:
@@ -392,7 +394,7 @@ def _freq_dtype(dtype):
     return dt
 
 
-def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Device | None = None) -> Array:
+def fftfreq(n: int, /, d: float = 1.0, *, dtype: DTypeLike = None, device: Device | None = None) -> Array:
     """Sample frequencies of an n-point fft: [0, 1, ..., n//2 - 1 (or n//2), -(n//2), ..., -1] / (d n).
 
     Examples:
@@ -406,7 +408,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Devic
     return _ew.astype(_ew.binary("divide", _ew.astype(k, _dt.float32), float(d * n)), dt)
 
 
-def rfftfreq(n: int, /, *, d: float = 1.0, dtype: DTypeLike = None, device: Device | None = None) -> Array:
+def rfftfreq(n: int, /, d: float = 1.0, *, dtype: DTypeLike = None, device: Device | None = None) -> Array:
     """Sample frequencies of an n-point rfft: [0, 1, ..., n//2] / (d n).
 
     Examples:
@@ -434,7 +436,7 @@ def _shift(x, axes, sign):
     return _roll(x, shifts, axis=axes)
 
 
-def fftshift(x: ArrayLike, /, *, axes: int | tuple[int, ...] | list[int] | None = None) -> Array:
+def fftshift(x: ArrayLike, /, axes: int | tuple[int, ...] | list[int] | None = None) -> Array:
     """x with the zero-frequency term moved to the centre of each axis in axes (all by default).
 
     Examples:
@@ -444,7 +446,7 @@ def fftshift(x: ArrayLike, /, *, axes: int | tuple[int, ...] | list[int] | None 
     return _shift(x, axes, 1)
 
 
-def ifftshift(x: ArrayLike, /, *, axes: int | tuple[int, ...] | list[int] | None = None) -> Array:
+def ifftshift(x: ArrayLike, /, axes: int | tuple[int, ...] | list[int] | None = None) -> Array:
     """The inverse of fftshift.
 
     Examples:

@@ -585,3 +585,32 @@ def test_fft2_family(name, shape):
         np.testing.assert_allclose(f(pm.asarray(a), (4, 4), (0, 2)).numpy(), g(a, (4, 4), (0, 2)),
                                    rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(f(pm.asarray(a), norm="ortho").numpy(), g(a, norm="ortho"), rtol=1e-4, atol=1e-4)
+
+
+def test_fft_takes_numpy_positional_arguments():
+    # NumPy code passes n, axis, norm (and fftfreq's d) by position; the standard's keyword
+    # names still work
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal((4, 10)).astype(np.float32)
+    x = pm.asarray(a)
+    for name in ("fft", "ifft", "rfft", "ihfft"):
+        f, g = getattr(pm.fft, name), getattr(np.fft, name)
+        np.testing.assert_allclose(f(x, 16, 0, None).numpy(), g(a, 16, 0, None), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(f(x, 8, -1, "ortho").numpy(), g(a, 8, -1, "ortho"), rtol=1e-4, atol=1e-4)
+        np.testing.assert_allclose(f(x, n=8, axis=-1, norm="forward").numpy(), g(a, n=8, axis=-1, norm="forward"),
+                                   rtol=1e-4, atol=1e-4)
+    c = np.fft.rfft(a).astype(np.complex64)
+    for name in ("irfft", "hfft"):
+        np.testing.assert_allclose(getattr(pm.fft, name)(pm.asarray(c), 12, -1, None).numpy(),
+                                   getattr(np.fft, name)(c, 12, -1, None), rtol=1e-4, atol=1e-4)
+    for name in ("fftn", "ifftn", "rfftn"):
+        np.testing.assert_allclose(getattr(pm.fft, name)(x, (4, 6), (0, 1), None).numpy(),
+                                   getattr(np.fft, name)(a, (4, 6), (0, 1), None), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(pm.fft.irfftn(pm.asarray(c), (4, 10), (0, 1)).numpy(), np.fft.irfftn(c, (4, 10), (0, 1)),
+                               rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(pm.fft.fftfreq(8, 0.1).numpy(), np.fft.fftfreq(8, 0.1), rtol=1e-6)
+    np.testing.assert_allclose(pm.fft.rfftfreq(9, 0.5).numpy(), np.fft.rfftfreq(9, 0.5), rtol=1e-6)
+    np.testing.assert_array_equal(pm.fft.fftshift(x, 1).numpy(), np.fft.fftshift(a, 1))
+    np.testing.assert_array_equal(pm.fft.ifftshift(x, (0,)).numpy(), np.fft.ifftshift(a, (0,)))
+    with pytest.raises(ValueError, match="norm"):
+        pm.fft.fft(x, None, -1, "sideways")
