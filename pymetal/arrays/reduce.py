@@ -154,6 +154,18 @@ def reduce(name: str, x: ArrayLike, axis: int | tuple[int, ...] | None = None, k
            out_dtype: np.dtype | None = None) -> Array:
     """The reduction `name` of the op table over `axis`; the result has out_dtype
     (default: the accumulator type for integer sums and products, else x's type)."""
+    if axis is None and not keepdims and out_dtype is None and type(x) is Array and x._cc:
+        # Hot path: a whole contiguous array in one pass of the row kernel, from a plan
+        # kept per (op, dtype, size, device): one call of the kernel the general path makes
+        dev = x._buf.device
+        key = (name, x._dtype, x._size, dev)
+        plan = _FAST.get(key)
+        if plan is None:
+            plan = _FAST[key] = _fast_plan(name, x, dev)
+        if plan:
+            res = _new((), plan[1], dev)
+            plan[0](x, res, plan[2], grid=plan[3], threadgroup=(1, 1))
+            return res
     x = _ew.as_array(x)
     functor, rule = _ops.REDUCE[name]
     if _dt.kind(x._dtype) == "c" and name not in _ops.COMPLEX_REDUCE:
@@ -191,6 +203,27 @@ def reduce(name: str, x: ArrayLike, axis: int | tuple[int, ...] | None = None, k
     if res._dtype != out_dtype:
         res = _ew.astype(res, out_dtype)
     return res.reshape(shape)
+
+
+_FAST: dict = {}
+
+
+def _fast_plan(name, x, dev):
+    """(kernel, result dtype, parameter bytes, grid) when reduce(name, x) over all of x is one
+    pass of the CPU row kernel whose accumulator is the result's dtype, else False."""
+    functor, rule = _ops.REDUCE[name]
+    dt = x._dtype
+    acc = _ops.accumulator(rule, dt)
+    out_dtype = acc if (rule == "sum" and _dt.kind(dt) != "f") or rule == "bool" else dt
+    if (len(_FAST) > 4096 or x._size == 0 or dt not in _ops.ALL_DTYPES or _gpu_shapes(dev) or acc != out_dtype
+            or (_dt.kind(dt) == "c" and name not in _ops.COMPLEX_REDUCE)
+            or (name == "sum" and dt in (_dt.int32, _dt.int64))):  # (those take arrays/small.py's host path)
+        return False
+    whole = name == "prod" and _dt.kind(acc) == "f"
+    nchunks, params, grid, tg = _geometry(1, x._size, 1, _CPU_COLS, whole)
+    if nchunks != 1:
+        return False
+    return _jit.kernel(_ops.reduce_name("row", name, dt), "reduce", dt, dev), acc, params, grid
 
 
 def _arg(name, x, axis=None, keepdims=False):
