@@ -145,11 +145,13 @@ def _basic(x, entries):
     return x._view(offset, tuple(shape), tuple(strides)), adv
 
 
-def _separated(entries):
+def _separated(key):
     """NumPy's (and the Array API's) rule: with an index array in the key, integers
     count as advanced indices too, and when the advanced indices are not all next to
-    each other (x[0, :, idx]) the indexed part goes first in the result."""
-    pos = [i for i, k in enumerate(entries) if k is not None and not isinstance(k, slice)]
+    each other in the key as written (x[0, :, idx], x[:, 0, ..., idx] even where the
+    ellipsis stands for no axis, x[0, None, idx]) the indexed part goes first in the result."""
+    key = key if isinstance(key, tuple) else (key,)
+    pos = [i for i, k in enumerate(key) if k is not None and k is not Ellipsis and not isinstance(k, slice)]
     return pos != list(range(pos[0], pos[0] + len(pos))) if pos else False
 
 
@@ -189,7 +191,7 @@ def getitem(x: Array, key: Any) -> Array:
     view, adv = _basic(x, entries)
     if not adv:
         return view
-    moved, m, lin, bshape, place, rest = _advanced(view, adv, _separated(entries))
+    moved, m, lin, bshape, place, rest = _advanced(view, adv, _separated(key))
     src = _ew.ascontiguous(moved).reshape((m,) + tuple(rest))
     out = take(src, lin.reshape(-1), axis=0).reshape(bshape + tuple(rest))
     if place and len(bshape):
@@ -209,7 +211,7 @@ def setitem(x: Array, key: Any, value: Any) -> None:
         else:
             _ew.copy_into(_ew.as_array(value, x._buf.device), view)
         return
-    moved, m, lin, bshape, place, rest = _advanced(view, adv, _separated(entries))
+    moved, m, lin, bshape, place, rest = _advanced(view, adv, _separated(key))
     vshape = bshape + tuple(rest)
     if place and len(bshape):  # the value is given in the result's axis order
         nb = len(bshape)

@@ -539,3 +539,25 @@ def test_out_of_range_int_with_ops_that_compute_in_float(dev, dtype):
         np.testing.assert_allclose(got.numpy(), want.astype(np.float32), rtol=1e-6)
     with pytest.raises(OverflowError):
         pm.asarray(a) + big  # arithmetic in the integer type still refuses it, as NumPy
+
+
+@pytest.mark.parametrize("key", [
+    (slice(None), 0, Ellipsis, "E"), (slice(None), 0, Ellipsis, "I"), (slice(None), 0, "I"), (0, slice(None), "I"),
+    (0, None, "I"), (Ellipsis, 0, "I"), (0, "I", Ellipsis), ("I", Ellipsis, 2), (0, Ellipsis, "I"), ("I", "I"),
+], ids=str)
+def test_advanced_indices_separated_by_an_empty_ellipsis(key):
+    # NumPy judges whether the advanced indices (arrays, and integers beside them) are next to
+    # each other in the key as written: an ellipsis that stands for no axis still separates
+    # them, and the indexed part goes first (x[:, 0, ..., idx] of a 3-d x is (len(idx), 3);
+    # it was (3, len(idx)): differential fuzz)
+    a = np.arange(75, dtype=np.int8).reshape(3, 5, 5)
+    arrays = {"E": np.array([], np.int64), "I": np.array([1, 2])}
+    k = tuple(arrays.get(e, e) if isinstance(e, str) else e for e in key)
+    pk = tuple(pm.asarray(e) if isinstance(e, np.ndarray) else e for e in k)
+    got, want = pm.asarray(a)[pk].numpy(), a[k]
+    assert got.shape == want.shape and (got == want).all()
+    y, z = pm.asarray(a.copy()), a.copy()
+    v = np.arange(want.size, dtype=np.int8).reshape(want.shape)
+    y[pk] = pm.asarray(v)
+    z[k] = v
+    np.testing.assert_array_equal(y.numpy(), z)
