@@ -128,24 +128,8 @@ extension MSLCompiler {
         digest.update(plan.key)
         digest.update("\u{0}function\u{0}\(name)\u{0}\(constantValues == nil ? "-" : values)")
         let key = digest.hexDigest()
-        /// The library `url` loaded (nil: it vanished meanwhile, and is compiled again).
-        func use(_ url: URL) throws -> CPULibrary? {
-            do {
-                return try load(url)
-            } catch where access(url.path, F_OK) != 0 {
-                return nil
-            }
-        }
-        if let known = lock({ memo[key] }), access(known.url.path, F_OK) == 0, Dependency.unchanged(known.dependencies),
-           let done = try use(known.url) {
-            return done
-        }
         var cache = KernelCache.current
-        if let hit = cache.lookup(key) {
-            let url = URL(fileURLWithPath: hit.file)
-            lock { memo[key] = (url, hit.dependencies) }
-            if let done = try use(url) { return done }
-        }
+        if let done = try compiled(key, in: cache, load: load) { return done }
         do {
             _ = try KernelCache.maxBytes()
             let job = Job(limits: try CompileLimits.fromEnvironment())

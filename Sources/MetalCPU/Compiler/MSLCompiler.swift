@@ -123,28 +123,9 @@ public final class MSLCompiler: @unchecked Sendable {
             digest.update("\u{0}\(index):\(value.type):\(value.bytes)")
         }
         let key = digest.hexDigest()
-        /// The library `url` loaded (nil: it vanished meanwhile, and is compiled again).
-        func use(_ url: URL) throws -> Built? {
-            guard let load else { return .library(url, nil) }
-            do {
-                return .library(url, try load(url))
-            } catch where access(url.path, F_OK) != 0 {
-                return nil
-            }
-        }
         if lazy, let plan = lazyPlan(key, source: source, flags: flags, tools: tools) { return .lazy(plan) }
-        // The memo's file may have been evicted by another process since, or a file it read changed.
-        if let known = lock({ memo[key] }), access(known.url.path, F_OK) == 0, Dependency.unchanged(known.dependencies),
-           let done = try use(known.url) {
-            return done
-        }
-
         var cache = KernelCache.current
-        if let hit = cache.lookup(key) {
-            let url = URL(fileURLWithPath: hit.file)
-            lock { memo[key] = (url, hit.dependencies) }
-            if let done = try use(url) { return done }
-        }
+        if let done = try compiled(key, in: cache, load: { Built.library($0, try load?($0)) }) { return done }
         _ = try KernelCache.maxBytes() // a bad PYMETAL_CACHE_MAX fails before the work, not after
         let job = Job(limits: try CompileLimits.fromEnvironment())
         do {
@@ -156,6 +137,28 @@ public final class MSLCompiler: @unchecked Sendable {
             return try build(source, key: key, flags: flags, constantValues: constantValues, tools: tools, cache: cache,
                              job: job, load: load, lazy: lazy)
         }
+    }
+
+    /// The library of entry `key` compiled before (known to this process, or found in `cache`), loaded with
+    /// `load`; nil when there is none, or it vanished meanwhile: the caller compiles it.
+    func compiled<Loaded>(_ key: String, in cache: KernelCache, load: (URL) throws -> Loaded) throws -> Loaded? {
+        /// The library `url` loaded (nil: it vanished meanwhile, and is compiled again).
+        func use(_ url: URL) throws -> Loaded? {
+            do {
+                return try load(url)
+            } catch where access(url.path, F_OK) != 0 {
+                return nil
+            }
+        }
+        // The memo's file may have been evicted by another process since, or a file it read changed.
+        if let known = lock({ memo[key] }), access(known.url.path, F_OK) == 0, Dependency.unchanged(known.dependencies),
+           let done = try use(known.url) {
+            return done
+        }
+        guard let hit = cache.lookup(key) else { return nil }
+        let url = URL(fileURLWithPath: hit.file)
+        lock { memo[key] = (url, hit.dependencies) }
+        return try use(url)
     }
 
     /// What `error` says when it is that the cache cannot take a file (our own writes, or clang's), else nil.
