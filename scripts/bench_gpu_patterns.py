@@ -6,106 +6,32 @@ threadgroup memory, per-group partials, simdgroup_matrix GEMM). Targets (issue 7
   grid-stride simd_sum over 16M float32, float4 x 4 per step   >= 1.0x np.sum
   grid-stride simd_sum over 16M float32, one float per step    >= 1.0x np.sum
   GPU-style argmax over 16M float32                            >= 0.5x np.argmax
-  simdgroup_matrix GEMM 1024^3 (tests/python/msl/test_msl_conformance.py's kernel)
+  simdgroup_matrix GEMM 1024^3 (tests/python/msl/kernels/simdgroup_gemm.metal)
                                                                >= 20 GFLOP/s
 Each line times pymetal and NumPy alternately (medians of the repeats) and
 also gives the ratio by pymetal's CPU time spread over the cores: what the
 wall time would be if the cores were not shared. A launch shape is the
 caller's choice on a GPU too: a few are tried, the best one is reported, and
 all are listed.
+
+Usage: python scripts/bench_gpu_patterns.py [--quick]   (--quick: 1M floats, GEMM 128^3, one repeat:
+a check that every kernel runs and agrees with NumPy, not a measurement)
 """
 import os
 import statistics
+import sys
 import time
 
 import numpy as np
 import pymetal as pm
 
-SOURCE = """
-#include <metal_stdlib>
-#include <metal_simdgroup_matrix>
-using namespace metal;
+# The kernels the tests check, in tests/python/msl/kernels/ (read through the tests' msl_kernels.py).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "python"))
+import msl_kernels  # noqa: E402
 
-// Thread gid reads 4 float4 (64 bytes) per step, steps of the whole grid. n4 % 4 == 0.
-kernel void sum4(device const float4* x [[buffer(0)]], device float* partials [[buffer(1)]],
-                 constant uint& n4 [[buffer(2)]],
-                 uint gid [[thread_position_in_grid]], uint grid [[threads_per_grid]],
-                 uint group [[threadgroup_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
-                 uint sg [[simdgroup_index_in_threadgroup]], uint sgs [[simdgroups_per_threadgroup]]) {
-    threadgroup float shared[32];
-    float4 a = 0.0f, b = 0.0f, c = 0.0f, d = 0.0f;
-    for (uint i = gid * 4; i < n4; i += grid * 4) {
-        a += x[i]; b += x[i + 1]; c += x[i + 2]; d += x[i + 3];
-    }
-    float4 acc = (a + b) + (c + d);
-    float s = simd_sum(acc.x + acc.y + acc.z + acc.w);
-    if (lane == 0) shared[sg] = s;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sg == 0) {
-        float v = lane < sgs ? shared[lane] : 0.0f;
-        v = simd_sum(v);
-        if (lane == 0) partials[group] = v;
-    }
-}
-
-// The plainest form: one float per step.
-kernel void sum1(device const float* x [[buffer(0)]], device float* partials [[buffer(1)]],
-                 constant uint& n [[buffer(2)]],
-                 uint gid [[thread_position_in_grid]], uint grid [[threads_per_grid]],
-                 uint group [[threadgroup_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
-                 uint sg [[simdgroup_index_in_threadgroup]], uint sgs [[simdgroups_per_threadgroup]]) {
-    threadgroup float shared[32];
-    float acc = 0.0f;
-    for (uint i = gid; i < n; i += grid) acc += x[i];
-    float s = simd_sum(acc);
-    if (lane == 0) shared[sg] = s;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sg == 0) {
-        float v = lane < sgs ? shared[lane] : 0.0f;
-        v = simd_sum(v);
-        if (lane == 0) partials[group] = v;
-    }
-}
-
-// argmax, the GPU way: grid-stride per thread, then the simdgroup's maximum
-// (simd_max) and its first index (simd_min over the lanes holding it), then
-// threadgroup memory and the first simdgroup, one (value, index) per group.
-kernel void argmax(device const float* x [[buffer(0)]], device float* pval [[buffer(1)]],
-                   device uint* pidx [[buffer(2)]], constant uint& n [[buffer(3)]],
-                   uint gid [[thread_position_in_grid]], uint grid [[threads_per_grid]],
-                   uint group [[threadgroup_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
-                   uint sg [[simdgroup_index_in_threadgroup]], uint sgs [[simdgroups_per_threadgroup]]) {
-    threadgroup float sval[32];
-    threadgroup uint sidx[32];
-    float best = -INFINITY;
-    uint bi = 0xFFFFFFFFu;
-    for (uint i = gid; i < n; i += grid) {
-        float v = x[i];
-        if (v > best) { best = v; bi = i; }
-    }
-    float m = simd_max(best);
-    uint mi = simd_min(best == m ? bi : 0xFFFFFFFFu);
-    if (lane == 0) { sval[sg] = m; sidx[sg] = mi; }
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sg == 0) {
-        float v = lane < sgs ? sval[lane] : -INFINITY;
-        uint j = lane < sgs ? sidx[lane] : 0xFFFFFFFFu;
-        float m2 = simd_max(v);
-        uint j2 = simd_min(v == m2 ? j : 0xFFFFFFFFu);
-        if (lane == 0) { pval[group] = m2; pidx[group] = j2; }
-    }
-}
-"""
-
-
-def conformance_gemm_source():
-    """The simdgroup-matrix GEMM kernel of the conformance suite, verbatim."""
-    here = os.path.dirname(os.path.abspath(__file__))
-    text = open(os.path.join(here, "..", "tests", "python", "test_msl_conformance.py")).read()
-    start = text.index("kernel void sgm_gemm(")
-    start = text.rindex("\n//", 0, start)
-    end = text.index("\n}\n", start) + 3
-    return "#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\nusing namespace metal;\n" + text[start:end]
+SOURCE = ("#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\nusing namespace metal;\n"
+          + msl_kernels.source("grid_stride_sum4_argmax.metal")  # sum4, argmax
+          + msl_kernels.source("grid_stride_sum.metal"))  # gs_sum: the plainest form, one float per step
 
 
 def timed(fn):
@@ -153,9 +79,10 @@ def best_shape(run, repeats=3):
 
 
 def main():
-    repeats = int(os.environ.get("REPEATS", "7"))
+    quick = "--quick" in sys.argv[1:]
+    repeats = 1 if quick else int(os.environ.get("REPEATS", "7"))
     lib = pm.compile(SOURCE)
-    n = 16 << 20
+    n = (1 if quick else 16) << 20
     rng = np.random.default_rng(0)
     x_np = rng.standard_normal(n, dtype=np.float32)
     x = pm.asarray(x_np)
@@ -163,7 +90,7 @@ def main():
     reference = x_np.sum(dtype=np.float64)
 
     for name, kernel, count in [("grid-stride sum, float4 x 4 per step", lib.sum4, np.uint32(n // 4)),
-                                ("grid-stride sum, one float per step", lib.sum1, np.uint32(n))]:
+                                ("grid-stride sum, one float per step", lib.gs_sum, np.uint32(n))]:
         partials = {g: pm.zeros(g, np.float32) for g, _ in SHAPES}
 
         def run(shape, kernel=kernel, count=count, partials=partials):
@@ -172,7 +99,7 @@ def main():
         for shape in SHAPES:
             total = run(shape)
             assert abs(total - reference) <= 1e-3 * np.abs(x_np).sum(), (name, shape, total, reference)
-        shapes = best_shape(run)
+        shapes = best_shape(run, 1 if quick else 3)
         shape = min(shapes, key=shapes.get)
         ours, cpu, numpy = interleaved(lambda: run(shape), lambda: x_np.sum(), repeats)
         report(f"{name} ({shape[0]}x{shape[1]})", ours, cpu, numpy, 1.0, shapes)
@@ -188,14 +115,15 @@ def main():
     expected = int(np.argmax(x_np))
     for shape in SHAPES:
         assert run_argmax(shape) == expected, shape
-    shapes = best_shape(run_argmax)
+    shapes = best_shape(run_argmax, 1 if quick else 3)
     shape = min(shapes, key=shapes.get)
     ours, cpu, numpy = interleaved(lambda: run_argmax(shape), lambda: np.argmax(x_np), repeats)
     report(f"GPU-style argmax ({shape[0]}x{shape[1]})", ours, cpu, numpy, 0.5, shapes)
 
     # simdgroup GEMM: 4 simdgroups of 32 threads per threadgroup, a 16x16 block each.
-    gemm = pm.compile(conformance_gemm_source()).sgm_gemm
-    size = int(os.environ.get("GEMM_SIZE", "1024"))
+    gemm = pm.compile("#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\nusing namespace metal;\n"
+                      + msl_kernels.source("simdgroup_gemm.metal")).sgm_gemm
+    size = 128 if quick else int(os.environ.get("GEMM_SIZE", "1024"))
     A = rng.standard_normal((size, size), dtype=np.float32)
     B = rng.standard_normal((size, size), dtype=np.float32)
     Ap, Bp, Cp = pm.asarray(A), pm.asarray(B), pm.zeros((size, size), np.float32)

@@ -1,6 +1,9 @@
 """The shared way to run a kernel both ways the CPU backend runs it (msl_kernels.run_both_ways:
 lockstep and fibers, compared bit for bit) and the shared .metal files (msl/kernels/)."""
 
+import os
+import re
+
 import numpy as np
 import pytest
 
@@ -43,3 +46,14 @@ def test_shared_kernels_compile_in_both_modes(mode):
     a = np.ones(8, np.int32)  # spin returns at once when a[0] != 0, writing nothing
     lib.spin(a, grid=4)
     np.testing.assert_array_equal(a, np.ones(8, np.int32))
+
+
+@pytest.mark.parametrize("name", sorted(os.listdir(msl_kernels.KERNELS)))
+def test_every_shared_kernel_file_compiles(name):
+    # The files are fragments (the includes are the user's): each compiles after the usual ones and
+    # defines the kernels it declares (scripts/bench_gpu_patterns.py uses some that no test runs whole).
+    text = msl_kernels.source(name)
+    lib = msl_kernels.compile_mode("#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\n"
+                                   "using namespace metal;\n" + text, "default")
+    declared = re.findall(r"kernel\s+void\s+(\w+)", text)
+    assert declared and sorted(lib.functions) == sorted(declared)

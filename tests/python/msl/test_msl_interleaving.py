@@ -15,30 +15,14 @@ Sums use integer-valued floats, exact in any order.
 import numpy as np
 import pytest
 
+import msl_kernels
 import pymetal as pm
 
 SRC = r"""
 #include <metal_stdlib>
 using namespace metal;
 
-// Grid-stride sum, simd_sum, threadgroup memory, one partial per group.
-kernel void gs_sum(device const float* x [[buffer(0)]], device float* partials [[buffer(1)]],
-                   constant uint& n [[buffer(2)]],
-                   uint gid [[thread_position_in_grid]], uint grid [[threads_per_grid]],
-                   uint group [[threadgroup_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
-                   uint sg [[simdgroup_index_in_threadgroup]], uint sgs [[simdgroups_per_threadgroup]]) {
-    threadgroup float shared[32];
-    float acc = 0.0f;
-    for (uint i = gid; i < n; i += grid) acc += x[i];
-    float s = simd_sum(acc);
-    if (lane == 0) shared[sg] = s;
-    threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (sg == 0) {
-        float v = lane < sgs ? shared[lane] : 0.0f;
-        v = simd_sum(v);
-        if (lane == 0) partials[group] = v;
-    }
-}
+""" + msl_kernels.source("grid_stride_sum.metal") + r"""
 
 // Running sums in each thread's grid-stride order (the order within a thread
 // must survive the interleaving), then each lane's total through a SIMD scan.

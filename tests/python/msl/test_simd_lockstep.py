@@ -20,38 +20,29 @@ Launch shapes: threadgroups of 32, 64, 96 (three whole simdgroups), 100 (a
 partial last simdgroup), 256 and 1024 threads, several group counts, both
 dispatchThreadgroups (`groups=`, every group whole) and dispatchThreads
 (`grid=`, a partial last threadgroup). Sums use integer-valued floats, exact
-in any order, so every comparison is exact. sum1, sum4 and argmax are
-scripts/bench_gpu_patterns.py's own kernels, so what it times is tested here.
+in any order, so every comparison is exact. gs_sum, sum4 and argmax are
+scripts/bench_gpu_patterns.py's own kernels (tests/python/msl/kernels/), so what it times is tested here.
 
 The source is compiled once per module; the CPU backend caches it on disk.
 """
 
-import importlib.util
-import os
-
 import numpy as np
 import pytest
 
+import msl_kernels
 import pymetal as pm
 from msl_kernels import compile_mode
 
 
-def _bench_source():
-    """scripts/bench_gpu_patterns.py's kernels (sum1, sum4, argmax): what the benchmark times is tested here."""
-    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "scripts", "bench_gpu_patterns.py")
-    spec = importlib.util.spec_from_file_location("bench_gpu_patterns", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.SOURCE
-
-
-SRC = _bench_source() + r"""
-// ---- 1. sum1, sum4 (grid-stride sums) and the float argmax: the benchmark's, above
+# The benchmark's kernels (scripts/bench_gpu_patterns.py times the same files): what it times is tested here.
+SRC = ("#include <metal_stdlib>\n#include <metal_simdgroup_matrix>\nusing namespace metal;\n"
+       + msl_kernels.source("grid_stride_sum4_argmax.metal") + msl_kernels.source("grid_stride_sum.metal")) + r"""
+// ---- 1. gs_sum, sum4 (grid-stride sums) and the float argmax: the benchmark's, above
 
 // ---- 2. argmax, the GPU way, over integers ------------------------------------
 
-// The benchmark's float argmax (sum1, sum4 and argmax come from
-// scripts/bench_gpu_patterns.py) for integer types, whose lowest value is the
+// The benchmark's float argmax (gs_sum, sum4 and argmax are
+// scripts/bench_gpu_patterns.py's) for integer types, whose lowest value is the
 // "nothing yet" marker: the data never hold it.
 template <typename T>
 kernel void argmax_t(device const T* x [[buffer(0)]], device T* pval [[buffer(1)]],
@@ -451,7 +442,7 @@ GROUP_SHAPES = [(1, 32), (3, 64), (2, 96), (5, 100), (4, 256), (2, 1024), (13, 3
 def test_grid_stride_sum1(llib, groups, tg, n):
     x = _ints(n * 7 + tg, n)
     partials = np.full(groups, np.nan, np.float32)
-    llib.sum1(x, partials, np.uint32(n), groups=groups, threadgroup=tg)
+    llib.gs_sum(x, partials, np.uint32(n), groups=groups, threadgroup=tg)
     owner = (np.arange(n) % (groups * tg)) // tg  # thread t reads t, t + grid, ...
     expected = np.bincount(owner, weights=x, minlength=groups)
     np.testing.assert_array_equal(partials, expected.astype(np.float32))
@@ -464,7 +455,7 @@ def test_grid_stride_sum1_partial_threadgroup(llib, grid, tg, n):
     x = _ints(n + grid, n)
     groups = -(-grid // tg)
     partials = np.full(groups, np.nan, np.float32)
-    llib.sum1(x, partials, np.uint32(n), grid=grid, threadgroup=tg)
+    llib.gs_sum(x, partials, np.uint32(n), grid=grid, threadgroup=tg)
     expected = np.bincount((np.arange(n) % grid) // tg, weights=x, minlength=groups)
     np.testing.assert_array_equal(partials, expected.astype(np.float32))
 
