@@ -10,6 +10,7 @@ once, in module-scoped fixtures.
 """
 
 import os
+import shutil
 import sys
 
 # scikit-learn on pymetal arrays (test_sklearn.py) needs SciPy's array API support, which
@@ -257,6 +258,34 @@ def mode(request):
 @pytest.fixture
 def both_ways():
     return msl_kernels.run_both_ways
+
+
+# ---- clang++ runs counted (the CPU backend's compile cache across processes) ------
+
+class ClangRuns:
+    """clang++ behind a wrapper script (PYMETAL_CLANG) that logs each run's arguments, and a cache
+    folder of its own: `env` is for the child processes, `lines()` the runs logged so far."""
+
+    def __init__(self, tmp_path, clang):
+        self.log = tmp_path / "clang.log"
+        self.cache = tmp_path / "cache"
+        wrapper = tmp_path / "clang++"
+        wrapper.write_text('#!/bin/sh\necho "$@" >> "%s"\nexec "%s" "$@"\n' % (self.log, clang))
+        wrapper.chmod(0o755)
+        self.env = dict(os.environ, PYMETAL_CLANG=str(wrapper), XDG_CACHE_HOME=str(self.cache))
+
+    def lines(self):
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+
+@pytest.fixture
+def clang_runs(dev, tmp_path):
+    if dev.backend != "cpu":
+        pytest.skip("the CPU backend's compile cache")
+    clang = shutil.which("clang++")
+    if clang is None:
+        pytest.skip("no clang++ on PATH to wrap")
+    return ClangRuns(tmp_path, clang)
 
 
 # ---- backend-aware skips -------------------------------------------------------

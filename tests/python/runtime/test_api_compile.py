@@ -234,31 +234,20 @@ print(out.tolist())
 """
 
 
-def test_compile_cache_hits_in_a_fresh_process(dev, tmp_path):
+def test_compile_cache_hits_in_a_fresh_process(clang_runs):
     """A second process compiling the same source loads it from the disk cache: clang does not run."""
-    import shutil
     import subprocess
     import sys
     import uuid
 
-    if dev.backend != "cpu":
-        pytest.skip("the CPU backend's compile cache")
-    clang = shutil.which("clang++")
-    if clang is None:
-        pytest.skip("no clang++ on PATH to wrap")
-    log = tmp_path / "clang.log"
-    wrapper = tmp_path / "clang++"
-    wrapper.write_text('#!/bin/sh\necho "$@" >> "%s"\nexec "%s" "$@"\n' % (log, clang))
-    wrapper.chmod(0o755)
-    env = dict(os.environ, PYMETAL_CLANG=str(wrapper), XDG_CACHE_HOME=str(tmp_path / "cache"))
     source = MACRO_SRC.replace("FILL_VALUE", "41 + 1") + "// %s\n" % uuid.uuid4()
 
     def run():
-        done = subprocess.run([sys.executable, "-c", CACHE_PROBE], input=source, env=env,
+        done = subprocess.run([sys.executable, "-c", CACHE_PROBE], input=source, env=clang_runs.env,
                               capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "[42, 42, 42, 42, 42]"
-        return log.read_text().count("\n") if log.exists() else 0
+        return len(clang_runs.lines())
 
-    assert run() == 4, log.read_text()  # preprocess, the headers' PCH and its object, compile
+    assert run() == 4, clang_runs.lines()  # preprocess, the headers' PCH and its object, compile
     assert run() == 4, "clang ran again for a cached library"

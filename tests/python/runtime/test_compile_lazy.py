@@ -7,7 +7,6 @@ one template instantiated 384 times.
 """
 
 import os
-import shutil
 import subprocess
 import sys
 import textwrap
@@ -138,32 +137,22 @@ PROBE = textwrap.dedent("""
 """ % os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # tests/python: big_msl
 
 
-def test_each_kernel_is_cached_on_its_own_for_later_processes(dev, tmp_path):
-    if dev.backend != "cpu":
-        pytest.skip("MetalCPU's compile cache")
-    clang = shutil.which("clang++")
-    if clang is None:
-        pytest.skip("no clang++ on PATH to wrap")
-    log = tmp_path / "clang.log"
-    wrapper = tmp_path / "clang++"
-    wrapper.write_text('#!/bin/sh\necho "$@" >> "%s"\nexec "%s" "$@"\n' % (log, clang))
-    wrapper.chmod(0o755)
-    env = dict(os.environ, PYMETAL_CLANG=str(wrapper), XDG_CACHE_HOME=str(tmp_path / "cache"))
+def test_each_kernel_is_cached_on_its_own_for_later_processes(clang_runs):
     tag = "// %s\n" % uuid.uuid4()
 
     def run(case):
-        before = log.read_text().splitlines() if log.exists() else []
-        done = subprocess.run([sys.executable, "-c", PROBE, tag, repr(case)], env=env, cwd=ROOT,
+        before = len(clang_runs.lines())
+        done = subprocess.run([sys.executable, "-c", PROBE, tag, repr(case)], env=clang_runs.env, cwd=ROOT,
                               capture_output=True, text=True, timeout=600)
         assert done.returncode == 0, done.stderr
         assert done.stdout.strip() == "ok"
-        return (log.read_text().splitlines() if log.exists() else [])[len(before):]
+        return clang_runs.lines()[before:]
 
     first = run(("sum", "float", True, False, 1))
     # preprocess, the headers' PCH and its object, the whole-file check, the kernel
     assert len(first) == 5, first
     assert sum("-fsyntax-only" in line for line in first) == 1, first
-    folder = tmp_path / "cache" / "pymetal" / "kernels"
+    folder = clang_runs.cache / "pymetal" / "kernels"
     assert len([n for n in os.listdir(folder) if n.endswith(".lib")]) == 1
     assert len([n for n in os.listdir(folder) if n.endswith(".so")]) == 1
     assert run(("sum", "float", True, False, 1)) == [], "clang ran again for a cached kernel"
