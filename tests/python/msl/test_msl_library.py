@@ -117,24 +117,20 @@ TERNARY = {
 MATH_TYPES = [("float", np.float32, 1), ("half", np.float16, 1), ("float4", np.float32, 4), ("half4", np.float16, 4)]
 
 
+def _call_kernel(kernel, function, arity, in_type, out_type):
+    """Kernel `kernel`: thread i writes function() of element i of `arity` inputs of in_type."""
+    names = {1: ["x", "y"], 2: ["x", "y", "z"], 3: ["a", "b", "c", "out"]}[arity]  # the inputs, then the output
+    inputs = "".join("device const %s* %s [[buffer(%d)]], " % (in_type, n, k) for k, n in enumerate(names[:-1]))
+    return ("kernel void %s(%sdevice %s* %s [[buffer(%d)]], uint i [[thread_position_in_grid]]) { %s[i] = %s(%s); }"
+            % (kernel, inputs, out_type, names[-1], arity, names[-1], function,
+               ", ".join(n + "[i]" for n in names[:-1])))
+
+
 def _math_source():
     lines = [HEADER]
     for t, _, _ in MATH_TYPES:
-        for name in UNARY:
-            lines.append(
-                "kernel void u_%s_%s(device const %s* x [[buffer(0)]], device %s* y [[buffer(1)]], "
-                "uint i [[thread_position_in_grid]]) { y[i] = %s(x[i]); }" % (name, t, t, t, name))
-        for name in BINARY:
-            lines.append(
-                "kernel void b_%s_%s(device const %s* x [[buffer(0)]], device const %s* y [[buffer(1)]], "
-                "device %s* z [[buffer(2)]], uint i [[thread_position_in_grid]]) { z[i] = %s(x[i], y[i]); }"
-                % (name, t, t, t, t, name))
-        for name in TERNARY:
-            lines.append(
-                "kernel void t_%s_%s(device const %s* a [[buffer(0)]], device const %s* b [[buffer(1)]], "
-                "device const %s* c [[buffer(2)]], device %s* out [[buffer(3)]], "
-                "uint i [[thread_position_in_grid]]) { out[i] = %s(a[i], b[i], c[i]); }"
-                % (name, t, t, t, t, t, name))
+        for prefix, arity, names in (("u", 1, UNARY), ("b", 2, BINARY), ("t", 3, TERNARY)):
+            lines += [_call_kernel("%s_%s_%s" % (prefix, name, t), name, arity, t, t) for name in names]
     lines.append(r"""
 kernel void f_frexp(device const float* x [[buffer(0)]], device float* m [[buffer(1)]], device int* e [[buffer(2)]],
                     uint i [[thread_position_in_grid]]) {
@@ -391,23 +387,11 @@ def _int_source():
     lines = [HEADER]
     for t, _ in INT_TYPES:
         for v in (t, t + "4"):
-            for name in INT1:
-                out_t = v
-                lines.append(
-                    "kernel void i1_%s_%s(device const %s* x [[buffer(0)]], device %s* y [[buffer(1)]], "
-                    "uint i [[thread_position_in_grid]]) { y[i] = %s(x[i]); }" % (name, v, v, out_t, name))
-            for name in INT2:
-                out_t = ("u" + v if not v.startswith("u") else v) if name == "absdiff" else v
-                lines.append(
-                    "kernel void i2_%s_%s(device const %s* x [[buffer(0)]], device const %s* y [[buffer(1)]], "
-                    "device %s* z [[buffer(2)]], uint i [[thread_position_in_grid]]) { z[i] = %s(x[i], y[i]); }"
-                    % (name, v, v, v, out_t, name))
-            for name in INT3:
-                lines.append(
-                    "kernel void i3_%s_%s(device const %s* a [[buffer(0)]], device const %s* b [[buffer(1)]], "
-                    "device const %s* c [[buffer(2)]], device %s* out [[buffer(3)]], "
-                    "uint i [[thread_position_in_grid]]) { out[i] = %s(a[i], b[i], c[i]); }"
-                    % (name, v, v, v, v, v, name))
+            unsigned = v if v.startswith("u") else "u" + v  # absdiff's result
+            lines += [_call_kernel("i1_%s_%s" % (name, v), name, 1, v, v) for name in INT1]
+            lines += [_call_kernel("i2_%s_%s" % (name, v), name, 2, v, unsigned if name == "absdiff" else v)
+                      for name in INT2]
+            lines += [_call_kernel("i3_%s_%s" % (name, v), name, 3, v, v) for name in INT3]
             lines.append(
                 "kernel void ibits_%s(device const %s* x [[buffer(0)]], device const %s* y [[buffer(1)]], "
                 "device %s* ex [[buffer(2)]], device %s* ins [[buffer(3)]], constant uint& off [[buffer(4)]], "
