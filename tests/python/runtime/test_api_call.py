@@ -43,11 +43,11 @@ def _check(out, expected):
 
 # ---- results against NumPy ----------------------------------------------------------
 
-@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("n", SIZES + LARGE)
 def test_add_numpy_arrays(basic_lib, rng, n):
     a = rng.standard_normal(n).astype(np.float32)
     b = rng.standard_normal(n).astype(np.float32)
-    out = np.zeros(n, np.float32)
+    out = np.empty(n, np.float32)
     basic_lib.add(a, b, out, grid=n)
     np.testing.assert_array_equal(out, a + b)
 
@@ -59,15 +59,6 @@ def test_add_pymetal_arrays(basic_lib, rng, n):
     x, y, z = pm.asarray(a), pm.asarray(b), pm.empty(n, np.float32)
     basic_lib.add(x, y, z, grid=n)
     np.testing.assert_array_equal(z.numpy(), a + b)
-
-
-@pytest.mark.parametrize("n", LARGE)
-def test_add_large_numpy(basic_lib, rng, n):
-    a = rng.standard_normal(n).astype(np.float32)
-    b = rng.standard_normal(n).astype(np.float32)
-    out = np.empty(n, np.float32)
-    basic_lib.add(a, b, out, grid=n)
-    np.testing.assert_array_equal(out, a + b)
 
 
 @pytest.mark.parametrize("name", TYPED_NAMES)

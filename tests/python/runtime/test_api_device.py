@@ -60,7 +60,9 @@ def _run(code, env_update):
                           capture_output=True, text=True, timeout=120)
 
 
-def test_import_never_needs_the_library(tmp_path):
+def _device_error(library):
+    """What pm.device() raises (a pm.LibraryError, which is an ImportError) in a child process
+    whose PYMETAL_LIBRARY is `library`."""
     r = _run(
         """
         import pymetal as pm
@@ -70,29 +72,23 @@ def test_import_never_needs_the_library(tmp_path):
             assert isinstance(e, ImportError) and isinstance(e, pm.Error)
             print("ERR", e)
         """,
-        {"PYMETAL_LIBRARY": str(tmp_path / "missing" / "libPyMetal.so")},
+        {"PYMETAL_LIBRARY": str(library)},
     )
     assert r.returncode == 0, r.stderr
-    assert "ERR" in r.stdout
-    assert "PYMETAL_LIBRARY" in r.stdout
-    assert "swift build -c release --product PyMetal" in r.stdout
+    assert r.stdout.startswith("ERR "), r.stdout
+    return r.stdout
+
+
+def test_import_never_needs_the_library(tmp_path):
+    out = _device_error(tmp_path / "missing" / "libPyMetal.so")
+    assert "PYMETAL_LIBRARY" in out
+    assert "swift build -c release --product PyMetal" in out
 
 
 def test_not_a_pymetal_library(tmp_path):
     bogus = tmp_path / "libPyMetal.so"
     bogus.write_bytes(b"not a shared library")
-    r = _run(
-        """
-        import pymetal as pm
-        try:
-            pm.device()
-        except pm.LibraryError as e:
-            print("ERR", e)
-        """,
-        {"PYMETAL_LIBRARY": str(bogus)},
-    )
-    assert r.returncode == 0, r.stderr
-    assert "ERR cannot load libPyMetal" in r.stdout
+    assert "ERR cannot load libPyMetal" in _device_error(bogus)
 
 
 def test_candidate_paths_order():
@@ -116,16 +112,6 @@ def test_abi_mismatch_is_refused(tmp_path):
     src.write_text("int pm_abi_version(void) { return 999; }\n")
     lib = tmp_path / ("libPyMetal.dylib" if sys.platform == "darwin" else "libPyMetal.so")
     subprocess.run(["cc", "-shared", "-fPIC", "-o", str(lib), str(src)], check=True)
-    r = _run(
-        """
-        import pymetal as pm
-        try:
-            pm.device()
-        except pm.LibraryError as e:
-            print("ERR", e)
-        """,
-        {"PYMETAL_LIBRARY": str(lib)},
-    )
-    assert r.returncode == 0, r.stderr
-    assert "ABI version 999" in r.stdout
-    assert "expects version %d" % pm.ABI_VERSION in r.stdout
+    out = _device_error(lib)
+    assert "ABI version 999" in out
+    assert "expects version %d" % pm.ABI_VERSION in out

@@ -90,6 +90,21 @@ def _rss():
     return rss_bytes()
 
 
+def _rss_growth(cycle, warm_up, cycles):
+    """How much the resident set grows over `cycles` calls of cycle(i), after `warm_up` calls (caches,
+    staging buffers, allocator pools)."""
+    for i in range(warm_up):
+        cycle(i)
+    gc.collect()
+    pm.synchronize()
+    before = _rss()
+    for i in range(cycles):
+        cycle(i)
+    gc.collect()
+    pm.synchronize()
+    return _rss() - before
+
+
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 def test_no_growth_over_many_cycles(basic_lib, aligned_empty):
     scale = basic_lib.scale
@@ -108,38 +123,20 @@ def test_no_growth_over_many_cycles(basic_lib, aligned_empty):
             assert x.numpy()[0] == 2.0
         del x, y
 
-    for i in range(2000):  # warm up: caches, staging buffers, allocator pools
-        cycle(i)
-    gc.collect()
-    pm.synchronize()
-    before = _rss()
-    for i in range(10000):
-        cycle(i)
-    gc.collect()
-    pm.synchronize()
-    grown = _rss() - before
+    grown = _rss_growth(cycle, 2000, 10000)
     assert grown < 4 * MB, "RSS grew by %.1f MB over 10,000 cycles" % (grown / MB)
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 def test_no_growth_large_arrays(basic_lib):
     n = 1 << 20  # 4 MB per array
-    for i in range(20):
+
+    def cycle(i):
         x = pm.zeros(n, np.float32)
         basic_lib.scale(x, 2.0, grid=n)
         a = np.ones(n, np.float32)
         basic_lib.scale(a, 2.0, grid=n)
         del x, a
-    gc.collect()
-    pm.synchronize()
-    before = _rss()
-    for i in range(200):
-        x = pm.zeros(n, np.float32)
-        basic_lib.scale(x, 2.0, grid=n)
-        a = np.ones(n, np.float32)
-        basic_lib.scale(a, 2.0, grid=n)
-        del x, a
-    gc.collect()
-    pm.synchronize()
-    grown = _rss() - before
+
+    grown = _rss_growth(cycle, 20, 200)
     assert grown < 16 * MB, "RSS grew by %.1f MB over 200 cycles of 4 MB arrays" % (grown / MB)
