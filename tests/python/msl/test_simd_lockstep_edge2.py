@@ -38,21 +38,14 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from msl_kernels import compile_mode
+from msl_kernels import MODES, compile_mode, fixed as _fixed
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
-MODES = ["default", "fibers"]
-_LIBS = {}
 
 
 def _lib(source, mode):
     """The library of HEADER + source, compiled by default (lockstep where possible) or on fibers."""
     return compile_mode(HEADER + source, mode)
-
-
-def _fixed(reason):
-    """The two modes, for a case lockstep once got wrong (`reason`: how), kept as a regression test."""
-    return MODES
 
 
 def _ints(seed, shape, lo=-3, hi=4, dtype=np.float32):

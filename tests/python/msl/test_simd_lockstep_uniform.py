@@ -22,11 +22,9 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from msl_kernels import compile_mode
+from msl_kernels import MODES, compile_mode
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
-MODES = ["default", "fibers"]
-_LIBS = {}
 
 SRC = r"""
 // A k-loop on an argument after some threads left (the last group's mask is not full).

@@ -34,11 +34,9 @@ import numpy as np
 import pytest
 
 import pymetal as pm
-from msl_kernels import compile_mode
+from msl_kernels import MODES, compile_mode, fixed as _fixed
 
 HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
-MODES = ["default", "fibers"]
-_LIBS = {}
 
 SRC = r"""
 struct Params { uint count; uint step; };
@@ -472,11 +470,6 @@ kernel void literal_bounds(device const float* x [[buffer(0)]], device float* ou
 
 def _lib(mode):
     return compile_mode(HEADER + SRC, mode)
-
-
-def _fixed(reason):
-    """The two modes, for a case lockstep once got wrong (`reason`: how), kept as a regression test."""
-    return MODES
 
 
 def _ints(seed, shape, lo=-3, hi=4):
