@@ -27,14 +27,7 @@ if TYPE_CHECKING:
 
 _ndarray = np.ndarray
 Array: Any = None  # the array library's class (bindable.py)
-
-
-def _set_array_type(cls):
-    global Array
-    Array = cls
-
-
-bindable.listen(_set_array_type)
+bindable.listen(globals())
 
 
 def count_error(fn, args):

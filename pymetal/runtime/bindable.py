@@ -33,9 +33,12 @@ def owner_of(a, ptr):
 _listeners: list = []
 
 
-def listen(set_type):
-    """Calls set_type(array type) now and at each register(): the call path keeps the type
-    as a module global (no attribute lookup per kernel call)."""
+def listen(namespace):
+    """Sets namespace["Array"] (a module's globals()) to the array type now and at each register():
+    the call path keeps the type as a module global (no attribute lookup per kernel call)."""
+    def set_type(cls):
+        namespace["Array"] = cls
+
     _listeners.append(set_type)
     set_type(array_type)
 

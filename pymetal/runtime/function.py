@@ -55,14 +55,7 @@ if TYPE_CHECKING:
 __all__ = ["Function", "Argument"]
 
 Array: Any = None  # the array library's class (bindable.py)
-
-
-def _set_array_type(cls):
-    global Array
-    Array = cls
-
-
-bindable.listen(_set_array_type)
+bindable.listen(globals())
 
 _U32_MAX = 0xFFFFFFFF
 
