@@ -80,6 +80,11 @@ def _reduce(ufunc, values, key, active, identity):
     return out[key]
 
 
+def _simd_sum(values, n, tg):
+    """simd_sum with every lane active, per thread of a 1-D dispatch of n threads in groups of tg."""
+    return _reduce(np.add, values, _lanes(n, tg)[0], np.ones(n, bool), 0)
+
+
 def _exclusive(values, key, active):
     """Sum over the active lanes below each lane (keys ascending with the thread, as in 1-D)."""
     w = np.where(active, values, 0).astype(np.float64)
@@ -721,10 +726,9 @@ def test_loops_with_simd_calls_and_barriers(elib, groups, tg):
     x = _ints(n * 7, n)
     out = np.full(n, np.nan, np.float32)
     elib.loop_collectives(x, out, groups=groups, threadgroup=tg)
-    key, _, _ = _lanes(n, tg)
     acc = x.astype(np.float64)
     for _ in range(2):
-        acc = acc + _reduce(np.add, acc, key, np.ones(n, bool), 0)
+        acc = acc + _simd_sum(acc, n, tg)
     rev = (np.arange(n) // tg) * tg + tg - 1 - np.arange(n) % tg
     for _ in range(2):
         acc = acc + acc[rev]
@@ -775,9 +779,8 @@ def test_macros_and_statements_over_lines(elib, n, tg):
     x = _ints(n * 17 + tg, n)
     out = np.full((n, 2), np.nan, np.float32)
     elib.macros(x, out, grid=n, threadgroup=tg)
-    key, _, _ = _lanes(n, tg)
     np.testing.assert_array_equal(out[:, 0], 2 * x)
-    np.testing.assert_array_equal(out[:, 1], _reduce(np.add, 2.0 * x, key, np.ones(n, bool), 0))
+    np.testing.assert_array_equal(out[:, 1], _simd_sum(2.0 * x, n, tg))
 
 
 @pytest.mark.parametrize("n,tg", SHAPES)
@@ -984,10 +987,9 @@ kernel void loop1(device const float* x [[buffer(0)]], device float* out [[buffe
     n, tg = 100, 64
     x = _ints(2, n)
     out = _run_1d(source, mode, "loop1", x, n, n, tg)
-    key, _, _ = _lanes(n, tg)
     acc = x.astype(np.float64)
     for _ in range(2):
-        acc = acc + _reduce(np.add, acc, key, np.ones(n, bool), 0)
+        acc = acc + _simd_sum(acc, n, tg)
     np.testing.assert_array_equal(out, acc)
 
 
@@ -1005,10 +1007,9 @@ def test_single_statement_loop_simd_call_on_index(dev, mode):
     n, tg = 96, 32
     x = _ints(3, 2 * n)
     out = _run_1d(LOOP_INDEX_IN_SIMD, mode, "loop2", x, 2 * n, n, tg)
-    key, _, _ = _lanes(n, tg)
     got = out.reshape(n, 2)
     for k in range(2):
-        np.testing.assert_array_equal(got[:, k], _reduce(np.add, x[k::2], key, np.ones(n, bool), 0))
+        np.testing.assert_array_equal(got[:, k], _simd_sum(x[k::2], n, tg))
 
 
 POINTER_DECLARATORS = r"""
@@ -1027,8 +1028,7 @@ def test_pointer_and_value_declarators(dev, mode):
     n, tg = 64, 32
     x = _ints(4, n)
     out = _run_1d(POINTER_DECLARATORS, mode, "ptrdecl", x, n, n, tg)
-    key, _, _ = _lanes(n, tg)
-    np.testing.assert_array_equal(out, _reduce(np.add, x + 2.0, key, np.ones(n, bool), 0))
+    np.testing.assert_array_equal(out, _simd_sum(x + 2.0, n, tg))
 
 
 LOOP_INDEX_SHADOWS = r"""
@@ -1121,8 +1121,7 @@ def test_template_call_with_side_effect_in_simd_statement(dev, mode):
     x = _ints(8, n)
     calls = np.zeros(1, np.uint32)
     out = _run_1d(TEMPLATE_SIDE_EFFECT, mode, "tmpl", x, n, n, tg, calls)
-    key, _, _ = _lanes(n, tg)
-    np.testing.assert_array_equal(out, _reduce(np.add, x, key, np.ones(n, bool), 0))
+    np.testing.assert_array_equal(out, _simd_sum(x, n, tg))
     assert calls[0] == n
 
 
@@ -1142,8 +1141,7 @@ def test_shift_assignment_in_simd_statement(dev, mode):
     n, tg = 64, 32
     x = _ints(9, n)
     out = _run_1d(SHIFT_ASSIGN, mode, "shift", x, n, n, tg)
-    key, _, _ = _lanes(n, tg)
-    np.testing.assert_array_equal(out, _reduce(np.add, x, key, np.ones(n, bool), 0) + 1024)
+    np.testing.assert_array_equal(out, _simd_sum(x, n, tg) + 1024)
 
 
 CONDITION_DECLARATION = r"""
@@ -1209,9 +1207,8 @@ def test_decltype_of_local_is_its_type(dev, mode):
     n, tg = 64, 32
     x = _ints(12, n)
     out = _run_1d(DECLTYPE_COPY, mode, "dcopy", x, 2 * n, n, tg).reshape(n, 2)
-    key, _, _ = _lanes(n, tg)
     np.testing.assert_array_equal(out[:, 0], x + 100)
-    np.testing.assert_array_equal(out[:, 1], _reduce(np.add, x, key, np.ones(n, bool), 0))
+    np.testing.assert_array_equal(out[:, 1], _simd_sum(x, n, tg))
 
 
 UNRECOGNISED_DECLARATIONS = {
@@ -1235,8 +1232,7 @@ kernel void spell(device const float* x [[buffer(0)]], device float* out [[buffe
     n, tg = 64, 32
     x = _ints(13, n)
     out = _run_1d(source, mode, "spell", x, n, n, tg)
-    key, _, _ = _lanes(n, tg)
-    np.testing.assert_array_equal(out, _reduce(np.add, x, key, np.ones(n, bool), 0))
+    np.testing.assert_array_equal(out, _simd_sum(x, n, tg))
 
 
 STATIC_ASSERT_ON_LOCAL = r"""
@@ -1255,8 +1251,7 @@ def test_static_assert_on_local(dev, mode):
     n, tg = 64, 32
     x = _ints(14, n)
     out = _run_1d(STATIC_ASSERT_ON_LOCAL, mode, "sassert", x, n, n, tg)
-    key, _, _ = _lanes(n, tg)
-    np.testing.assert_array_equal(out, _reduce(np.add, x, key, np.ones(n, bool), 0))
+    np.testing.assert_array_equal(out, _simd_sum(x, n, tg))
 
 
 AUTO_INDEX = r"""
