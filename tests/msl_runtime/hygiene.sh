@@ -10,12 +10,7 @@
 #   CXX=...  clang++ to use (default /opt/swift/usr/bin/clang++, else clang++)
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-if [ -z "${CXX:-}" ]; then
-    if [ -x /opt/swift/usr/bin/clang++ ]; then CXX=/opt/swift/usr/bin/clang++; else CXX=clang++; fi
-fi
-build=${BUILD_DIR:-"${TMPDIR:-/tmp}/pm_msl_runtime_test"}
-mkdir -p "$build"
+. "$here/toolchain.sh"  # root, CXX, build
 inc="-isystem $root/Sources/MetalCPU/MSL -isystem $root/Sources/CMetalCPU/include -include pm_msl/prelude.h"
 
 # Every macro expands to `)`: any use of the name in a header is a syntax error.

@@ -6,12 +6,7 @@
 #   NO_BENCH=1   skip the benchmarks
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-if [ -z "${CXX:-}" ]; then
-    if [ -x /opt/swift/usr/bin/clang++ ]; then CXX=/opt/swift/usr/bin/clang++; else CXX=clang++; fi
-fi
-build=${BUILD_DIR:-"${TMPDIR:-/tmp}/pm_msl_runtime_test"}
-mkdir -p "$build"
+. "$here/toolchain.sh"  # root, CXX, build
 so="$build/kernels.so"
 
 echo "== build $so"
