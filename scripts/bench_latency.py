@@ -10,6 +10,8 @@ Figures (medians of interleaved rounds; ratio = NumPy time / pymetal time,
      NumPy, 1K..64M elements (--quick: up to 4M); the crossover is the smallest
      size from which pymetal is at least as fast at every larger size measured
                                                                      target <= 16K
+The "floor" line times the same figures 1 and 2 for the smallest possible Python
+object over NumPy (class Floor): the bound for any pure-Python array library.
 With PYMETAL_HOST_SMALL=0 every op runs its kernel (pymetal/arrays/small.py); the
 "kernels" column measures that in the same rounds (the host path turned off per call).
 Usage: python scripts/bench_latency.py [--quick]
@@ -69,6 +71,23 @@ def on_kernels(fn):
     return run
 
 
+class Floor:
+    """The least any Python array object over NumPy can do per op: one object, one
+    ufunc call, __array__ handing the ndarray back. pymetal is pure Python over
+    ctypes (no compiled extension), so its host path can only approach this."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        self.a = a
+
+    def __add__(self, other):
+        return Floor(np.add(self.a, other.a))
+
+    def __array__(self, dtype=None, copy=None):
+        return self.a
+
+
 def fmt(t):
     return f"{t * 1e6:9.2f} us" if t < 1e-3 else f"{t * 1e3:9.2f} ms"
 
@@ -109,8 +128,19 @@ def latency(rounds):
     def np_kernel():
         np.add(xn, yn, out=xn)
 
-    t = interleaved([np_one, pm_one, on_kernels(pm_one), np_100, pm_100, on_kernels(pm_100), np_kernel, pm_kernel],
-                    400, rounds)
+    fa, fb = Floor(an), Floor(bn)
+
+    def floor_one():
+        return np.asarray(fa + fb)
+
+    def floor_100():
+        x = fa
+        for _ in range(100):
+            x = x + fb
+        return np.asarray(x)
+
+    t = interleaved([np_one, pm_one, on_kernels(pm_one), np_100, pm_100, on_kernels(pm_100), np_kernel, pm_kernel,
+                     floor_one, floor_100], 400, rounds)
     print(f"latency ({rounds} interleaved rounds, medians; ratio = NumPy / pymetal; kernels: host path off):")
     rows = [("1 op on 1,000 float32 + read", t[0], t[1], t[2], "ratio >= 0.5x", t[0] / t[1] >= 0.5),
             ("100 async ops on 1,000 float32 + read", t[3], t[4], t[5], "ratio >= 1x", t[3] / t[4] >= 1),
@@ -118,6 +148,8 @@ def latency(rounds):
     for name, n, p, k, target, ok in rows:
         print(f"  {name:40s} NumPy {fmt(n)}  pymetal {fmt(p)}  {n / p:6.2f}x  (kernels {fmt(k)} {n / k:5.2f}x)  "
               f"(target {target}: {'ok' if ok else 'OVER'})")
+    print(f"  floor: the least a Python wrapper object over NumPy costs (Floor): 1 op + read {fmt(t[8])} "
+          f"({t[0] / t[8]:.2f}x NumPy), 100 ops + read {fmt(t[9])} ({t[3] / t[9]:.2f}x NumPy)")
     return [row[-1] for row in rows]
 
 

@@ -453,13 +453,17 @@ class Array:
     def _read(self):
         """The memory as NumPy for a read by the host: after the work that writes
         it, and raising the KernelError of failed work that may have written it."""
+        self._settle()
+        return self._host()
+
+    def _settle(self):
+        """Waits for the work that writes the memory; raises the KernelError of failed work that may have."""
         buf = self._buf
         dev = buf.device
         if buf.epoch > dev.synced:
             dev._wait()
         if dev.poisoned.value:
             buf.check()
-        return self._host()
 
     def numpy(self) -> np.ndarray:
         """A zero-copy NumPy view of the array (after pending work completed).
@@ -476,7 +480,7 @@ class Array:
             >>> x
             Array([7, 1, 2], dtype=int64)
         """
-        self._read()
+        self._settle()  # not _read(): its uncounted view would cost as much as this one
         a = self._host(counted=True)
         if self._ro:
             a.flags.writeable = False  # a read-only array gives a read-only view (and DLPack export)
@@ -484,6 +488,8 @@ class Array:
 
     def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> np.ndarray:
         a = self.numpy()
+        if dtype is None and not copy:  # np.asarray(x): the hot path
+            return a
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
                 raise ValueError("converting a pymetal array to %s requires a copy" % np.dtype(dtype))
