@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import threading
 from typing import Any
 
 from . import native as _native
@@ -33,6 +34,7 @@ _LEVELS = (logging.INFO, logging.DEBUG, logging.INFO, logging.INFO, logging.ERRO
 active = False  # a library was compiled with logging=True: synchronisations drain the queue
 _next: Any = None  # the C ABI's pm_kernel_log_next, once logging is on
 _bufs: Any = None
+_drain_lock = threading.Lock()  # the buffers are shared: one thread drains at a time (and records keep their order)
 
 
 def enable() -> None:
@@ -53,7 +55,8 @@ def drain() -> None:
     """Emits every queued kernel message (oldest first) to the "pymetal.kernel" logger."""
     level, sub, cat, msg = _bufs
     ref = ctypes.byref(level)
-    while _next(ref, sub, 256, cat, 256, msg, 1200):
-        logger.log(_LEVELS[min(level.value, 5)], "%s", msg.value.decode("utf-8", "replace"),
-                   extra={"subsystem": sub.value.decode("utf-8", "replace"),
-                          "category": cat.value.decode("utf-8", "replace")})
+    with _drain_lock:
+        while _next(ref, sub, 256, cat, 256, msg, 1200):
+            logger.log(_LEVELS[min(level.value, 5)], "%s", msg.value.decode("utf-8", "replace"),
+                       extra={"subsystem": sub.value.decode("utf-8", "replace"),
+                              "category": cat.value.decode("utf-8", "replace")})

@@ -441,13 +441,18 @@ def compile(source: str | bytes, *, defines: Defines | None = None,
 def load(path: str | bytes | os.PathLike[str], *, defines: Defines | None = None,
          include_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
          fast_math: bool = False, language_version: str | None = None, device: Device | None = None,
-         macros: Defines | None = None) -> Library:
+         macros: Defines | None = None, logging: bool = False) -> Library:
     """Loads a library from a file.
 
     A ``.metal`` file is compiled (diagnostics name the file; ``#include "..."``
     is found next to the including file first, then in include_dirs, as
     ``xcrun metal`` does); anything else is a prebuilt library (.metallib on
     macOS, MetalCPU's library on Linux). The options are those of :func:`compile`.
+    logging=True: a ``.metal`` file is compiled with shader logging; a prebuilt
+    library's messages are delivered, but whether its kernels log was fixed when
+    it was built (``xcrun metal -std=metal3.2 -fmetal-enable-logging`` on a Mac;
+    on Linux, a library pymetal compiled with logging=True): one built without
+    logging logs nothing, on every backend.
 
     Examples:
         >>> import os, tempfile
@@ -470,12 +475,15 @@ def load(path: str | bytes | os.PathLike[str], *, defines: Defines | None = None
         with open(path, encoding="utf-8") as f:
             text = f.read()
         lib = _compile(text, path, os.path.dirname(os.path.abspath(path)), defines, macros, include_dirs, fast_math,
-                       language_version, dev)
+                       language_version, dev, bool(logging))
         lib._origin = path
         return lib
     if defines or macros or fast_math or include_dirs or language_version:
         raise ValueError("defines=, include_dirs=, fast_math= and language_version= apply only to .metal source files")
     handle = _native.out_u64(_native.lib().pm_library_load, dev.handle, os.fsencode(path))
+    if logging:
+        from . import kernel_log
+        kernel_log.enable()
     return Library(handle, dev, origin=path)
 
 
