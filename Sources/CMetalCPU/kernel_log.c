@@ -7,6 +7,7 @@
 // kernel logging in a loop must not exhaust memory), and stores no message
 // below its level.
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@ struct pm_log_buffer {
     uint64_t used, capacity; // bytes of the messages held, and at most
     uint64_t dropped;        // messages dropped since the last take
     uint32_t min_level;      // MTLLogLevel's raw value
+    _Atomic int pending;     // something to take (messages or drops): a command buffer without is not locked
 };
 
 pm_log_buffer *pm_log_buffer_create(uint64_t capacity, uint32_t min_level) {
@@ -73,12 +75,16 @@ void pm_host_kernel_log(uint32_t level, const char *subsystem, const char *categ
     } else {
         b->dropped++;
     }
+    atomic_store_explicit(&b->pending, 1, memory_order_relaxed);
     pthread_mutex_unlock(&b->lock);
     if (!keep) free(r);
 }
 
+int32_t pm_log_buffer_pending(pm_log_buffer *b) { return atomic_load_explicit(&b->pending, memory_order_relaxed); }
+
 pm_log_record *pm_log_buffer_take(pm_log_buffer *b, uint64_t *dropped) {
     pthread_mutex_lock(&b->lock);
+    atomic_store_explicit(&b->pending, 0, memory_order_relaxed);
     pm_log_record *list = b->head;
     b->head = b->tail = NULL;
     b->used = 0;

@@ -74,6 +74,7 @@ public final class CPULogState: MTLLogState, @unchecked Sendable {
     /// Hands the messages held to the handlers (called by a command buffer that has run).
     /// Without handlers, Metal sends them to the unified log; here they are dropped.
     func deliver() {
+        guard pm_log_buffer_pending(buffer) != 0 else { return } // most command buffers log nothing
         delivering {
             var lost: UInt64 = 0
             let list = pm_log_buffer_take(buffer, &lost)

@@ -94,6 +94,8 @@ void pm_host_kernel_log(uint32_t level, const char *subsystem, const char *categ
 // Takes every message held, oldest first (free them with pm_log_records_free),
 // and how many were dropped since the last take.
 pm_log_record *pm_log_buffer_take(pm_log_buffer *buffer, uint64_t *dropped);
+// Whether there is anything to take (read without the lock, after the kernels that log have returned).
+int32_t pm_log_buffer_pending(pm_log_buffer *buffer);
 void pm_log_records_free(pm_log_record *list);
 // The log buffer of a job (guard.c; null: none), and the job the calling thread runs kernel code for.
 void pm_job_set_log_buffer(pm_job *job, pm_log_buffer *buffer);
