@@ -112,6 +112,26 @@ final class LogStateTests: XCTestCase {
         XCTAssertEqual(got.all.count, 5)
     }
 
+    func testTwoQueuesOnTwoThreadsEachGetTheirOwnMessages() throws {
+        let a = Collected(), b = Collected()
+        let queueA = try queue(into: a), queueB = try queue(into: b)
+        let pipeline = try self.pipeline(logging: true)
+        let runs = 20
+        let done = DispatchGroup()
+        done.enter()
+        done.enter()
+        DispatchQueue.global().async { for _ in 0..<runs { self.run(pipeline, on: queueA, threads: 3) }; done.leave() }
+        DispatchQueue.global().async { for _ in 0..<runs { self.run(pipeline, on: queueB, threads: 5) }; done.leave() }
+        done.wait()
+        XCTAssertEqual(a.all.count, runs * 3 * 5)
+        XCTAssertEqual(b.all.count, runs * 5 * 5)
+        XCTAssertFalse(a.all.contains { $0.3.hasSuffix(" 3") || $0.3.hasSuffix(" 4") }, "only queue A's threads 0...2")
+        for thread in 0..<5 { // each kernel thread's messages in its order: default, debug, info, error, fault
+            let mine = b.all.filter { $0.3.hasSuffix(" \(thread)") }.map { $0.2 }
+            XCTAssertEqual(mine, Array(repeating: [MTLLogLevel.notice, .debug, .info, .error, .fault], count: runs).flatMap { $0 })
+        }
+    }
+
     func testMessagesPastBufferSizeAreDropped() throws {
         let got = Collected()
         // each message: its text, subsystem and category with their NULs ("default 0": 10 + 1 + 1 bytes)
