@@ -70,6 +70,7 @@ struct pm_job {
     // user does not choose): the watchdog restarts the deadline when this count moves.
     _Atomic uint64_t dispatches;
     uint64_t seen;
+    pm_log_buffer *log; // where its kernels' os_log messages go (kernel_log.c), or null
     struct pm_job *next, *prev;
 };
 
@@ -658,6 +659,7 @@ pm_job *pm_job_begin(uint64_t committed_generation) {
     job->generation = committed_generation;
     job->timeout = timeout;
     job->deadline = -1;
+    job->log = NULL;
     job->prev = NULL;
     job->next = jobs;
     if (jobs) jobs->prev = job;
@@ -685,6 +687,14 @@ void pm_job_next_dispatch(pm_job *job) {
     if (job) atomic_fetch_add_explicit(&job->dispatches, 1, memory_order_relaxed);
 }
 
+void pm_job_set_log_buffer(pm_job *job, pm_log_buffer *buffer) {
+    if (job) job->log = buffer;
+}
+
+pm_log_buffer *pm_job_log_buffer(const pm_job *job) { return job ? job->log : NULL; }
+
+pm_job *pm_current_job(void) { return g_self ? g_self->job : NULL; }
+
 void pm_job_end(pm_job *job) {
     if (!job) return;
     pthread_mutex_lock(&jobs_lock);
@@ -706,6 +716,9 @@ int32_t pm_guarded_run(pm_job *job, pm_run_fn run, const pm_launch *launch, uint
 pm_job *pm_job_begin(uint64_t committed_generation) { (void)committed_generation; return NULL; }
 void pm_job_next_dispatch(pm_job *job) { (void)job; }
 void pm_job_end(pm_job *job) { (void)job; }
+void pm_job_set_log_buffer(pm_job *job, pm_log_buffer *buffer) { (void)job, (void)buffer; }
+pm_log_buffer *pm_job_log_buffer(const pm_job *job) { (void)job; return NULL; }
+pm_job *pm_current_job(void) { return NULL; }
 uint64_t pm_interrupt_generation(void) { return 0; }
 void pm_host_cancel_all(void) {}
 void pm_waiting(int32_t delta) { (void)delta; }

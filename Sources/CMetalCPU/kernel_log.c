@@ -1,72 +1,103 @@
-// Shader logging (pm_host.h): messages of kernels' os_log calls, queued in the
-// order they are logged (each thread's in its own order) until the host takes
-// them. Bounded: past PM_LOG_MAX queued messages the oldest are dropped and
-// counted (a kernel logging in a loop must not exhaust memory), and the next
-// message taken says how many were lost.
+// Shader logging (pm_host.h): the messages of kernels' os_log calls, kept in
+// the log buffer of the command buffer that runs them (MetalCPU's MTLLogState)
+// until the command buffer has run and its log state hands them to its
+// handlers. One list per buffer, appended in the order messages are logged, so
+// each thread's messages stay in its order. As Metal's log state, a buffer
+// holds at most `capacity` bytes of messages and drops the ones past that (a
+// kernel logging in a loop must not exhaust memory), and stores no message
+// below its level.
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "pm_host.h"
 
-#define PM_LOG_MAX 65536
+struct pm_log_buffer {
+    pthread_mutex_t lock;
+    pm_log_record *head, *tail;
+    uint64_t used, capacity; // bytes of the messages held, and at most
+    uint64_t dropped;        // messages dropped since the last take
+    uint32_t min_level;      // MTLLogLevel's raw value
+    _Atomic int pending;     // something to take (messages or drops): a command buffer without is not locked
+};
 
-typedef struct record {
-    struct record *next;
-    uint32_t level;
-    char *subsystem, *category, *message; // in one allocation after the record
-} record;
-
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static record *head, *tail;
-static uint32_t queued;
-static uint64_t dropped;
-
-void pm_host_kernel_log(uint32_t level, const char *subsystem, const char *category, const char *message) {
-    size_t ls = strlen(subsystem) + 1, lc = strlen(category) + 1, lm = strlen(message) + 1;
-    record *r = malloc(sizeof(record) + ls + lc + lm);
-    if (!r) return;
-    r->next = NULL;
-    r->level = level;
-    r->subsystem = memcpy((char *)(r + 1), subsystem, ls);
-    r->category = memcpy(r->subsystem + ls, category, lc);
-    r->message = memcpy(r->category + lc, message, lm);
-    pthread_mutex_lock(&lock);
-    if (queued == PM_LOG_MAX) { // drop the oldest
-        record *old = head;
-        head = old->next;
-        if (!head) tail = NULL;
-        free(old);
-        queued--;
-        dropped++;
-    }
-    if (tail) tail->next = r;
-    else head = r;
-    tail = r;
-    queued++;
-    pthread_mutex_unlock(&lock);
+pm_log_buffer *pm_log_buffer_create(uint64_t capacity, uint32_t min_level) {
+    pm_log_buffer *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    pthread_mutex_init(&b->lock, NULL);
+    b->capacity = capacity;
+    b->min_level = min_level;
+    return b;
 }
 
-int32_t pm_host_kernel_log_next(uint32_t *level, char *subsystem, size_t subsystem_size, char *category,
-                                size_t category_size, char *message, size_t message_size) {
-    pthread_mutex_lock(&lock);
-    record *r = head;
-    uint64_t lost = dropped;
+void pm_log_buffer_destroy(pm_log_buffer *b) {
+    if (!b) return;
+    uint64_t dropped;
+    pm_log_records_free(pm_log_buffer_take(b, &dropped));
+    pthread_mutex_destroy(&b->lock);
+    free(b);
+}
+
+// os_log's levels as the kernel passes them (0 default, 1 info, 2 debug, 3
+// error, 4 fault) to MTLLogLevel's (os_log's default is "notice").
+static uint32_t metal_level(uint32_t level) {
+    static const uint32_t levels[] = {3, 2, 1, 4, 5};
+    return level < 5 ? levels[level] : 3;
+}
+
+// The sink of every kernel library compiled with logging (Library.swift):
+// appends to the log buffer of the command buffer the calling thread runs
+// kernel code for (guard.c); a message logged outside one is dropped.
+void pm_host_kernel_log(uint32_t level, const char *subsystem, const char *category, const char *message) {
+    pm_log_buffer *b = pm_job_log_buffer(pm_current_job());
+    if (!b) return;
+    level = metal_level(level);
+    if (level < b->min_level) return;
+    size_t ls = strlen(subsystem) + 1, lc = strlen(category) + 1, lm = strlen(message) + 1;
+    const uint64_t bytes = ls + lc + lm;
+    pm_log_record *r = malloc(sizeof(pm_log_record) + bytes);
     if (r) {
-        head = r->next;
-        if (!head) tail = NULL;
-        queued--;
-        dropped = 0;
+        char *text = (char *)(r + 1);
+        r->next = NULL;
+        r->level = level;
+        r->subsystem = memcpy(text, subsystem, ls);
+        r->category = memcpy(text + ls, category, lc);
+        r->message = memcpy(text + ls + lc, message, lm);
     }
-    pthread_mutex_unlock(&lock);
-    if (!r) return 0;
-    *level = r->level;
-    snprintf(subsystem, subsystem_size, "%s", r->subsystem);
-    snprintf(category, category_size, "%s", r->category);
-    if (lost) snprintf(message, message_size, "(%llu earlier messages were dropped: more than %d were queued) %s",
-                       (unsigned long long)lost, PM_LOG_MAX, r->message);
-    else snprintf(message, message_size, "%s", r->message);
-    free(r);
-    return 1;
+    pthread_mutex_lock(&b->lock);
+    const int keep = r && b->used + bytes <= b->capacity;
+    if (keep) {
+        b->used += bytes;
+        if (b->tail) b->tail->next = r;
+        else b->head = r;
+        b->tail = r;
+    } else {
+        b->dropped++;
+    }
+    atomic_store_explicit(&b->pending, 1, memory_order_relaxed);
+    pthread_mutex_unlock(&b->lock);
+    if (!keep) free(r);
+}
+
+int32_t pm_log_buffer_pending(pm_log_buffer *b) { return atomic_load_explicit(&b->pending, memory_order_relaxed); }
+
+pm_log_record *pm_log_buffer_take(pm_log_buffer *b, uint64_t *dropped) {
+    pthread_mutex_lock(&b->lock);
+    atomic_store_explicit(&b->pending, 0, memory_order_relaxed);
+    pm_log_record *list = b->head;
+    b->head = b->tail = NULL;
+    b->used = 0;
+    *dropped = b->dropped;
+    b->dropped = 0;
+    pthread_mutex_unlock(&b->lock);
+    return list;
+}
+
+void pm_log_records_free(pm_log_record *list) {
+    while (list) {
+        pm_log_record *next = list->next;
+        free(list);
+        list = next;
+    }
 }

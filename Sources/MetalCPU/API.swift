@@ -121,6 +121,8 @@ public final class MTLCompileOptions: @unchecked Sendable {
     public var fastMathEnabled: Bool = true
     public var mathMode: MTLMathMode = .fast
     public var languageVersion: MTLLanguageVersion = .version3_1
+    /// Shader logging (macOS 15): the library's os_log calls log (MetalCPU: PM_KERNEL_LOGGING, pm_msl/logging.h).
+    public var enableLogging: Bool = false
     public init() {}
 }
 
@@ -133,6 +135,8 @@ public protocol MTLDevice: AnyObject {
     var maxBufferLength: Int { get }
     var maxThreadgroupMemoryLength: Int { get }
     func makeCommandQueue() -> (any MTLCommandQueue)?
+    func makeCommandQueue(descriptor: MTLCommandQueueDescriptor) -> (any MTLCommandQueue)?
+    func makeLogState(descriptor: MTLLogStateDescriptor) throws -> any MTLLogState
     func makeBuffer(length: Int, options: MTLResourceOptions) -> (any MTLBuffer)?
     func makeBuffer(bytes pointer: UnsafeRawPointer, length: Int, options: MTLResourceOptions) -> (any MTLBuffer)?
     func makeBuffer(bytesNoCopy pointer: UnsafeMutableRawPointer, length: Int, options: MTLResourceOptions,

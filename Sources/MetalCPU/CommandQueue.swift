@@ -88,9 +88,11 @@ public final class CPUCommandQueue: MTLCommandQueue, @unchecked Sendable {
     private var committed: UInt64 = 0 // command buffers committed so far: their sequence numbers
     private var seenHead: UInt64 = 0  // the head's sequence number at the background runner's last tick
     private var watched = false       // in the background runner's list
+    let logState: CPULogState?        // MTLCommandQueueDescriptor.logState: its command buffers' os_log messages
 
-    init(device: CPUDevice) {
+    init(device: CPUDevice, logState: CPULogState? = nil) {
         self.device = device
+        self.logState = logState
         CPUFork.register(self)
     }
 
@@ -337,12 +339,15 @@ public final class CPUCommandBuffer: MTLCommandBuffer, @unchecked Sendable {
         var failed: (any Error)?
         var index = 0
         let job = pm_job_begin(committedGeneration) // watched for its timeout until pm_job_end
+        let logState = queue.logState
+        if let logState { pm_job_set_log_buffer(job, logState.buffer) }
         for command in work {
             pm_job_next_dispatch(job)
             if let error = command.run(in: job) { failed = error; break }
             index += 1
         }
         pm_job_end(job)
+        logState?.deliver() // before it completes: whoever waits for it finds its messages delivered
         let done: [MTLCommandBufferHandler] = lock {
             ended = Platform.now()
             commands = []

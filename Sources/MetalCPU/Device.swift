@@ -23,6 +23,17 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
 
     public func makeCommandQueue() -> (any MTLCommandQueue)? { CPUCommandQueue(device: self) }
 
+    /// A log state made elsewhere than here is not one MetalCPU can deliver to: refused (nil).
+    public func makeCommandQueue(descriptor: MTLCommandQueueDescriptor) -> (any MTLCommandQueue)? {
+        guard let logState = descriptor.logState else { return makeCommandQueue() }
+        guard let state = logState as? CPULogState else { return nil }
+        return CPUCommandQueue(device: self, logState: state)
+    }
+
+    public func makeLogState(descriptor: MTLLogStateDescriptor) throws -> any MTLLogState {
+        try CPULogState(descriptor)
+    }
+
     public func makeBuffer(length: Int, options: MTLResourceOptions) -> (any MTLBuffer)? {
         guard length > 0, length <= maxBufferLength else { return nil }
         return CPUBuffer(allocating: length)
@@ -47,7 +58,19 @@ public final class CPUDevice: MTLDevice, @unchecked Sendable {
     }
 
     public func makeLibrary(source: String, options: MTLCompileOptions?) throws -> any MTLLibrary {
-        try MSLCompiler.shared.makeLibrary(source: source, options: options ?? MTLCompileOptions())
+        try MSLCompiler.shared.makeLibrary(source: source, options: Self.withLogging(options ?? MTLCompileOptions()))
+    }
+
+    /// Options with enableLogging are compiled with PM_KERNEL_LOGGING defined (pm_msl/logging.h: os_log logs).
+    private static func withLogging(_ options: MTLCompileOptions) -> MTLCompileOptions {
+        guard options.enableLogging else { return options }
+        let copy = MTLCompileOptions()
+        copy.preprocessorMacros = (options.preprocessorMacros ?? [:]).merging(["PM_KERNEL_LOGGING": 1]) { _, new in new }
+        copy.fastMathEnabled = options.fastMathEnabled
+        copy.mathMode = options.mathMode
+        copy.languageVersion = options.languageVersion
+        copy.enableLogging = true
+        return copy
     }
 
     public func makeComputePipelineState(function: any MTLFunction) throws -> any MTLComputePipelineState {

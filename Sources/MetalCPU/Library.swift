@@ -51,7 +51,7 @@ public final class CPULibrary: MTLLibrary, @unchecked Sendable {
         do {
             (kernels, functionNames) = try Self.describe(handle, url: url)
             constants = Self.functionConstants(handle)
-            // Shader logging: the library's os_log messages go to the host's queue (kernel_log.c).
+            // Shader logging: the library's os_log messages go to the log state of the command buffer running them (kernel_log.c).
             dlsym(handle, PM_LOG_SINK_SYMBOL)?.assumingMemoryBound(to: pm_log_fn?.self).pointee = pm_host_kernel_log
         } catch {
             dlclose(handle)

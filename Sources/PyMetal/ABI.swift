@@ -200,6 +200,15 @@ public func pm_library_compile(_ out: UnsafeMutablePointer<UInt64>?, _ handle: U
 @_cdecl("pm_library_compile_version")
 public func pm_library_compile_version(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64, _ source: UnsafePointer<CChar>?,
                                        _ macros: UnsafePointer<CChar>?, _ fastMath: Int32, _ version: Int32) -> Int32 {
+    pm_library_compile_logging(out, handle, source, macros, fastMath, version, 0)
+}
+
+/// pm_library_compile_version with shader logging (logging != 0): the kernels' os_log messages
+/// go to pm_kernel_log_next.
+@_cdecl("pm_library_compile_logging")
+public func pm_library_compile_logging(_ out: UnsafeMutablePointer<UInt64>?, _ handle: UInt64, _ source: UnsafePointer<CChar>?,
+                                       _ macros: UnsafePointer<CChar>?, _ fastMath: Int32, _ version: Int32,
+                                       _ logging: Int32) -> Int32 {
     status {
         let language = version == 0 ? nil : Device.languageVersion(Int(version))
         guard version == 0 || language != nil else {
@@ -217,8 +226,28 @@ public func pm_library_compile_version(_ out: UnsafeMutablePointer<UInt64>?, _ h
             }
         }
         out.pointee = handles.insert(LibraryObject(try device(handle).device.compile(
-            source: try string(source, "source"), macros: definitions, fastMath: fastMath != 0, languageVersion: language)))
+            source: try string(source, "source"), macros: definitions, fastMath: fastMath != 0, languageVersion: language,
+            logging: logging != 0)))
     }
+}
+
+/// The oldest kernel os_log message not taken yet: 1 and its MTLLogLevel (raw value), subsystem,
+/// category and text (NUL-terminated, truncated to the sizes given), or 0 when there is none.
+@_cdecl("pm_kernel_log_next")
+public func pm_kernel_log_next(_ level: UnsafeMutablePointer<UInt32>?, _ subsystem: UnsafeMutablePointer<CChar>?,
+                               _ subsystemSize: Int, _ category: UnsafeMutablePointer<CChar>?, _ categorySize: Int,
+                               _ message: UnsafeMutablePointer<CChar>?, _ messageSize: Int) -> Int32 {
+    guard let record = KernelLog.next() else { return 0 }
+    func copy(_ text: String, _ out: UnsafeMutablePointer<CChar>?, _ size: Int) {
+        guard let out, size > 0 else { return }
+        let bytes = Array(text.utf8.prefix(size - 1)) + [0]
+        out.withMemoryRebound(to: UInt8.self, capacity: bytes.count) { $0.update(from: bytes, count: bytes.count) }
+    }
+    level?.pointee = UInt32(record.level)
+    copy(record.subsystem, subsystem, subsystemSize)
+    copy(record.category, category, categorySize)
+    copy(record.message, message, messageSize)
+    return 1
 }
 
 @_cdecl("pm_library_load")
@@ -487,9 +516,9 @@ private func argument(_ record: UnsafePointer<pm_arg>, _ i: Int) throws -> Argum
     switch Int(arg.kind) {
     case Int(PM_ARG_BUFFER.rawValue):
         guard arg.offset <= UInt64(Int.max) else { throw EngineError.invalid("argument \(i): offset \(arg.offset) is too large") }
-        // length: the argument's exact bytes from the offset (0: the rest of the buffer)
+        // length: the argument's exact bytes from the offset (0: the rest of the buffer; PM_ARG_LENGTH_EMPTY: none)
         return Argument(index: index, .buffer(try buffer(arg.buffer), offset: Int(arg.offset)),
-                        length: Int(clamping: arg.length))
+                        length: arg.length == PM_ARG_LENGTH_EMPTY ? Argument.empty : Int(clamping: arg.length))
     case Int(PM_ARG_BYTES.rawValue):
         guard let bytes = arg.bytes else { throw EngineError.invalid("argument \(i): bytes pointer is NULL") }
         guard arg.length >= 1, arg.length <= UInt64(PM_MAX_BYTES) else {

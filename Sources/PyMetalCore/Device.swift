@@ -92,9 +92,16 @@ public final class Device: @unchecked Sendable {
         }
     }
 
+    /// logging: the kernels' os_log calls log (KernelLog); Metal has shader logging from macOS 15.
     public func compile(source: String, macros: [String: String] = [:], fastMath: Bool = false,
-                        languageVersion: MTLLanguageVersion? = nil) throws -> Library {
+                        languageVersion: MTLLanguageVersion? = nil, logging: Bool = false) throws -> Library {
         let options = MTLCompileOptions()
+        if logging {
+            guard #available(macOS 15.0, *) else {
+                throw EngineError(.unsupported, "shader logging (logging=True) needs macOS 15 or later (Metal 3.2)")
+            }
+            options.enableLogging = true
+        }
         if let languageVersion { options.languageVersion = languageVersion }
         if !macros.isEmpty {
             #if canImport(Metal)
@@ -127,7 +134,7 @@ public final class Device: @unchecked Sendable {
     }
 
     public func makeStream() throws -> Stream {
-        guard let queue = device.makeCommandQueue() else {
+        guard let queue = KernelLog.makeQueue(device) ?? device.makeCommandQueue() else {
             throw EngineError(.outOfMemory, "cannot make a command queue")
         }
         return Stream(queue: queue, device: self)

@@ -16,8 +16,10 @@ public struct Argument {
     public let index: Int
     public let value: Value
     /// A buffer argument's exact byte length from its offset (0: to the buffer's
-    /// end), for the CPU backend's shader validation; Metal sees the whole buffer.
+    /// end; `empty`: none, an empty array), for the CPU backend's shader
+    /// validation; Metal sees the whole buffer.
     public let length: Int
+    public static let empty = -1
     public init(index: Int, _ value: Value, length: Int = 0) {
         self.index = index
         self.value = value
@@ -125,7 +127,9 @@ public final class Stream: @unchecked Sendable {
                 case let .buffer(buffer, offset):
                     encoder.setBuffer(buffer.buffer, offset: offset, index: argument.index)
                     #if !canImport(Metal)
-                    if argument.length > 0 { (encoder as? CPUComputeCommandEncoder)?.limitBufferLength(argument.length, index: argument.index) }
+                    if argument.length != 0 {
+                        (encoder as? CPUComputeCommandEncoder)?.limitBufferLength(max(argument.length, 0), index: argument.index)
+                    }
                     #endif
                     current.uses.append((buffer, access[argument.index]))
                     // Another thread's open work on this memory runs first: work runs in the order it was encoded.

@@ -18,7 +18,7 @@ import numpy as np
 from . import bindable
 from . import native as _native
 from .host_args import _WAIT, _HostArgs
-from .scratch import _ALIGN, _ARG_SIZE, _BUFFER, _BYTES, _THREADGROUP, _pack_arg
+from .scratch import _ALIGN, _ARG_SIZE, _BUFFER, _BYTES, _EMPTY, _THREADGROUP, _pack_arg
 from ..dtypes import SUPPORTED, check_dtype
 
 TYPE_CHECKING = False
@@ -66,7 +66,7 @@ def bind(fn, args, s, raw):
             if b.views and host is None:
                 host = _WAIT
             # the array's exact bytes: the CPU backend's validation checks accesses against them
-            _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, p.index, b.handle, a._offset, 0, a._size * dt.itemsize)
+            _pack_arg(abuf, i * _ARG_SIZE, _BUFFER, p.index, b.handle, a._offset, 0, a._size * dt.itemsize or _EMPTY)
         elif t is float or t is int:
             pack = p.pack
             if pack is None:
@@ -110,7 +110,7 @@ def _other_arg(fn, a, i, p, s, doff, raw=False):
     if isinstance(a, Array):  # a subclass
         if not (raw or p.accepts(a._dtype)):
             raise dtype_error(fn, i, p, a._dtype)
-        _pack_arg(s.args, i * _ARG_SIZE, _BUFFER, p.index, a._buf.handle, a._offset, 0, a.nbytes)
+        _pack_arg(s.args, i * _ARG_SIZE, _BUFFER, p.index, a._buf.handle, a._offset, 0, a.nbytes or _EMPTY)
         return doff
     if isinstance(a, (bytes, bytearray, memoryview)) or _is_buffer(a):
         if not p.by_value or (p.writable and not isinstance(a, bytes)):

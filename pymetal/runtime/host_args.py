@@ -10,7 +10,7 @@ from typing import NamedTuple
 from . import bindable
 from . import native as _native
 from .buffer import Buffer
-from .scratch import _ARG_SIZE, _BUFFER, _pack_arg
+from .scratch import _ARG_SIZE, _BUFFER, _EMPTY, _pack_arg
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -100,7 +100,7 @@ class _HostArgs:
                 "(strides %r); pass np.ascontiguousarray(a)" % (i, fn._name, a.strides))
         nb = a.nbytes
         if nb == 0:
-            _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, p.index, fn._device.empty_buffer.handle, 0, 0, 0)
+            _pack_arg(self.s.args, i * _ARG_SIZE, _BUFFER, p.index, fn._device.empty_buffer.handle, 0, 0, _EMPTY)
             return
         try:
             ptr = _addressof(_c_char.from_buffer(a))

@@ -8,16 +8,19 @@ logs when its library was compiled with ``pm.compile(source, logging=True)``.
 Each message is one record, printf-formatted, with ``record.subsystem`` and
 ``record.category``; a thread's messages come in the order it logged them.
 Records are emitted when pymetal waits for the work (pm.synchronize(), a
-synchronous call, reading an array); at most 65536 wait at a time (older
-ones are dropped and the next record says how many).
-
-CPU backend only for now: the Mac's MTLLogState is not wired up yet.
+synchronous call, reading an array). The messages travel through Metal's
+shader-logging API on every backend (macOS 15 on a Mac: MTLCompileOptions
+.enableLogging, a log state on each stream's command queue; MetalCPU on Linux
+implements the same): a command buffer keeps at most 1 MB of messages (more are
+dropped, as Metal does), and at most 65536 records wait for Python at a time
+(older ones are dropped and the next record says how many).
 """
 
 from __future__ import annotations
 
 import ctypes
 import logging
+import threading
 from typing import Any
 
 from . import native as _native
@@ -26,21 +29,19 @@ __all__ = ["logger"]
 
 logger = logging.getLogger("pymetal.kernel")
 
-# os_log's levels: default, info, debug, error, fault
-_LEVELS = (logging.INFO, logging.INFO, logging.DEBUG, logging.ERROR, logging.CRITICAL)
+# MTLLogLevel: undefined, debug, info, notice (os_log's default: .log()), error, fault
+_LEVELS = (logging.INFO, logging.DEBUG, logging.INFO, logging.INFO, logging.ERROR, logging.CRITICAL)
 active = False  # a library was compiled with logging=True: synchronisations drain the queue
 _next: Any = None  # the C ABI's pm_kernel_log_next, once logging is on
 _bufs: Any = None
+_drain_lock = threading.Lock()  # the buffers are shared: one thread drains at a time (and records keep their order)
 
 
 def enable() -> None:
-    """Called by pm.compile(..., logging=True); refuses a backend without shader logging."""
+    """Called once pm.compile(..., logging=True) has made a library with logging."""
     global active, _next, _bufs
     if _next is None:
-        fn = getattr(_native.lib(), "pm_host_kernel_log_next", None)
-        if fn is None:
-            raise NotImplementedError(
-                "shader logging (logging=True) is not supported on this backend yet (pymetal's CPU backend has it)")
+        fn = _native.lib().pm_kernel_log_next
         fn.restype = ctypes.c_int32
         fn.argtypes = [ctypes.POINTER(ctypes.c_uint32), ctypes.c_char_p, ctypes.c_size_t, ctypes.c_char_p,
                        ctypes.c_size_t, ctypes.c_char_p, ctypes.c_size_t]
@@ -54,7 +55,8 @@ def drain() -> None:
     """Emits every queued kernel message (oldest first) to the "pymetal.kernel" logger."""
     level, sub, cat, msg = _bufs
     ref = ctypes.byref(level)
-    while _next(ref, sub, 256, cat, 256, msg, 1200):
-        logger.log(_LEVELS[min(level.value, 4)], "%s", msg.value.decode("utf-8", "replace"),
-                   extra={"subsystem": sub.value.decode("utf-8", "replace"),
-                          "category": cat.value.decode("utf-8", "replace")})
+    with _drain_lock:
+        while _next(ref, sub, 256, cat, 256, msg, 1200):
+            logger.log(_LEVELS[min(level.value, 5)], "%s", msg.value.decode("utf-8", "replace"),
+                       extra={"subsystem": sub.value.decode("utf-8", "replace"),
+                              "category": cat.value.decode("utf-8", "replace")})

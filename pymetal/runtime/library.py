@@ -357,7 +357,8 @@ def _expand_includes(text, name, directory, include_dirs, once, depth=0):
     return "\n".join(out)
 
 
-def _compile(source, name, directory, defines, macros, include_dirs, fast_math, language_version, device):
+def _compile(source, name, directory, defines, macros, include_dirs, fast_math, language_version, device,
+             logging=False):
     if defines is not None and macros is not None:
         raise TypeError("give defines= or its older name macros=, not both")
     defines = defines if defines is not None else macros
@@ -368,6 +369,9 @@ def _compile(source, name, directory, defines, macros, include_dirs, fast_math, 
         version = int(major) * 100 + int(minor)
     else:
         raise ValueError("language_version=%r: Metal's are %s" % (language_version, ", ".join(_LANGUAGE_VERSIONS)))
+    if logging and version and version < 302:
+        raise ValueError("shader logging (logging=True) needs Metal 3.2: give language_version='3.2' or none, "
+                         "not %r" % language_version)
     if include_dirs is None:
         include_dirs = []
     elif isinstance(include_dirs, (str, bytes, os.PathLike)):
@@ -385,7 +389,11 @@ def _compile(source, name, directory, defines, macros, include_dirs, fast_math, 
     dev = _resolve_device(device)
     lib, source_bytes, macro_text = _native.lib(), source.encode("utf-8"), _macro_text(defines)
     handle = _kernel_cache.interruptible(lambda: _native.out_u64(
-        lib.pm_library_compile_version, dev.handle, source_bytes, macro_text, 1 if fast_math else 0, version))
+        lib.pm_library_compile_logging, dev.handle, source_bytes, macro_text, 1 if fast_math else 0, version,
+        1 if logging else 0))
+    if logging:
+        from . import kernel_log
+        kernel_log.enable()
     return Library(handle, dev)
 
 
@@ -426,30 +434,25 @@ def compile(source: str | bytes, *, defines: Defines | None = None,
         raise TypeError("compile() takes MSL source as a str, not %s" % type(source).__name__)
     if "\0" in source:  # C strings end at a NUL: the compiler would see a truncated source
         raise CompileError("MSL source contains a NUL character at offset %d; remove it" % source.index("\0"))
-    if logging:
-        from . import kernel_log
-        kernel_log.enable()
-        defines, macros = _with_logging(defines if defines is not None else macros), None
-    return _compile(source, "program_source", None, defines, macros, include_dirs, fast_math, language_version, device)
-
-
-def _with_logging(defines):
-    """defines= plus PM_KERNEL_LOGGING (pm_msl/logging.h), in the form given."""
-    if defines is None or hasattr(defines, "items"):  # a mapping
-        return dict(defines or {}, PM_KERNEL_LOGGING=1)
-    return list(defines) + ["PM_KERNEL_LOGGING=1"]
+    return _compile(source, "program_source", None, defines, macros, include_dirs, fast_math, language_version, device,
+                    bool(logging))
 
 
 def load(path: str | bytes | os.PathLike[str], *, defines: Defines | None = None,
          include_dirs: str | os.PathLike[str] | Sequence[str | os.PathLike[str]] | None = None,
          fast_math: bool = False, language_version: str | None = None, device: Device | None = None,
-         macros: Defines | None = None) -> Library:
+         macros: Defines | None = None, logging: bool = False) -> Library:
     """Loads a library from a file.
 
     A ``.metal`` file is compiled (diagnostics name the file; ``#include "..."``
     is found next to the including file first, then in include_dirs, as
     ``xcrun metal`` does); anything else is a prebuilt library (.metallib on
     macOS, MetalCPU's library on Linux). The options are those of :func:`compile`.
+    logging=True: a ``.metal`` file is compiled with shader logging; a prebuilt
+    library's messages are delivered, but whether its kernels log was fixed when
+    it was built (``xcrun metal -std=metal3.2 -fmetal-enable-logging`` on a Mac;
+    on Linux, a library pymetal compiled with logging=True): one built without
+    logging logs nothing, on every backend.
 
     Examples:
         >>> import os, tempfile
@@ -472,12 +475,15 @@ def load(path: str | bytes | os.PathLike[str], *, defines: Defines | None = None
         with open(path, encoding="utf-8") as f:
             text = f.read()
         lib = _compile(text, path, os.path.dirname(os.path.abspath(path)), defines, macros, include_dirs, fast_math,
-                       language_version, dev)
+                       language_version, dev, bool(logging))
         lib._origin = path
         return lib
     if defines or macros or fast_math or include_dirs or language_version:
         raise ValueError("defines=, include_dirs=, fast_math= and language_version= apply only to .metal source files")
     handle = _native.out_u64(_native.lib().pm_library_load, dev.handle, os.fsencode(path))
+    if logging:
+        from . import kernel_log
+        kernel_log.enable()
     return Library(handle, dev, origin=path)
 
 

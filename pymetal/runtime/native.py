@@ -33,6 +33,7 @@ PM_MAX_ARGS = 64         # pm_arg records per dispatch
 PM_MAX_BYTES = 4096      # a value passed by copy (setBytes)
 PM_BYTES_ALIGNMENT = 16  # each value is copied to a 16-byte boundary
 
+PM_ARG_LENGTH_EMPTY = (1 << 64) - 1  # pm_arg.length of an empty array (0 means "to the buffer's end")
 PM_ARG_BUFFER = 0
 PM_ARG_BYTES = 1
 PM_ARG_THREADGROUP_MEMORY = 2
@@ -138,6 +139,7 @@ _PROTOTYPES = {
     "pm_buffer_release": (c_int32, [c_uint64]),
     "pm_library_compile": (c_int32, [_u64p, c_uint64, c_char_p, c_char_p, c_int32]),
     "pm_library_compile_version": (c_int32, [_u64p, c_uint64, c_char_p, c_char_p, c_int32, c_int32]),
+    "pm_library_compile_logging": (c_int32, [_u64p, c_uint64, c_char_p, c_char_p, c_int32, c_int32, c_int32]),
     "pm_library_load": (c_int32, [_u64p, c_uint64, c_char_p]),
     "pm_library_function_count": (c_int32, [_i64p, c_uint64]),
     "pm_library_function_name": (c_int32, [_strp, c_uint64, c_int64]),

@@ -22,6 +22,7 @@ _pack_2args = struct.Struct("<" + _ARG.format[1:] * 2).pack_into
 _pack_3args = struct.Struct("<" + _ARG.format[1:] * 3).pack_into
 _LAUNCH_CONFIG = struct.Struct(_native.struct_format(_native.PmLaunchConfig))
 _BUFFER, _BYTES, _THREADGROUP = _native.PM_ARG_BUFFER, _native.PM_ARG_BYTES, _native.PM_ARG_THREADGROUP_MEMORY
+_EMPTY = _native.PM_ARG_LENGTH_EMPTY  # the length of an empty array's binding (0 would mean the whole buffer)
 
 _addressof = ctypes.addressof
 

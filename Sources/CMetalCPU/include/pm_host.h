@@ -75,12 +75,32 @@ void pm_waiting(int32_t delta);
 double pm_host_kernel_timeout(void);
 // Returns non-zero for a value that is not a finite number of seconds >= 0.
 int32_t pm_host_set_kernel_timeout(double seconds);
-// Shader logging (kernel_log.c): the sink a kernel library's messages go to
-// (pm_log_fn), and the oldest message not taken yet: 1 and its parts
-// (NUL-terminated, truncated to the sizes given), or 0 when there is none.
+// Shader logging (kernel_log.c): MetalCPU's MTLLogState keeps the messages of
+// the command buffers it is attached to in a log buffer: at most `capacity`
+// bytes of messages (subsystem, category and text with their NULs; past that
+// they are dropped, as Metal drops messages past its log state's bufferSize),
+// none below `min_level` (MTLLogLevel's raw value). pm_host_kernel_log is the
+// sink (pm_log_fn) of kernel libraries: it appends a message to the buffer of
+// the job the calling thread runs kernel code for (pm_job_set_log_buffer).
+typedef struct pm_log_buffer pm_log_buffer;
+typedef struct pm_log_record {
+    struct pm_log_record *next;
+    uint32_t level; // MTLLogLevel's raw value
+    const char *subsystem, *category, *message;
+} pm_log_record;
+pm_log_buffer *pm_log_buffer_create(uint64_t capacity, uint32_t min_level);
+void pm_log_buffer_destroy(pm_log_buffer *buffer);
 void pm_host_kernel_log(uint32_t level, const char *subsystem, const char *category, const char *message);
-int32_t pm_host_kernel_log_next(uint32_t *level, char *subsystem, size_t subsystem_size, char *category,
-                                size_t category_size, char *message, size_t message_size);
+// Takes every message held, oldest first (free them with pm_log_records_free),
+// and how many were dropped since the last take.
+pm_log_record *pm_log_buffer_take(pm_log_buffer *buffer, uint64_t *dropped);
+// Whether there is anything to take (read without the lock, after the kernels that log have returned).
+int32_t pm_log_buffer_pending(pm_log_buffer *buffer);
+void pm_log_records_free(pm_log_record *list);
+// The log buffer of a job (guard.c; null: none), and the job the calling thread runs kernel code for.
+void pm_job_set_log_buffer(pm_job *job, pm_log_buffer *buffer);
+pm_log_buffer *pm_job_log_buffer(const pm_job *job);
+pm_job *pm_current_job(void);
 #ifdef __cplusplus
 }
 #endif

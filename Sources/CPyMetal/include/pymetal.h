@@ -104,6 +104,14 @@ int32_t pm_library_compile_version(pm_library *out, pm_device device, const char
                                    int32_t fast_math, int32_t language_version);
 int32_t pm_library_compile(pm_library *out, pm_device device, const char *source,
                            const char *macros, int32_t fast_math);
+/* pm_library_compile_version with shader logging (logging != 0; Metal: macOS 15): the kernels'
+   os_log messages are taken with pm_kernel_log_next. */
+int32_t pm_library_compile_logging(pm_library *out, pm_device device, const char *source, const char *macros,
+                                   int32_t fast_math, int32_t language_version, int32_t logging);
+/* The oldest kernel os_log message not taken yet: 1 and its MTLLogLevel (1 debug ... 5 fault),
+   subsystem, category and text (NUL-terminated, truncated to the sizes), or 0 when there is none. */
+int32_t pm_kernel_log_next(uint32_t *level, char *subsystem, size_t subsystem_size, char *category,
+                           size_t category_size, char *message, size_t message_size);
 // Loads a prebuilt library file (.metallib on macOS; MetalCPU's library on Linux).
 int32_t pm_library_load(pm_library *out, pm_device device, const char *path);
 int32_t pm_library_function_count(int64_t *out, pm_library library);
@@ -236,8 +244,11 @@ typedef struct pm_arg {
     pm_buffer buffer; // PM_ARG_BUFFER
     uint64_t offset;  // PM_ARG_BUFFER: byte offset into the buffer
     const void *bytes;// PM_ARG_BYTES (1 to PM_MAX_BYTES bytes, as Metal's setBytes)
-    uint64_t length;  // PM_ARG_BYTES / PM_ARG_THREADGROUP_MEMORY; PM_ARG_BUFFER: the exact bytes from offset (0: to the end)
+    uint64_t length;  // PM_ARG_BYTES / PM_ARG_THREADGROUP_MEMORY; PM_ARG_BUFFER: the exact bytes from offset
+                      // (0: to the end; PM_ARG_LENGTH_EMPTY: none, an empty array)
 } pm_arg;
+// pm_arg.length of a buffer argument that is an empty array: shader validation reports any access to it.
+#define PM_ARG_LENGTH_EMPTY 0xFFFFFFFFFFFFFFFFull // UINT64_MAX
 
 // Encodes one dispatch. `size` is threads per grid (by_groups = 0, like
 // dispatchThreads) or threadgroups per grid (by_groups = 1, like

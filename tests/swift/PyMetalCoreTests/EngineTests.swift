@@ -26,6 +26,31 @@ final class EngineTests: XCTestCase {
         memory.deallocate()
     }
 
+    /// Shader logging through Metal's API: a library compiled with logging, run on a stream
+    /// (whose queue has a log state), puts its messages where pm_kernel_log_next takes them.
+    func testKernelLogThroughTheStreamsLogState() throws {
+        let device = try Device.makeDefault()
+        let source = """
+        #include <metal_stdlib>
+        #include <metal_logging>
+        constant metal::os_log lg("org.pymetal.engine", "tests");
+        kernel void k(device int* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { lg.log_error("i=%u", i); o[i] = 1; }
+        """
+        while KernelLog.next() != nil {} // messages of other tests
+        let stream = try device.makeStream()
+        let out = try device.makeBuffer(length: 16)
+        for logging in [false, true] {
+            let kernel = try device.compile(source: source, logging: logging).kernel(named: "k")
+            try stream.dispatch(kernel, arguments: [Argument(index: 0, .buffer(out, offset: 0))], size: [4],
+                                threadgroup: [1], byGroups: false)
+            try stream.synchronize()
+            var got: [KernelLog.Record] = []
+            while let record = KernelLog.next() { got.append(record) }
+            XCTAssertEqual(got.map(\.message).sorted(), logging ? ["i=0", "i=1", "i=2", "i=3"] : [])
+            XCTAssertTrue(got.allSatisfy { $0.level == 4 && $0.subsystem == "org.pymetal.engine" && $0.category == "tests" })
+        }
+    }
+
     func testDefaultThreadgroups() throws {
         let device = try Device.makeDefault()
         let kernel = try device.compile(source: "#include <metal_stdlib>\nkernel void k(device float* o [[buffer(0)]], uint i [[thread_position_in_grid]]) { o[i] = 1; }")
