@@ -66,16 +66,17 @@ METAL_FUNC float log1p_f(float v) {
     if (isinf(u)) return u > 0.0f ? u : NAN;  // log1p(-inf) is NaN
     return log(u) * (v / (u - 1.0f));
 }
-// |z| of a subnormal z keeps few digits (|1e-45 + 1e-45i| rounds to 1e-45): such a z is
-// scaled by 2^64 first (exact) and 64 log 2 taken off the logarithm.
+// log |z| = log m + log1p((n / m)^2) / 2 for m = max(|x|, |y|), n = min: |z| itself is never
+// formed, which overflows for |z| past FLT_MAX (log(2.4e38 + 2.4e38i) was inf) and keeps few
+// digits for a subnormal z (|1e-45 + 1e-45i| rounds to 1e-45).
 METAL_FUNC cfloat c_log(cfloat z) {
-    float m = fmax(fabs(z.re), fabs(z.im));
+    float x = fabs(z.re), y = fabs(z.im), m = fmax(x, y);
     if (m > 0.5f && m < 2.0f)  // |z| near 1: log |z| = log1p((x - 1)(x + 1) + y^2) / 2, no cancellation
         return cfloat(0.5f * log1p_f((z.re - 1.0f) * (z.re + 1.0f) + z.im * z.im), atan2(z.im, z.re));
-    if (m > 0.0f && m < 1.1754943508222875e-38f)  // below float's smallest normal
-        return cfloat(log(c_abs(cfloat(z.re * 18446744073709551616.0f, z.im * 18446744073709551616.0f)))
-                      - 44.3614195558365f, atan2(z.im, z.re));  // 64 log 2
-    return cfloat(log(c_abs(z)), atan2(z.im, z.re));
+    if (isnan(x) || isnan(y) || !(m > 0.0f) || isinf(m))  // 0, infinities, NaN: C99's values, through c_abs
+        return cfloat(log(c_abs(z)), atan2(z.im, z.re));
+    float r = fmin(x, y) / m;
+    return cfloat(log(m) + 0.5f * log1p_f(r * r), atan2(z.im, z.re));
 }
 // log(2z) without forming 2z, which can overflow where log(2z) cannot.
 METAL_FUNC cfloat c_log_2z(cfloat z) { cfloat r = c_log(z); return cfloat(r.re + M_LN2_F, r.im); }

@@ -461,6 +461,17 @@ def test_complex_log_of_subnormal_values(dev):
     np.testing.assert_allclose(got, np.log(z.astype(np.complex128)).astype(np.complex64), rtol=1e-6)
 
 
+def test_complex_log_past_float_max(dev):
+    # |z| overflowed: log(2.4e38 + 2.4e38j) was inf + 0.785j, NumPy 88.72 + 0.785j (differential fuzz)
+    z = np.array([2.406159650500376e38 + 2.406159853324472e38j, -3e38 + 1e38j, 3.4e38 - 3.4e38j, 1e30 + 3e38j,
+                  3e38 + 0j, 0j, complex(np.inf, np.nan), complex(np.nan, 1.0), complex(-np.inf, 2.0)], np.complex64)
+    got = pm.log(pm.asarray(z)).numpy()
+    with np.errstate(all="ignore"):
+        want = np.log(z.astype(np.complex128))
+    for part in ("real", "imag"):  # parts apart: assert_allclose's inf check on complex values is by element
+        np.testing.assert_allclose(getattr(got, part), getattr(want, part), rtol=1e-6)
+
+
 def test_complex_acos_asin_near_the_branch_points(dev):
     # pi/2 - asin(z) cancelled near z = +-1 (acos(1 - 6.1e-5j) had 5 correct digits): Kahan's formulas
     rng = np.random.default_rng(3)
