@@ -250,15 +250,18 @@ def test_load_with_logging(dev, records, tmp_path):
     assert records == []
 
 
-def test_load_a_prebuilt_library_with_logging(dev, records, tmp_path):
+def test_load_a_prebuilt_library_with_logging(dev, records, tmp_path, monkeypatch):
     """A library built with logging logs when loaded; one built without does not (on a Mac:
     a metallib built with -fmetal-enable-logging or not)."""
     import glob
     import shutil
     import uuid
+    # A cache of its own (read at each compile), so another process's new files are not taken for this one's
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     cache = pm.kernel_cache_info()["path"]
     if cache is None:
         pytest.skip("Metal keeps no library file pymetal can load back")
+    assert cache.startswith(str(tmp_path)), cache
     for logged in (True, False):
         source = LEVELS + "\n// %s %s\n" % (uuid.uuid4().hex, logged)  # a new library, not a cached one
         before = set(glob.glob(os.path.join(cache, "**", "*.so"), recursive=True))
