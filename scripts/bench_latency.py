@@ -98,24 +98,20 @@ def latency(rounds):
     a, b = pm.asarray(an.copy()), pm.asarray(bn.copy())  # copies: pymetal-owned memory, no NumPy owner
     a, b = a + 0.0, b + 0.0
 
-    def np_one():
-        return an + bn
+    def one(x, y):
+        """Figure 1: one op, then a host read (np.asarray of an ndarray is the array itself)."""
+        return lambda: np.asarray(x + y)
 
-    def pm_one():
-        return np.asarray(a + b)
+    def hundred(x, y):
+        """Figure 2: 100 ops in a row, then one host read."""
+        def run():
+            z = x
+            for _ in range(100):
+                z = z + y
+            return np.asarray(z)
+        return run
 
-    def np_100():
-        x = an
-        for _ in range(100):
-            x = x + bn
-        return x
-
-    def pm_100():
-        x = a
-        for _ in range(100):
-            x = x + b
-        return np.asarray(x)
-
+    np_one, pm_one, np_100, pm_100 = one(an, bn), one(a, b), hundred(an, bn), hundred(a, b)
     assert np.array_equal(pm_one(), np_one()) and np.array_equal(pm_100(), np_100())
     inc = pm.compile(TRIVIAL).inc
     x, y = pm.zeros(256, np.float32), pm.full(256, 1, np.float32)
@@ -128,16 +124,7 @@ def latency(rounds):
     def np_kernel():
         np.add(xn, yn, out=xn)
 
-    fa, fb = Floor(an), Floor(bn)
-
-    def floor_one():
-        return np.asarray(fa + fb)
-
-    def floor_100():
-        x = fa
-        for _ in range(100):
-            x = x + fb
-        return np.asarray(x)
+    floor_one, floor_100 = one(Floor(an), Floor(bn)), hundred(Floor(an), Floor(bn))
 
     t = interleaved([np_one, pm_one, on_kernels(pm_one), np_100, pm_100, on_kernels(pm_100), np_kernel, pm_kernel,
                      floor_one, floor_100], 400, rounds)
