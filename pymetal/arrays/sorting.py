@@ -53,7 +53,8 @@ def _sorted(x, axis, descending, stable, want):
         o = out.reshape(rows, n)
         _sort.sort(src.reshape(rows, n), o if want == "values" else None, o if want != "values" else None,
                    descending=descending)
-    return out.permute_dims(inv)
+    # C-contiguous, as NumPy's: a permuted view would make a later reshape copy where NumPy's is a view.
+    return _ew.ascontiguous(out.permute_dims(inv))
 
 
 def sort(x: ArrayLike, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
