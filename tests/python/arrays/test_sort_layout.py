@@ -1,6 +1,6 @@
-"""sort / argsort along any axis return C-contiguous arrays, as NumPy's do
-(fuzz seed 9007): a permuted result made a later reshape copy where NumPy's
-reshape is a view."""
+"""sort / argsort and the cumulative sums and products along any axis return
+C-contiguous arrays, as NumPy's do (fuzz seed 9007): a permuted result made a
+later reshape copy where NumPy's reshape is a view."""
 
 import numpy as np
 import pytest
@@ -32,3 +32,15 @@ def test_reshape_of_axis0_sort_is_a_view(rng, shape):
     want = np.sort(x_np, axis=0)
     want.reshape(-1)[0] = 100
     np.testing.assert_array_equal(s.numpy(), want)
+
+
+@pytest.mark.parametrize("shape,axis", CASES, ids=str)
+@pytest.mark.parametrize("fn", ["cumulative_sum", "cumulative_prod"])
+def test_cumulative_layout_as_numpy(rng, shape, axis, fn):
+    x_np = rng.integers(-3, 4, shape).astype(np.int32)
+    got = getattr(pm, fn)(pm.asarray(x_np), axis=axis)
+    want = (np.cumsum if fn == "cumulative_sum" else np.cumprod)(x_np, axis=axis, dtype=np.int64)
+    np.testing.assert_array_equal(got.numpy(), want)
+    assert got.flags.c_contiguous
+    if want.size:
+        assert got.strides == want.strides
