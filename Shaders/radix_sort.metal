@@ -1,11 +1,11 @@
 // CPU-shaped stable sort of the rows of a contiguous (rows, n) array: an LSD
-// radix sort over the sort keys of sort.h (NumPy's order, NaN last), 8 bits
-// per pass. The glue (pymetal/_kernels/radix_sort.py) picks it on the CPU
+// radix sort over the sort keys of sort.h (NumPy's order, NaN last), BITS (8
+// or 11: 32-bit keys in 3 passes instead of 4) bits per pass. The glue (pymetal/arrays/kernels/radix_sort.py) picks it on the CPU
 // backend; a GPU keeps the merge sort of sort.metal, whose work is many small
 // threads. Here ONE thread sorts a whole row, streaming through memory as a CPU
 // core likes: one read counts the digits of every pass (a row's histograms do
-// not depend on the order), then a stable scatter per byte of the key, skipping
-// the bytes that are the same in the whole row (small integers, floats of one
+// not depend on the order), then a stable scatter per digit of the key, skipping
+// the digits that are the same in the whole row (small integers, floats of one
 // binade). Rows spread over the cores. (A long single row stays on one core:
 // per-pass dispatches over pieces of a row measured faster only on an idle
 // machine, and much slower when the cores are shared, as the scatter of each
@@ -29,9 +29,8 @@ struct RadixParams {
     uint flags;      // bit 0: write values; bit 1: write indices
 };
 
-#define PM_RADIX 256
 
-template <typename T>
+template <typename T, uint BITS>
 [[kernel]] void radix_sort(device const T* x [[buffer(0)]],
                            device T* values [[buffer(1)]],
                            device long* indices [[buffer(2)]],
@@ -41,7 +40,8 @@ template <typename T>
                            uint row [[threadgroup_position_in_grid]],
                            uint tid [[thread_index_in_threadgroup]]) {
     typedef typename SortKey<T>::type K;
-    const uint BYTES = sizeof(T);
+    const uint BYTES = (8 * sizeof(T) + BITS - 1) / BITS; // digits
+    const uint PM_RADIX = 1u << BITS;
     if (tid != 0 || row >= p.rows) return;
     const uint n = p.n;
     const bool desc = p.descending != 0, want_values = (p.flags & 1) != 0, want_index = (p.flags & 2) != 0;
@@ -57,12 +57,12 @@ template <typename T>
         for (uint d = 0; d < PM_RADIX; d++) hist[b][d] = 0;
     for (uint i = 0; i < n; i++) {
         K k = pm_sort_key(x[i], desc);
-        for (uint b = 0; b < BYTES; b++) hist[b][uint(k >> (8 * b)) & (PM_RADIX - 1)]++;
+        for (uint b = 0; b < BYTES; b++) hist[b][uint(k >> (BITS * b)) & (PM_RADIX - 1)]++;
     }
     // The passes that move anything: a byte equal in every key leaves the order as it is.
     uint active[BYTES], npass = 0;
     for (uint b = 0; b < BYTES; b++) {
-        uint first = uint(pm_sort_key(x[0], desc) >> (8 * b)) & (PM_RADIX - 1);
+        uint first = uint(pm_sort_key(x[0], desc) >> (BITS * b)) & (PM_RADIX - 1);
         if (hist[b][first] != n) active[npass++] = b;
     }
     if (npass == 0) { // all keys equal: the stable order is the original one
@@ -73,7 +73,7 @@ template <typename T>
         return;
     }
     for (uint j = 0; j < npass; j++) {
-        uint b = active[j], shift = 8 * b;
+        uint b = active[j], shift = BITS * b;
         uint next[PM_RADIX], sum = 0;
         for (uint d = 0; d < PM_RADIX; d++) {
             next[d] = sum;
@@ -109,7 +109,8 @@ template <typename T>
 }
 
 #define PM_RADIX_SORT(name, T) \
-    template [[host_name("radix_sort_" #name)]] [[kernel]] decltype(radix_sort<T>) radix_sort<T>;
+    template [[host_name("radix_sort_" #name)]] [[kernel]] decltype(radix_sort<T, 8>) radix_sort<T, 8>; \
+    template [[host_name("radix_sort11_" #name)]] [[kernel]] decltype(radix_sort<T, 11>) radix_sort<T, 11>;
 
 PM_DTYPES_ALL(PM_RADIX_SORT)
 #undef PM_RADIX_SORT

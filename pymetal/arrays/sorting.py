@@ -44,6 +44,12 @@ def _last_axis(x, axis):
     return src, (src._size // n if n else 0), n, inv
 
 
+def _axis_back(out, inv):
+    """A result computed with the axis last, in x's axis order and C-contiguous, as
+    NumPy's: a permuted view would make a later reshape copy where NumPy's is a view."""
+    return _ew.ascontiguous(out.permute_dims(inv))
+
+
 def _sorted(x, axis, descending, stable, want):
 
     _real_only("sort", _ew.as_array(x))
@@ -53,7 +59,7 @@ def _sorted(x, axis, descending, stable, want):
         o = out.reshape(rows, n)
         _sort.sort(src.reshape(rows, n), o if want == "values" else None, o if want != "values" else None,
                    descending=descending)
-    return out.permute_dims(inv)
+    return _axis_back(out, inv)
 
 
 def sort(x: ArrayLike, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
@@ -151,7 +157,7 @@ def _cumulative(op, x, axis, dtype, include_initial):
     out = _new(src._shape, dt, src._buf.device)
     if out._size:
         _scan.cumulative(src.reshape(rows, n), out.reshape(rows, n), op=op)
-    res = out.permute_dims(inv)
+    res = _axis_back(out, inv)
     if include_initial:
         from .manipulation import concat  # at call time: manipulation imports this module (through indexing)
         first = list(res._shape)

@@ -40,10 +40,11 @@ def test_take_complex_and_2d(dev, rng):
     np.testing.assert_array_equal(host(pm.take(pm.asarray(x), pm.asarray(i0), axis=0)), np.take(x, i0, axis=0))
 
 
-@pytest.mark.parametrize("chunk", [1, 7, 256])
+@pytest.mark.parametrize("chunk", [1, 7, 64, 256])
 def test_take_chunks_and_large(dev, rng, monkeypatch, chunk):
     monkeypatch.setitem(G.CHUNK, dev.backend, chunk)
-    x_np = rng.standard_normal(1 << 20 if chunk == 256 else 5000).astype(np.float32)
+    # 64 (the CPU default): 1M + 3 indices, 16,385 threads, split over the cores
+    x_np = rng.standard_normal((1 << 20) + 3 if chunk == 64 else 5000).astype(np.float32)
     idx = rng.integers(-x_np.size, x_np.size, x_np.size)
     np.testing.assert_array_equal(host(pm.take(pm.asarray(x_np), pm.asarray(idx))), np.take(x_np, idx))
     np.testing.assert_array_equal(host(pm.asarray(x_np)[pm.asarray(idx)]), x_np[idx])
