@@ -21,7 +21,7 @@ struct KernelBinding {
 struct Kernel {
     let hostName: String
     let function: String          // fully qualified C++ expression, e.g. ::ns::add<float>
-    let bindings: [KernelBinding]
+    var bindings: [KernelBinding]
     let maxTotalThreads: Int
     /// A max_total_threads_per_threadgroup that is not a literal (`BLOCK_THREADS`, a template
     /// parameter): a C++ constant expression the launcher table evaluates.
@@ -30,6 +30,9 @@ struct Kernel {
     var lockstep = false          // rewritten to run a group statement by statement (Lockstep.swift)
     var sites: [Int] = []
     var constants: [Int] = []     // indices of the function constants whose value it needs
+    /// Its bindings are read from an explicit instantiation's own attributes (a plain function template made a
+    /// kernel): clang keeps no attributes of an instantiation's parameters, so its AST cannot say them.
+    var attributedInstantiation = false
 }
 
 struct TemplateParameter {
@@ -113,6 +116,10 @@ final class FrontEnd {
     let src: LexedSource
     var tokens: [Token] { src.tokens }
     var edits: [(range: Range<Int>, replacement: String)] = []
+    /// Edits of the text clang's AST is read from (ClangAST.swift) alone, made where `edits` remove what clang
+    /// cannot parse: a kernel parameter's MSL attributes and address space become `annotate` attributes, so that
+    /// the AST carries them. Not in the compiled text: clang emits code for annotations of parameters.
+    var astEdits: [(range: Range<Int>, replacement: String)] = []
     private var errors: [String] = []
     var kernels: [Kernel] = []
     var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
@@ -140,13 +147,18 @@ final class FrontEnd {
     /// `requireMetalHeader`: the text comes from clang -E -dI (its #include lines show whether the
     /// source includes a Metal header; MSLCompiler); tests may pass other text.
     /// `validation`: a shader-validation build (PM_VALIDATION): pointer parameters are checked (checkedPointer).
+    /// `signatures`: reads the kernels' bindings from clang's AST of the text it is given (ClangAST), by kernel
+    /// index; a kernel it does not return keeps the bindings read here.
     static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil,
-                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true) throws -> FrontEndOutput {
+                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true,
+                    signatures: ((String) throws -> [Int: [KernelBinding]])? = nil) throws -> FrontEndOutput {
         let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues, requireMetalHeader: requireMetalHeader)
         frontEnd.validation = validation
         frontEnd.lockstepAllowed = lockstep
+        frontEnd.signatures = signatures
         return try frontEnd.process()
     }
+    private var signatures: ((String) throws -> [Int: [KernelBinding]])?
     var validation = false
     var lockstepAllowed = true
 
@@ -159,6 +171,17 @@ final class FrontEnd {
         removeAddressSpaces()
         refuseWhatMetalRefuses()
         rewriteConstantQueries()
+        // The signatures as clang reads them, before the analyses that use them (lockstep's positions and values).
+        if errors.isEmpty, let signatures, let text = astText() {
+            let read = try signatures(text)
+            if read.count != kernels.count { debugLog("UNREAD \(kernels.count - read.count) of \(kernels.count)\n") }
+            for (index, bindings) in read where kernels.indices.contains(index) && !kernels[index].attributedInstantiation {
+                let a = kernels[index].bindings.map { "\($0.kind) \($0.index) \($0.name) \($0.typeText) \($0.pointer) \($0.absent) \($0.constant ?? "-")" }
+                let b = bindings.map { "\($0.kind) \($0.index) \($0.name) \($0.typeText) \($0.pointer) \($0.absent) \($0.constant ?? "-")" }
+                if a != b { debugLog("DIFF \(kernels[index].hostName):\n  tokens \(a)\n  ast    \(b)\n") }
+                kernels[index].bindings = bindings
+            }
+        }
         analyse()
         if !errors.isEmpty { throw CompileDiagnostics(messages: errors) }
         return FrontEndOutput(text: applyEdits(), kernels: kernels, constants: constants)
@@ -185,6 +208,24 @@ final class FrontEnd {
         let caret = String(repeating: " ", count: gutter.count - 2) + "| " + String(repeating: " ", count: token.start - start) + "^"
         errors.append("\(src.location(token)): error: \(message)\n\(gutter)\(line)\n\(caret)")
     }
+    private func astEdit(_ from: Int, through to: Int, replacement: String) {
+        let start = tokens[from].start, end = tokens[to].end
+        let newlines = src.bytes[start..<end].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+        astEdits.append((start..<end, replacement + String(repeating: "\n", count: newlines)))
+    }
+
+    /// The text of the AST the kernels' signatures are read from: the compiled text with astEdits, and a
+    /// pointer to each kernel (`&` of the expression the launchers take) in namespace pm_ast, which says
+    /// which declaration (or instantiation) the kernel is. Nil for a validation build, whose checked pointer
+    /// parameters (checkedPointer) are no longer the kernel's types.
+    private func astText() -> String? {
+        guard !validation, !kernels.isEmpty else { return nil }
+        let references = kernels.indices.map { "constexpr auto \(ClangAST.reference($0)) = &\(kernels[$0].function);" }
+        // astEdits first: of two edits at one place the first wins (applyEdits)
+        return applyEdits(nil, Array((astEdits + edits).enumerated()))
+            + "\n# 1 \"metalcpu_ast\"\nnamespace pm_ast {\n\(references.joined(separator: "\n"))\n}\n"
+    }
+
     private func remove(_ from: Int, through to: Int, replacement: String = "") {
         let start = tokens[from].start, end = tokens[to].end
         let newlines = src.bytes[start..<end].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
@@ -486,6 +527,7 @@ final class FrontEnd {
         var kernelBody = body
         var threads = maxThreads
         var roots: [String] = []
+        var attributedInstantiation = false
         if isInstantiation {
             if let primary = templateKernels[plainName] {
                 // `template [[host_name("k")]] kernel void f<float4>(device const float4*, uint);` names no
@@ -503,6 +545,7 @@ final class FrontEnd {
                 // A plain function template made a kernel by an instantiation that repeats the attributes.
                 kernelBindings = bindings
                 kernelBody = nil
+                attributedInstantiation = true
             } else {
                 error(start, "explicit instantiation of '\(plainName)', which is not a kernel template defined above")
                 return
@@ -523,7 +566,8 @@ final class FrontEnd {
         edits.append((tokens[start].start..<tokens[start].start, KernelMarkers.begin(kernels.count)))
         edits.append((tokens[end].end..<tokens[end].end, KernelMarkers.end(kernels.count)))
         kernels.append(Kernel(hostName: hostName ?? plainName, function: qualified,
-                              bindings: kernelBindings, maxTotalThreads: threads, maxThreadsExpression: maxExpression))
+                              bindings: kernelBindings, maxTotalThreads: threads, maxThreadsExpression: maxExpression,
+                              attributedInstantiation: attributedInstantiation))
         let index = kernels.count - 1
         kernelBodies[index] = kernelBody
         kernelRoots[index] = roots
@@ -692,6 +736,16 @@ final class FrontEnd {
             var binding: KernelBinding? = nil
             var kept: [String] = []
             var optional: (name: String, absent: Bool)? = nil
+            var depth = 0 // of parentheses and angles: an address space inside them is not the parameter's
+            var facts: [String] = [] // its attributes, for the AST (ClangAST.bindings)
+            defer {
+                // GNU attributes before the parameter belong to its declaration (a `[[...]]` after an unnamed
+                // parameter's type would be the type's)
+                if !facts.isEmpty {
+                    let at = tokens[paramStart].start
+                    astEdits.append((at..<at, "__attribute__((\(facts.map { "annotate(\"pm.\($0)\")" }.joined(separator: ", ")))) "))
+                }
+            }
             var j = paramStart
             while j <= last {
                 if let attrEnd = attributeEnd(j) {
@@ -703,10 +757,13 @@ final class FrontEnd {
                                 error(j, "[[\(name)(n)]] needs an index from 0 to 30"); continue
                             }
                             binding = KernelBinding(kind: name == "buffer" ? .buffer : .threadgroup, index: index)
+                            facts.append("\(name) \(index)")
                         } else if MSLAttributes.positions.contains(name) {
                             binding = KernelBinding(kind: .position(name), index: 0)
+                            facts.append("position \(name)")
                         } else if name == "function_constant" {
                             optional = optionalParameter(attribute, j)
+                            if let optional { facts.append("constant \(optional.name) \(optional.absent ? 1 : 0)") }
                         } else if MSLAttributes.unsupported.contains(name) {
                             error(j, "attribute '\(name)' is not supported by pymetal's CPU backend (compute kernels only)")
                         } else if MSLAttributes.isMSL(name) {
@@ -719,6 +776,13 @@ final class FrontEnd {
                     remove(j, through: attrEnd, replacement: mine.isEmpty ? "" : "[[\(mine.joined(separator: ", "))]]")
                     j = attrEnd + 1
                     continue
+                }
+                // the parameter's address space (removed from the compiled text): a GNU attribute in the
+                // decl-specifiers, which belongs to the parameter's declaration
+                if isPunct(j, 40) || isPunct(j, 60) { depth += 1 } else if isPunct(j, 41) || isPunct(j, 62) { depth -= 1 }
+                if depth == 0, tokens[j].kind == .identifier, Self.addressSpaces.contains(text(j)) {
+                    astEdit(j, through: j, replacement: (text(j) == "constant" ? "const " : "")
+                            + "__attribute__((annotate(\"pm.space \(text(j))\")))")
                 }
                 j += 1
             }
