@@ -203,7 +203,6 @@ extension MSLCompiler {
                                work: work, job: job, output: nil)
             }
         } catch let error as MTLLibraryError where error.code == .compileFailure {
-            debugLog("AST FAILED: \(error.message.prefix(3000))\n")
             return [:]
         }
         lock { astReads += 1 }
@@ -211,8 +210,3 @@ extension MSLCompiler {
     }
 }
 
-func debugLog(_ text: String) {
-    guard let path = Toolchain.environment("PM_AST_DEBUG"), let file = fopen(path, "a") else { return }
-    fputs(text, file)
-    fclose(file)
-}

@@ -120,6 +120,8 @@ final class FrontEnd {
     /// cannot parse: a kernel parameter's MSL attributes and address space become `annotate` attributes, so that
     /// the AST carries them. Not in the compiled text: clang emits code for annotations of parameters.
     var astEdits: [(range: Range<Int>, replacement: String)] = []
+    /// The byte ranges of edits left out of the AST text (validation's checked pointers).
+    private var compileOnly: Set<Range<Int>> = []
     private var errors: [String] = []
     var kernels: [Kernel] = []
     var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
@@ -173,12 +175,8 @@ final class FrontEnd {
         rewriteConstantQueries()
         // The signatures as clang reads them, before the analyses that use them (lockstep's positions and values).
         if errors.isEmpty, let signatures, let text = astText() {
-            let read = try signatures(text)
-            if read.count != kernels.count { debugLog("UNREAD \(kernels.count - read.count) of \(kernels.count)\n") }
-            for (index, bindings) in read where kernels.indices.contains(index) && !kernels[index].attributedInstantiation {
-                let a = kernels[index].bindings.map { "\($0.kind) \($0.index) \($0.name) \($0.typeText) \($0.pointer) \($0.absent) \($0.constant ?? "-")" }
-                let b = bindings.map { "\($0.kind) \($0.index) \($0.name) \($0.typeText) \($0.pointer) \($0.absent) \($0.constant ?? "-")" }
-                if a != b { debugLog("DIFF \(kernels[index].hostName):\n  tokens \(a)\n  ast    \(b)\n") }
+            for (index, bindings) in try signatures(text)
+            where kernels.indices.contains(index) && !kernels[index].attributedInstantiation {
                 kernels[index].bindings = bindings
             }
         }
@@ -216,13 +214,13 @@ final class FrontEnd {
 
     /// The text of the AST the kernels' signatures are read from: the compiled text with astEdits, and a
     /// pointer to each kernel (`&` of the expression the launchers take) in namespace pm_ast, which says
-    /// which declaration (or instantiation) the kernel is. Nil for a validation build, whose checked pointer
-    /// parameters (checkedPointer) are no longer the kernel's types.
+    /// which declaration (or instantiation) the kernel is. Validation's checked pointers (checkedPointer) are
+    /// left out: the parameters are read as declared.
     private func astText() -> String? {
-        guard !validation, !kernels.isEmpty else { return nil }
+        guard !kernels.isEmpty else { return nil }
         let references = kernels.indices.map { "constexpr auto \(ClangAST.reference($0)) = &\(kernels[$0].function);" }
         // astEdits first: of two edits at one place the first wins (applyEdits)
-        return applyEdits(nil, Array((astEdits + edits).enumerated()))
+        return applyEdits(nil, Array((astEdits + edits.filter { !compileOnly.contains($0.range) }).enumerated()))
             + "\n# 1 \"metalcpu_ast\"\nnamespace pm_ast {\n\(references.joined(separator: "\n"))\n}\n"
     }
 
@@ -740,9 +738,11 @@ final class FrontEnd {
             var facts: [String] = [] // its attributes, for the AST (ClangAST.bindings)
             defer {
                 // GNU attributes before the parameter belong to its declaration (a `[[...]]` after an unnamed
-                // parameter's type would be the type's)
+                // parameter's type would be the type's), after its leading `[[...]]` (`[[maybe_unused]]`)
+                var first = paramStart
+                while first < last, let end = attributeEnd(first), end < last { first = end + 1 }
                 if !facts.isEmpty {
-                    let at = tokens[paramStart].start
+                    let at = tokens[first].start
                     astEdits.append((at..<at, "__attribute__((\(facts.map { "annotate(\"pm.\($0)\")" }.joined(separator: ", ")))) "))
                 }
             }
@@ -871,6 +871,7 @@ final class FrontEnd {
         let type = sourceText(Array(first..<star))
         guard !type.contains("atomic") else { return }
         remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> ")
+        compileOnly.insert(edits[edits.count - 1].range) // the AST reads the parameter as declared
     }
 
     /// A parameter's name and element type text, for reflection: `const float4 * restrict x`
