@@ -32,46 +32,58 @@ enum ClangAST {
         var annotations: [String] = []
     }
 
-    /// The parameters of each kernel found in clang's text dump (`-ast-dump`), by kernel index.
+    /// The parameters of each kernel found in clang's text dump (`-ast-dump`), by kernel index. Read as bytes: a
+    /// dump has a line per node (7,000 for 384 kernels), of which only a few kinds are read.
     static func signatures(dump: String) -> [Int: [Parameter]] {
-        var functions: [Substring: [Parameter]] = [:]
-        var references: [Int: Substring] = [:]
-        var function: (address: Substring, depth: Int)? = nil
+        var functions: [String: [Parameter]] = [:]
+        var references: [Int: String] = [:]
+        var function: (address: String, depth: Int)? = nil
         var reference: (index: Int, depth: Int)? = nil
-        for line in dump.split(separator: "\n", omittingEmptySubsequences: true) {
-            let body = line.drop { $0 == " " || $0 == "|" || $0 == "`" || $0 == "-" }
-            let depth = (line.count - body.count) / 2
-            let words = body.split(separator: " ", maxSplits: 2)
-            guard words.count >= 2 else { continue }
-            let kind = words[0], address = words[1]
+        let bytes = Array(dump.utf8)
+        var end = -1
+        while end + 1 < bytes.count {
+            let start = end + 1
+            end = start
+            while end < bytes.count, bytes[end] != 10 { end += 1 }
+            var at = start // the tree's drawing: `| |-`, `` `-``
+            while at < end, bytes[at] == 32 || bytes[at] == 124 || bytes[at] == 96 || bytes[at] == 45 { at += 1 }
+            let depth = (at - start) / 2
             if let current = function, depth <= current.depth { function = nil }
             if let current = reference, depth <= current.depth { reference = nil }
-            switch kind {
+            var space = at
+            while space < end, bytes[space] != 32 { space += 1 }
+            let kind = bytes[at..<space]
+            func isKind(_ name: String) -> Bool { kind.elementsEqual(name.utf8) }
+            guard isKind("FunctionDecl") || isKind("CXXMethodDecl") || isKind("ParmVarDecl") || isKind("AnnotateAttr")
+                    || isKind("VarDecl") || isKind("DeclRefExpr") else { continue }
+            let line = Substring(String(decoding: bytes[at..<end], as: UTF8.self))
+            let words = line.split(separator: " ", maxSplits: 2)
+            guard words.count >= 2 else { continue }
+            let address = String(words[1])
+            switch words[0] {
             case "FunctionDecl", "CXXMethodDecl":
                 function = (address, depth)
                 functions[address] = []
-            case "ParmVarDecl" where function.map { depth == $0.depth + 1 } ?? false:
-                if let parameter = parameter(body) { functions[function!.address]!.append(parameter) }
-            case "AnnotateAttr" where function.map { depth == $0.depth + 2 } ?? false:
-                if let first = body.firstIndex(of: "\""), let last = body.lastIndex(of: "\""), first < last,
-                   !(functions[function!.address]!.isEmpty) {
-                    functions[function!.address]![functions[function!.address]!.count - 1].annotations
-                        .append(String(body[body.index(after: first)..<last]))
-                }
+            case "ParmVarDecl":
+                guard let current = function, depth == current.depth + 1, let parameter = parameter(line) else { break }
+                functions[current.address]!.append(parameter)
+            case "AnnotateAttr":
+                guard let current = function, depth == current.depth + 2, let first = line.firstIndex(of: "\""),
+                      let last = line.lastIndex(of: "\""), first < last, !functions[current.address]!.isEmpty else { break }
+                functions[current.address]![functions[current.address]!.count - 1].annotations
+                    .append(String(line[line.index(after: first)..<last]))
             case "VarDecl":
                 let prefix = ClangAST.reference(0).dropLast()
-                if let name = body.split(separator: " ").first(where: { $0.hasPrefix(prefix) }),
+                if let name = line.split(separator: " ").first(where: { $0.hasPrefix(prefix) }),
                    let index = Int(name.dropFirst(prefix.count)) {
                     reference = (index, depth)
                 }
-            case "DeclRefExpr":
-                // `DeclRefExpr 0x.. <..> 'type' lvalue Function 0x5.. 'name' 'type'`
-                if let current = reference, let range = body.firstRange(of: " Function 0x") {
-                    let start = body.index(range.upperBound, offsetBy: -2)
-                    references[current.index] = body[start...].prefix { $0 != " " }
+            default: // DeclRefExpr: `DeclRefExpr 0x.. <..> 'type' lvalue Function 0x5.. 'name' 'type'`
+                if let current = reference, let range = line.firstRange(of: " Function 0x") {
+                    let start = line.index(range.upperBound, offsetBy: -2)
+                    references[current.index] = String(line[start...].prefix { $0 != " " })
                     reference = nil
                 }
-            default: break
             }
         }
         return references.compactMapValues { functions[$0] }
@@ -151,12 +163,17 @@ enum ClangAST {
         func strip(_ type: String) -> (String, Bool) {
             var type = type
             var lanes = ""
-            if let vector = type.firstMatch(of: #/ ?__attribute__\(\(ext_vector_type\(([0-9]+)\)\)\)/#) {
-                lanes = String(vector.output.1)
-                type.removeSubrange(vector.range)
+            let vector = " __attribute__((ext_vector_type("
+            if let range = type.firstRange(of: vector) {
+                lanes = String(type[range.upperBound...].prefix { $0.isNumber })
+                let close = type[range.upperBound...].firstRange(of: ")))")?.upperBound ?? type.endIndex
+                type.removeSubrange(range.lowerBound..<close)
             }
             // a declarator's parentheses and extents: `const float (&)[4]`
-            type = type.replacing(#/\((\*|&|&&)\)|\[[0-9]*\]/#, with: { " " + ($0.output.1.map(String.init) ?? "") + " " })
+            type = type.replacing("(*)", with: " * ").replacing("(&&)", with: " & ").replacing("(&)", with: " & ")
+            while let open = type.firstIndex(of: "["), let close = type[open...].firstIndex(of: "]") {
+                type.removeSubrange(open...close)
+            }
             var words = type.replacing("*", with: " * ").replacing("&", with: " & ").split(separator: " ")
             let indirect = words.contains("*") || words.contains("&")
             let qualifiers: Set<Substring> = ["const", "volatile", "restrict", "__restrict", "__restrict__", "*", "&"]
