@@ -47,6 +47,15 @@ template [[host_name("axpy_f32")]] kernel void axpy<float>(device const float*, 
 template [[host_name("axpy_i32")]] kernel void axpy<int>(device const int*, device int*, constant int&,
                                                          uint [[thread_position_in_grid]]);
 
+// buffer indices out of parameter order, and an instantiation that repeats only the position attribute: the
+// bindings are the definition's (the token reading took the instantiation's list: buffers 0 and 1 in order)
+template <typename T>
+kernel void offset(device T* out [[buffer(1)]], device const T* in [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    out[i] = in[i] + T(1);
+}
+template [[host_name("offset_f32")]] kernel void offset<float>(device float*, device const float*,
+                                                               uint [[thread_position_in_grid]]);
+
 // nested template arguments (`>>`), unattributed parameters taking the next buffer index, positions
 // between them, and a parameter with no name
 template <typename T> struct Box { T v; };
@@ -109,6 +118,16 @@ def test_instantiation_without_names_takes_the_definitions(lib, name, dtype):
         want = dtype(2) * x + y
         fn(x, y, dtype(2), grid=n)
         np.testing.assert_array_equal(y, want)
+
+
+def test_instantiation_binds_the_definitions_indices(lib):
+    fn = lib.function("offset_f32")
+    assert _args(fn) == [("out", "buffer", 1), ("in", "buffer", 0)]
+    for n in SIZES:
+        x = np.arange(n, dtype=np.float32)
+        out = np.zeros(n, np.float32)
+        fn(x, out, grid=n)  # by buffer index: in is buffer 0
+        np.testing.assert_array_equal(out, x + 1)
 
 
 def test_nested_templates_unnamed_and_unattributed_parameters(lib):

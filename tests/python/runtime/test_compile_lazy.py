@@ -205,3 +205,29 @@ def test_a_kernel_that_other_code_names_still_compiles(dev):
         x = np.zeros(5, np.int32)
         lib.function(name)(x, grid=5)
         np.testing.assert_array_equal(x, value, err_msg=name)
+
+
+def test_lazy_kernels_take_their_signatures_from_clangs_ast(dev):
+    """A library of 18 instantiations that name no parameters (as MLX's do): each kernel, compiled alone when
+    asked for, binds and names its parameters as the template's definition declares them (ClangAST.swift)."""
+    if dev.backend != "cpu":
+        pytest.skip("MetalCPU's lazy compile")
+    types = {"float": np.float32, "int": np.int32, "uint": np.uint32, "short": np.int16, "ushort": np.uint16,
+             "char": np.int8}
+    lines = ["#include <metal_stdlib>", "using namespace metal;", "// %s" % uuid.uuid4(),
+             "template <typename T, int N>",
+             "kernel void fill(device T* out [[buffer(1)]], constant T& value [[buffer(0)]],",
+             "                 uint i [[thread_position_in_grid]]) { out[i] = value + T(N); }"]
+    for t in types:
+        for n in range(3):
+            lines.append('template [[host_name("fill_%s_%d")]] kernel void fill<%s, %d>(device %s*, constant %s&, '
+                         'uint [[thread_position_in_grid]]);' % (t, n, t, n, t, t))
+    lib = pm.compile("\n".join(lines))
+    assert len(lib.functions) == 18
+    for t, n in [("float", 2), ("short", 0), ("char", 1), ("uint", 2)]:
+        fn = lib.function("fill_%s_%d" % (t, n))
+        assert [(a.name, a.index) for a in fn.arguments] == [("out", 1), ("value", 0)]
+        for size in (1, 7, 100):
+            out = np.zeros(size, types[t])
+            fn(types[t](5), out, grid=size)  # by buffer index: value is buffer 0
+            np.testing.assert_array_equal(out, np.full(size, 5 + n, types[t]))
