@@ -160,16 +160,18 @@ def test_each_kernel_is_cached_on_its_own_for_later_processes(dev, tmp_path):
         return (log.read_text().splitlines() if log.exists() else [])[len(before):]
 
     first = run(("sum", "float", True, False, 1))
-    # preprocess, the headers' PCH and its object, the whole-file check, the kernel
-    assert len(first) == 5, first
-    assert sum("-fsyntax-only" in line for line in first) == 1, first
+    # preprocess, the headers' PCH and its object, the kernels' signatures (clang's AST), the whole-file check,
+    # the kernel
+    assert len(first) == 6, first
+    assert sum("-ast-dump" in line for line in first) == 1, first
+    assert sum("-fsyntax-only" in line and "-ast-dump" not in line for line in first) == 1, first
     folder = tmp_path / "cache" / "pymetal" / "kernels"
     assert len([n for n in os.listdir(folder) if n.endswith(".lib")]) == 1
     assert len([n for n in os.listdir(folder) if n.endswith(".so")]) == 1
     assert run(("sum", "float", True, False, 1)) == [], "clang ran again for a cached kernel"
     other = run(("min", "char", False, True, 2))
-    # another kernel: the source through the front end again (preprocess) and that kernel; no check
-    assert len(other) == 2 and not any("-fsyntax-only" in line for line in other), other
+    # another kernel: the source through the front end again (preprocess, signatures) and that kernel; no check
+    assert len(other) == 3 and not any("-fsyntax-only" in line and "-ast-dump" not in line for line in other), other
     assert len([n for n in os.listdir(folder) if n.endswith(".so")]) == 2
 
 
