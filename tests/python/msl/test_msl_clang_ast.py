@@ -213,3 +213,35 @@ template [[host_name("opt_f")]] kernel void opt<float>(device float*, device con
         b = np.arange(n, dtype=np.float32)
         present(o, b, grid=n)
         np.testing.assert_array_equal(o, b)
+
+
+VALIDATION_PROBE = r"""
+import numpy as np, pymetal as pm
+src = '''#include <metal_stdlib>
+using namespace metal;
+typedef device float* fptr;
+template <typename T>
+kernel void k(device const T* a [[buffer(1)]], fptr out [[buffer(0)]], uint i [[thread_position_in_grid]]) { out[i] = a[i] * 2; }
+template [[host_name("k_f")]] kernel decltype(k<float>) k<float>;
+'''
+fn = pm.compile(src).function("k_f")
+print([(a.name, a.index) for a in fn.arguments])
+a = np.arange(5, dtype=np.float32); o = np.zeros(5, np.float32)
+fn(o, a, grid=5)
+print(o.tolist() == (2 * a).tolist())
+try:
+    fn(o, a[:2], grid=5)
+except pm.KernelError as e:
+    print("`a`" in str(e))
+"""
+
+
+def test_validation_builds_read_the_declared_parameters(tmp_path):
+    """PYMETAL_VALIDATION=1 checks pointer parameters through a wrapper type (checkedPointer): the AST is read
+    from the parameters as declared, and the checks name them."""
+    env = dict(os.environ, PYMETAL_VALIDATION="1", XDG_CACHE_HOME=str(tmp_path))
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+    out = subprocess.run([sys.executable, "-c", VALIDATION_PROBE], cwd=root, env=env, capture_output=True, text=True,
+                         timeout=600)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split("\n")[:3] == ["[('a', 1), ('out', 0)]", "True", "True"]
