@@ -2,6 +2,8 @@
 // bindings, and rewrites what C++ cannot parse (see MSL/README.md):
 // kernel markers and MSL attributes are removed, `threadgroup` qualifiers are
 // dropped, and kernel-scope threadgroup storage becomes ::pm::rt::tg_var.
+// The kernels' signatures are then read from clang's AST of the rewritten
+// text (ClangAST.swift); the reading of parameter lists here is the fallback.
 // Every newline is kept, so clang's diagnostics keep the user's lines.
 
 struct KernelBinding {

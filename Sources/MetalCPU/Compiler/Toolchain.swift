@@ -41,6 +41,7 @@ struct Toolchain {
             }
         }
         digest.update(cpuFeatures())
+        digest.update("ast=" + (environment("PYMETAL_CLANG_AST") ?? "")) // who reads the signatures (ClangAST)
         return Toolchain(clang: clang, headerDirectories: headers, identity: digest.hexDigest())
     }
 
