@@ -32,9 +32,6 @@ struct Kernel {
     var lockstep = false          // rewritten to run a group statement by statement (Lockstep.swift)
     var sites: [Int] = []
     var constants: [Int] = []     // indices of the function constants whose value it needs
-    /// Its bindings are read from an explicit instantiation's own attributes (a plain function template made a
-    /// kernel): clang keeps no attributes of an instantiation's parameters, so its AST cannot say them.
-    var attributedInstantiation = false
 }
 
 struct TemplateParameter {
@@ -178,7 +175,7 @@ final class FrontEnd {
         // The signatures as clang reads them, before the analyses that use them (lockstep's positions and values).
         if errors.isEmpty, let signatures, let text = astText() {
             for (index, bindings) in try signatures(text)
-            where kernels.indices.contains(index) && !kernels[index].attributedInstantiation {
+            where kernels.indices.contains(index) {
                 kernels[index].bindings = bindings
             }
         }
@@ -527,7 +524,6 @@ final class FrontEnd {
         var kernelBody = body
         var threads = maxThreads
         var roots: [String] = []
-        var attributedInstantiation = false
         if isInstantiation {
             if let primary = templateKernels[plainName] {
                 // `template [[host_name("k")]] kernel void f<float4>(device const float4*, uint);` names no
@@ -542,10 +538,12 @@ final class FrontEnd {
                     }
                 }
             } else if let bindings, !bindings.isEmpty, definitions[plainName] != nil {
-                // A plain function template made a kernel by an instantiation that repeats the attributes.
+                // A plain function template made a kernel by an instantiation that repeats the attributes. clang
+                // keeps no attributes of an instantiation's parameters: in the AST text it declares an explicit
+                // specialization instead, whose parameters carry them (its body is never needed there).
                 kernelBindings = bindings
                 kernelBody = nil
-                attributedInstantiation = true
+                astEdit(start, through: start, replacement: "template <>")
             } else {
                 error(start, "explicit instantiation of '\(plainName)', which is not a kernel template defined above")
                 return
@@ -566,8 +564,7 @@ final class FrontEnd {
         edits.append((tokens[start].start..<tokens[start].start, KernelMarkers.begin(kernels.count)))
         edits.append((tokens[end].end..<tokens[end].end, KernelMarkers.end(kernels.count)))
         kernels.append(Kernel(hostName: hostName ?? plainName, function: qualified,
-                              bindings: kernelBindings, maxTotalThreads: threads, maxThreadsExpression: maxExpression,
-                              attributedInstantiation: attributedInstantiation))
+                              bindings: kernelBindings, maxTotalThreads: threads, maxThreadsExpression: maxExpression))
         let index = kernels.count - 1
         kernelBodies[index] = kernelBody
         kernelRoots[index] = roots

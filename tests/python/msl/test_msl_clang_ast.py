@@ -56,6 +56,14 @@ kernel void offset(device T* out [[buffer(1)]], device const T* in [[buffer(0)]]
 template [[host_name("offset_f32")]] kernel void offset<float>(device float*, device const float*,
                                                                uint [[thread_position_in_grid]]);
 
+// a plain function template made a kernel by an instantiation that repeats the attributes (clang keeps no
+// attributes of an instantiation's parameters: the AST text declares a specialization instead)
+typedef device Pair* pair_ptr;
+template <typename T> void scale_pairs(pair_ptr p, constant T& s, uint i) { p[i].a *= s; p[i].b *= s; }
+template [[host_name("scale_pairs_f")]] [[kernel]] void scale_pairs<float>(pair_ptr pairs [[buffer(1)]],
+                                                                          constant float& by [[buffer(0)]],
+                                                                          uint i [[thread_position_in_grid]]);
+
 // nested template arguments (`>>`), unattributed parameters taking the next buffer index, positions
 // between them, and a parameter with no name
 template <typename T> struct Box { T v; };
@@ -128,6 +136,17 @@ def test_instantiation_binds_the_definitions_indices(lib):
         out = np.zeros(n, np.float32)
         fn(x, out, grid=n)  # by buffer index: in is buffer 0
         np.testing.assert_array_equal(out, x + 1)
+
+
+def test_plain_template_made_a_kernel_by_its_instantiation(lib):
+    fn = lib.function("scale_pairs_f")
+    assert _args(fn) == [("pairs", "buffer", 1), ("by", "buffer", 0)]
+    assert fn.arguments[0].type_name == "Pair" and fn.arguments[0].form == "pointer"  # tokens: `pair_ptr`
+    for n in SIZES:
+        pairs = np.random.default_rng(n).random((n, 2), dtype=np.float32)
+        want = pairs * 3
+        fn(np.float32(3), pairs, grid=n)
+        np.testing.assert_allclose(pairs, want, rtol=1e-6)
 
 
 def test_nested_templates_unnamed_and_unattributed_parameters(lib):

@@ -26,6 +26,15 @@ final class ClangASTTests: XCTestCase {
         XCTAssertFalse(text.contains("[["), "no MSL attribute is left for clang")
     }
 
+    func testAPlainTemplatesInstantiationIsASpecializationInTheASTText() throws {
+        let text = try astText("""
+        template <typename T> void fill(device T* o, uint i) { o[i] = T(1); }
+        template [[host_name("fill_f")]] [[kernel]] void fill<float>(device float* o [[buffer(2)]], uint i [[thread_position_in_grid]]);
+        """)
+        // clang keeps no attributes of an explicit instantiation's parameters; a specialization's keep them
+        XCTAssertTrue(text.contains(#"template <>   void fill<float>(__attribute__((annotate("pm.buffer 2")))"#), text)
+    }
+
     func testValidationBuildsReadTheDeclaredParameters() throws {
         var captured = ""
         let output = try FrontEnd.run(preprocessed: "# 1 \"program_source\"\nkernel void k(device float* x [[buffer(0)]]) {}",
