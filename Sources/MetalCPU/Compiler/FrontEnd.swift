@@ -526,10 +526,9 @@ final class FrontEnd {
         var roots: [String] = []
         if isInstantiation {
             if let primary = templateKernels[plainName] {
-                // `template [[host_name("k")]] kernel void f<float4>(device const float4*, uint);` names no
-                // attributes: the template's are the kernel's (as in Metal)
-                let attributed = firstParen.map { open in (open..<matching(open)).contains { attributeEnd($0) != nil } } ?? false
-                if bindings == nil || bindings!.isEmpty || !attributed { kernelBindings = primary.bindings }
+                // The template's parameters and attributes are the kernel's (as clang's AST says, ClangAST), also
+                // when the instantiation repeats some (MLX's `uint [[thread_position_in_grid]]` on unnamed ones)
+                kernelBindings = primary.bindings
                 kernelBody = primary.body
                 if threads == 0 && maxExpression == nil {
                     threads = primary.maxThreads
