@@ -2,7 +2,7 @@
 
 Cases: `big`, tests/python/big_msl.py's MLX-style scan file (one template
 instantiated 384 times, as MLX's scan.metal), and `medium`, the MLX-style
-project file tests/python/msl_projects/mlxlike/kernels/binary.metal (36
+project file tests/python/msl/msl_projects/mlxlike/kernels/binary.metal (36
 instantiations over headers). Each measurement is a fresh process:
   cold: an empty cache (XDG_CACHE_HOME): pm.compile, then the first call of one
         kernel (which, for a lazily compiled library, compiles that kernel);
@@ -38,7 +38,7 @@ if case == "big":
     compiled = time.perf_counter()
     got, want = big_msl.run(lib, *(("max", "char", False, True, 2) if other else ("sum", "float", True, False, 4)), n=100)
 else:
-    projects = os.path.join(%(tests)r, "msl_projects")
+    projects = os.path.join(%(tests)r, "msl", "msl_projects")
     with open(os.path.join(projects, "mlxlike", "kernels", "binary.metal")) as f:
         text = f.read()
     start = time.perf_counter()

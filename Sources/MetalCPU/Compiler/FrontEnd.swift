@@ -2,6 +2,8 @@
 // bindings, and rewrites what C++ cannot parse (see MSL/README.md):
 // kernel markers and MSL attributes are removed, `threadgroup` qualifiers are
 // dropped, and kernel-scope threadgroup storage becomes ::pm::rt::tg_var.
+// The kernels' signatures are then read from clang's AST of the rewritten
+// text (ClangAST.swift); the reading of parameter lists here is the fallback.
 // Every newline is kept, so clang's diagnostics keep the user's lines.
 
 struct KernelBinding {
@@ -21,7 +23,7 @@ struct KernelBinding {
 struct Kernel {
     let hostName: String
     let function: String          // fully qualified C++ expression, e.g. ::ns::add<float>
-    let bindings: [KernelBinding]
+    var bindings: [KernelBinding]
     let maxTotalThreads: Int
     /// A max_total_threads_per_threadgroup that is not a literal (`BLOCK_THREADS`, a template
     /// parameter): a C++ constant expression the launcher table evaluates.
@@ -113,6 +115,12 @@ final class FrontEnd {
     let src: LexedSource
     var tokens: [Token] { src.tokens }
     var edits: [(range: Range<Int>, replacement: String)] = []
+    /// Edits of the text clang's AST is read from (ClangAST.swift) alone, made where `edits` remove what clang
+    /// cannot parse: a kernel parameter's MSL attributes and address space become `annotate` attributes, so that
+    /// the AST carries them. Not in the compiled text: clang emits code for annotations of parameters.
+    var astEdits: [(range: Range<Int>, replacement: String)] = []
+    /// The byte ranges of edits left out of the AST text (validation's checked pointers).
+    private var compileOnly: Set<Range<Int>> = []
     private var errors: [String] = []
     var kernels: [Kernel] = []
     var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
@@ -140,13 +148,18 @@ final class FrontEnd {
     /// `requireMetalHeader`: the text comes from clang -E -dI (its #include lines show whether the
     /// source includes a Metal header; MSLCompiler); tests may pass other text.
     /// `validation`: a shader-validation build (PM_VALIDATION): pointer parameters are checked (checkedPointer).
+    /// `signatures`: reads the kernels' bindings from clang's AST of the text it is given (ClangAST), by kernel
+    /// index; a kernel it does not return keeps the bindings read here.
     static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil,
-                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true) throws -> FrontEndOutput {
+                    requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true,
+                    signatures: ((String) throws -> [Int: [KernelBinding]])? = nil) throws -> FrontEndOutput {
         let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues, requireMetalHeader: requireMetalHeader)
         frontEnd.validation = validation
         frontEnd.lockstepAllowed = lockstep
+        frontEnd.signatures = signatures
         return try frontEnd.process()
     }
+    private var signatures: ((String) throws -> [Int: [KernelBinding]])?
     var validation = false
     var lockstepAllowed = true
 
@@ -159,6 +172,13 @@ final class FrontEnd {
         removeAddressSpaces()
         refuseWhatMetalRefuses()
         rewriteConstantQueries()
+        // The signatures as clang reads them, before the analyses that use them (lockstep's positions and values).
+        if errors.isEmpty, let signatures, let text = astText() {
+            for (index, bindings) in try signatures(text)
+            where kernels.indices.contains(index) {
+                kernels[index].bindings = bindings
+            }
+        }
         analyse()
         if !errors.isEmpty { throw CompileDiagnostics(messages: errors) }
         return FrontEndOutput(text: applyEdits(), kernels: kernels, constants: constants)
@@ -185,6 +205,24 @@ final class FrontEnd {
         let caret = String(repeating: " ", count: gutter.count - 2) + "| " + String(repeating: " ", count: token.start - start) + "^"
         errors.append("\(src.location(token)): error: \(message)\n\(gutter)\(line)\n\(caret)")
     }
+    private func astEdit(_ from: Int, through to: Int, replacement: String) {
+        let start = tokens[from].start, end = tokens[to].end
+        let newlines = src.bytes[start..<end].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
+        astEdits.append((start..<end, replacement + String(repeating: "\n", count: newlines)))
+    }
+
+    /// The text of the AST the kernels' signatures are read from: the compiled text with astEdits, and a
+    /// pointer to each kernel (`&` of the expression the launchers take) in namespace pm_ast, which says
+    /// which declaration (or instantiation) the kernel is. Validation's checked pointers (checkedPointer) are
+    /// left out: the parameters are read as declared.
+    private func astText() -> String? {
+        guard !kernels.isEmpty else { return nil }
+        let references = kernels.indices.map { "constexpr auto \(ClangAST.reference($0)) = &\(kernels[$0].function);" }
+        // astEdits first: of two edits at one place the first wins (applyEdits)
+        return applyEdits(nil, Array((astEdits + edits.filter { !compileOnly.contains($0.range) }).enumerated()))
+            + "\n# 1 \"metalcpu_ast\"\nnamespace pm_ast {\n\(references.joined(separator: "\n"))\n}\n"
+    }
+
     private func remove(_ from: Int, through to: Int, replacement: String = "") {
         let start = tokens[from].start, end = tokens[to].end
         let newlines = src.bytes[start..<end].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
@@ -488,10 +526,9 @@ final class FrontEnd {
         var roots: [String] = []
         if isInstantiation {
             if let primary = templateKernels[plainName] {
-                // `template [[host_name("k")]] kernel void f<float4>(device const float4*, uint);` names no
-                // attributes: the template's are the kernel's (as in Metal)
-                let attributed = firstParen.map { open in (open..<matching(open)).contains { attributeEnd($0) != nil } } ?? false
-                if bindings == nil || bindings!.isEmpty || !attributed { kernelBindings = primary.bindings }
+                // The template's parameters and attributes are the kernel's (as clang's AST says, ClangAST), also
+                // when the instantiation repeats some (MLX's `uint [[thread_position_in_grid]]` on unnamed ones)
+                kernelBindings = primary.bindings
                 kernelBody = primary.body
                 if threads == 0 && maxExpression == nil {
                     threads = primary.maxThreads
@@ -500,9 +537,12 @@ final class FrontEnd {
                     }
                 }
             } else if let bindings, !bindings.isEmpty, definitions[plainName] != nil {
-                // A plain function template made a kernel by an instantiation that repeats the attributes.
+                // A plain function template made a kernel by an instantiation that repeats the attributes. clang
+                // keeps no attributes of an instantiation's parameters: in the AST text it declares an explicit
+                // specialization instead, whose parameters carry them (its body is never needed there).
                 kernelBindings = bindings
                 kernelBody = nil
+                astEdit(start, through: start, replacement: "template <>")
             } else {
                 error(start, "explicit instantiation of '\(plainName)', which is not a kernel template defined above")
                 return
@@ -692,6 +732,18 @@ final class FrontEnd {
             var binding: KernelBinding? = nil
             var kept: [String] = []
             var optional: (name: String, absent: Bool)? = nil
+            var depth = 0 // of parentheses and angles: an address space inside them is not the parameter's
+            var facts: [String] = [] // its attributes, for the AST (ClangAST.bindings)
+            defer {
+                // GNU attributes before the parameter belong to its declaration (a `[[...]]` after an unnamed
+                // parameter's type would be the type's), after its leading `[[...]]` (`[[maybe_unused]]`)
+                var first = paramStart
+                while first < last, let end = attributeEnd(first), end < last { first = end + 1 }
+                if !facts.isEmpty {
+                    let at = tokens[first].start
+                    astEdits.append((at..<at, "__attribute__((\(facts.map { "annotate(\"pm.\($0)\")" }.joined(separator: ", ")))) "))
+                }
+            }
             var j = paramStart
             while j <= last {
                 if let attrEnd = attributeEnd(j) {
@@ -703,10 +755,13 @@ final class FrontEnd {
                                 error(j, "[[\(name)(n)]] needs an index from 0 to 30"); continue
                             }
                             binding = KernelBinding(kind: name == "buffer" ? .buffer : .threadgroup, index: index)
+                            facts.append("\(name) \(index)")
                         } else if MSLAttributes.positions.contains(name) {
                             binding = KernelBinding(kind: .position(name), index: 0)
+                            facts.append("position \(name)")
                         } else if name == "function_constant" {
                             optional = optionalParameter(attribute, j)
+                            if let optional { facts.append("constant \(optional.name) \(optional.absent ? 1 : 0)") }
                         } else if MSLAttributes.unsupported.contains(name) {
                             error(j, "attribute '\(name)' is not supported by pymetal's CPU backend (compute kernels only)")
                         } else if MSLAttributes.isMSL(name) {
@@ -719,6 +774,13 @@ final class FrontEnd {
                     remove(j, through: attrEnd, replacement: mine.isEmpty ? "" : "[[\(mine.joined(separator: ", "))]]")
                     j = attrEnd + 1
                     continue
+                }
+                // the parameter's address space (removed from the compiled text): a GNU attribute in the
+                // decl-specifiers, which belongs to the parameter's declaration
+                if isPunct(j, 40) || isPunct(j, 60) { depth += 1 } else if isPunct(j, 41) || isPunct(j, 62) { depth -= 1 }
+                if depth == 0, tokens[j].kind == .identifier, Self.addressSpaces.contains(text(j)) {
+                    astEdit(j, through: j, replacement: (text(j) == "constant" ? "const " : "")
+                            + "__attribute__((annotate(\"pm.space \(text(j))\")))")
                 }
                 j += 1
             }
@@ -807,6 +869,7 @@ final class FrontEnd {
         let type = sourceText(Array(first..<star))
         guard !type.contains("atomic") else { return }
         remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> ")
+        compileOnly.insert(edits[edits.count - 1].range) // the AST reads the parameter as declared
     }
 
     /// A parameter's name and element type text, for reflection: `const float4 * restrict x`

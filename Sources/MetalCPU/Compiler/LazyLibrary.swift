@@ -155,7 +155,7 @@ extension MSLCompiler {
             let work = URL(fileURLWithPath: try cache.makeWorkFolder())
             defer { try? FileManager.default.removeItem(at: work) }
             let done = try prepare(plan.source, flags: plan.flags, constantValues: constantValues, tools: plan.tools,
-                                   work: work, job: job)
+                                   cache: cache.path, work: work, job: job)
             plan.prepared[slot] = done
             return done
         }

@@ -41,6 +41,8 @@ public final class MSLCompiler: @unchecked Sendable {
 
     /// How many times clang was run (tests check that cache hits don't).
     public private(set) var clangInvocations = 0
+    /// How many times kernel signatures were read from clang's AST (ClangAST).
+    public internal(set) var astReads = 0
     /// How many precompiled headers it built (tests check when they are rebuilt).
     public private(set) var pchBuilds = 0
 
@@ -177,7 +179,8 @@ public final class MSLCompiler: @unchecked Sendable {
         cache.removeLeftovers()
         let work = URL(fileURLWithPath: try cache.makeWorkFolder())
         defer { try? FileManager.default.removeItem(at: work) }
-        let prepared = try prepare(source, flags: flags, constantValues: constantValues, tools: tools, work: work, job: job)
+        let prepared = try prepare(source, flags: flags, constantValues: constantValues, tools: tools, cache: cache.path,
+                                   work: work, job: job)
         let unit = prepared.unit + LauncherGenerator.generate(prepared.kernels, constants: prepared.constants)
         if lazy && prepared.kernels.count > Self.lazyThreshold {
             // clang's semantic analysis of the whole unit (every instantiation and launcher) without code:
@@ -212,7 +215,7 @@ public final class MSLCompiler: @unchecked Sendable {
 
     /// Preprocesses `source` in `work` and runs the front end over it (steps 1 to 3 of a compile).
     func prepare(_ source: String, flags: [String], constantValues: [Int: FunctionConstantValue]?, tools: Toolchain,
-                 work: URL, job: Job) throws -> Prepared {
+                 cache: String, work: URL, job: Job) throws -> Prepared {
         // 1. literals, 2. preprocess, 3. front end, 4. compile and link (emit).
         let input = work.appendingPathComponent("program_source.metal")
         try KernelCache.writeFile(Array(("#line 1 \"program_source\"\n" + Literals.rewrite(source)).utf8), to: input.path)
@@ -231,15 +234,6 @@ public final class MSLCompiler: @unchecked Sendable {
         // pymetal's headers are in the key (Toolchain.identity); the rest is checked at every use.
         let dependencies = Dependency.files(inMakeRule: String(decoding: try Self.contents(dependencyFile.path), as: UTF8.self),
                                             excluding: tools.headerDirectories + [work.path]).map(Dependency.init(path:))
-        let output: FrontEndOutput
-        do {
-            output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true,
-                                      validation: flags.contains(Self.validationFlag),
-                                      lockstep: !flags.contains { $0.hasPrefix("-DPM_NO_LOCKSTEP") })
-        } catch let diagnostics as CompileDiagnostics {
-            throw MTLLibraryError(code: .compileFailure,
-                                  message: Diagnostics.userColumns(diagnostics.messages.joined(separator: "\n"), source: source))
-        }
         // -fno-math-errno after the math mode: -fno-fast-math turns math-errno back on, and a
         // libm call that may set errno is never vectorised (nor is a loop around it).
         let codegen = ["-std=c++20", "-O2"] + Self.cpuFlags + ["-fPIC", "-fvisibility=hidden", "-fno-exceptions", "-fno-rtti",
@@ -250,6 +244,17 @@ public final class MSLCompiler: @unchecked Sendable {
             // Validation builds probe each page of a big frame, so that a stack overflow hits the guard page
             // (guard.c) instead of jumping over it; not by default: it halves the reductions' speed here.
             + (flags.contains(Self.validationFlag) ? ["-fstack-clash-protection"] : [])
+        let output: FrontEndOutput
+        do {
+            output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true,
+                                      validation: flags.contains(Self.validationFlag),
+                                      lockstep: !flags.contains { $0.hasPrefix("-DPM_NO_LOCKSTEP") }) { astText in
+                try self.astBindings(astText, input: input.path, codegen: codegen, tools: tools, cache: cache, work: work, job: job)
+            }
+        } catch let diagnostics as CompileDiagnostics {
+            throw MTLLibraryError(code: .compileFailure,
+                                  message: Diagnostics.userColumns(diagnostics.messages.joined(separator: "\n"), source: source))
+        }
         return Prepared(unit: output.text, kernels: output.kernels, constants: output.constants, input: input.path,
                         dependencies: dependencies, codegen: codegen, source: source)
     }
@@ -318,6 +323,34 @@ public final class MSLCompiler: @unchecked Sendable {
     /// (the caller then compiles it whole).
     private func compileWithPCH(_ unit: String, input: String, codegen: [String], tools: Toolchain,
                                 cache: String, work: URL, output: URL?, job: Job) throws -> String? {
+        guard let (stem, pch, object, rest) = try precompiledHeader(unit, input: input, codegen: codegen, tools: tools,
+                                                                    cache: cache, work: work, job: job) else { return nil }
+        let base = cache + "/" + stem
+        // The rest is preprocessed text: compiled as C++ (a precompiled header needs that), it preprocesses to
+        // itself, since the PCH, made from preprocessed text too, defines no macros.
+        let file = work.appendingPathComponent("unit.cpp")
+        try KernelCache.writeFile(Array(rest), to: file.path)
+        do {
+            if let output {
+                try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
+                                                                         "-o", output.path], work: work, job: job, output: output.path)
+            } else {
+                try run(tools.clang, ["-x", "c++", "-fsyntax-only"] + codegen + ["-include-pch", pch, file.path],
+                        work: work, job: job, output: nil)
+            }
+        } catch let error as MTLLibraryError where error.message.contains(base) {
+            // Unreadable, stale or missing (clang says so, naming it): built again by the next compile.
+            unlink(pch)
+            unlink(object)
+            return nil
+        }
+        return stem
+    }
+
+    /// The precompiled header of `unit`'s headers (compileWithPCH), built now unless the cache has it: its stem,
+    /// its .pch and .o files, and the rest of the unit (the user's part); nil when the unit cannot take this path.
+    func precompiledHeader(_ unit: String, input: String, codegen: [String], tools: Toolchain, cache: String, work: URL,
+                           job: Job) throws -> (stem: String, pch: String, object: String, rest: ArraySlice<UInt8>)? {
         // The preprocessor returns from the force-included headers to the source with this line marker.
         let bytes = Array(unit.utf8)
         let marker = Array("\n# 1 \"\(input)\" 2\n".utf8)
@@ -355,25 +388,7 @@ public final class MSLCompiler: @unchecked Sendable {
         } else {
             utimensat(AT_FDCWD, pch, nil, 0) // used now (eviction goes by the .pch, the newest of the three)
         }
-        // The rest is preprocessed text: compiled as C++ (a precompiled header needs that), it preprocesses to
-        // itself, since the PCH, made from preprocessed text too, defines no macros.
-        let file = work.appendingPathComponent("unit.cpp")
-        try KernelCache.writeFile(Array(bytes[(end + marker.count)...]), to: file.path)
-        do {
-            if let output {
-                try run(tools.clang, ["-x", "c++", "-shared"] + codegen + ["-include-pch", pch, file.path, "-x", "none", object,
-                                                                         "-o", output.path], work: work, job: job, output: output.path)
-            } else {
-                try run(tools.clang, ["-x", "c++", "-fsyntax-only"] + codegen + ["-include-pch", pch, file.path],
-                        work: work, job: job, output: nil)
-            }
-        } catch let error as MTLLibraryError where error.message.contains(base) {
-            // Unreadable, stale or missing (clang says so, naming it): built again by the next compile.
-            unlink(pch)
-            unlink(object)
-            return nil
-        }
-        return stem
+        return (stem, pch, object, bytes[(end + marker.count)...])
     }
 
     /// Where `pattern` last occurs in `bytes` (searched from the end: the user's source is short).
@@ -442,15 +457,17 @@ public final class MSLCompiler: @unchecked Sendable {
     }
 
     /// Runs `tool` under the job's limits (Toolchain.run); it must write `output` (nil: a check, which writes nothing).
-    private func run(_ tool: String, _ arguments: [String], work: URL, job: Job, output: String?) throws {
+    @discardableResult
+    func run(_ tool: String, _ arguments: [String], work: URL, job: Job, output: String?) throws -> String {
         lock { clangInvocations += 1 }
-        try Toolchain.run(tool, arguments, work: work.path, limits: job.limits, interrupts: lock { interrupts })
-        guard let output else { return }
+        let written = try Toolchain.run(tool, arguments, work: work.path, limits: job.limits, interrupts: lock { interrupts })
+        guard let output else { return written }
         guard access(output, F_OK) == 0 else { // PYMETAL_CLANG=/bin/true, say
             let setting = Toolchain.environment("PYMETAL_CLANG") == tool ? " (PYMETAL_CLANG)" : ""
             throw MTLLibraryError(code: .compileFailure, message: "the compiler \(tool)\(setting) succeeded but wrote no "
                 + "\(URL(fileURLWithPath: output).lastPathComponent): it does not work as clang++; "
                 + (setting.isEmpty ? "install clang" : "set PYMETAL_CLANG to a clang++, or unset it"))
         }
+        return written
     }
 }

@@ -41,6 +41,7 @@ struct Toolchain {
             }
         }
         digest.update(cpuFeatures())
+        digest.update("ast=" + (environment("PYMETAL_CLANG_AST") ?? "")) // who reads the signatures (ClangAST)
         return Toolchain(clang: clang, headerDirectories: headers, identity: digest.hexDigest())
     }
 
@@ -200,8 +201,10 @@ extension Toolchain {
     /// private folder). Stops it (and whatever it started)
     /// when it runs over the time limit or a Ctrl-C shows on the socket
     /// `interrupts` (pm_host_wait; -1: none).
+    /// Returns what it wrote (stdout and stderr) when it succeeds.
+    @discardableResult
     static func run(_ tool: String, _ arguments: [String], work: String, limits: CompileLimits,
-                    interrupts: Int32) throws {
+                    interrupts: Int32) throws -> String {
         let (log, logDescriptor) = try temporaryFile("pymetal-log-XXXXXX")
         defer { close(logDescriptor) }
         // A crashing clang++ (out of memory) would write its preprocessed input to /tmp for a bug report.
@@ -235,13 +238,13 @@ extension Toolchain {
         var status: Int32 = 0
         while waitpid(pid, &status, 0) == -1 && errno == EINTR {}
         if let stopped { throw CompileStopped(message: stopped) }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while case let count = pread(logDescriptor, &chunk, chunk.count, bytes.count), count > 0 {
+            bytes += chunk[..<count]
+        }
+        let text = String(decoding: bytes, as: UTF8.self)
         guard status == 0 else { // exited with 0 (a signal or another code is not 0 either)
-            var bytes: [UInt8] = []
-            var chunk = [UInt8](repeating: 0, count: 65536)
-            while case let count = pread(logDescriptor, &chunk, chunk.count, bytes.count), count > 0 {
-                bytes += chunk[..<count]
-            }
-            let text = String(decoding: bytes, as: UTF8.self)
             var message = shortened(text.replacing(work + "/", with: ""))
             if message.isEmpty { message = "clang++ failed (status \(status))" }
             if status & 0x7f != 0 || text.contains("out of memory") || text.contains("bad_alloc") {
@@ -249,6 +252,7 @@ extension Toolchain {
             }
             throw MTLLibraryError(code: .compileFailure, message: message)
         }
+        return text
     }
 
     static let shownLines = 100

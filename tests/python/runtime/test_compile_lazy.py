@@ -149,16 +149,18 @@ def test_each_kernel_is_cached_on_its_own_for_later_processes(clang_runs):
         return clang_runs.lines()[before:]
 
     first = run(("sum", "float", True, False, 1))
-    # preprocess, the headers' PCH and its object, the whole-file check, the kernel
-    assert len(first) == 5, first
-    assert sum("-fsyntax-only" in line for line in first) == 1, first
+    # preprocess, the headers' PCH and its object, the kernels' signatures (clang's AST), the whole-file check,
+    # the kernel
+    assert len(first) == 6, first
+    assert sum("-ast-dump" in line for line in first) == 1, first
+    assert sum("-fsyntax-only" in line and "-ast-dump" not in line for line in first) == 1, first
     folder = clang_runs.cache / "pymetal" / "kernels"
     assert len([n for n in os.listdir(folder) if n.endswith(".lib")]) == 1
     assert len([n for n in os.listdir(folder) if n.endswith(".so")]) == 1
     assert run(("sum", "float", True, False, 1)) == [], "clang ran again for a cached kernel"
     other = run(("min", "char", False, True, 2))
-    # another kernel: the source through the front end again (preprocess) and that kernel; no check
-    assert len(other) == 2 and not any("-fsyntax-only" in line for line in other), other
+    # another kernel: the source through the front end again (preprocess, signatures) and that kernel; no check
+    assert len(other) == 3 and not any("-fsyntax-only" in line and "-ast-dump" not in line for line in other), other
     assert len([n for n in os.listdir(folder) if n.endswith(".so")]) == 2
 
 
@@ -194,3 +196,29 @@ def test_a_kernel_that_other_code_names_still_compiles(dev):
         x = np.zeros(5, np.int32)
         lib.function(name)(x, grid=5)
         np.testing.assert_array_equal(x, value, err_msg=name)
+
+
+def test_lazy_kernels_take_their_signatures_from_clangs_ast(dev):
+    """A library of 18 instantiations that name no parameters (as MLX's do): each kernel, compiled alone when
+    asked for, binds and names its parameters as the template's definition declares them (ClangAST.swift)."""
+    if dev.backend != "cpu":
+        pytest.skip("MetalCPU's lazy compile")
+    types = {"float": np.float32, "int": np.int32, "uint": np.uint32, "short": np.int16, "ushort": np.uint16,
+             "char": np.int8}
+    lines = ["#include <metal_stdlib>", "using namespace metal;", "// %s" % uuid.uuid4(),
+             "template <typename T, int N>",
+             "kernel void fill(device T* out [[buffer(1)]], constant T& value [[buffer(0)]],",
+             "                 uint i [[thread_position_in_grid]]) { out[i] = value + T(N); }"]
+    for t in types:
+        for n in range(3):
+            lines.append('template [[host_name("fill_%s_%d")]] kernel void fill<%s, %d>(device %s*, constant %s&, '
+                         'uint [[thread_position_in_grid]]);' % (t, n, t, n, t, t))
+    lib = pm.compile("\n".join(lines))
+    assert len(lib.functions) == 18
+    for t, n in [("float", 2), ("short", 0), ("char", 1), ("uint", 2)]:
+        fn = lib.function("fill_%s_%d" % (t, n))
+        assert [(a.name, a.index) for a in fn.arguments] == [("out", 1), ("value", 0)]
+        for size in (1, 7, 100):
+            out = np.zeros(size, types[t])
+            fn(types[t](5), out, grid=size)  # by buffer index: value is buffer 0
+            np.testing.assert_array_equal(out, np.full(size, 5 + n, types[t]))

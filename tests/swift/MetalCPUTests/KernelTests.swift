@@ -195,7 +195,7 @@ final class KernelTests: XCTestCase {
         let options = MTLCompileOptions()
         let first = MSLCompiler()
         _ = try first.compile(source: source, options: options)
-        XCTAssertEqual(first.clangInvocations - 2 * first.pchBuilds, 2) // preprocess, compile (and once per toolchain: the PCH and its object)
+        XCTAssertEqual(first.clangInvocations - 2 * first.pchBuilds, 3) // preprocess, the AST, compile (and once per toolchain: the PCH and its object)
         let second = MSLCompiler() // a fresh process's compiler: empty memo, same disk cache
         let started = Date()
         _ = try second.compile(source: source, options: options)
