@@ -128,6 +128,9 @@ final class FrontEnd {
     var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
     private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int,
                                            maxExpression: String?, parameters: [TemplateParameter])] = [:]
+    // every kernel template of a name, in source order (MLX overloads block_masked_gemm): templateOverload
+    private var templateKernelOverloads: [String: [(bindings: [KernelBinding], body: Range<Int>, maxThreads: Int,
+                                                    maxExpression: String?, parameters: [TemplateParameter])]] = [:]
     private var sites: [(token: Int, id: Int)] = []
     var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private var namespaces: [String] = []
@@ -169,6 +172,7 @@ final class FrontEnd {
         removeParameterAttributes()
         rewriteConversions()
         rewriteBracedArguments()
+        rewriteVectorDirectInitialisations()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
         rewriteConstantQueries()
@@ -517,6 +521,7 @@ final class FrontEnd {
         if isTemplate {
             if let body, let bindings {
                 templateKernels[plainName] = (bindings, body, maxThreads, maxExpression, templateParameters(start + 1))
+                templateKernelOverloads[plainName, default: []].append(templateKernels[plainName]!)
             }
             return
         }
@@ -525,7 +530,7 @@ final class FrontEnd {
         var threads = maxThreads
         var roots: [String] = []
         if isInstantiation {
-            if let primary = templateKernels[plainName] {
+            if let primary = templateOverload(plainName, declarator) {
                 // The template's parameters and attributes are the kernel's (as clang's AST says, ClangAST), also
                 // when the instantiation repeats some (MLX's `uint [[thread_position_in_grid]]` on unnamed ones)
                 kernelBindings = primary.bindings
@@ -552,7 +557,10 @@ final class FrontEnd {
         } else if body == nil {
             return // a prototype: the definition is elsewhere
         }
-        let qualified = declaratorSource(declarator)
+        var qualified = declaratorSource(declarator)
+        if isInstantiation, let paren = firstParen, !declarator.contains(where: { isPunct($0, 60) }) {
+            qualified = deducedSpecialization(qualified, parameters: paren)
+        }
         // A library's functions are found by name: two kernels of one name would make one unreachable.
         if kernels.contains(where: { $0.hostName == (hostName ?? plainName) }) {
             error(start, "a kernel named '\(hostName ?? plainName)' is already defined in this library; "
@@ -597,6 +605,16 @@ final class FrontEnd {
     /// `expression` (naming template parameters) for the instantiation `declarator` (`f < float , 256 >`):
     /// a constexpr lambda that declares each parameter as its argument.
     private func instantiated(_ expression: String, _ parameters: [TemplateParameter], _ declarator: [Int]) -> String {
+        let arguments = templateArguments(declarator)
+        let declarations = parameters.enumerated().compactMap { (n, parameter) -> String? in
+            guard let value = n < arguments.count ? arguments[n] : parameter.defaultValue else { return nil }
+            return parameter.isType ? "using \(parameter.name) = \(value);" : "constexpr auto \(parameter.name) = \(value);"
+        }
+        return "[] { \(declarations.joined(separator: " ")) return (\(expression)); }()"
+    }
+
+    /// The template arguments of an instantiation's declarator (`f < float , 256 >`), as written.
+    private func templateArguments(_ declarator: [Int]) -> [String] {
         var arguments: [String] = []
         if let open = declarator.first(where: { isPunct($0, 60) }), let close = declarator.last, isPunct(close, 62) {
             var begin = open + 1
@@ -611,11 +629,25 @@ final class FrontEnd {
                 j += 1
             }
         }
-        let declarations = parameters.enumerated().compactMap { (n, parameter) -> String? in
-            guard let value = n < arguments.count ? arguments[n] : parameter.defaultValue else { return nil }
-            return parameter.isType ? "using \(parameter.name) = \(value);" : "constexpr auto \(parameter.name) = \(value);"
+        return arguments
+    }
+
+    /// The kernel template an instantiation names, among overloads of its name: the first whose
+    /// parameters take its arguments (as many as it has, or fewer with defaults; no number or
+    /// true/false for a type parameter), else the last one defined.
+    private func templateOverload(_ name: String, _ declarator: [Int]) -> (bindings: [KernelBinding], body: Range<Int>,
+        maxThreads: Int, maxExpression: String?, parameters: [TemplateParameter])? {
+        guard let overloads = templateKernelOverloads[name], overloads.count > 1 else { return templateKernels[name] }
+        let arguments = templateArguments(declarator)
+        func isValue(_ argument: String) -> Bool {
+            argument.first.map { $0.isNumber || $0 == "-" } == true || argument == "true" || argument == "false"
         }
-        return "[] { \(declarations.joined(separator: " ")) return (\(expression)); }()"
+        return overloads.first { candidate in
+            let parameters = candidate.parameters
+            let required = parameters.prefix { $0.defaultValue == nil }.count
+            guard arguments.count >= required, arguments.count <= parameters.count else { return false }
+            return !zip(parameters, arguments).contains { $0.isType && isValue($1) }
+        } ?? templateKernels[name]
     }
 
     private func attributeSource(_ attribute: Attribute) -> String {
@@ -838,6 +870,9 @@ final class FrontEnd {
     /// and whether it is absent (the constant's value is false). Without values (a library compiled
     /// without constants) it is present; the kernel needs the constant (analyse) and is refused then.
     private func optionalParameter(_ attribute: Attribute, _ at: Int) -> (name: String, absent: Bool)? {
+        if let range = attribute.arguments, range.count == 1, let derived = derivedConstant(text(range.lowerBound)) {
+            return (text(range.lowerBound), derived == false)
+        }
         guard let range = attribute.arguments, range.count == 1, tokens[range.lowerBound].kind == .identifier,
               let constant = constants.first(where: { $0.name == text(range.lowerBound) }) else {
             error(at, "function_constant on a kernel parameter takes the name of a bool function constant declared above "
@@ -846,6 +881,59 @@ final class FrontEnd {
         }
         guard let value = constantValues?[constant.index] else { return (constant.name, false) }
         return (constant.name, !value.bytes.contains { $0 != 0 })
+    }
+
+    /// A bool constant derived from function constants, `constant bool gather_bias = do_gather && use_out_source;`
+    /// (candle's mlx_gemm.metal), which Metal takes in `function_constant(...)` as it takes a function constant:
+    /// nil when `name` is no such constant, else .some(its value), .some(nil) when compiled without values
+    /// (the parameter is then present, as for a function constant). The analysis reaches the function constants
+    /// it names through its initializer (definitions). Its initializer is read with !, &&, ||, parentheses,
+    /// true, false and the names of bool function constants and of other such constants.
+    private func derivedConstant(_ name: String, depth: Int = 0) -> Bool?? {
+        guard depth < 16, let initializer = definitions[name]?.last, initializer.lowerBound >= 3,
+              isPunct(initializer.lowerBound - 1, 61), text(initializer.lowerBound - 3) == "bool" else { return nil }
+        var i = initializer.lowerBound
+        let end = initializer.upperBound - 1 // its `;`
+        var valid = true
+        func primary() -> Bool? {
+            if isPunct(i, 33) { i += 1; return primary().map { !$0 } }
+            if isPunct(i, 40) {
+                i += 1
+                let value = disjunction()
+                if isPunct(i, 41) { i += 1 } else { valid = false }
+                return value
+            }
+            guard i < end, tokens[i].kind == .identifier else { valid = false; return nil }
+            let word = text(i)
+            i += 1
+            if word == "true" || word == "false" { return word == "true" }
+            if let constant = constants.first(where: { $0.name == word }) {
+                guard let value = constantValues?[constant.index] else { return nil }
+                return value.bytes.contains { $0 != 0 }
+            }
+            guard let derived = derivedConstant(word, depth: depth + 1) else { valid = false; return nil }
+            return derived
+        }
+        func conjunction() -> Bool? {
+            var value = primary()
+            while isPunct(i, 38), isPunct(i + 1, 38) {
+                i += 2
+                let right = primary()
+                value = value == false || right == false ? false : (value == nil || right == nil ? nil : true)
+            }
+            return value
+        }
+        func disjunction() -> Bool? {
+            var value = conjunction()
+            while isPunct(i, 124), isPunct(i + 1, 124) {
+                i += 2
+                let right = conjunction()
+                value = value == true || right == true ? true : (value == nil || right == nil ? nil : false)
+            }
+            return value
+        }
+        let value = disjunction()
+        return valid && i == end ? .some(value) : nil
     }
 
     /// Validation builds: a `T *name` buffer or threadgroup parameter becomes
@@ -968,7 +1056,7 @@ final class FrontEnd {
             guard nameAt < declarator.upperBound, tokens[nameAt].kind == .identifier else { return nil }
             // `threadgroup float b[32] = {0};` (MLX's layer_norm): Metal accepts the initializer but threadgroup
             // memory is not initialised (the kernels write it themselves, behind a barrier): it is left out
-            let initializer = declarator.first { isPunct($0, 61) } ?? declarator.upperBound
+            let initializer = initializerSign(declarator) ?? declarator.upperBound
             let dims = sourceText((nameAt + 1)..<initializer)
             let site = sites.count
             sites.append((at, site))
@@ -978,6 +1066,35 @@ final class FrontEnd {
         }
         remove(at, through: end, replacement: replacement.joined(separator: " "))
         return end
+    }
+
+    /// The `=` that starts a declarator's initializer: one outside its array bounds, whose
+    /// `==` (`a[k::n == 0 ? 1 : k::n]`, candle's and MLX's gemv) the lexer gives as two `=`.
+    private func initializerSign(_ declarator: Range<Int>) -> Int? {
+        var j = declarator.lowerBound
+        while j < declarator.upperBound {
+            if isPunct(j, 91) || isPunct(j, 40) { j = matching(j) + 1; continue }
+            if isPunct(j, 61) { return j }
+            j += 1
+        }
+        return nil
+    }
+
+    /// The function an instantiation that names no template arguments makes (MLX's conv.metal:
+    /// `template [[host_name("n")]] [[kernel]] void f(const device float* in [[buffer(0)]], ...);`,
+    /// deduced from its parameter types): `&::f` alone names the whole overload set, so the launcher
+    /// reaches it through the function type of the instantiation's own parameter list, as clang's
+    /// deduction does. An lvalue naming the function, to which the launcher applies `&`.
+    private func deducedSpecialization(_ name: String, parameters open: Int) -> String {
+        let close = matching(open)
+        var kept: [Int] = []
+        var j = open + 1
+        while j < close {
+            if let end = attributeEnd(j) { j = end + 1; continue }
+            kept.append(j)
+            j += 1
+        }
+        return "*static_cast<void (*)(\(sourceText(kept)))>(&\(name))"
     }
 
     /// Tokens as written: a space only where the source has one, so that a
@@ -1293,6 +1410,7 @@ final class FrontEnd {
     /// the first of each set is kept (the qualifier removed) and the others dropped.
     /// Nested classes are handled likewise.
     private func mergeAddressSpaceOverloads(_ body: Range<Int>) {
+        dropDefaultedConstructors(body)
         var seen: [String: String] = [:]
         var i = body.lowerBound
         while i < body.upperBound {
@@ -1328,6 +1446,71 @@ final class FrontEnd {
             }
             i = end + 1
         }
+    }
+
+    /// A class whose constructors are all defaulted where declared (`constexpr RMS<T>() = default;
+    /// constexpr RMS<T>() threadgroup = default;`, candle's reduce.metal) is an aggregate in C++17, on
+    /// which MSL is based (`return { 0, 0 };` initialises its members), and not in C++20 (P1008), which
+    /// clang compiles here: those declarations are dropped. The implicit constructors they leave are the
+    /// same ones (trivial, constexpr where they can be); a class with any other constructor, or an
+    /// `explicit` one (no aggregate in C++17 either), keeps its declarations.
+    private func dropDefaultedConstructors(_ body: Range<Int>) {
+        var k = body.lowerBound - 2
+        while k >= 0, !(tokens[k].kind == .identifier && ["struct", "class", "union"].contains(text(k))) {
+            if isPunct(k, 59) || isPunct(k, 125) || isPunct(k, 123) { return }
+            k -= 1
+        }
+        var nameAt = k + 1
+        while nameAt < body.lowerBound, text(nameAt) == "alignas" || isPunct(nameAt, 91) {
+            nameAt = (isPunct(nameAt, 91) ? matching(nameAt) : matching(nameAt + 1)) + 1
+        }
+        guard k >= 0, nameAt < body.lowerBound, tokens[nameAt].kind == .identifier else { return }
+        let name = text(nameAt)
+        var defaulted: [Range<Int>] = []
+        var depth = 0
+        var memberStart = body.lowerBound
+        var i = body.lowerBound
+        while i < body.upperBound {
+            if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 123) {
+                // a constructor: `[specifiers] Name[<...>] (` at the start of a member
+                if isPunct(i, 40), depth == 0, let at = constructorName(memberStart..<i, name) {
+                    let close = matching(i)
+                    var end = close + 1
+                    while end < body.upperBound, !isPunct(end, 59), !isPunct(end, 123), !isPunct(end, 58) { end += 1 }
+                    guard isPunct(end, 59), end >= 2, text(end - 1) == "default", isPunct(end - 2, 61),
+                          !(memberStart..<at).contains(where: { text($0) == "explicit" }) else { return }
+                    defaulted.append(memberStart..<(end + 1))
+                    i = end + 1; memberStart = i; continue
+                }
+                if isPunct(i, 123) { depth += 1 }
+                i = isPunct(i, 123) ? i + 1 : matching(i) + 1; continue
+            }
+            if isPunct(i, 125) { depth -= 1; if depth == 0 { memberStart = i + 1 } }
+            else if depth == 0, isPunct(i, 59) || (isPunct(i, 58) && i > memberStart && !isPunct(i + 1, 58) && !isPunct(i - 1, 58)
+                                                    && ["public", "private", "protected"].contains(text(i - 1))) {
+                memberStart = i + 1
+            }
+            i += 1
+        }
+        for range in defaulted { remove(range.lowerBound, through: range.upperBound - 1) }
+    }
+
+    /// The token of `name` when `head` (a member up to a `(`) is `[specifiers] name` or `name<...>`.
+    private func constructorName(_ head: Range<Int>, _ name: String) -> Int? {
+        var last = head.upperBound - 1
+        if isPunct(last, 62) { // `RMS<T>`
+            var j = last, angle = 0
+            while j >= head.lowerBound {
+                if isPunct(j, 62) { angle += 1 } else if isPunct(j, 60) { angle -= 1; if angle == 0 { break } }
+                j -= 1
+            }
+            last = j - 1
+        }
+        guard last >= head.lowerBound, tokens[last].kind == .identifier, text(last) == name,
+              last == head.lowerBound || !(isPunct(last - 1, 126) || text(last - 1) == "::" || tokens[last - 1].kind == .identifier
+                                           && !["constexpr", "inline", "explicit", "METAL_FUNC"].contains(text(last - 1)))
+        else { return nil }
+        return last
     }
 
     /// Whether a declaration with this address-space-free `key` was seen (recording it if not). Every

@@ -29,3 +29,8 @@
 #ifndef METAL_FUNC
 #define METAL_FUNC inline __attribute__((__always_inline__))
 #endif
+// MSL 3.2's memory-coherence qualifier `coherent(device)` (and MLX's `coherent(system)`) on a
+// buffer pointer asks that its loads and stores be seen by other threadgroups (or the CPU) without
+// waiting for the kernel to end. On the CPU backend all memory is coherent already: the qualifier
+// drops out and `volatile` next to it keeps its C++ meaning.
+#define coherent(_PmScope)

@@ -49,6 +49,10 @@ PM_TRANSFORM(make_signed, __make_signed(_PmT))
 PM_TRANSFORM(make_unsigned, __make_unsigned(_PmT))
 PM_TRANSFORM(underlying_type, __underlying_type(_PmT))
 PM_TRANSFORM(type_identity, _PmT)
+// MSL's remove_addrspace strips the address space (device, constant, threadgroup, thread) from a
+// type and keeps its cv-qualifiers: here types carry no address space (the front end removes
+// them, `constant` reads as `const`), so it is the type itself.
+PM_TRANSFORM(remove_addrspace, _PmT)
 // The element type of a vector; a scalar is its own.
 PM_TRANSFORM(make_scalar, pm_elem_t<_PmT>)
 #undef PM_TRANSFORM
