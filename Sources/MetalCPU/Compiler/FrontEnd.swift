@@ -173,6 +173,7 @@ final class FrontEnd {
         rewriteConversions()
         rewriteBracedArguments()
         rewriteVectorDirectInitialisations()
+        guardCyclicStores()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
         rewriteConstantQueries()
