@@ -205,3 +205,32 @@ def test_barrier_after_early_return_is_reported(lib):
     # every thread reaching the barrier is fine
     lib.early_return_barrier(out, np.uint32(64), grid=64, threadgroup=64)
     np.testing.assert_array_equal(out, np.arange(64, dtype=np.float32))
+
+
+# MLX's layer_norm (half) used a float it had written below a private array as a pointer: x86-64
+# reports such a non-canonical address as a general-protection fault at address 0, which the
+# error called "a null pointer". It now names what happened.
+DEREF_SRC = r"""
+#include <metal_stdlib>
+using namespace metal;
+kernel void deref(device float* out [[buffer(0)]], constant ulong& bits [[buffer(1)]],
+                  uint i [[thread_position_in_grid]]) {
+    out[i] = *reinterpret_cast<device const float*>(bits);
+}
+"""
+
+
+@pytest.mark.skipif(__import__("platform").machine() not in ("x86_64", "AMD64"), reason="x86-64 faults")
+@pytest.mark.parametrize("mode", MODES)
+def test_fault_on_data_used_as_pointer_is_named(dev, mode):
+    import pymetal as pm
+
+    lib = compile_mode(DEREF_SRC, mode)
+    out = np.zeros(1, np.float32)
+    with pytest.raises(pm.KernelError, match="general-protection fault: a non-canonical address"):
+        lib.deref(out, np.uint64(0x4060000040600000), grid=1)  # two floats 3.5, as in layer_norm
+    with pytest.raises(pm.KernelError, match="a null pointer"):
+        lib.deref(out, np.uint64(0), grid=1)
+    x = np.full(1, 2.5, np.float32)
+    lib.deref(out, np.uint64(x.ctypes.data), grid=1)  # a real address still reads
+    assert out[0] == 2.5
