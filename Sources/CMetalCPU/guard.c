@@ -237,6 +237,17 @@ static int32_t cancel_reason(const pm_job *job) {
     return job->generation < atomic_load(&generation) ? PM_CANCEL_INTERRUPTED : 0;
 }
 
+// What an invalid access's address says. On x86-64 a general-protection fault (a non-canonical
+// address: data used as a pointer, e.g. a spilled pointer that an out-of-bounds store into a
+// private array overwrote) reports address 0 with si_code SI_KERNEL; it is no null pointer.
+static const char *fault_kind(const guard *g) {
+#if defined(__x86_64__)
+    if (g->sig == SIGSEGV && g->code == SI_KERNEL)
+        return ", a general-protection fault: a non-canonical address, e.g. data used as a pointer";
+#endif
+    return g->addr < 4096 ? ", a null pointer" : "";
+}
+
 static void jump_back(guard *g, int sig, siginfo_t *si, void *ctx) {
     g->sig = sig;
     g->code = si ? si->si_code : 0;
@@ -425,8 +436,7 @@ static int32_t report_fault(guard *g, pm_job *job, pm_status *st) {
         snprintf(m, n,
                  "invalid memory access at address 0x%llx (%s%s): the command buffer was aborted, as a GPU does "
                  "on a page fault; run with PYMETAL_VALIDATION=1 to find the access",
-                 (unsigned long long)g->addr, g->sig == SIGSEGV ? "SIGSEGV" : "SIGBUS",
-                 g->addr < 4096 ? ", a null pointer" : "");
+                 (unsigned long long)g->addr, g->sig == SIGSEGV ? "SIGSEGV" : "SIGBUS", fault_kind(g));
     } else if (g->sig == SIGFPE) {
         snprintf(m, n, "arithmetic fault (SIGFPE) at pc 0x%llx: the command buffer was aborted",
                  (unsigned long long)g->pc);
