@@ -354,5 +354,11 @@ template <> METAL_FUNC cfloat Pow::operator()<cfloat>(cfloat a, cfloat b) const 
         }
         return r;
     }
-    return c_exp(b * c_log(a));
+    cfloat w = b * c_log(a);
+    // |a^b| = e^Re(w) is zero in float below e^-104, whatever the angle Im(w): an angle that
+    // overflowed while finite inputs were multiplied ((4e36i) ** (4e36i): Im(w) = 3.4028e38 rounds
+    // to inf) must not make the zero a NaN
+    if (w.re < -104.0f && isinf(w.im) && isfinite(a.re) && isfinite(a.im) && isfinite(b.re) && isfinite(b.im))
+        return cfloat(0.0f, 0.0f);
+    return c_exp(w);
 }

@@ -241,7 +241,7 @@ static int32_t cancel_reason(const pm_job *job) {
 // address: data used as a pointer, e.g. a spilled pointer that an out-of-bounds store into a
 // private array overwrote) reports address 0 with si_code SI_KERNEL; it is no null pointer.
 static const char *fault_kind(const guard *g) {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && defined(SI_KERNEL)
     if (g->sig == SIGSEGV && g->code == SI_KERNEL)
         return ", a general-protection fault: a non-canonical address, e.g. data used as a pointer";
 #endif

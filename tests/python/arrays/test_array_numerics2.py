@@ -472,6 +472,17 @@ def test_complex_log_past_float_max(dev):
         np.testing.assert_allclose(getattr(got, part), getattr(want, part), rtol=1e-6)
 
 
+def test_complex_power_that_underflows_with_an_overflowing_angle(dev):
+    # (4e36j) ** (4e36j) = exp(-6.3e36 + 3.4028e38j) is 0; the angle rounded to inf in float and
+    # made it nan + nanj (differential fuzz, seed 9103)
+    z = pm.asarray(np.array([4.0371106349955965e36j, 3e38j], np.complex64))
+    got = pm.pow(z, z).numpy()
+    assert np.array_equal(got, np.zeros(2, np.complex64)), got
+    # a genuinely infinite input keeps C99's values (exp(x + inf i) for finite x is nan)
+    inf = pm.asarray(np.array([complex(0, np.inf)], np.complex64))
+    assert np.isnan(pm.pow(inf, pm.asarray(np.array([2.5j], np.complex64))).numpy()).all()
+
+
 def test_complex_acos_asin_near_the_branch_points(dev):
     # pi/2 - asin(z) cancelled near z = +-1 (acos(1 - 6.1e-5j) had 5 correct digits): Kahan's formulas
     rng = np.random.default_rng(3)
