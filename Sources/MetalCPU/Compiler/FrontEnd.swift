@@ -126,11 +126,10 @@ final class FrontEnd {
     var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
     var kernelRoots: [Int: [String]] = [:]          // kernel index -> extra identifiers (template args)
     var definitions: [String: [Range<Int>]] = [:]   // user definitions by name -> body tokens
-    private var templateKernels: [String: (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int,
-                                           maxExpression: String?, parameters: [TemplateParameter])] = [:]
+    private typealias TemplateKernel = (bindings: [KernelBinding], body: Range<Int>, maxThreads: Int,
+                                        maxExpression: String?, parameters: [TemplateParameter])
     // every kernel template of a name, in source order (MLX overloads block_masked_gemm): templateOverload
-    private var templateKernelOverloads: [String: [(bindings: [KernelBinding], body: Range<Int>, maxThreads: Int,
-                                                    maxExpression: String?, parameters: [TemplateParameter])]] = [:]
+    private var templateKernels: [String: [TemplateKernel]] = [:]
     private var sites: [(token: Int, id: Int)] = []
     var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private var namespaces: [String] = []
@@ -521,8 +520,8 @@ final class FrontEnd {
         }
         if isTemplate {
             if let body, let bindings {
-                templateKernels[plainName] = (bindings, body, maxThreads, maxExpression, templateParameters(start + 1))
-                templateKernelOverloads[plainName, default: []].append(templateKernels[plainName]!)
+                templateKernels[plainName, default: []].append((bindings, body, maxThreads, maxExpression,
+                                                                templateParameters(start + 1)))
             }
             return
         }
@@ -636,9 +635,8 @@ final class FrontEnd {
     /// The kernel template an instantiation names, among overloads of its name: the first whose
     /// parameters take its arguments (as many as it has, or fewer with defaults; no number or
     /// true/false for a type parameter), else the last one defined.
-    private func templateOverload(_ name: String, _ declarator: [Int]) -> (bindings: [KernelBinding], body: Range<Int>,
-        maxThreads: Int, maxExpression: String?, parameters: [TemplateParameter])? {
-        guard let overloads = templateKernelOverloads[name], overloads.count > 1 else { return templateKernels[name] }
+    private func templateOverload(_ name: String, _ declarator: [Int]) -> TemplateKernel? {
+        guard let overloads = templateKernels[name], overloads.count > 1 else { return templateKernels[name]?.last }
         let arguments = templateArguments(declarator)
         func isValue(_ argument: String) -> Bool {
             argument.first.map { $0.isNumber || $0 == "-" } == true || argument == "true" || argument == "false"
@@ -648,7 +646,7 @@ final class FrontEnd {
             let required = parameters.prefix { $0.defaultValue == nil }.count
             guard arguments.count >= required, arguments.count <= parameters.count else { return false }
             return !zip(parameters, arguments).contains { $0.isType && isValue($1) }
-        } ?? templateKernels[name]
+        } ?? overloads.last
     }
 
     private func attributeSource(_ attribute: Attribute) -> String {
@@ -1616,7 +1614,7 @@ final class FrontEnd {
                 guard let name = work.popLast() else { break }
                 if MSLAttributes.rendezvous.contains(name) { fibers = true }
                 if let defs = definitions[name] { bodies.append(contentsOf: defs) }
-                if let template = templateKernels[name], !bodies.contains(template.body) { bodies.append(template.body) }
+                if let template = templateKernels[name]?.last, !bodies.contains(template.body) { bodies.append(template.body) }
             }
             kernels[index].usesFibers = fibers
             // A constant the source asks is_function_constant_defined about is optional (the code guards its uses).
