@@ -149,10 +149,12 @@ METAL_FUNC cfloat c_add_real(cfloat z, float r) { return cfloat(z.re + r, z.im);
 // Re log(1 + z) = log|1 + z|: half log1p(|1 + z|^2 - 1) keeps the precision near 0; where
 // that square overflows (parts beyond ~1e19), or near z = -1 (where |1 + z|^2 - 1 is close
 // to -1 and log1p cancels; 1 + z is exact there), log|1 + z| has no cancellation to lose.
+// It is c_log's real part, which never forms |1 + z|: that overflows for parts near FLT_MAX
+// whose logarithm is finite (log1p(2.4e38 + 2.4e38j) has real part 88.7, not inf).
 METAL_FUNC float c_log1p_re(cfloat z) {
     if (isinf(z.re) || isinf(z.im)) return INFINITY;
     float s = z.re * (2.0f + z.re) + z.im * z.im;
-    return (isinf(s) || s < -0.5f) ? log(c_abs(c_add_real(z, 1.0f))) : 0.5f * log1p_f(s);
+    return (isinf(s) || s < -0.5f) ? c_log(c_add_real(z, 1.0f)).re : 0.5f * log1p_f(s);
 }
 METAL_FUNC cfloat c_log1p(cfloat z) { return cfloat(c_log1p_re(z), atan2(z.im, 1.0f + z.re)); }
 METAL_FUNC cfloat c_asinh(cfloat z) {

@@ -472,6 +472,22 @@ def test_complex_log_past_float_max(dev):
         np.testing.assert_allclose(getattr(got, part), getattr(want, part), rtol=1e-6)
 
 
+@pytest.mark.parametrize("name", ["log", "log1p", "log2", "log10", "sqrt", "abs", "asinh", "acosh", "atanh",
+                                  "asin", "acos", "atan"])
+def test_complex_functions_of_parts_near_float_max(dev, name):
+    # |1 + z| overflowed: log1p(2.4e38 + 2.4e38j) was inf + 0.785j, NumPy 88.72 + 0.785j
+    # (differential fuzz, seed 9105); every function whose value is finite there must be
+    z = np.array([2.406159650500376e38 + 2.406159853324472e38j, -3e38 + 1e38j, 3.4e38 - 3.4e38j,
+                  1e30 + 3e38j, -3.4e38 - 3.4e38j, 3e38 + 0j, 1e-30 + 3.3e38j], np.complex64)
+    got = getattr(pm, name)(pm.asarray(z)).numpy()
+    with np.errstate(all="ignore"):
+        want = getattr(np, {"asinh": "arcsinh", "acosh": "arccosh", "atanh": "arctanh", "asin": "arcsin",
+                            "acos": "arccos", "atan": "arctan"}.get(name, name))(z.astype(np.complex128))
+        want = want.astype(got.dtype)
+    for part in ("real", "imag") if np.iscomplexobj(want) else ("real",):
+        np.testing.assert_allclose(getattr(got, part), getattr(want, part), rtol=2e-6, atol=1e-37, err_msg=name)
+
+
 def test_complex_power_that_underflows_with_an_overflowing_angle(dev):
     # (4e36j) ** (4e36j) = exp(-6.3e36 + 3.4028e38j) is 0; the angle rounded to inf in float and
     # made it nan + nanj (differential fuzz, seed 9103)
