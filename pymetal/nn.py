@@ -1,6 +1,7 @@
 """Neural-network activations and normalisations on pymetal arrays (Metal kernels).
 
-    pm.nn.relu(x), pm.nn.gelu(x, approximate="tanh"), pm.nn.softmax(x, axis=-1)
+    pm.nn.relu(x), pm.nn.gelu(x, approximate="tanh"), pm.nn.softmax(x, axis=-1),
+    pm.nn.layer_norm(x, weight, bias), pm.nn.rms_norm(x, weight) (nn_norms.py)
 """
 
 from __future__ import annotations
@@ -9,6 +10,7 @@ from .arrays import elementwise as _ew
 from .arrays import reduce as _red
 from . import dtypes as _dt
 from .arrays.array import Array as _Array
+from .nn_norms import layer_norm, rms_norm
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,7 +18,8 @@ if TYPE_CHECKING:
     from .runtime.device import Device
     from ._typing import ArrayLike, DTypeLike, Norm
 
-__all__ = ["relu", "leaky_relu", "sigmoid", "softplus", "silu", "swish", "gelu", "softmax", "log_softmax"]
+__all__ = ["relu", "leaky_relu", "sigmoid", "softplus", "silu", "swish", "gelu", "softmax", "log_softmax",
+           "layer_norm", "rms_norm"]
 
 
 def relu(x: ArrayLike) -> Array:
