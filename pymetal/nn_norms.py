@@ -146,12 +146,6 @@ def _fused(fn):
     return f
 
 
-def _fusable(x):
-    """The fused kernel computes a row per thread: right for a CPU's cores; a GPU wants a
-    threadgroup per row, so the Metal backend runs the composition's passes."""
-    return x._buf.device.backend == "cpu"
-
-
 def _run(name, rows, x, params, axis, eps):
     """rows(x moved so the normalised axes are last, *params, eps, k, result dtype)."""
     x = _ew.as_array(x)
@@ -173,7 +167,7 @@ def _run(name, rows, x, params, axis, eps):
     perm = tuple(a for a in range(nd) if a not in axes) + axes
     moved = perm != tuple(range(nd))
     xt = x.permute_dims(perm) if moved else x
-    y = (_fused(rows) if _fusable(x) else rows)(xt, *args, eps, k, out)
+    y = _fused(rows)(xt, *args, eps, k, out)  # a thread per row on a CPU, a threadgroup per row on a GPU
     return y.permute_dims(tuple(int(i) for i in np.argsort(perm))) if moved else y
 
 
@@ -227,8 +221,7 @@ def layer_norm(x: ArrayLike, weight: ArrayLike | None = None, bias: ArrayLike | 
     and rounded once at the end; float64 follows the float64 policy (on the host by
     default). Rows whose squared deviations overflow float32 (values past ~1e19) are
     still normalised (a scaled second sum). An empty x gives an empty result; a 0-d x is
-    a ValueError (nothing to normalise over). On the CPU backend this is one fused
-    kernel (pm.fuse).
+    a ValueError (nothing to normalise over). Each call is one fused kernel (pm.fuse).
 
     Examples:
         >>> x = pm.asarray([[1.0, 2.0, 3.0], [2.0, 2.0, 2.0]])
@@ -259,8 +252,8 @@ def rms_norm(x: ArrayLike, weight: ArrayLike | None = None, *, axis: int | Seque
     bfloat16 are computed in float32 (as MLX accumulates) and rounded once at the end;
     float64 follows the float64 policy (on the host by default). Values past ~1e19, whose
     squares overflow float32, are still normalised (a scaled second sum). An empty x
-    gives an empty result; a 0-d x is a ValueError. On the CPU backend this is one fused
-    kernel (pm.fuse).
+    gives an empty result; a 0-d x is a ValueError. Each call is one fused kernel
+    (pm.fuse).
 
     Examples:
         >>> x = pm.asarray([[3.0, 4.0], [0.0, 0.0]])
