@@ -21,6 +21,7 @@ _MSL = _dt.MSL_TYPE_NAMES
 _SIMD = 32          # SIMD-group width (Apple GPUs; the CPU backend runs the same)
 MAX_TG = 256        # threads per row (reduce.py's _GPU_TG): one chunk of the library's row kernel
 MAX_ROWS = (1 << 31) // MAX_TG  # a grid of rows * threadgroup threads fits a uint
+_BLOCK = 64         # elements per thread per block (reduce.py's _GPU_CHUNK / _GPU_TG)
 
 # The kernel's thread position attributes, replacing the CPU shape's thread_position_in_grid.
 PARAMS = ["uint group [[threadgroup_position_in_grid]]", "uint lid [[thread_index_in_threadgroup]]",
@@ -51,12 +52,33 @@ def level(group, names, inner, decls):
     """MSL of one reduction level: every thread of the row's threadgroup ends with the row's
     values in `names` (declared by the caller). `inner` reads element jj and accumulates;
     `decls` gets the threadgroup arrays (declared at kernel scope, as MSL requires)."""
+    def init(prefix):
+        for i, r in enumerate(group):
+            a = _MSL[r.dtype]
+            body.append("%s %s%d = %s::template init<%s>();" % (a, prefix, i, r.aux, a))
+
+    def fold(into, prefix):
+        body.extend("%s%d = ROps<%s>::combine(%s%d, %s%d);" % (into, i, r.aux, into, i, prefix, i)
+                    for i, r in enumerate(group))
+    # A thread's elements in blocks of _BLOCK, blocks in groups of _BLOCK, then groups: serial
+    # chains of at most _BLOCK values (a long row's sum keeps its accuracy, as the library's
+    # passes of chunks). A row of up to MAX_TG * _BLOCK elements is one block: the order of
+    # the library's GPU row kernel (reduce_row_simd, 64 elements per thread per chunk).
     body = ["{"]
-    for i, r in enumerate(group):
-        a = _MSL[r.dtype]
-        body.append("%s a%d = %s::template init<%s>(); bool p%d = false;" % (a, i, r.aux, a, i))
-    body.append(LOOP)
+    init("t")
+    body.append(" ".join("bool p%d = false;" % i for i in range(len(group))))
+    body.append("for (ulong m0 = 0; m0 < n; m0 += ulong(tgsize) * %d) {" % (_BLOCK * _BLOCK))
+    body.append("const ulong mend = min(n, m0 + ulong(tgsize) * %d);" % (_BLOCK * _BLOCK))
+    init("c")
+    body.append("for (ulong b0 = m0; b0 < mend; b0 += ulong(tgsize) * %d) {" % _BLOCK)
+    body.append("const ulong bend = min(mend, b0 + ulong(tgsize) * %d);" % _BLOCK)
+    init("a")
+    body.append("for (ulong jj = b0 + lid; jj < bend; jj += tgsize) {")
     body.extend("    " + s for s in inner)
+    body.append("}")
+    fold("c", "a")
+    body.append("}")
+    fold("t", "c")
     body.append("}")
     tags = []
     for i, r in enumerate(group):
@@ -65,9 +87,9 @@ def level(group, names, inner, decls):
         decls.append("threadgroup %s %s_part[%d]; threadgroup bool %s_pois[%d]; threadgroup %s %s_row;"
                      % (a, tag, _SIMD, tag, _SIMD, a, tag))
         # Lanes past the row hold the identity, so a full shuffle tree is safe.
-        body.append("a%d = simd_reduce<%s, %s>(a%d, %d); p%d = simd_reduce<bool, RAny>(p%d, %d);"
+        body.append("t%d = simd_reduce<%s, %s>(t%d, %d); p%d = simd_reduce<bool, RAny>(p%d, %d);"
                     % (i, a, r.aux, i, _SIMD, i, i, _SIMD))
-        body.append("if (lane == 0) { %s_part[sg] = a%d; %s_pois[sg] = p%d; }" % (tag, i, tag, i))
+        body.append("if (lane == 0) { %s_part[sg] = t%d; %s_pois[sg] = p%d; }" % (tag, i, tag, i))
     body.append("threadgroup_barrier(mem_flags::mem_threadgroup);")
     body.append("if (sg == 0) {")
     for i, r in enumerate(group):
