@@ -10,6 +10,7 @@ on the host by NumPy ("host"), narrowed to float32 ("downcast"), or refused ("er
 
 from __future__ import annotations
 
+import functools
 import operator
 
 import numpy as np
@@ -152,7 +153,7 @@ def _run(name, rows, x, params, axis, eps):
     dev = None if not isinstance(x, _Array) else x._buf.device
     params = [(what, None if p is None else _ew.as_array(p, dev)) for what, p in params]
     axes, dts = _check(name, x, params, axis)
-    out = _dt.result_type(*dts)
+    out = functools.reduce(_dt.promote_types, dts)  # (float dtypes: pm.result_type's promotion, without its checks)
     eps = _eps(name, eps)
     args = [p for _, p in params]
     nd, k = len(x.shape), len(axes)
