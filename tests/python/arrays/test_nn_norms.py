@@ -225,11 +225,13 @@ def test_bad_input_is_a_clear_error(dev, fn):
 # value that differs in its last bits can round to the neighbouring half value).
 ULP = {np.dtype(np.float32): 4 * 2.0 ** -23, np.dtype(np.float16): 2.0 ** -10, BF16: 2.0 ** -7}
 
+@pytest.mark.parametrize("gpu", [False, True], ids=["cpu_shape", "gpu_shape"])
 @pytest.mark.parametrize("shape", [(1, 1), (3, 7), (64, 384), (2, 5, 33), (3, 1025), (2, 4096)], ids=str)
 @pytest.mark.parametrize("dt", FLOATS, ids=str)
-def test_fused_equals_unfused(dev, rng, monkeypatch, dt, shape):
-    if dev.backend != "cpu":
-        pytest.skip("the fused kernel is used on the CPU backend (a row per thread)")
+def test_fused_equals_unfused(dev, rng, monkeypatch, dt, shape, gpu):
+    # both kernel shapes (a thread per row as on a CPU, a threadgroup per row as on a GPU; the
+    # library's unfused reductions take the same shape)
+    monkeypatch.setattr(pm.arrays.reduce, "GPU_SHAPES", gpu)
     a = random(rng, shape, dt, -3, 5)
     w, b = (pm.asarray(random(rng, shape[-1:], dt, -2, 2)) for _ in range(2))
     x = pm.asarray(a)
