@@ -772,8 +772,9 @@ class Fused:
         plan.leaves = t.leaves[nargs:]  # captured arrays (the arguments' are passed per call)
         plan.nargs = nargs
         plan.outs = [(o.shape, o.dtype) for o in nodes]
-        plan.grid = prog.rows * (prog.tg if prog.gpu else prog.step)
-        plan.tg = prog.tg if prog.gpu else min(plan.grid, 256) if not prog.k else 1
+        tg = _gpu.fit(prog.tg, plan.fn.max_threads_per_threadgroup) if prog.gpu else 1
+        plan.grid = prog.rows * (tg if prog.gpu else prog.step)
+        plan.tg = tg if prog.gpu else min(plan.grid, 256) if not prog.k else 1
         plan.structure = (single, type(res))
         plan.device = dev
         return plan

@@ -41,6 +41,14 @@ def tg_size(n):
     return t
 
 
+def fit(tg, limit):
+    """tg halved until the compiled kernel allows it (a GPU lowers the limit for kernels
+    that use many registers); the MSL does not depend on it."""
+    while tg > _SIMD and tg > limit:
+        tg //= 2
+    return tg
+
+
 def accumulate(i, r, x):
     """Adds element value x to the thread's accumulator of reduction i (node r)."""
     a = _MSL[r.dtype]

@@ -150,3 +150,14 @@ def test_nn_functions_in_both_shapes(shape_kind, shape):
 def test_threads_per_row():
     assert [_gpu.tg_size(n) for n in (0, 1, 7, 32, 33, 100, 256, 257, 10 ** 6)] == \
         [32, 32, 32, 32, 64, 128, 256, 256, 256]
+    assert (_gpu.fit(256, 1024), _gpu.fit(256, 192), _gpu.fit(64, 32), _gpu.fit(32, 16)) == (256, 128, 32, 32)
+
+
+def test_a_lower_threadgroup_limit_gives_the_same_values(shape_kind, monkeypatch):
+    # a kernel that the GPU allows fewer threads per threadgroup (its registers) runs with fewer
+    monkeypatch.setattr(_gpu, "fit", lambda tg, limit: min(tg, 64))
+    rng = np.random.default_rng(9)
+    a = rng.standard_normal((3, 1000)).astype(np.float32)
+    s, y = pm.fuse(lambda x: (pm.max(x, axis=-1), x - pm.mean(x, axis=-1, keepdims=True)))(pm.asarray(a))
+    np.testing.assert_array_equal(s.numpy(), a.max(-1))
+    np.testing.assert_allclose(y.numpy(), a - a.astype(np.float64).mean(-1, keepdims=True), rtol=1e-5, atol=1e-6)
