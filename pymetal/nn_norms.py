@@ -101,8 +101,8 @@ def _check_float(name, what, dt):
     if _dt.kind(dt) != "f":
         raise TypeError(
             "%s(): %s must be a floating-point array (float16, bfloat16, float32 or float64), not %s; convert it "
-            "first (.astype(pm.float32)). Integer input is refused, as PyTorch and MLX do: a normalisation's "
-            "result is fractional, and NumPy's mean/var would silently compute integers in float64"
+            "first (.astype(pm.float32)). Integer input is refused, as PyTorch and MLX do (NumPy's mean/var "
+            "would pick float64 for you; here the float type is yours to choose)"
             % (name, what, _dt.NAMES.get(dt, dt)))
 
 
@@ -116,7 +116,8 @@ def _check_param(name, what, p, shape, axes):
 
 
 def _check(name, x, params, axis):
-    """(axes, result dtype) of a call whose x and params (name, array or None) are arrays."""
+    """(normalised axes, the operands' dtypes) of a call whose x and params ((name, array or
+    None) pairs) are arrays: raises for what the functions refuse."""
     _check_float(name, "x", x.dtype)
     axes = _axes(name, x, axis)
     dts = [x.dtype]
