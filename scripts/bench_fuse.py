@@ -1,6 +1,6 @@
 """pm.fuse against the same code unfused, NumPy, and jax.jit / torch.compile when installed.
 
-    python scripts/bench_fuse.py [--quick] [--norms]   (--norms: only pm.nn.layer_norm / rms_norm)
+    python scripts/bench_fuse.py [--quick] [--norms] [--rounds=N]   (--norms: only pm.nn.layer_norm / rms_norm)
 
 Interleaved (each variant once per round), medians; pymetal's times include waiting for
 the result. Ratios: peer time / fused time (> 1: the fused kernel is faster); for
@@ -19,6 +19,7 @@ import pymetal as pm
 
 QUICK = "--quick" in sys.argv
 NORMS_ONLY = "--norms" in sys.argv
+ROUNDS = [int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--rounds=")]
 
 
 def chain10(x, y, np_=pm):
@@ -132,7 +133,7 @@ def main():
     found = peers()
     print("pm.fuse bench, %s backend; peers installed: %s; ratio = variant time / fused time"
           % (pm.device().backend, ", ".join(found) or "none (NumPy and unfused pymetal only)"))
-    rounds = 3 if QUICK else 7
+    rounds = ROUNDS[-1] if ROUNDS else 3 if QUICK else 7
     if NORMS_ONLY:
         return norms(rng, found, rounds)
     for n in ([1 << 20] if QUICK else [1 << 10, 1 << 16, 1 << 20, 1 << 24]):
