@@ -31,9 +31,10 @@ if TYPE_CHECKING:
     from ._typing import ArrayLike
 
 # The overflow-safe mean of squares (_rstd): a second sum of the values times 2**-80.
-# Its squares cannot overflow float32 (|v| * 2**-80 <= 2**48), and when the plain sum
-# overflows (some |v| > ~2**63), the values whose scaled squares underflow are below
-# 2**-90 of the largest one, so they do not change the sum at float32 precision.
+# Its squares cannot overflow float32 (|v| * 2**-80 <= 2**48: squares <= 2**96, a sum
+# of fewer than 2**32 of them stays finite). It is used only where the plain sum
+# overflowed (>= 2**128); then the values whose scaled squares are denormal or underflow
+# (|v| < 2**17) add at most n * 2**34 to it, below 2**-50 of it for rows shorter than 2**44.
 _TINY = 2.0 ** -80
 
 
@@ -43,10 +44,13 @@ def _as(v, dt):
     return v if v.dtype == dt else _ew.astype(v, dt)
 
 
-def _rstd(d, axes, eps):
+def _rstd(d, axes, eps, wide):
     """1 / sqrt(mean(d * d) + eps) over `axes`, also where d * d overflows float32 (rows
-    with values past ~1e19 give their true scale, not 0): both sums are one pass."""
+    with values past ~1e19 give their true scale, not 0): both sums are one pass. Data
+    that was float16 (wide False: |d| < 2**18) cannot overflow, and skips the second sum."""
     v = _red.mean(d * d, axis=axes, keepdims=True)
+    if not wide:
+        return _ew.unary("rsqrt", v + eps)
     q = d * _TINY
     vs = _red.mean(q * q, axis=axes, keepdims=True)
     scaled = _ew.unary("rsqrt", vs + eps * _TINY * _TINY) * _TINY
@@ -62,15 +66,16 @@ def _affine(y, w, b):
 
 
 def _layer_norm_rows(x, w, b, eps, k, out):
-    axes = tuple(range(-k, 0))
+    axes, wide = tuple(range(-k, 0)), x.dtype != _dt.float16
     x = _as(x, _dt.float32)
     d = x - _red.mean(x, axis=axes, keepdims=True)
-    return _as(_affine(d * _rstd(d, axes, eps), w, b), out)
+    return _as(_affine(d * _rstd(d, axes, eps, wide), w, b), out)
 
 
 def _rms_norm_rows(x, w, eps, k, out):
+    wide = x.dtype != _dt.float16
     x = _as(x, _dt.float32)
-    return _as(_affine(x * _rstd(x, tuple(range(-k, 0)), eps), w, None), out)
+    return _as(_affine(x * _rstd(x, tuple(range(-k, 0)), eps, wide), w, None), out)
 
 
 # ---- arguments -----------------------------------------------------------------------------

@@ -136,6 +136,15 @@ def test_values_whose_squares_overflow_float32(dev, dt):
     close(pm.nn.rms_norm(x), ref_rms_norm(a), dt)
 
 
+def test_float16_extremes_need_no_scaled_sum(dev, rng):
+    # float16 data (|x| <= 65504) cannot overflow float32 squares: the kernel skips the second sum
+    a = (rng.choice([-1.0, 1.0], (3, 4096)) * 65504).astype(np.float16)
+    a[1] = rng.uniform(-6e4, 6e4, 4096).astype(np.float16)
+    x = pm.asarray(a)
+    close(pm.nn.layer_norm(x), ref_layer_norm(a), np.float16)
+    close(pm.nn.rms_norm(x), ref_rms_norm(a), np.float16)
+
+
 def test_nan_and_inf_stay_in_their_row(dev):
     a = np.array([[1.0, np.nan, 2.0], [1.0, 2.0, 3.0], [np.inf, 1.0, 2.0]], np.float32)
     for fn, ref in ((pm.nn.layer_norm, ref_layer_norm), (pm.nn.rms_norm, ref_rms_norm)):
