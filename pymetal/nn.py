@@ -1,6 +1,7 @@
 """Neural-network activations and normalisations on pymetal arrays (Metal kernels).
 
-    pm.nn.relu(x), pm.nn.gelu(x, approximate="tanh"), pm.nn.softmax(x, axis=-1)
+    pm.nn.relu(x), pm.nn.gelu(x, approximate="tanh"), pm.nn.softmax(x, axis=-1),
+    pm.nn.layer_norm(x, weight, bias), pm.nn.rms_norm(x, weight) (nn_norms.py)
 """
 
 from __future__ import annotations
@@ -9,6 +10,9 @@ from .arrays import elementwise as _ew
 from .arrays import reduce as _red
 from . import dtypes as _dt
 from .arrays.array import Array as _Array
+from . import nn_host as _host
+from .nn_host import float64_call as _float64_call
+from .nn_norms import layer_norm, rms_norm
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -16,9 +20,11 @@ if TYPE_CHECKING:
     from .runtime.device import Device
     from ._typing import ArrayLike, DTypeLike, Norm
 
-__all__ = ["relu", "leaky_relu", "sigmoid", "softplus", "silu", "swish", "gelu", "softmax", "log_softmax"]
+__all__ = ["relu", "leaky_relu", "sigmoid", "softplus", "silu", "swish", "gelu", "softmax", "log_softmax",
+           "layer_norm", "rms_norm"]
 
 
+@_float64_call(_host.relu)
 def relu(x: ArrayLike) -> Array:
     """max(x, 0).
 
@@ -29,6 +35,7 @@ def relu(x: ArrayLike) -> Array:
     return _ew.unary("relu", x)
 
 
+@_float64_call(_host.leaky_relu)
 def leaky_relu(x: ArrayLike, negative_slope: float = 0.01) -> Array:
     """x where x > 0, else negative_slope * x.
 
@@ -42,6 +49,7 @@ def leaky_relu(x: ArrayLike, negative_slope: float = 0.01) -> Array:
     return _ew.binary("leaky_relu", x, float(negative_slope))
 
 
+@_float64_call(_host.sigmoid)
 def sigmoid(x: ArrayLike) -> Array:
     """1 / (1 + exp(-x)).
 
@@ -52,6 +60,7 @@ def sigmoid(x: ArrayLike) -> Array:
     return _ew.unary("sigmoid", x)
 
 
+@_float64_call(_host.softplus)
 def softplus(x: ArrayLike) -> Array:
     """log(1 + exp(x)), without overflow.
 
@@ -62,6 +71,7 @@ def softplus(x: ArrayLike) -> Array:
     return _ew.unary("softplus", x)
 
 
+@_float64_call(_host.silu)
 def silu(x: ArrayLike) -> Array:
     """x * sigmoid(x) (also called swish: ``pm.nn.swish``).
 
@@ -75,6 +85,7 @@ def silu(x: ArrayLike) -> Array:
 swish = silu
 
 
+@_float64_call(_host.gelu)
 def gelu(x: ArrayLike, approximate: str = "none") -> Array:
     """Gaussian error linear unit: exact (erf) or approximate="tanh".
 
@@ -116,6 +127,7 @@ def _back(r, dt):
     return r if r.dtype == dt else _ew.astype(r, dt)
 
 
+@_float64_call(_host.softmax)
 def softmax(x: ArrayLike, axis: int = -1) -> Array:
     """exp(x) / sum(exp(x)) along axis, computed stably (max subtracted first).
 
@@ -134,6 +146,7 @@ def softmax(x: ArrayLike, axis: int = -1) -> Array:
     return _back(_ew.binary("divide", e, s), dt)
 
 
+@_float64_call(_host.log_softmax)
 def log_softmax(x: ArrayLike, axis: int = -1) -> Array:
     """x - logsumexp(x) along axis.
 
@@ -147,14 +160,13 @@ def log_softmax(x: ArrayLike, axis: int = -1) -> Array:
     return _back(_ew.binary("subtract", x, _red.logsumexp(x, axis=axis, keepdims=True)), dt)
 
 
-# The last axis on the CPU backend: one fused kernel (pm.fuse traces the functions above; a
-# thread per row, 2-4x faster than their five passes here). A GPU reads rows one per thread
-# uncoalesced, so the Metal backend keeps the passes.
+# The last axis: one fused kernel (pm.fuse traces the functions above; on a CPU a thread per
+# row, 2-4x faster than their five passes here; on a GPU a threadgroup per row, coalesced).
 _FUSED: dict = {}
 
 
 def _fusable(x, axis):
-    return type(x) is _Array and x.ndim and axis in (-1, x.ndim - 1) and x._buf.device.backend == "cpu"
+    return type(x) is _Array and x.ndim and axis in (-1, x.ndim - 1)
 
 
 def _fused(name, fn):

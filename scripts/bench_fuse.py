@@ -1,9 +1,10 @@
 """pm.fuse against the same code unfused, NumPy, and jax.jit / torch.compile when installed.
 
-    python scripts/bench_fuse.py [--quick]
+    python scripts/bench_fuse.py [--quick] [--norms] [--rounds=N]   (--norms: only pm.nn.layer_norm / rms_norm)
 
 Interleaved (each variant once per round), medians; pymetal's times include waiting for
-the result. Ratios: peer time / fused time (> 1: the fused kernel is faster). Also the
+the result. Ratios: peer time / fused time (> 1: the fused kernel is faster); for
+pm.nn.layer_norm and rms_norm (float32 and float16) peer time / pm.nn's time. Also the
 time to trace and compile a fused kernel never seen before (cold: clang on the CPU
 backend) and to call it again (cached).
 """
@@ -17,6 +18,8 @@ import numpy as np
 import pymetal as pm
 
 QUICK = "--quick" in sys.argv
+NORMS_ONLY = "--norms" in sys.argv
+ROUNDS = [int(a.split("=", 1)[1]) for a in sys.argv if a.startswith("--rounds=")]
 
 
 def chain10(x, y, np_=pm):
@@ -31,6 +34,10 @@ def layer_norm(x, w, b, np_=pm):
     m = np_.mean(x, axis=-1, keepdims=True)
     v = np_.var(x, axis=-1, keepdims=True)
     return (x - m) / np_.sqrt(v + 1e-5) * w + b
+
+
+def rms_norm(x, w, np_=pm):
+    return x / np_.sqrt(np_.mean(x * x, axis=-1, keepdims=True) + 1e-6) * w
 
 
 def softmax(x, np_=pm):
@@ -50,7 +57,7 @@ def _time(f):
     return time.perf_counter() - start
 
 
-def compare(name, variants, rounds):
+def compare(name, variants, rounds, base="fused"):
     for f in variants.values():  # warm up (compile, caches)
         f()
     pm.synchronize()
@@ -59,7 +66,7 @@ def compare(name, variants, rounds):
         for k, f in variants.items():
             times[k].append(_time(f))
     med = {k: statistics.median(v) for k, v in times.items()}
-    fused = med["fused"]
+    fused = med[base]
     cells = "  ".join("%s %.2f ms (%.2fx)" % (k, v * 1e3, v / fused) for k, v in med.items())
     print("%-24s %s" % (name, cells), flush=True)
     return med
@@ -80,12 +87,55 @@ def peers():
     return out
 
 
+def _peer_norms(found, a, w, b):
+    """{name: call} of the installed peers' layer_norm and rms_norm on copies of a, w, b."""
+    out = {}
+    if "jax" in found:
+        jax = found["jax"]
+        jnp = jax.numpy
+        ja, jw, jb = (jax.device_put(v) for v in (a, w, b))
+        jln = jax.jit(lambda x, w, b: layer_norm(x, w, b, jnp))
+        jrms = jax.jit(lambda x, w: rms_norm(x, w, jnp))
+        out["jax"] = (lambda: jln(ja, jw, jb).block_until_ready(), lambda: jrms(ja, jw).block_until_ready())
+    if "torch" in found:
+        torch = found["torch"]
+        F = torch.nn.functional
+        ta, tw, tb = (torch.from_numpy(v) for v in (a, w, b))
+        d = a.shape[-1:]
+        trms = (lambda: F.rms_norm(ta, d, tw, 1e-6)) if hasattr(F, "rms_norm") else (lambda: rms_norm(ta, tw, torch))
+        out["torch"] = (lambda: F.layer_norm(ta, d, tw, tb, 1e-5), trms)
+    return out
+
+
+def norms(rng, found, rounds):
+    """pm.nn.layer_norm / rms_norm (one fused kernel on the CPU backend) against the same
+    formula as pymetal ops (unfused), NumPy, and the installed peers; ratio = time / pm.nn's."""
+    shapes = [(1024, 1024)] if QUICK else [(1024, 1024), (4096, 1024)]
+    for dt in (np.float32, np.float16):
+        for rows, cols in shapes:
+            a = rng.standard_normal((rows, cols)).astype(dt)
+            w, b = rng.standard_normal(cols).astype(dt), rng.standard_normal(cols).astype(dt)
+            x, xw, xb = pm.asarray(a), pm.asarray(w), pm.asarray(b)
+            tag = "%dx%d %s" % (rows, cols, np.dtype(dt).name)
+            peers = _peer_norms(found, a, w, b)
+            ln = {"pm.nn": lambda: pm.nn.layer_norm(x, xw, xb), "unfused": lambda: layer_norm(x, xw, xb),
+                  "numpy": lambda: layer_norm(a, w, b, np)}
+            rms = {"pm.nn": lambda: pm.nn.rms_norm(x, xw), "unfused": lambda: rms_norm(x, xw),
+                   "numpy": lambda: rms_norm(a, w, np)}
+            for k, (fl, fr) in peers.items():
+                ln[k], rms[k] = fl, fr
+            compare("nn.layer_norm " + tag, ln, rounds, base="pm.nn")
+            compare("nn.rms_norm " + tag, rms, rounds, base="pm.nn")
+
+
 def main():
     rng = np.random.default_rng(0)
     found = peers()
     print("pm.fuse bench, %s backend; peers installed: %s; ratio = variant time / fused time"
           % (pm.device().backend, ", ".join(found) or "none (NumPy and unfused pymetal only)"))
-    rounds = 3 if QUICK else 7
+    rounds = ROUNDS[-1] if ROUNDS else 3 if QUICK else 7
+    if NORMS_ONLY:
+        return norms(rng, found, rounds)
     for n in ([1 << 20] if QUICK else [1 << 10, 1 << 16, 1 << 20, 1 << 24]):
         a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
         x, y = pm.asarray(a), pm.asarray(b)
@@ -104,6 +154,7 @@ def main():
                                "pm.nn.softmax": lambda: pm.nn.softmax(x), "numpy": lambda: softmax(a, np)}, rounds)
     compare("std rows " + tag, {"fused": lambda: sd(x), "unfused": lambda: std_rows(x),
                                 "numpy": lambda: std_rows(a, np)}, rounds)
+    norms(rng, found, rounds)
     # Compile: a structure never seen before (the ops' order drawn at random), first call
     # (trace + MSL + clang + run) and then cached calls.
     ops = [pm.exp, pm.tanh, pm.sin, pm.sqrt, pm.abs, pm.negative, pm.cos, pm.log1p]

@@ -19,7 +19,8 @@ compiled once per text (pm.compile and its disk cache).
 One kernel thread computes one row: the reductions of each level (var needs the
 mean first) are one pass over the row each, in 16 lanes combined as a tree like
 the library's row reduction (Shaders/reduce.h), then the elementwise outputs are
-written. Without reductions a thread computes one element.
+written. Without reductions a thread computes one element. On a GPU (or with
+reduce.GPU_SHAPES forced) a threadgroup computes one row instead (fusion_gpu.py).
 
 Unsupported inside a fused function (indexing, reshapes, matmul, non-elementwise
 calls, Python control flow on array values): a clear FuseError (a TypeError) at
@@ -34,7 +35,9 @@ import threading
 import numpy as np
 
 from . import elementwise as _ew
+from . import fusion_gpu as _gpu
 from . import interop as _interop
+from . import reduce as _red
 from .kernels import lookup as _jit
 from . import optable as _ops
 from .. import dtypes as _dt
@@ -360,6 +363,10 @@ class _Program:
         self.no = self.nd - self.k   # outer (row) dimensions
         self.rows = int(np.prod(self.full[:self.no], dtype=np.int64))
         self.n = int(np.prod(self.full[self.no:], dtype=np.int64))
+        # Row reductions on a GPU: a threadgroup per row (fusion_gpu.py), as the library's reductions choose
+        self.gpu = bool(tracer.k) and _red._gpu_shapes(tracer.device) and self.rows <= _gpu.MAX_ROWS
+        self.tg = _gpu.tg_size(self.n) if self.gpu else 1
+        self.tg_decls: list[str] = []
         self.sites = {}    # (leaf, "F" or "O") -> (kind, stride vector)
         self.consts = []   # const nodes, in slot order
         self._const_slot = {}
@@ -418,6 +425,7 @@ class _Program:
         glob: dict = {}   # node -> variable, for values computed once per thread
         self._counter = 0
         self._pre = body
+        self.tg_decls = []
 
         def var():
             self._counter += 1
@@ -480,6 +488,14 @@ class _Program:
                 v = var()
                 names.append(v)
                 body.append("%s %s;" % (_MSL[r.dtype], v))
+            if self.gpu:
+                scope = dict(glob)
+                inner: list[str] = []
+                for i, r in enumerate(group):
+                    inner.append(_gpu.accumulate(i, r, emit(r.args[0], "E", scope, inner)))
+                body.extend(_gpu.level(group, names, inner, self.tg_decls))
+                glob.update(((id(r), r.space), v) for r, v in zip(group, names))
+                continue
             loop_main: list[str] = []
             loop_tail: list[str] = []
             for lines, jj in ((loop_main, "j + l"), (loop_tail, "j")):
@@ -540,15 +556,15 @@ class _Program:
         # outputs
         elem = [(i, o) for i, o in enumerate(self.outputs) if o.space in ("C", "E")]
         for i, o in enumerate(self.outputs):
-            if o.space in ("R", "O"):
-                body.append("out%d[r] = %s;" % (i, emit(o, o.space, glob, body)))
+            if o.space in ("R", "O"):  # (on a GPU every thread has the row's values; one writes them)
+                body.append("%sout%d[r] = %s;" % ("if (lid == 0) " if self.gpu else "", i, emit(o, o.space, glob, body)))
         if elem:
             if self.k:
                 scope = dict(glob)
                 inner = []
                 for i, o in elem:
                     inner.append("out%d[r * n + jj] = %s;" % (i, emit(o, "E", scope, inner)))
-                body.append("for (ulong jj = 0; jj < n; jj++) {")
+                body.append(_gpu.LOOP if self.gpu else "for (ulong jj = 0; jj < n; jj++) {")
                 body.extend("    " + s for s in inner)
                 body.append("}")
             else:
@@ -586,10 +602,13 @@ class _Program:
             params.append("device %s* out%d [[buffer(%d)]]" % (_MSL[o.dtype], i, len(t.leaves) + i))
         nslots = max(1, self.nconst_base + len(self.consts))
         params.append("constant FusedParams& P [[buffer(%d)]]" % (len(t.leaves) + len(self.outputs)))
-        params.append("uint tid [[thread_position_in_grid]]")
+        params.extend(_gpu.PARAMS if self.gpu else ["uint tid [[thread_position_in_grid]]"])
         # A thread per row; rows are spaced `step` threads apart so that a dispatch of few long
         # rows still reaches the thread count at which the CPU backend uses all its cores.
-        if self.k:
+        if self.gpu:
+            head.extend(self.tg_decls)
+            head.append(_gpu.ROW)
+        elif self.k:
             head.append("const ulong step = ulong(P.v[2]);")
             head.append("if (tid % step) return;")
             head.append("const ulong r = tid / step;")
@@ -613,7 +632,7 @@ class _Program:
     def params(self):
         """The parameter bytes: rows, n, step, shape, strides per site, constants."""
         step = 1
-        if self.k and self.cpu and 1 < self.rows < _SPLIT and self.rows * self.n >= _SPLIT:
+        if self.k and self.cpu and not self.gpu and 1 < self.rows < _SPLIT and self.rows * self.n >= _SPLIT:
             step = -(-_SPLIT // self.rows)
         self.step = step
         v = [self.rows, self.n, step] + list(self.full)
@@ -705,7 +724,8 @@ class Fused:
     def __call__(self, *args, **kwargs):
         if any(isinstance(v, Traced) for v in list(args) + list(kwargs.values())):
             return self._fn(*args, **kwargs)  # called inside another fused function: part of its kernel
-        key = (tuple(_arg_key(a) for a in args), tuple((k, _arg_key(v)) for k, v in sorted(kwargs.items())))
+        key = (tuple(_arg_key(a) for a in args), tuple((k, _arg_key(v)) for k, v in sorted(kwargs.items())),
+               _red.GPU_SHAPES)  # the kernel's shape may be forced (the tests run the GPU one on the CPU)
         plan = self._plans.get(key)
         # the kernel's inputs, in the order the trace made them (arguments, then keywords by name)
         arrays = [a if isinstance(a, Array) else asarray(a) for a in list(args) + [v for _, v in sorted(kwargs.items())]
@@ -752,8 +772,9 @@ class Fused:
         plan.leaves = t.leaves[nargs:]  # captured arrays (the arguments' are passed per call)
         plan.nargs = nargs
         plan.outs = [(o.shape, o.dtype) for o in nodes]
-        plan.grid = prog.rows * prog.step
-        plan.tg = min(plan.grid, 256) if not prog.k else 1
+        tg = _gpu.fit(prog.tg, plan.fn.max_threads_per_threadgroup) if prog.gpu else 1
+        plan.grid = prog.rows * (tg if prog.gpu else prog.step)
+        plan.tg = tg if prog.gpu else min(plan.grid, 256) if not prog.k else 1
         plan.structure = (single, type(res))
         plan.device = dev
         return plan

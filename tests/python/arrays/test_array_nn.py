@@ -66,3 +66,36 @@ def test_first_use_compiles_a_family_from_the_templates(dev):
     assert fn.name == name
     x = pm.asarray(np.linspace(-2, 2, 100).astype(np.float16))
     assert_same(pm.exp(x), np.exp(x.numpy().astype(np.float32)).astype(np.float16))
+
+
+def test_float64_follows_the_float64_policy(dev, rng):
+    # float64 has no Metal kernel: NumPy computes it on the host (policy "host", the default)
+    f = rng.standard_normal((4, 9)) * 8
+    x = pm.asarray(f)
+    erfc = np.vectorize(math.erfc)
+    sig = 1 / (1 + np.exp(-f))
+    want = {"relu": np.maximum(f, 0), "leaky_relu": np.where(f > 0, f, 0.01 * f), "sigmoid": sig,
+            "softplus": np.log1p(np.exp(-np.abs(f))) + np.maximum(f, 0), "silu": f * sig,
+            "gelu": 0.5 * f * erfc(-f / math.sqrt(2)), "softmax": _softmax(f, -1),
+            "log_softmax": np.log(_softmax(f, -1))}
+    for name, w in want.items():
+        got = getattr(pm.nn, name)(x)
+        assert isinstance(got, pm.Array) and got.dtype == np.float64, name
+        np.testing.assert_allclose(got.numpy(), w, rtol=1e-12, atol=1e-15, err_msg=name)  # (log of softmax near 1)
+    u = 0.7978845608028654 * (f + 0.044715 * f ** 3)
+    with np.errstate(over="ignore"):  # 0.5 x (1 + tanh(u)) as x / (1 + exp(-2u)): the left tail is not rounded to 0
+        tanh_form = f / (1 + np.exp(-2 * u))
+    np.testing.assert_allclose(pm.nn.gelu(x, approximate="tanh").numpy(), tanh_form, rtol=1e-12, atol=1e-300)
+    np.testing.assert_allclose(pm.nn.softmax(x, axis=0).numpy(), _softmax(f, 0), rtol=1e-12)
+    assert pm.nn.softmax(pm.asarray(np.zeros((0, 3)))).shape == (0, 3)
+    with pytest.raises(TypeError, match="real input"):
+        pm.nn.softmax(pm.asarray(np.ones(3, np.complex128)))
+    with pytest.raises(ValueError, match="approximate"):
+        pm.nn.gelu(x, approximate="fast")
+    old = pm.get_float64_policy()
+    try:
+        pm.set_float64_policy("error")
+        with pytest.raises(TypeError, match="float64"):
+            pm.nn.sigmoid(f)
+    finally:
+        pm.set_float64_policy(old)
