@@ -182,15 +182,21 @@ template <class T> uint bits(T v) { return as_type<uint>(v); }
 // ---------------------------------------------------------------------------
 // Errors that must be reported, not hang.
 // ---------------------------------------------------------------------------
+// A thread that returned counts as arrived at later barriers (as on Apple GPUs; not an error any
+// more outside validation builds).
 /*kernel*/ void err_return_early(device int *out /*[[buffer(0)]]*/, uint lid /*[[thread_index_in_threadgroup]]*/) {
     if (lid == 17) return;
     threadgroup_barrier(mem_flags::mem_threadgroup);
     out[lid] = 1;
 }
+// One simdgroup waits at a barrier the other never calls (it waits at a later one): on a GPU they
+// would pair up wrongly. (A thread that calls an extra barrier while the others finish is fine, as
+// on a GPU: finished threads count as arrived; runtime_common.h, gpu_barriers.)
 /*kernel*/ void err_extra_barrier(device int *out /*[[buffer(0)]]*/, uint lid /*[[thread_index_in_threadgroup]]*/) {
     threadgroup_barrier(mem_flags::mem_threadgroup);
-    if (lid == 3) threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid >= 32) threadgroup_barrier(mem_flags::mem_threadgroup);
     out[lid] = 1;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
 }
 /*kernel*/ void err_simd_sites(device int *out /*[[buffer(0)]]*/, uint lid /*[[thread_index_in_threadgroup]]*/,
                                uint lane /*[[thread_index_in_simdgroup]]*/) {
@@ -199,6 +205,8 @@ template <class T> uint bits(T v) { return as_type<uint>(v); }
     else v = simd_max((int)lid);
     out[lid] = v;
 }
+// Lanes at a SIMD-group function while the rest of their simdgroup waits at a barrier: the
+// barrier carries them (runtime_fibers.h, carry_barrier), the sum covers the lanes that call it.
 /*kernel*/ void err_simd_barrier(device int *out /*[[buffer(0)]]*/, uint lid /*[[thread_index_in_threadgroup]]*/,
                                  uint lane /*[[thread_index_in_simdgroup]]*/) {
     int v = 0;

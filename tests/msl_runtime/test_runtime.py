@@ -307,17 +307,22 @@ def test_simd(lib):
 # ---------------------------------------------------------------------------
 def test_errors(lib):
     out = np.zeros(1024, dtype=np.int32)
+    # a thread that returned counts as arrived at the barrier (as on Apple GPUs; validation builds report it)
     L = pmrt.make_launch([out], groups=(5, 1, 1), tpg=(64,))
-    check_err("barrier after an early return", pmrt.run(lib["err_return_early"], L),
-              "threadgroup_barrier not reached by all threads of threadgroup (0,0,0)", "thread 17 returned early")
+    rc = pmrt.run(lib["err_return_early"], L)
+    check("barrier after an early return runs", rc == (0, "") and out[17] == 0 and out[:64].sum() == 63, f"rc={rc}")
+    out[:] = 0
     L = pmrt.make_launch([out], groups=(2, 2, 1), tpg=(40,))
-    check_err("extra barrier in one thread", pmrt.run(lib["err_extra_barrier"], L, nthreads=2),
-              "threadgroup_barrier not reached", "returned early")
+    check_err("simdgroups at different barriers", pmrt.run(lib["err_extra_barrier"], L, nthreads=2),
+              "barrier divergence", "another threadgroup_barrier")
     L = pmrt.make_launch([out], groups=(1,), tpg=(64,))
     check_err("SIMD calls at different sites", pmrt.run(lib["err_simd_sites"], L), "divergent control flow",
               "simd_sum", "simd_max")
-    check_err("SIMD call and barrier", pmrt.run(lib["err_simd_barrier"], L), "divergent control flow",
-              "threadgroup_barrier", "simd_sum")
+    out[:] = -1
+    rc = pmrt.run(lib["err_simd_barrier"], L)
+    want = np.array([sum(range(s * 32, s * 32 + 16)) if l < 16 else 0 for s in (0, 1) for l in range(32)])
+    check("SIMD call beside a barrier: the barrier carries the lanes", rc == (0, "") and (out[:64] == want).all(),
+          f"rc={rc} {out[:64]}")
     check_err("barrier in a LOOP-mode kernel", pmrt.run(lib["err_loop_barrier"], L), "internal error",
               "threadgroup_barrier")
     L1 = pmrt.make_launch([out], groups=(3,), tpg=(1,))

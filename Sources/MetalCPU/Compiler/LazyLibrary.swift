@@ -28,11 +28,15 @@ final class LazyPlan: @unchecked Sendable {
     let flags: [String]
     let tools: Toolchain
     let dependencies: [Dependency]
+    /// The kernels' bindings from clang's AST, read by the process that checked the library (PlanBindings).
+    let ast: [Int: [KernelBinding]]?
     /// The front end's output by function constant values ("": none), made once (under MSLCompiler.prepareLock).
     var prepared: [String: MSLCompiler.Prepared] = [:]
 
-    init(key: String, names: [String], source: String, flags: [String], tools: Toolchain, dependencies: [Dependency]) {
+    init(key: String, names: [String], source: String, flags: [String], tools: Toolchain, dependencies: [Dependency],
+         ast: [Int: [KernelBinding]]?) {
         (self.key, self.names, self.source, self.flags, self.tools, self.dependencies) = (key, names, source, flags, tools, dependencies)
+        self.ast = ast
     }
 }
 
@@ -96,23 +100,29 @@ extension MSLCompiler {
     func lazyPlan(_ key: String, source: String, flags: [String], tools: Toolchain) -> LazyPlan? {
         if let plan = lock({ plans[key] }), Dependency.unchanged(plan.dependencies) { return plan }
         guard let hit = KernelCache.current.lookup(key, suffix: ".lib"), let body = KernelCache.body(hit.file) else { return nil }
-        let names = String(decoding: body, as: UTF8.self).split(separator: "\n").map(String.init)
+        let lines = String(decoding: body, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false)
+        let end = lines.firstIndex(of: Substring(PlanBindings.marker)) ?? lines.endIndex
+        let names = lines[..<end].filter { !$0.isEmpty }.map(String.init)
         guard names.count > Self.lazyThreshold else { return nil }
-        let plan = LazyPlan(key: key, names: names, source: source, flags: flags, tools: tools, dependencies: hit.dependencies)
+        let ast = end < lines.endIndex ? PlanBindings.decode(lines[(end + 1)...]) : nil
+        let plan = LazyPlan(key: key, names: names, source: source, flags: flags, tools: tools, dependencies: hit.dependencies,
+                            ast: ast)
         lock { plans[key] = plan }
         return plan
     }
 
-    /// Publishes the plan of a checked library (its kernels' names) as the entry "<key>.lib".
+    /// Publishes the plan of a checked library (its kernels' names and their bindings from clang's AST) as the
+    /// entry "<key>.lib".
     func publishPlan(_ key: String, prepared: Prepared, source: String, flags: [String], tools: Toolchain,
                      cache: KernelCache, work: URL, keep: String?) throws -> LazyPlan {
         let file = work.appendingPathComponent("plan.lib")
-        try KernelCache.writeFile(Array(prepared.kernels.map(\.hostName).joined(separator: "\n").utf8), to: file.path)
+        let ast = prepared.ast.isEmpty ? [] : [PlanBindings.encode(prepared.ast)]
+        try KernelCache.writeFile(Array((prepared.kernels.map(\.hostName) + ast).joined(separator: "\n").utf8), to: file.path)
         try cache.seal(file.path, dependencies: prepared.dependencies)
         _ = try cache.publish(file.path, key: key, suffix: ".lib")
         try cache.evict(keep: Set([key] + (keep.map { [$0] } ?? [])))
         let plan = LazyPlan(key: key, names: prepared.kernels.map(\.hostName), source: source, flags: flags, tools: tools,
-                            dependencies: prepared.dependencies)
+                            dependencies: prepared.dependencies, ast: prepared.ast)
         plan.prepared[""] = prepared
         lock { plans[key] = plan }
         return plan
@@ -154,8 +164,9 @@ extension MSLCompiler {
             if let done = plan.prepared[slot] { return done }
             let work = URL(fileURLWithPath: try cache.makeWorkFolder())
             defer { try? FileManager.default.removeItem(at: work) }
+            // the AST's bindings from the plan (no second AST dump) where it read the same text: no constant values
             let done = try prepare(plan.source, flags: plan.flags, constantValues: constantValues, tools: plan.tools,
-                                   cache: cache.path, work: work, job: job)
+                                   cache: cache.path, work: work, job: job, ast: constantValues == nil ? plan.ast : nil)
             plan.prepared[slot] = done
             return done
         }

@@ -211,11 +211,14 @@ public final class MSLCompiler: @unchecked Sendable {
         let codegen: [String]
         /// The user's source (for diagnostics).
         let source: String
+        /// The kernels' bindings as clang's AST gave them (astBindings; a lazy library's plan keeps them: PlanBindings).
+        var ast: [Int: [KernelBinding]] = [:]
     }
 
-    /// Preprocesses `source` in `work` and runs the front end over it (steps 1 to 3 of a compile).
+    /// Preprocesses `source` in `work` and runs the front end over it (steps 1 to 3 of a compile); `ast`: the
+    /// kernels' bindings as an earlier reading of the same source's AST gave them (no AST dump then).
     func prepare(_ source: String, flags: [String], constantValues: [Int: FunctionConstantValue]?, tools: Toolchain,
-                 cache: String, work: URL, job: Job) throws -> Prepared {
+                 cache: String, work: URL, job: Job, ast known: [Int: [KernelBinding]]? = nil) throws -> Prepared {
         // 1. literals, 2. preprocess, 3. front end, 4. compile and link (emit).
         let input = work.appendingPathComponent("program_source.metal")
         try KernelCache.writeFile(Array(("#line 1 \"program_source\"\n" + Literals.rewrite(source)).utf8), to: input.path)
@@ -245,18 +248,21 @@ public final class MSLCompiler: @unchecked Sendable {
             // (guard.c) instead of jumping over it; not by default: it halves the reductions' speed here.
             + (flags.contains(Self.validationFlag) ? ["-fstack-clash-protection"] : [])
         let output: FrontEndOutput
+        var ast: [Int: [KernelBinding]] = [:]
         do {
             output = try FrontEnd.run(preprocessed: text, constantValues: constantValues, requireMetalHeader: true,
                                       validation: flags.contains(Self.validationFlag),
                                       lockstep: !flags.contains { $0.hasPrefix("-DPM_NO_LOCKSTEP") }) { astText in
-                try self.astBindings(astText, input: input.path, codegen: codegen, tools: tools, cache: cache, work: work, job: job)
+                ast = try known ?? self.astBindings(astText, input: input.path, codegen: codegen, tools: tools, cache: cache,
+                                                    work: work, job: job)
+                return ast
             }
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure,
                                   message: Diagnostics.userColumns(diagnostics.messages.joined(separator: "\n"), source: source))
         }
         return Prepared(unit: output.text, kernels: output.kernels, constants: output.constants, input: input.path,
-                        dependencies: dependencies, codegen: codegen, source: source)
+                        dependencies: dependencies, codegen: codegen, source: source, ast: ast)
     }
 
     /// Compiles `unit` (a prepared unit with launchers) in `work` into the shared library `output`, or with

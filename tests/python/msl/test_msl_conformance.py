@@ -1557,13 +1557,13 @@ def test_edge_threadgroup_sizes(xlib):
 
 
 @pytest.mark.cpu_backend
-def test_divergent_barrier_raises_kernel_error(xlib):
+def test_barrier_after_a_return_runs_as_on_a_gpu(xlib):
+    # A thread that returned counts as arrived at later barriers, as on Apple GPUs (MLX's gemv and
+    # col_reduce_small rely on it); PYMETAL_VALIDATION=1 reports it (test_barrier_divergence.py).
     x = np.zeros(64, np.float32)
     exc = _call_with_timeout(lambda: xlib.bad_barrier(x, groups=1, threadgroup=64))
-    assert isinstance(exc, pm.KernelError), repr(exc)
-    msg = str(exc)
-    assert "bad_barrier" in msg and "threadgroup_barrier" in msg, msg
-    assert "line %d" % _line_of(MISC_SRC, "bad_barrier", "threadgroup_barrier(") in msg, msg  # the user's line
+    assert exc is None, repr(exc)
+    np.testing.assert_array_equal(x, np.where(np.arange(64) == 3, 0, 1))
     # the library (and the worker that ran it) still work afterwards
     y = np.zeros(64, np.float32)
     xlib.tg_dynamic(y + 1, groups=1, threadgroup=64, threadgroup_memory=256)

@@ -309,11 +309,29 @@ def test_buggy_kernel_is_reported(dev, case):
 
 
 def test_barrier_divergence_also_without_validation(dev):
-    # the same check in both modes (validation used to lose the if/else case)
+    # the same check in both modes (validation used to lose the if/else case): simdgroups waiting
+    # at different barriers would pair them up wrongly on a GPU
     for validation in (None, "1"):
         line = kernel_error(run_child("run(lambda: lib.if_else_barriers(np.zeros(64, np.float32), grid=64, "
                                       "threadgroup=64))\n", validation=validation))
         assert "barrier divergence" in line, line
+
+
+def test_early_return_before_barrier_only_reported_by_validation(dev):
+    # Apple GPUs let threads that returned stay out of later barriers (MLX's gemv and
+    # col_reduce_small rely on it), so a normal run gives the GPU's answer; validation keeps
+    # MSL's rule that every thread reaches the barrier (runtime_common.h, gpu_barriers)
+    call = ("a = np.arange(64, dtype=np.float32); out = np.zeros(64, np.float32)\n"
+            "run(lambda: lib.early_return(a, out, np.uint32(50), grid=64, threadgroup=64))\n"
+            "print('OUT', ' '.join(str(v) for v in out.tolist()))\n")
+    line = kernel_error(run_child(call, validation="1"))
+    assert "barrier divergence" in line and "returned early" in line, line
+    plain = run_child(call, validation=None)
+    assert "CLEAN" in plain, plain
+    got = next(l for l in plain.splitlines() if l.startswith("OUT")).split()[1:]
+    # out[i] = sh[63 - t]: only the threads whose mirror ran (i < 50 and 63 - i < 50) read a written value
+    want = [str(float(63 - i)) for i in range(14, 50)]
+    assert got[14:50] == want, got
 
 
 CORRECT = r'''

@@ -27,9 +27,10 @@
 // PM_VALIDATION builds), runtime_sync.h (barriers, SIMD-group rendezvous and
 // yield points, which every mode reaches); the launcher run() is here.
 //
-// Errors are reported, never hung on: a barrier that some threads can never
-// reach (a thread returned), lanes of one simdgroup waiting at different SIMD
-// call sites, or at a SIMD function and a barrier, any other deadlock, a
+// Errors are reported, never hung on: threads waiting at different barriers
+// (runtime_common.h, gpu_barriers: a thread that returned counts as arrived,
+// except under PM_VALIDATION), lanes of one simdgroup waiting at different SIMD
+// call sites, any other deadlock, a
 // barrier / SIMD call in a kernel compiled for LOOP mode with more than one
 // thread per group, too much threadgroup memory. run() then returns non-zero
 // with pm_status filled; the fibers of the failing group are abandoned.

@@ -116,6 +116,29 @@ enum : uint32_t { _PmModeNone = 0, _PmModeLoop = 1, _PmModeFibers = 2, _PmModeLo
 // An MSL thread of the running group. _PmFiberNew: not started (no context yet).
 enum : uint8_t { _PmFiberNew, _PmFiberReady, _PmFiberBarrier, _PmFiberSimd, _PmFiberDone };
 
+// Barriers as Apple GPUs run them (gpu_barriers). MSL asks every thread of the
+// threadgroup to reach each threadgroup_barrier, but real kernels rely on what
+// the hardware does: MLX's gemv and col_reduce_small return threads past the
+// edge and then meet at a barrier; gemv puts one inside a branch that only some
+// lanes of each simdgroup take; gemv_t's lanes past the output skip a loop
+// whose steps end at a barrier (whole simdgroups of them at a partial tile).
+// On a GPU a thread that finished is gone, and a simdgroup executes a barrier
+// when some of its lanes do; its lanes that took another path wait where the
+// paths meet again. So in a normal build:
+//   - a thread that finished (returned) counts as arrived at every later barrier;
+//   - a lane blocked at a SIMD-group function whose simdgroup has lanes at the
+//     barrier waits for them there (carried: runtime_fibers.h, carry_barrier);
+//   - errors in every mode: threads waiting at different threadgroup_barrier
+//     calls (on a GPU the barriers would pair up wrongly), lanes of a simdgroup
+//     at different SIMD-group calls, and any wait nothing can end (deadlock).
+// The sanitizer (PM_VALIDATION) keeps MSL's rule: a thread that does not reach
+// the barrier is reported as "barrier divergence", as before.
+#ifdef PM_VALIDATION
+inline constexpr bool gpu_barriers = false;
+#else
+inline constexpr bool gpu_barriers = true;
+#endif
+
 struct fiber_state {
     uint16_t ctx;       // execution context (stack) it runs on, once started
     uint8_t state;
@@ -142,6 +165,7 @@ struct simd_slot {
     uint32_t bar_waiting;  // lanes waiting at a threadgroup_barrier
     uint32_t nlanes;       // lanes that exist in this simdgroup
     uint32_t parked;       // lanes that yielded in a loop and wait for their siblings (see yield_point)
+    bool ls_skipped;       // LOCKSTEP mode: ran past a threadgroup_barrier the others waited at (ls_barrier)
     simd_key key;
     uint32_t param[PM_SIMD_WIDTH];
     alignas(32) unsigned char in[PM_SIMD_WIDTH][64];
@@ -190,8 +214,9 @@ struct worker {
     uint32_t done;     // fibers that returned
     uint32_t first_done;
     uint32_t bar_arrived;
-    site bar_site; // FIBERS mode: where the threads waiting at a threadgroup_barrier wait (the first one's call)
+    site bar_site; // where the threads waiting at a threadgroup_barrier wait (the first one's call); LOCKSTEP: ls_group_barrier
     bool ls_deliver; // LOCKSTEP mode: SIMD-group calls hand out results (else they collect operands)
+    bool ls_skipped; // LOCKSTEP mode: some simdgroup's ls_skipped is set
     uint32_t q_head, q_tail;
     int32_t err;
     const group *g;

@@ -72,9 +72,9 @@ PM_AI void block(worker *w) {
     simd_slot &s = w->sg[self / PM_SIMD_WIDTH];
     if (__builtin_expect(s.parked != 0, 0)) unpark(w, s, self / PM_SIMD_WIDTH);
     void **save = &w->ctx_sp[w->fibers[self].ctx];
-    if (w->q_head == w->q_tail) {
-        fiber::pm_swap(save, w->main_sp); // nothing runnable: run() diagnoses
-        __builtin_trap();
+    if (w->q_head == w->q_tail) { // nothing runnable: run() releases a barrier (carry_barrier) or diagnoses
+        fiber::pm_swap(save, w->main_sp);
+        return; // resumed by run() after carry_barrier
     }
     switch_to(w, save, pop(w));
 }
@@ -120,14 +120,31 @@ inline void complete_simd(worker *w, simd_slot &s, uint32_t sgi, uint32_t self_l
     abort_group(w);
 }
 
-// Thread i returned: it leaves its simdgroup's active lanes.
+// The threads waiting at the threadgroup barrier go on, in thread order; `except`
+// (the thread that completed it and goes on itself) is not queued.
+inline void release_barrier(worker *w, uint32_t except) {
+    const uint32_t n = w->nthreads;
+    w->bar_arrived = 0;
+    for (uint32_t j = 0; j < n; j++) {
+        if (j == except || w->fibers[j].state != _PmFiberBarrier) continue;
+        w->fibers[j].state = _PmFiberReady;
+        push(w, j);
+    }
+    for (uint32_t k = 0, nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; k < nsg; k++) w->sg[k].bar_waiting = 0;
+}
+
+// Thread i finished: it leaves its simdgroup's active lanes, and counts as
+// arrived at the pending threadgroup barrier and later ones (gpu_barriers).
 PM_AI void thread_done(worker *w, uint32_t i) {
     w->fibers[i].state = _PmFiberDone;
     if (w->done++ == 0) w->first_done = i;
     uint32_t sgi = i / PM_SIMD_WIDTH, lane = i % PM_SIMD_WIDTH;
     simd_slot &s = w->sg[sgi];
     s.active_mask &= ~(1u << lane);
-    if (__builtin_expect(w->bar_arrived != 0, 0)) returned_early(w, i);
+    if (__builtin_expect(w->bar_arrived != 0, 0)) {
+        if (!gpu_barriers) returned_early(w, i);
+        if (w->bar_arrived == w->nthreads - w->done) release_barrier(w, PM_FIBER_MAX);
+    }
     if (__builtin_expect(s.arrived_mask != 0, 0) && s.arrived_mask == s.active_mask)
         complete_simd(w, s, sgi, PM_SIMD_WIDTH);
 }
@@ -206,7 +223,7 @@ inline const char *simd_name(const simd_key &k) { return k.name ? k.name : "a SI
 [[noreturn]] inline void different_barriers(worker *w, uint32_t i, site s) {
     char where[48];
     uint32_t waiting = 0;
-    while (waiting < w->nthreads && w->fibers[waiting].state != _PmFiberBarrier) waiting++;
+    while (waiting < w->nthreads && (waiting == i || w->fibers[waiting].state != _PmFiberBarrier)) waiting++;
     set_error(w,
               "barrier divergence: divergent control flow: in threadgroup %s, thread %u reaches threadgroup_barrier "
               "(line %u:%u) while thread %u waits at another threadgroup_barrier (line %u:%u)",
@@ -233,13 +250,32 @@ inline void diagnose(worker *w) {
             return;
         }
     }
-    if (w->bar_arrived && w->done) {
+    if (!gpu_barriers && w->bar_arrived && w->done) {
         set_error(w, "barrier divergence: threadgroup_barrier not reached by all threads of threadgroup %s: thread %u returned early",
                   gpos_str(w->g, where), w->first_done);
         return;
     }
     set_error(w, "deadlock in threadgroup %s: %u of %u threads wait and none can run", gpos_str(w->g, where),
               w->nthreads - w->done, w->nthreads);
+}
+
+// No thread can run and a threadgroup barrier is pending. On a GPU the lanes
+// of a simdgroup that took another path wait for its lanes at the barrier
+// where the paths meet again (MLX's gemv_t: lanes past the output skip the
+// loop whose steps end at a barrier, and wait at the simd_shuffle_down after
+// it). A lane blocked at a SIMD-group function whose simdgroup has lanes at the
+// barrier is such a lane: when every live thread is at the barrier or is one,
+// the barrier releases. True when threads can run again.
+inline bool carry_barrier(worker *w) {
+    if (!gpu_barriers || w->bar_arrived == 0) return false;
+    for (uint32_t j = 0; j < w->nthreads; j++) {
+        const uint8_t st = w->fibers[j].state;
+        if (st == _PmFiberDone || st == _PmFiberBarrier) continue;
+        if (st == _PmFiberSimd && w->sg[j / PM_SIMD_WIDTH].bar_waiting) continue;
+        return false;
+    }
+    release_barrier(w, PM_FIBER_MAX);
+    return w->q_head != w->q_tail;
 }
 
 // The simdgroups of a group of n threads, before it runs: every lane that exists active, nothing pending.
@@ -253,6 +289,7 @@ inline void start_simdgroups(worker *w, uint32_t n) {
         sl.arrived_mask = 0;
         sl.bar_waiting = 0;
         sl.parked = 0;
+        sl.ls_skipped = false;
     }
 }
 
@@ -293,7 +330,8 @@ inline int32_t run_fibers(worker *w, uint64_t first, uint64_t end, group g, pm_s
         w->q_head = 1;
         w->q_tail = n;
         switch_to(w, &w->main_sp, 0);
-        // back here when the group finished, failed or deadlocked
+        // back here when the group finished, failed or no thread can run
+        while (!w->err && w->done != n && carry_barrier(w)) switch_to(w, &w->main_sp, pop(w));
 #ifdef PM_VALIDATION
         vgroup_end(w);
 #endif

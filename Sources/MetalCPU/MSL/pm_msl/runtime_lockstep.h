@@ -37,6 +37,7 @@ inline int32_t run_lockstep(worker *w, uint64_t first, uint64_t end, group g, pm
         start_group_memory(w, g);
         w->nthreads = n;
         w->ls_deliver = false;
+        w->ls_skipped = false;
         w->ls_used = 0;
         start_simdgroups(w, n);
         _PmInv::call(g, tpos{0, 0, 0, 0});
@@ -107,11 +108,41 @@ inline bool ls_complete(worker *w) {
     w->ls_deliver = true;
     return false;
 }
+// A threadgroup_barrier as Apple GPUs run it (runtime_common.h, gpu_barriers):
+// lanes that returned count as arrived, live lanes of a simdgroup that has lanes
+// here wait for them where the paths meet. A simdgroup none of whose live lanes
+// comes here ran past the barrier: fine if it finishes (on a GPU it leaves the
+// barrier's count), an error when it meets the others at a later barrier (the
+// two would pair up), as fibers find it (different_barriers).
+inline bool ls_group_barrier(worker *w, const bool *mask, const bool *alive, site s) {
+    const group &g = *w->g;
+    if (!w->ls_skipped && ls_full(mask, g)) return w->err != 0;
+    if (!ls_any(mask, g)) return w->err != 0;
+    for (uint32_t k = 0, nsg = (w->nthreads + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; k < nsg; k++) {
+        simd_slot &sl = w->sg[k];
+        const uint32_t here = ls_lanes(mask, k);
+        if (here && sl.ls_skipped) {
+            char where[48];
+            set_error(w, "barrier divergence: divergent control flow: in threadgroup %s, thread %u reaches threadgroup_barrier "
+                         "(line %u:%u) after its simdgroup ran past the threadgroup_barrier (line %u:%u) the other simdgroups "
+                         "waited at", gpos_str(w->g, where), k * PM_SIMD_WIDTH + __builtin_ctz(here), s.line, s.col,
+                      w->bar_site.line, w->bar_site.col);
+            return true;
+        }
+        if (!here && ls_lanes(alive, k)) {
+            if (!w->ls_skipped) w->bar_site = s; // the first barrier run past, for the error above
+            sl.ls_skipped = w->ls_skipped = true;
+        }
+    }
+    return w->err != 0;
+}
+
 // A barrier reached by the threads in `mask` (`alive`: those that have not
-// returned). A threadgroup_barrier needs every thread of the group, a
-// simdgroup_barrier every live thread of a simdgroup that reaches it; else the
-// error fibers report too. True after an error (the kernel returns).
+// returned). A threadgroup_barrier: ls_group_barrier, under PM_VALIDATION every
+// thread; a simdgroup_barrier every live thread of a simdgroup that reaches it;
+// else the error fibers report too. True after an error (the kernel returns).
 inline bool ls_barrier(worker *w, const bool *mask, const bool *alive, bool threadgroup, site s = site()) {
+    if (gpu_barriers && threadgroup) return ls_group_barrier(w, mask, alive, s);
     if (ls_full(mask, *w->g)) return w->err != 0;
     const uint32_t n = w->nthreads;
     for (uint32_t l = 0; l < n; l++) {

@@ -22,8 +22,8 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
     f.line = s.line;
     f.col = s.col;
     f.state = _PmFiberBarrier;
-    if (w->done) returned_early(w, w->first_done);
-    if (sl.arrived_mask) divergent_barrier(w, sgi, sl);
+    if (!gpu_barriers && w->done) returned_early(w, w->first_done);
+    if (!gpu_barriers && sl.arrived_mask) divergent_barrier(w, sgi, sl); // else carried (carry_barrier)
     // One barrier releases the group: threads waiting at different
     // threadgroup_barrier calls (an if / else with one in each branch) would
     // never meet on a GPU. LOCKSTEP mode (ls_barrier) finds this by its masks.
@@ -31,16 +31,8 @@ __attribute__((noinline)) inline void tg_barrier(site s) {
     else if (s.line != w->bar_site.line || s.col != w->bar_site.col ||
              (s.file != w->bar_site.file && __builtin_strcmp(s.file, w->bar_site.file) != 0))
         different_barriers(w, i, s);
-    if (++w->bar_arrived == w->nthreads) {
-        // release: everyone else becomes runnable in thread order, this one goes on
-        const uint32_t n = w->nthreads;
-        w->bar_arrived = 0;
-        for (uint32_t j = 0; j < n; j++) {
-            if (j == i) continue;
-            w->fibers[j].state = _PmFiberReady;
-            push(w, j);
-        }
-        for (uint32_t k = 0, nsg = (n + PM_SIMD_WIDTH - 1) / PM_SIMD_WIDTH; k < nsg; k++) w->sg[k].bar_waiting = 0;
+    if (++w->bar_arrived == w->nthreads - w->done) { // the threads that returned count as arrived
+        release_barrier(w, i); // the others run again in thread order, this one goes on
 #ifdef PM_VALIDATION
         vbarrier(w);
 #endif
@@ -80,7 +72,7 @@ __attribute__((noinline)) inline const void *simd_arrive(const void *a, const vo
     simd_slot &sl = w->sg[sgi];
     if (sl.arrived_mask == 0) {
         sl.key = simd_key{s.file, s.line, s.col, op, name};
-        if (sl.bar_waiting) {
+        if (!gpu_barriers && sl.bar_waiting) { // else the barrier carries this lane (carry_barrier)
             sl.arrived_mask = 1u << lane;
             divergent_barrier(w, sgi, sl);
         }
