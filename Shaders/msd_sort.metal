@@ -10,12 +10,13 @@
 //                (buckets in order, chunks in order within a bucket: stable).
 //   msd_scatter  per chunk: the elements (and their positions) into the buckets.
 //   msd_finish   per worker: buckets taken one at a time from a shared counter,
-//                each sorted on its own over the remaining bits. A bucket is
-//                ~n / 2048 elements (500 at 1M: in L1), so these passes run in
-//                cache; a bucket too big for that first splits once more by its
-//                own top 11 bits. Then an LSD radix sort (one read counts every
-//                digit, a stable scatter per digit, digits equal in the whole
-//                bucket skipped), or an insertion sort for a few elements.
+//                each sorted on its own over the key bits that vary in it (one
+//                vectorised read finds them). A bucket is ~n / 2048 elements
+//                (500 at 1M: in L1), so these passes run in cache; a bucket too
+//                big for the cache whose keys vary in more than 11 bits first
+//                splits once more by its highest varying bits. Then an LSD radix
+//                sort (one read counts every digit, a stable scatter per digit),
+//                or an insertion sort for a few elements.
 //
 // Buffers: values ping-pong between A and B (top-level scatter into A); the
 // last pass of each bucket writes `out` (the caller's values, or scratch when
@@ -182,29 +183,35 @@ template <typename T> inline void pm_msd_insertion(thread const MsdBufs<T>& b, u
     }
 }
 
-// LSD radix sort of [s, s + m) of buffer w over the low `low` bits of the keys
-// (the bits above are equal in the bucket), into out / iout. hist: scratch of
-// at least 12,288 counters.
-template <typename T> inline void pm_msd_lsd(thread const MsdBufs<T>& b, uint s, uint m, uint w, uint low,
-                                             thread uint* hist) {
+// The key bits that vary in [s, s + m) of buffer w (one vectorised read).
+template <typename T> inline typename SortKey<T>::type pm_msd_vary(thread const MsdBufs<T>& b, uint s, uint m,
+                                                                   uint w) {
     typedef typename SortKey<T>::type K;
-    if (m <= PM_MSD_SMALL) {
-        if (m == 1 || low == 0) pm_msd_copy_out(b, s, m, w);
-        else pm_msd_insertion(b, s, m, w);
-        return;
-    }
-    // The bits that vary in the bucket (one vectorised read): digits cover only
-    // those, so bits equal in the whole bucket cost no pass and no counting
-    // (counting a digit that every element shares is a chain of increments of
-    // one counter, each waiting for the last).
     device const T* src = b.v[w] + s;
     const K k0 = pm_sort_key(src[0], b.desc);
     K vary = K(0);
     for (uint j = 1; j < m; j++) vary |= pm_sort_key(src[j], b.desc) ^ k0;
+    return vary;
+}
+
+// LSD radix sort of [s, s + m) of buffer w, whose keys vary in the bits of
+// `vary` only, into out / iout. Digits cover only the bits that vary, so bits
+// equal in the whole bucket cost no pass and no counting (counting a digit that
+// every element shares is a chain of increments of one counter, each waiting
+// for the last). hist: scratch of at least 12,288 counters.
+template <typename T> inline void pm_msd_lsd(thread const MsdBufs<T>& b, uint s, uint m, uint w,
+                                             typename SortKey<T>::type vary, thread uint* hist) {
+    typedef typename SortKey<T>::type K;
     if (vary == K(0)) {
         pm_msd_copy_out(b, s, m, w);
         return;
     }
+    if (m <= PM_MSD_SMALL) {
+        pm_msd_insertion(b, s, m, w);
+        return;
+    }
+    device const T* src = b.v[w] + s;
+    const K k0 = pm_sort_key(src[0], b.desc);
     const uint lo = uint(ctz(vary)), span = pm_high_bit(vary) + 1 - lo;
     // Digits of at most 8 bits for small buckets (fewer counters to clear and
     // scan), 11 above; as many passes as that takes, the bits spread evenly over
@@ -261,29 +268,21 @@ template <typename T> inline void pm_msd_lsd(thread const MsdBufs<T>& b, uint s,
     }
 }
 
-// A bucket [s, s + m) of buffer w whose keys agree above bit `low`.
-template <typename T> inline void pm_msd_bucket(thread const MsdBufs<T>& b, uint s, uint m, uint w, uint low,
+// A bucket [s, s + m) of buffer w.
+template <typename T> inline void pm_msd_bucket(thread const MsdBufs<T>& b, uint s, uint m, uint w,
                                                 thread uint* hist, thread uint* sub) {
     typedef typename SortKey<T>::type K;
-    if (ulong(m) * (sizeof(T) + (b.index ? 4 : 0)) <= PM_MSD_SPLIT || low <= PM_MSD_BITS) {
-        pm_msd_lsd(b, s, m, w, low, hist);
+    K vary = m <= PM_MSD_SMALL ? ~K(0) : pm_msd_vary(b, s, m, w);
+    if (ulong(m) * (sizeof(T) + (b.index ? 4 : 0)) <= PM_MSD_SPLIT || vary == K(0) ||
+        pm_high_bit(vary) - uint(ctz(vary)) < PM_MSD_BITS) { // in cache, or one pass does
+        pm_msd_lsd(b, s, m, w, vary, hist);
         return;
     }
-    // Too big for the cache: split once more by the bits below those this
-    // bucket shares, into pieces of ~256 elements (m > 2^14 here: 6 bits or more).
-    device const T* src = b.v[w] + s;
-    K lo = pm_sort_key(src[0], b.desc), hi = lo;
-    for (uint j = 1; j < m; j++) {
-        K k = pm_sort_key(src[j], b.desc);
-        lo = min(lo, k);
-        hi = max(hi, k);
-    }
-    if (lo == hi) {
-        pm_msd_copy_out(b, s, m, w);
-        return;
-    }
+    // Too big for the cache: split once more by the highest bits that vary,
+    // into pieces of ~256 elements (m > 2^14 here: 6 bits or more).
     const uint bits = min(uint(PM_MSD_BITS), pm_high_bit(m) - 8), radix = 1u << bits, mask = radix - 1;
-    uint shift = pm_msd_shift(lo, hi, bits);
+    const uint hb = pm_high_bit(vary), shift = hb >= bits - 1 ? hb - (bits - 1) : 0u;
+    device const T* src = b.v[w] + s;
     for (uint d = 0; d <= radix; d++) sub[d] = 0;
     for (uint j = 0; j < m; j++) sub[(uint(pm_sort_key(src[j], b.desc) >> shift) & mask) + 1]++;
     for (uint d = 0; d < radix; d++) sub[d + 1] += sub[d];
@@ -297,24 +296,24 @@ template <typename T> inline void pm_msd_bucket(thread const MsdBufs<T>& b, uint
         vd[o] = v;
         if (b.index) id[o] = is[j];
     }
-    for (uint d = 0; d < radix; d++)
-        if (sub[d + 1] > sub[d]) pm_msd_lsd(b, s + sub[d], sub[d + 1] - sub[d], w ^ 1, shift, hist);
+    for (uint d = 0; d < radix; d++) {
+        uint ss = s + sub[d], mm = sub[d + 1] - sub[d];
+        if (mm != 0) pm_msd_lsd(b, ss, mm, w ^ 1, mm <= PM_MSD_SMALL ? ~K(0) : pm_msd_vary(b, ss, mm, w ^ 1), hist);
+    }
 }
 
 template <typename T>
-[[kernel]] void msd_finish(device const typename SortKey<T>::type* range [[buffer(0)]],
-                           device uint* counts [[buffer(1)]],
-                           device T* va [[buffer(2)]],
-                           device T* vb [[buffer(3)]],
-                           device uint* ia [[buffer(4)]],
-                           device uint* ib [[buffer(5)]],
-                           device T* out [[buffer(6)]],
-                           device long* iout [[buffer(7)]],
-                           constant MsdParams& p [[buffer(8)]],
+[[kernel]] void msd_finish(device uint* counts [[buffer(0)]],
+                           device T* va [[buffer(1)]],
+                           device T* vb [[buffer(2)]],
+                           device uint* ia [[buffer(3)]],
+                           device uint* ib [[buffer(4)]],
+                           device T* out [[buffer(5)]],
+                           device long* iout [[buffer(6)]],
+                           constant MsdParams& p [[buffer(7)]],
                            uint worker [[threadgroup_position_in_grid]],
                            uint tid [[thread_index_in_threadgroup]]) {
     if (tid != 0 || worker >= p.chunks) return;
-    uint shift = pm_msd_top_shift(range, p);
     device const uint* starts = counts + PM_MSD_RADIX * p.chunks;
     MsdBufs<T> b;
     b.v[0] = va;
@@ -335,7 +334,7 @@ template <typename T>
         uint d = atomic_fetch_add_explicit(next_bucket, 1u, memory_order_relaxed);
         if (d >= PM_MSD_RADIX) break;
         uint s = starts[d], m = starts[d + 1] - s;
-        if (m != 0) pm_msd_bucket(b, s, m, 0, shift, hist, sub);
+        if (m != 0) pm_msd_bucket(b, s, m, 0, hist, sub);
     }
 }
 

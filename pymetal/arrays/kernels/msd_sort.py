@@ -45,4 +45,4 @@ def launches(result, name, itemsize, n, descending, dev, want_values, want_indic
     result.launch(kernel("msd", "scatter", name, dev), ("x", "msd_range", "msd_counts", "msd_a", ia), p,
                   groups=chunks, threadgroup=tg)
     result.launch(kernel("msd", "finish", name, dev),
-                  ("msd_range", "msd_counts", "msd_a", "msd_b", ia, ib, out, iout), p, groups=chunks, threadgroup=tg)
+                  ("msd_counts", "msd_a", "msd_b", ia, ib, out, iout), p, groups=chunks, threadgroup=tg)
