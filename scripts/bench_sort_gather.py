@@ -55,13 +55,16 @@ def line(what, ref, cand, repeats, only):
 def sorting(sizes, repeats, only, rng):
     for n in sizes:
         tag = "%dM" % (n >> 20)
-        for dt in (np.float32, np.int32):
-            x = (rng.random(n) if dt == np.float32 else rng.integers(-2**31, 2**31 - 1, n)).astype(dt)
+        for dt in (np.float32, np.int32, np.float64, np.int64):
+            x = (rng.random(n) if dt in (np.float32, np.float64) else
+                 rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, n)).astype(dt)
             px = pm.asarray(x)
             name = np.dtype(dt).name
             line(f"sort {tag} {name}", lambda: np.sort(x), lambda: pm.sort(px), repeats, only)
             line(f"argsort stable {tag} {name}", lambda: np.argsort(x, kind="stable"), lambda: pm.argsort(px),
                  repeats, only)
+            if dt in (np.float64, np.int64):  # float64 runs NumPy on the host (pymetal/arrays/float64.py)
+                continue
             idx = rng.integers(0, n, n)
             pidx = pm.asarray(idx)
             line(f"take {tag} from {tag} {name}", lambda: np.take(x, idx), lambda: pm.take(px, pidx), repeats, only)
@@ -75,6 +78,9 @@ def sorting(sizes, repeats, only, rng):
             pu = pm.asarray(u)
             line(f"unique {tag} {name} (1000 distinct)", lambda: np.unique(u), lambda: pm.unique_values(pu),
                  repeats, only)
+            if dt == np.float32:
+                line(f"unique {tag} {name} (random)", lambda: np.unique(x), lambda: pm.unique_values(px),
+                     repeats, only)
 
 
 def reductions(repeats, only, rng):

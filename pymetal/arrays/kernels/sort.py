@@ -16,6 +16,7 @@ import numpy as np
 
 from ..construct import empty
 from . import Plan, dtype_name, kernel, plan, signature
+from . import msd_sort as _msd
 from . import radix_sort as _radix
 
 __all__ = ["sort", "searchsorted"]
@@ -48,15 +49,23 @@ _plans: dict = {}
 
 # Which algorithm sorts: None picks by backend (the radix sort of
 # Shaders/radix_sort.metal on the CPU backend for rows of RADIX_MIN elements or
-# more, the merge sort on a GPU); "merge" / "radix" force one (tests run both).
+# more, and Shaders/msd_sort.metal for a single row of MSD_MIN or more; the
+# merge sort on a GPU); "merge" / "radix" / "msd" force one (tests run all;
+# "msd" sorts a single row of any length, several rows as "radix").
 ALGORITHM = None
 RADIX_MIN = 1024  # shorter rows: 256-bucket histograms per row outweigh the work
+MSD_MIN = 1 << 23  # shorter single rows: the row LSD sort on one core measured faster (1M-4M; the machine loaded)
 
 
 def _use_radix(dev, n):
     if ALGORITHM is not None:
-        return ALGORITHM == "radix"
+        return ALGORITHM in ("radix", "msd")
     return dev.backend == "cpu" and n >= RADIX_MIN
+
+
+def _use_msd(n, rows):
+    """A single row sorts by Shaders/msd_sort.metal (both cores, passes in cache)."""
+    return rows == 1 and (n >= MSD_MIN if ALGORITHM is None else ALGORITHM == "msd")
 
 
 def sort(x, out_values=None, out_indices=None, *, descending=False):
@@ -74,7 +83,7 @@ def sort(x, out_values=None, out_indices=None, *, descending=False):
     outs = [o for o in (out_values, out_indices) if o is not None]
     radix = _use_radix(dev, x._shape[-1] if x._shape else 0)
     key = (signature(x, *outs), out_values is None, out_indices is None, bool(descending),
-           PER_THREAD.get(dev.backend), radix, _radix.bits(x._dtype.itemsize), dev)
+           PER_THREAD.get(dev.backend), radix, ALGORITHM, _radix.bits(x._dtype.itemsize), dev)
     plan(_plans, key, lambda: _plan(x, out_values, out_indices, bool(descending), dev, radix)).run(
         x=x, values=out_values, indices=out_indices)
     return out_values, out_indices
@@ -105,6 +114,9 @@ def _plan(x, out_values, out_indices, descending, dev, radix=False):
         raise ValueError("sort: too many rows (%d)" % rows)
 
     size = x._dtype.itemsize
+    if radix and _use_msd(n, rows):
+        _msd.launches(result, name, size, n, descending, dev, out_values is not None, out_indices is not None)
+        return result
     if radix:
         _radix.launches(result, name, size, n, rows, descending, dev, out_values is not None, out_indices is not None)
         return result

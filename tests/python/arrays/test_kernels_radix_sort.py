@@ -1,4 +1,5 @@
-"""The CPU backend's radix sort (Shaders/radix_sort.metal, 8- and 11-bit digits) and the merge sort,
+"""The CPU backend's radix sort (Shaders/radix_sort.metal, 8- and 11-bit digits), the MSD sort of
+single rows (Shaders/msd_sort.metal; several rows take the radix sort) and the merge sort,
 each forced through pymetal.arrays.kernels.sort.ALGORITHM, against NumPy: every
 dtype, rows around the chunk sizes, NaN last, -0.0/+0.0 kept bit for bit,
 stability with many equal keys, descending order, rows whose keys share bytes."""
@@ -14,9 +15,9 @@ from test_kernels_sort import bits, data, reference_order
 SHAPES = [(0,), (1,), (2,), (17,), (1023,), (1024,), (1025,), (3, 1025), (5, 0), (2, 4099), (9, 1100)]
 
 
-@pytest.fixture(params=["radix8", "radix11", "merge"])
+@pytest.fixture(params=["radix8", "radix11", "msd", "merge"])
 def algorithm(request, monkeypatch):
-    """The radix sort with 8- and 11-bit digits (forced for every dtype), and the merge sort."""
+    """The radix sort with 8- and 11-bit digits (forced for every dtype), the MSD sort, the merge sort."""
     monkeypatch.setattr(S, "ALGORITHM", request.param[:5])
     if request.param.startswith("radix"):
         monkeypatch.setattr(S._radix, "BITS", int(request.param[5:]))
