@@ -19,8 +19,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..runtime import bindable
-from ..runtime.buffer import View
+from ..runtime.buffer import View, user_view
 from ..dtypes import check_dtype
+from .small import _view as _small_view
 from .layout import (
     _extent, _is_c_contiguous, _nocopy_strides, _resolve_shape, c_strides, normalize_axis, normalize_shape,
 )
@@ -480,8 +481,14 @@ class Array:
             >>> x
             Array([7, 1, 2], dtype=int64)
         """
-        self._settle()  # not _read(): its uncounted view would cost as much as this one
-        a = self._host(counted=True)
+        buf = self._buf
+        dev = buf.device
+        if buf.epoch > dev.synced or dev.poisoned.value:
+            self._settle()  # not _read(): its uncounted view would cost as much as this one
+        if self._dtype.str[1] == "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's): the slow way
+            a = self._host(counted=True)
+        else:
+            a = np.asarray(user_view(buf, self._offset, self._shape, self._dtype, self._strides))
         if self._ro:
             a.flags.writeable = False  # a read-only array gives a read-only view (and DLPack export)
         return a
@@ -525,7 +532,10 @@ class Array:
                                  "use pm.any(x) or pm.all(x)" % (self._size, self._shape))
             raise TypeError("only size-1 arrays can be converted to Python scalars (this one has shape %r)"
                             % (self._shape,))
-        a = self._read().reshape(())
+        self._settle()
+        # A scalar read of the memory, through the view the host path keeps per address
+        # (small.view: the same memory comes back from the allocator op after op)
+        a = _small_view(self).reshape(()) if self._dtype.str[1] != "V" else self._read().reshape(())
         return kind(a.item() if kind is not bool else a[()])
 
     def __bool__(self) -> bool:
