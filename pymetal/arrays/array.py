@@ -441,7 +441,7 @@ class Array:
         """A NumPy view of the memory without waiting for pending work (internal);
         `counted`: a new one for the user, whose life its Buffer's `views` counts."""
         a = self._np
-        if counted and self._dtype.str[1] != "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's)
+        if counted and self._dtype.kind != "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's)
             return np.asarray(View(self._buf, self._offset, 0, True, (self._shape, self._dtype.str, self._strides)))
         if a is None or counted:
             buf = self._buf
@@ -485,7 +485,7 @@ class Array:
         dev = buf.device
         if buf.epoch > dev.synced or dev.poisoned.value:
             self._settle()  # not _read(): its uncounted view would cost as much as this one
-        if self._dtype.str[1] == "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's): the slow way
+        if self._dtype.kind == "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's): the slow way
             a = self._host(counted=True)
         else:
             a = np.asarray(user_view(buf, self._offset, self._shape, self._dtype, self._strides))
@@ -533,9 +533,11 @@ class Array:
             raise TypeError("only size-1 arrays can be converted to Python scalars (this one has shape %r)"
                             % (self._shape,))
         self._settle()
-        # A scalar read of the memory, through the view the host path keeps per address
-        # (small.view: the same memory comes back from the allocator op after op)
-        a = _small_view(self).reshape(()) if self._dtype.str[1] != "V" else self._read().reshape(())
+        if self._dtype.kind != "V":
+            # Through the view the host path keeps per address (small._view: the same
+            # memory comes back from the allocator op after op); item() of a size-1 array
+            return kind(_small_view(self).item())
+        a = self._read().reshape(())
         return kind(a.item() if kind is not bool else a[()])
 
     def __bool__(self) -> bool:

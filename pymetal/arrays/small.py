@@ -163,7 +163,7 @@ def binary_any(fn, x, y, res):
 def copy(src, out):
     """out[...] = src, both Arrays of one dtype and shape (any layout): a copy of the
     bytes, the same on any path. Whether it did."""
-    if src._dtype != out._dtype or src._dtype.str[1] == "V" or not host_ready(out, src):
+    if src._dtype != out._dtype or src._dtype.kind == "V" or not host_ready(out, src):
         return False  # "V": a dtype NumPy cannot rebuild from its typestr (bfloat16)
     np.copyto(_view(out), _view(src))
     return True
