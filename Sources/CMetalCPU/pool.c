@@ -30,9 +30,13 @@
 
 // After a split job that took longer than the caller alone would have (its workers
 // came late or were preempted while holding a chunk: a loaded machine), jobs run
-// whole on the caller for this long; then splitting is tried again.
-#define PM_POOL_BACKOFF_NS 20000000
+// whole on the caller for a while, then splitting is tried again: 20 ms after one
+// such loss, twice as long after each further one in a row (up to a second), back
+// to 20 ms once a split pays.
+#define PM_POOL_BACKOFF_NS 20000000ull
+#define PM_POOL_BACKOFF_MAX_NS 1000000000ull
 static _Atomic uint64_t split_off_until;
+static _Atomic uint64_t backoff_ns = PM_POOL_BACKOFF_NS;
 
 // One job at a time. `ticket` is (job number << 32 | next chunk): a worker
 // claims a chunk with a compare-and-swap on it, which fails if the job it read
@@ -238,8 +242,13 @@ int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t
     // The caller alone would have taken about (own - start) * chunks / mine: if the split
     // took longer (by more than an eighth), it lost.
     uint64_t end = now_ns();
-    if (mine && (end - start) * mine * 8 > (own - start) * chunks * 9)
-        atomic_store(&split_off_until, end + PM_POOL_BACKOFF_NS);
+    if (mine && (end - start) * mine * 8 > (own - start) * chunks * 9) {
+        uint64_t backoff = atomic_load(&backoff_ns);
+        atomic_store(&split_off_until, end + backoff);
+        atomic_store(&backoff_ns, backoff * 2 < PM_POOL_BACKOFF_MAX_NS ? backoff * 2 : PM_POOL_BACKOFF_MAX_NS);
+    } else {
+        atomic_store(&backoff_ns, PM_POOL_BACKOFF_NS);
+    }
     int32_t failed = (int32_t)atomic_load(&pool.failed);
     pthread_mutex_unlock(&pool.busy);
     return failed ? (status->code ? status->code : 1) : 0;
