@@ -7,14 +7,19 @@ Figures (medians of interleaved rounds; ratio = NumPy time / pymetal time,
   3. a trivial custom kernel (a[i] += b[i]) on 256 float32, call and wait
      (pm.synchronize())                                              target <= 5 us
   4. the scaling curve of add (a + b, read) and sum (float(pm.sum(a))) against
-     NumPy, 1K..64M elements (--quick: up to 4M); the crossover is the smallest
+     NumPy, 1K..64M elements in steps of 4x (--quick: up to 4M; every power of two:
+     scripts/bench_scaling.py); the crossover is the smallest
      size from which pymetal is at least as fast at every larger size measured
                                                                      target <= 16K
 The "floor" line times the same figures 1 and 2 for the smallest possible Python
 object over NumPy (class Floor): the bound for any pure-Python array library.
 With PYMETAL_HOST_SMALL=0 every op runs its kernel (pymetal/arrays/small.py); the
 "kernels" column measures that in the same rounds (the host path turned off per call).
-Usage: python scripts/bench_latency.py [--quick]
+--thread-time: the latency figures (1-3) in the calling thread's CPU time, which
+a loaded machine disturbs far less than wall time (their work runs on the
+calling thread: the host path, and small kernels, run by the thread that waits);
+the scaling curve is always wall time (kernels on several cores).
+Usage: python scripts/bench_latency.py [--quick] [--thread-time]
 """
 import statistics
 import sys
@@ -38,11 +43,15 @@ kernel void inc(device float* a [[buffer(0)]], device const float* b [[buffer(1)
 """
 
 
+CLOCK = time.perf_counter_ns
+
+
 def per_call(fn, calls):
-    t = time.perf_counter_ns()
+    clock = CLOCK
+    t = clock()
     for _ in range(calls):
         fn()
-    return (time.perf_counter_ns() - t) / calls / 1e9
+    return (clock() - t) / calls / 1e9
 
 
 def interleaved(fns, calls, rounds):
@@ -128,7 +137,8 @@ def latency(rounds):
 
     t = interleaved([np_one, pm_one, on_kernels(pm_one), np_100, pm_100, on_kernels(pm_100), np_kernel, pm_kernel,
                      floor_one, floor_100], 400, rounds)
-    print(f"latency ({rounds} interleaved rounds, medians; ratio = NumPy / pymetal; kernels: host path off):")
+    clock = "thread time" if CLOCK is time.thread_time_ns else "wall time"
+    print(f"latency ({clock}, {rounds} interleaved rounds, medians; ratio = NumPy / pymetal; kernels: host path off):")
     rows = [("1 op on 1,000 float32 + read", t[0], t[1], t[2], "ratio >= 0.5x", t[0] / t[1] >= 0.5),
             ("100 async ops on 1,000 float32 + read", t[3], t[4], t[5], "ratio >= 1x", t[3] / t[4] >= 1),
             ("custom kernel on 256, call + sync", t[6], t[7], t[7], "<= 5 us", t[7] <= 5e-6)]
@@ -140,33 +150,39 @@ def latency(rounds):
     return [row[-1] for row in rows]
 
 
-def scaling(quick, rounds):
+def crossover(sizes, ratios):
+    """The smallest size from which ratio (NumPy / pymetal) >= 1 at every larger size, or None."""
+    cross = None
+    for k in range(len(sizes) - 1, -1, -1):
+        if ratios[k] < 1:
+            break
+        cross = sizes[k]
+    return cross
+
+
+def scaling(sizes, rounds):
+    """The curve over `sizes` (wall time: kernels may run on several cores); whether each crossover is met."""
     rng = np.random.default_rng(1)
-    top = 22 if quick else 26
-    sizes = [1 << k for k in range(10, top + 1, 2)]
-    print(f"scaling, float32 ({rounds} interleaved rounds, medians; ratio = NumPy / pymetal):")
+    print(f"scaling, float32 (wall time, {rounds} interleaved rounds, medians; ratio = NumPy / pymetal):")
     print(f"  {'n':>9}  {'add NumPy':>12} {'add pymetal':>12} {'ratio':>6} {'kernels':>8}   "
           f"{'sum NumPy':>12} {'sum pymetal':>12} {'ratio':>6}")
     ratios = {"add": [], "sum": []}
     for n in sizes:
         an, bn = rng.random(n, dtype=np.float32), rng.random(n, dtype=np.float32)
         a, b = pm.asarray(an) + 0.0, pm.asarray(bn) + 0.0  # pymetal-owned memory
-        calls = max(1, min(2000, (1 << 22) // n))
+        calls = max(3, min(2000, (1 << 22) // n))  # some ms per sample at every size
         add = lambda: np.asarray(a + b)  # noqa: E731
-        t = interleaved([lambda: an + bn, add, on_kernels(add), lambda: an.sum(), lambda: float(pm.sum(a))],
+        t = interleaved([lambda: an + bn, add, on_kernels(add), lambda: float(an.sum()), lambda: float(pm.sum(a))],
                         calls, rounds)
         ratios["add"].append(t[0] / t[1])
         ratios["sum"].append(t[3] / t[4])
         print(f"  {n:>9}  {fmt(t[0]):>12} {fmt(t[1]):>12} {t[0] / t[1]:5.2f}x {t[0] / t[2]:7.2f}x   "
               f"{fmt(t[3]):>12} {fmt(t[4]):>12} {t[3] / t[4]:5.2f}x", flush=True)
         del a, b, an, bn
+        pm.clear_cache()  # the next size does not keep this one's memory
     oks = []
     for name, r in ratios.items():
-        cross = None
-        for k in range(len(sizes) - 1, -1, -1):
-            if r[k] < 1:
-                break
-            cross = sizes[k]
+        cross = crossover(sizes, r)
         ok = cross is not None and cross <= 16384
         oks.append(ok)
         print(f"  crossover {name}: {cross if cross else 'none'} (target <= 16384: {'ok' if ok else 'OVER'})")
@@ -174,9 +190,15 @@ def scaling(quick, rounds):
 
 
 def main():
+    global CLOCK
     quick = "--quick" in sys.argv
+    if "--thread-time" in sys.argv:
+        CLOCK = time.thread_time_ns
     print(f"pymetal on {pm.device().name}, NumPy {np.__version__}")
-    results = latency(5 if quick else 9) + scaling(quick, 3 if quick else 5)
+    results = latency(5 if quick else 9)
+    CLOCK = time.perf_counter_ns
+    results += scaling([1 << k for k in range(10, (22 if quick else 26) + 1, 2)],
+                                                   3 if quick else 5)
     print(f"{sum(results)} of {len(results)} targets met")
 
 

@@ -28,6 +28,16 @@
 // how long a caller spins for its last chunks before it sleeps.
 #define PM_POOL_SPIN_NS 100000
 
+// After a split job that took longer than the caller alone would have (its workers
+// came late or were preempted while holding a chunk: a loaded machine), jobs run
+// whole on the caller for a while, then splitting is tried again: 20 ms after one
+// such loss, twice as long after each further one in a row (up to a second), back
+// to 20 ms once a split pays.
+#define PM_POOL_BACKOFF_NS 20000000ull
+#define PM_POOL_BACKOFF_MAX_NS 1000000000ull
+static _Atomic uint64_t split_off_until;
+static _Atomic uint64_t backoff_ns = PM_POOL_BACKOFF_NS;
+
 // One job at a time. `ticket` is (job number << 32 | next chunk): a worker
 // claims a chunk with a compare-and-swap on it, which fails if the job it read
 // the parameters of has been replaced, so a late worker can never run a chunk
@@ -83,11 +93,12 @@ static void futex_wake(_Atomic uint32_t *word) {
 #endif
 }
 
-// Claims and runs chunks of job `job` until none is left.
-static void work(uint32_t job) {
+// Claims and runs chunks of job `job` until none is left; how many it ran.
+static uint32_t work(uint32_t job) {
+    uint32_t ran = 0;
     for (;;) {
         uint64_t ticket = atomic_load(&pool.ticket);
-        if ((uint32_t)(ticket >> 32) != job) return;
+        if ((uint32_t)(ticket >> 32) != job) return ran;
         pm_run_fn run = atomic_load(&pool.run);
         const pm_launch *launch = atomic_load(&pool.launch);
         uint64_t groups = atomic_load(&pool.groups);
@@ -95,8 +106,9 @@ static void work(uint32_t job) {
         pm_status *status = atomic_load(&pool.status);
         pm_job *pjob = atomic_load(&pool.pjob);
         uint32_t chunk = (uint32_t)ticket;
-        if (chunk >= chunks) return;
+        if (chunk >= chunks) return ran;
         if (!atomic_compare_exchange_weak(&pool.ticket, &ticket, ticket + 1)) continue;
+        ran++;
         // Claimed: the job cannot finish (nor its parameters change) before this chunk is counted done.
         // Equal chunks, the first groups % chunks of them one group longer (no overflow for any sizes).
         uint64_t size = groups / chunks, extra = groups % chunks;
@@ -193,12 +205,14 @@ uint32_t pm_pool_workers(void) {
 }
 
 int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks,
-                    pm_status *status) {
+                    int wake, pm_status *status) {
     status->code = 0;
     status->message[0] = 0;
     // Another thread's job is running (two queues at once): this one runs here, whole.
+    // So does a job too small to wake a worker when every worker sleeps (none would come).
     if (chunks > groups) chunks = (uint32_t)groups;
-    if (chunks <= 1 || pm_pool_workers() == 0 || pthread_mutex_trylock(&pool.busy) != 0)
+    if (chunks <= 1 || pm_pool_workers() == 0 || (!wake && atomic_load(&pool.sleepers) >= pool.workers)
+        || now_ns() < atomic_load(&split_off_until) || pthread_mutex_trylock(&pool.busy) != 0)
         return pm_guarded_run(cb, run, launch, 0, groups, status);
     atomic_store(&pool.run, run);
     atomic_store(&pool.pjob, cb);
@@ -212,9 +226,10 @@ int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t
     uint32_t job = atomic_load(&pool.job) + 1;
     atomic_store(&pool.ticket, (uint64_t)job << 32);
     atomic_store(&pool.job, job); // publishes the job (sequentially consistent, after all of the above)
-    if (atomic_load(&pool.sleepers)) futex_wake(&pool.job);
-    work(job);
-    uint64_t deadline = now_ns() + PM_POOL_SPIN_NS;
+    if (wake && atomic_load(&pool.sleepers)) futex_wake(&pool.job); // else only workers still spinning join
+    uint64_t start = now_ns();
+    uint32_t mine = work(job);
+    uint64_t own = now_ns(), deadline = own + PM_POOL_SPIN_NS;
     uint32_t done;
     for (unsigned spins = 0; (done = atomic_load(&pool.done)) != chunks; spins++) {
         if ((spins & 63) != 63 || now_ns() < deadline) {
@@ -223,6 +238,16 @@ int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t
         }
         atomic_store(&pool.caller_sleeps, 1);
         if (atomic_load(&pool.done) != chunks) futex_wait(&pool.done, done);
+    }
+    // The caller alone would have taken about (own - start) * chunks / mine: if the split
+    // took longer (by more than an eighth), it lost.
+    uint64_t end = now_ns();
+    if (mine && (end - start) * mine * 8 > (own - start) * chunks * 9) {
+        uint64_t backoff = atomic_load(&backoff_ns);
+        atomic_store(&split_off_until, end + backoff);
+        atomic_store(&backoff_ns, backoff * 2 < PM_POOL_BACKOFF_MAX_NS ? backoff * 2 : PM_POOL_BACKOFF_MAX_NS);
+    } else {
+        atomic_store(&backoff_ns, PM_POOL_BACKOFF_NS);
     }
     int32_t failed = (int32_t)atomic_load(&pool.failed);
     pthread_mutex_unlock(&pool.busy);

@@ -112,6 +112,14 @@ struct CPUDispatch {
     /// threads, to repay its own start.
     static let splitThreads: (loop: UInt64, fibers: UInt64) = (16384, 1024)
 
+    /// Threads from which a dispatch wakes sleeping workers. Below, a split job
+    /// goes only to workers still spinning after their last job (back-to-back
+    /// dispatches), and runs whole on the caller when all sleep: waking one costs
+    /// a system call and its wake-up (tens of microseconds, far more on a loaded
+    /// machine, where the caller then waits for the chunk the late worker took),
+    /// as long as the caller alone takes for about this much work.
+    static let wakeThreads: (loop: UInt64, fibers: UInt64) = (262_144, 16384)
+
     /// How many chunks to split `groups` threadgroups of `threadsPerGroup` into.
     static func chunks(groups: UInt64, threadsPerGroup: UInt64, fibers: Bool) -> UInt32 {
         let unit = fibers ? splitThreads.fibers : splitThreads.loop
@@ -131,11 +139,13 @@ struct CPUDispatch {
         if let failure { return failure }
         guard let pipeline, let launch, groupCount > 0 else { return nil }
         let desc = pipeline.function.desc
-        let chunks = Self.chunks(groups: groupCount, threadsPerGroup: threadsPerGroup, fibers: desc.mode != PM_KERNEL_LOOP)
+        let fibers = desc.mode != PM_KERNEL_LOOP
+        let chunks = Self.chunks(groups: groupCount, threadsPerGroup: threadsPerGroup, fibers: fibers)
         let run = desc.run!
         var status = pm_status()
+        let wake = groupCount * threadsPerGroup >= (fibers ? Self.wakeThreads.fibers : Self.wakeThreads.loop)
         let failed = chunks == 1 ? pm_guarded_run(job, run, launch, 0, groupCount, &status)
-            : pm_pool_run(job, run, launch, groupCount, chunks, &status)
+            : pm_pool_run(job, run, launch, groupCount, chunks, wake ? 1 : 0, &status)
         guard failed != 0 else { return nil }
         let message = withUnsafeBytes(of: &status.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         return MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': \(message)")

@@ -19,8 +19,9 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..runtime import bindable
-from ..runtime.buffer import View
+from ..runtime.buffer import View, user_view
 from ..dtypes import check_dtype
+from .small import _view as _small_view
 from .layout import (
     _extent, _is_c_contiguous, _nocopy_strides, _resolve_shape, c_strides, normalize_axis, normalize_shape,
 )
@@ -440,7 +441,7 @@ class Array:
         """A NumPy view of the memory without waiting for pending work (internal);
         `counted`: a new one for the user, whose life its Buffer's `views` counts."""
         a = self._np
-        if counted and self._dtype.str[1] != "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's)
+        if counted and self._dtype.kind != "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's)
             return np.asarray(View(self._buf, self._offset, 0, True, (self._shape, self._dtype.str, self._strides)))
         if a is None or counted:
             buf = self._buf
@@ -480,8 +481,14 @@ class Array:
             >>> x
             Array([7, 1, 2], dtype=int64)
         """
-        self._settle()  # not _read(): its uncounted view would cost as much as this one
-        a = self._host(counted=True)
+        buf = self._buf
+        dev = buf.device
+        if buf.epoch > dev.synced or dev.poisoned.value:
+            self._settle()  # not _read(): its uncounted view would cost as much as this one
+        if self._dtype.kind == "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's): the slow way
+            a = self._host(counted=True)
+        else:
+            a = np.asarray(user_view(buf, self._offset, self._shape, self._dtype, self._strides))
         if self._ro:
             a.flags.writeable = False  # a read-only array gives a read-only view (and DLPack export)
         return a
@@ -525,6 +532,11 @@ class Array:
                                  "use pm.any(x) or pm.all(x)" % (self._size, self._shape))
             raise TypeError("only size-1 arrays can be converted to Python scalars (this one has shape %r)"
                             % (self._shape,))
+        self._settle()
+        if self._dtype.kind != "V":
+            # Through the view the host path keeps per address (small._view: the same
+            # memory comes back from the allocator op after op); item() of a size-1 array
+            return kind(_small_view(self).item())
         a = self._read().reshape(())
         return kind(a.item() if kind is not bool else a[()])
 

@@ -164,7 +164,7 @@ def reduce(name: str, x: ArrayLike, axis: int | tuple[int, ...] | None = None, k
             plan = _FAST[key] = _fast_plan(name, x, dev)
         if plan:
             res = _new((), plan[1], dev)
-            plan[0](x, res, plan[2], grid=plan[3], threadgroup=(1, 1))
+            plan[0]._run_reduce(plan[3], x, res, plan[2])
             return res
     x = _ew.as_array(x)
     functor, rule = _ops.REDUCE[name]
@@ -209,7 +209,7 @@ _FAST: dict = {}
 
 
 def _fast_plan(name, x, dev):
-    """(kernel, result dtype, parameter bytes, grid) when reduce(name, x) over all of x is one
+    """(kernel, result dtype, parameter bytes, launch configuration) when reduce(name, x) over all of x is one
     pass of the CPU row kernel whose accumulator is the result's dtype, else False."""
     functor, rule = _ops.REDUCE[name]
     dt = x._dtype
@@ -223,7 +223,8 @@ def _fast_plan(name, x, dev):
     nchunks, params, grid, tg = _geometry(1, x._size, 1, _CPU_COLS, whole)
     if nchunks != 1:
         return False
-    return _jit.kernel(_ops.reduce_name("row", name, dt), "reduce", dt, dev), acc, params, grid
+    fn = _jit.kernel(_ops.reduce_name("row", name, dt), "reduce", dt, dev)
+    return fn, acc, params, fn._launch_for(grid, None, tg)
 
 
 def _arg(name, x, axis=None, keepdims=False):

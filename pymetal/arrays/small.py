@@ -100,6 +100,11 @@ def _view(a):
     v = a._np
     if v is not None:
         return v
+    return _address_view(a)
+
+
+def _address_view(a):
+    """_view(a) from the cache by address only (never a._np, whose base keeps a's Buffer)."""
     key = (a._buf.ptr + a._offset, a._shape, a._dtype, a._strides)
     v = _VIEWS.get(key)
     if v is None:
@@ -119,14 +124,26 @@ def host_ready(res, a, b=None):
             and (b is None or b._buf.epoch <= synced) and not dev.poisoned.value)
 
 
+_TRIPLES: dict = {}  # (addresses of a, b, res; shape; dtypes) -> their views, for binary
+
+
 def binary(fn, a, b, res):
     """res = fn(a, b) on the host if the rule allows (a, b: contiguous Arrays of
     res's shape); whether it did."""
     if not host_ready(res, a, b):
         return False
+    # The three views in one look-up (this runs once per small op; a loop's
+    # operands and results cycle through a few addresses of the allocator)
+    key = (a._buf.ptr + a._offset, b._buf.ptr + b._offset, res._buf.ptr + res._offset, res._shape, a._dtype,
+           b._dtype, res._dtype)
+    views = _TRIPLES.get(key)
+    if views is None:
+        if len(_TRIPLES) >= 4096:
+            _TRIPLES.clear()
+        views = _TRIPLES[key] = (_address_view(a), _address_view(b), _address_view(res))  # (keep no Buffer)
     token = _errors.set(_QUIET)
     try:
-        fn(_view(a), _view(b), out=_view(res))
+        fn(views[0], views[1], out=views[2])
     finally:
         _errors.reset(token)
     return True
@@ -163,7 +180,7 @@ def binary_any(fn, x, y, res):
 def copy(src, out):
     """out[...] = src, both Arrays of one dtype and shape (any layout): a copy of the
     bytes, the same on any path. Whether it did."""
-    if src._dtype != out._dtype or src._dtype.str[1] == "V" or not host_ready(out, src):
+    if src._dtype != out._dtype or src._dtype.kind == "V" or not host_ready(out, src):
         return False  # "V": a dtype NumPy cannot rebuild from its typestr (bfloat16)
     np.copyto(_view(out), _view(src))
     return True

@@ -71,16 +71,6 @@ class _Pool:
         self.lock = threading.Lock()
         self.hits = self.misses = 0
 
-    def give(self, size, handle, ptr, epoch, release):
-        if self.cached + size <= self.limit:
-            lst = self.free.get(size)
-            if lst is None:
-                lst = self.free.setdefault(size, [])
-            lst.append((handle, ptr, epoch))
-            self.cached += size
-            return
-        release(handle)
-
     def clear(self, release):
         with self.lock:
             items = []
@@ -167,12 +157,20 @@ class Buffer:
                         "that uses it")
 
     def __del__(self):
-        # Back to the allocator's free list (its give(), inlined: this runs once per op).
+        # Back to the allocator's free list (or released past its limit): this runs once per op.
         # getattr: an object that never finished __init__ has no slots set.
         size = getattr(self, "pooled", 0)
         if size and _pool is not None:
             try:
-                _pool.give(size, self.handle, self.ptr, self.epoch, _native._lib.pm_buffer_release)
+                pool = _pool
+                if pool.cached + size <= pool.limit:
+                    lst = pool.free.get(size)
+                    if lst is None:
+                        lst = pool.free.setdefault(size, [])
+                    lst.append((self.handle, self.ptr, self.epoch))
+                    pool.cached += size
+                else:
+                    _native._lib.pm_buffer_release(self.handle)
             except Exception:  # interpreter shutdown
                 pass
 
@@ -328,3 +326,29 @@ class View:
                     b.device.host_shared -= 1
             except Exception:  # interpreter shutdown
                 pass
+
+
+
+_INTERFACES: dict = {}  # (address, shape, dtype, strides) -> __array_interface__ (NumPy only reads it)
+_new_view = object.__new__
+
+
+def user_view(buffer, offset, shape, dtype, strides):
+    """The counted View of an array for the user (Array.numpy()'s hot path, one per call),
+    as View(buffer, offset, 0, True, layout) but without building the interface dict each
+    time: the caching allocator hands the same memory to the next op's result."""
+    key = (buffer.ptr + offset, shape, dtype, strides)
+    iface = _INTERFACES.get(key)
+    if iface is None:
+        if len(_INTERFACES) >= 4096:
+            _INTERFACES.clear()
+        iface = _INTERFACES[key] = {"data": (key[0], False), "shape": shape, "typestr": dtype.str,
+                                    "strides": strides, "version": 3}
+    v = _new_view(View)
+    v.buffer = buffer
+    v.counted = True
+    v.__array_interface__ = iface
+    with _views_lock:
+        buffer.views += 1
+        buffer.device.host_shared += 1
+    return v

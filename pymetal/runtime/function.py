@@ -43,7 +43,7 @@ import numpy as np
 from . import bindable, host_args
 from . import native as _native
 from .arguments import bind, count_error, threadgroup_memory as threadgroup_memory_args
-from .scratch import _BUFFER, _LAUNCH_CONFIG, _pack_2args, _pack_3args, _scratch, _tls
+from .scratch import _BUFFER, _BYTES, _EMPTY, _LAUNCH_CONFIG, _pack_2args, _pack_3args, _tls
 from .signature import Argument
 
 TYPE_CHECKING = False
@@ -312,10 +312,7 @@ class Function:
         """
         if len(args) != len(self._params):
             raise count_error(self, args)
-        try:
-            s = _tls.scratch
-        except AttributeError:
-            s = _scratch()
+        s = _tls.scratch
         host = bind(self, args, s, raw or self._own)
         try:
             if host is not None:
@@ -365,10 +362,7 @@ class Function:
             if len(self._sized) >= 512:
                 self._sized.clear()
             cfg = self._sized[n] = self._launch_config(n, None, n if n < 256 else 256)
-        try:
-            s = _tls.scratch
-        except AttributeError:
-            s = _scratch()
+        s = _tls.scratch
         abuf = s.args
         ab, bb = a._buf, b._buf
         if c is None:
@@ -376,10 +370,7 @@ class Function:
             st = self._dispatch(cfg, abuf, 2)
             if st:
                 raise _native.error(st)
-            dev = self._device
-            ab.epoch = bb.epoch = dev.next_epoch()
-            if dev.host_shared and (ab.views or bb.views):
-                self._finish(bb)  # memory the host sees (views, foreign): results on return
+            self._stamp2(ab, bb)
             return
         cb = c._buf
         _pack_3args(abuf, 0, _BUFFER, 0, ab.handle, a._offset, 0, 0, _BUFFER, 1, bb.handle, b._offset, 0, 0,
@@ -391,6 +382,33 @@ class Function:
         ab.epoch = bb.epoch = cb.epoch = dev.next_epoch()
         if dev.host_shared and (ab.views or bb.views or cb.views):
             self._finish(cb)
+
+    def _run_reduce(self, cfg, a, b, data):
+        """The array library's hot path for its one-pass reductions: contiguous Array a
+        (read) at [[buffer(0)]], Array b (written) at [[buffer(1)]] and the bytes `data`
+        at [[buffer(2)]], of the dtypes and size the kernel was looked up for, with a
+        launch configuration from _launch_for (`cfg`): what __call__ does for these
+        arguments, without checking them again on every call (one ctypes call)."""
+        s = _tls.scratch
+        abuf = s.args
+        ab, bb = a._buf, b._buf
+        n = len(data)
+        s.datamv[:n] = data
+        _pack_3args(abuf, 0, _BUFFER, 0, ab.handle, a._offset, 0, a._size * a._dtype.itemsize or _EMPTY,
+                    _BUFFER, 1, bb.handle, b._offset, 0, b._size * b._dtype.itemsize or _EMPTY,
+                    _BYTES, 2, 0, 0, s.data_addr, n)
+        st = self._dispatch(cfg, abuf, 3)
+        if st:
+            raise _native.error(st)
+        self._stamp2(ab, bb)
+
+    def _stamp2(self, ab, bb):
+        """After an asynchronous dispatch that read Buffer ab and wrote bb: stamps them
+        with its epoch; memory the host sees (views, foreign) has its results on return."""
+        dev = self._device
+        ab.epoch = bb.epoch = dev.next_epoch()
+        if dev.host_shared and (ab.views or bb.views):
+            self._finish(bb)
 
     def _finish(self, out):
         """Completes a call of _run_arrays on memory the host sees: its own

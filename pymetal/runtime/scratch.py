@@ -70,10 +70,12 @@ class _Scratch:
         self.handle_ref = ctypes.byref(self.handle)
 
 
-_tls = threading.local()
+class _Local(threading.local):
+    """Per-thread state: each thread gets its scratch on first use (threading.local
+    runs __init__ in every thread), so the hot paths read _tls.scratch unguarded."""
+
+    def __init__(self) -> None:
+        self.scratch = _Scratch()
 
 
-def _scratch():
-    s = _Scratch()
-    _tls.scratch = s
-    return s
+_tls = _Local()

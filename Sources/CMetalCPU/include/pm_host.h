@@ -42,9 +42,11 @@ typedef struct pm_job pm_job; // one execution of a command buffer (guard.c)
 // 0, or non-zero with `status` holding the first failed chunk's error. The pool
 // runs one job at a time: a call made while it is busy runs here, whole.
 // Each chunk runs through pm_guarded_run for the command buffer `cb` (may be null); once a chunk
-// failed, the chunks not yet started are skipped.
+// failed, the chunks not yet started are skipped. `wake`: wake sleeping workers; 0 (a job
+// smaller than a worker's wake-up is worth) lets only workers still spinning after their last
+// job take chunks, and runs the job on the caller, whole, when all of them sleep.
 int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks,
-                    pm_status *status);
+                    int wake, pm_status *status);
 // How many worker threads the pool has (starting them on first use): cores - 1.
 uint32_t pm_pool_workers(void);
 

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import textwrap
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -192,3 +193,55 @@ def test_idle_process_uses_no_cpu(dev):
     assert int(threads) >= 2, "the pool's workers and the background runner are there: " + run.stdout
     assert int(wakeups) == 0, "a MetalCPU thread woke up while nothing was queued"
     assert float(used) < 0.02, "the process used %s s of CPU in 0.5 s of idling" % used
+
+
+# ---- mid-size dispatches and sleeping workers -----------------------------------------------
+# Below WAKE threads a split dispatch does not wake sleeping workers (it runs whole on the
+# caller, or with workers still spinning after a previous job), and after a split that lost
+# to the caller alone (a loaded machine) jobs run whole for a while (Sources/CMetalCPU/pool.c).
+# Every way gives the same results: each size runs after the workers fell asleep and back to
+# back behind a large split job (workers spinning).
+LOOP_WAKE, FIBER_WAKE = 262144, 16384  # Dispatch.wakeThreads
+
+
+def _states():
+    """What runs before each checked dispatch: workers asleep, or spinning behind a large job."""
+    big = pm.zeros(4 * LOOP_WAKE, np.float32)
+
+    def asleep():
+        pm.synchronize()
+        time.sleep(0.002)  # past the workers' spin (100 us): they sleep
+
+    def spinning():
+        pm.shaders().add_float32(big, big, big, grid=big.size)  # split, workers woken
+        pm.synchronize()
+    return {"asleep": asleep, "spinning": spinning}
+
+
+@pytest.mark.parametrize("state", ["asleep", "spinning"])
+@pytest.mark.parametrize("n", [LOOP_SPLIT - 1, LOOP_SPLIT, LOOP_SPLIT + 1, 65536 + 3, LOOP_WAKE - 1, LOOP_WAKE,
+                               LOOP_WAKE + 1, (1 << 20) + 3])
+def test_loop_kernel_around_the_wake_threshold(dev, n, state):
+    rng = np.random.default_rng(n)
+    a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+    x, y = pm.asarray(a), pm.asarray(b)
+    before = _states()[state]
+    for _ in range(3):  # also after a split that may have switched splitting off (a loaded machine)
+        out = pm.full(n, 7, np.float32)
+        before()
+        pm.shaders().add_float32(x, y, out, grid=n)
+        np.testing.assert_array_equal(out.numpy(), a + b)
+
+
+@pytest.mark.parametrize("state", ["asleep", "spinning"])
+@pytest.mark.parametrize("groups", [FIBER_SPLIT // 64 + 1, FIBER_WAKE // 64 - 1, FIBER_WAKE // 64,
+                                    FIBER_WAKE // 64 + 1])
+def test_barrier_kernel_around_the_wake_threshold(lib, groups, state):
+    size = 64
+    before = _states()[state]
+    expected = ((size * (size + 1) // 2 * 100000 + np.arange(groups * size, dtype=np.uint64)) % 2**32).astype(np.uint32)
+    for _ in range(2):
+        out = pm.zeros(groups * size, np.uint32)
+        before()
+        lib.group_sums(out, groups=groups, threadgroup=size)
+        np.testing.assert_array_equal(out.numpy(), expected)
