@@ -156,9 +156,11 @@ def reduce(name: str, x: ArrayLike, axis: int | tuple[int, ...] | None = None, k
     (default: the accumulator type for integer sums and products, else x's type)."""
     if axis is None and not keepdims and out_dtype is None and type(x) is Array and x._cc:
         # Hot path: a whole contiguous array in one pass of the row kernel, from a plan
-        # kept per (op, dtype, size, device): one call of the kernel the general path makes
+        # kept per (op, dtype, size, device, kernel shape): one call of the kernel the general
+        # path makes (GPU_SHAPES in the key: a plan made while a test forced the GPU shape is
+        # False, and must not turn the fast path off for the process)
         dev = x._buf.device
-        key = (name, x._dtype, x._size, dev)
+        key = (name, x._dtype, x._size, dev, GPU_SHAPES)
         plan = _FAST.get(key)
         if plan is None:
             plan = _FAST[key] = _fast_plan(name, x, dev)
