@@ -100,11 +100,14 @@ final class ABITests: XCTestCase {
         XCTAssertGreaterThanOrEqual(seconds, 0)
         // An error only execution reveals surfaces at synchronize with the kernel's name.
         var bad: UInt64 = 0, badLibrary: UInt64 = 0
+        // (simdgroups waiting at different barriers: an error in every mode, where a thread that
+        // returns before a barrier counts as arrived, as on a GPU)
         let barrier = "kernel void divergent(device float* x [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) "
-            + "{ if (i == 3) return; threadgroup_barrier(mem_flags::mem_threadgroup); x[i] = 1; }"
+            + "{ if (i >= 32) { threadgroup_barrier(mem_flags::mem_threadgroup); return; } "
+            + "threadgroup_barrier(mem_flags::mem_threadgroup); x[i] = 1; }"
         XCTAssertEqual(pm_library_compile(&badLibrary, device, barrier, nil, 0), 0, lastError())
         XCTAssertEqual(pm_kernel_new(&bad, badLibrary, "divergent"), 0)
-        var group: [UInt32] = [8, 1, 1]
+        var group: [UInt32] = [64, 1, 1]
         var arg = pm_arg(kind: Int32(PM_ARG_BUFFER.rawValue), index: 0, buffer: keep, offset: 0, bytes: nil, length: 0)
         XCTAssertEqual(pm_dispatch(stream, bad, &arg, 1, &group, &group, 0), 0, lastError())
         XCTAssertEqual(pm_stream_synchronize(stream), 5)
