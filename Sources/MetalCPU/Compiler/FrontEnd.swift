@@ -1600,6 +1600,7 @@ final class FrontEnd {
             var seen = Set(optionals)
             var work: [String] = (kernelRoots[index] ?? []) + optionals
             if let body = kernelBodies[index] { bodies.append(body) }
+            let ownTemplate = kernelBodies[index] == nil ? nil : kernelRoots[index]?.last
             var scanned = 0
             var fibers = false
             while true {
@@ -1614,7 +1615,12 @@ final class FrontEnd {
                 guard let name = work.popLast() else { break }
                 if MSLAttributes.rendezvous.contains(name) { fibers = true }
                 if let defs = definitions[name] { bodies.append(contentsOf: defs) }
-                if let template = templateKernels[name]?.last, !bodies.contains(template.body) { bodies.append(template.body) }
+                // An instantiation's own template is the overload it instantiates (its body, above), not every
+                // overload of the name: each takes the mode its own body needs. Another kernel template reached
+                // by name: all of its overloads.
+                if name != ownTemplate, let overloads = templateKernels[name] {
+                    for template in overloads where !bodies.contains(template.body) { bodies.append(template.body) }
+                }
             }
             kernels[index].usesFibers = fibers
             // A constant the source asks is_function_constant_defined about is optional (the code guards its uses).
