@@ -150,8 +150,7 @@ extension FrontEnd {
 
     /// Rewrites kernel `index` for LOCKSTEP mode if its body allows; returns whether it did.
     func makeLockstep(_ index: Int) -> Bool {
-        guard !validation, kernelRoots[index]?.isEmpty ?? true, let body = kernelBodies[index],
-              !kernels[index].function.contains("<") else { return false }
+        guard let body = lockstepCandidate(index) else { return false }
         let open = body.lowerBound - 1, close = body.upperBound // the body's tokens are those inside its braces
         guard isPunct(open, 123), isPunct(close, 125) else { return false }
         // A thread that leaves early, or jumps, does not fit statement-by-statement execution.
@@ -175,8 +174,14 @@ extension FrontEnd {
         var out = "\n::pm::rt::worker *const __pm_w = ::pm::rt::tls_w; const ::pm::rt::group __pm_g = ::pm::rt::ls_group();"
         out += " bool __pm_m0[::pm::rt::ls_max]; ::pm::rt::ls_all(__pm_m0, __pm_g);"
         for (name, _) in positions { out += " typedef decltype(\(name)) __pm_t_\(name);" }
-        var taken: Set<String> = []
-        for t in body where isAddressOf(t) && tokens[t + 1].kind == .identifier { taken.insert(text(t + 1)) }
+        var taken = Set(body.compactMap { lockstepFacts.addressed[$0] })
+        if !lockstepFacts.covers(body) {
+            for t in body where isAddressOf(t) {
+                var name = t + 1
+                while isPunct(name, 40) { name += 1 } // &(v)
+                if tokens[name].kind == .identifier { taken.insert(text(name)) }
+            }
+        }
         var emitter = LockstepEmitter(positions: positions, addressTaken: taken)
         emitter.rowMajor = rowMajorMatrices(items, in: body)
         guard let text = emit(items, mask: "__pm_m0", &emitter) else { return false }
@@ -626,6 +631,7 @@ extension FrontEnd {
     /// a functor, a method or a reference may take it by reference), used as an operand of ?:
     /// (which may be such an argument), or bound to a reference (`T &r = name`).
     private func aliased(_ name: String, in range: Range<Int>) -> Bool {
+        if lockstepFacts.covers(range) { return changed(name, in: range) }
         for t in range where isWord(t, name) && !isPunct(t - 1, 46) && text(t - 1) != "->" {
             // a whole argument or initialiser (not part of an expression, which is no lvalue)
             if isPunct(t - 1, 40) || isPunct(t - 1, 44) || isPunct(t - 1, 123),
@@ -665,19 +671,26 @@ extension FrontEnd {
 
     /// Whether `name` is assigned, incremented or has its address taken in `range`.
     func assigned(_ name: String, in range: Range<Int>) -> Bool {
+        if lockstepFacts.covers(range) { return changed(name, in: range) }
         for t in range where isWord(t, name) && !isPunct(t - 1, 46) && text(t - 1) != "->" {
-            if isPunct(t + 1, 61) && !isPunct(t + 2, 61) { return true }                             // =
-            if (isPunct(t + 1, 43) && isPunct(t + 2, 43)) || (isPunct(t + 1, 45) && isPunct(t + 2, 45)) { return true }
-            if (isPunct(t - 1, 43) && isPunct(t - 2, 43)) || (isPunct(t - 1, 45) && isPunct(t - 2, 45)) { return true }
-            if isAddressOf(t - 1) {
+            // (name) is name: the tokens around the parentheses (`(j) += 1`, `++(j)`, `&(j)`)
+            var (before, after) = (t - 1, t + 1)
+            while isPunct(before, 40) { before -= 1 }
+            while isPunct(after, 41) { after += 1 }
+            if isPunct(after, 61) && !isPunct(after + 1, 61) { return true }                             // =
+            // (`if (x) ++y;` increments y)
+            if (isPunct(after, 43) && isPunct(after + 1, 43)) || (isPunct(after, 45) && isPunct(after + 1, 45)),
+               after == t + 1 || !(tokens[after + 2].kind == .identifier || isPunct(after + 2, 40)) { return true }
+            if (isPunct(before, 43) && isPunct(before - 1, 43)) || (isPunct(before, 45) && isPunct(before - 1, 45)) { return true }
+            if isAddressOf(before) {
                 return true // &name
             }
-            for c: UInt8 in [43, 45, 42, 47, 37, 38, 124, 94] where isPunct(t + 1, c) && isPunct(t + 2, 61) { return true }
-            if (isPunct(t + 1, 60) && isPunct(t + 2, 60) || isPunct(t + 1, 62) && isPunct(t + 2, 62)) && isPunct(t + 3, 61) {
+            for c: UInt8 in [43, 45, 42, 47, 37, 38, 124, 94] where isPunct(after, c) && isPunct(after + 1, 61) { return true }
+            if (isPunct(after, 60) && isPunct(after + 1, 60) || isPunct(after, 62) && isPunct(after + 1, 62)) && isPunct(after + 2, 61) {
                 return true
             }
-            if isPunct(t + 1, 46) || text(t + 1) == "->" || isPunct(t + 1, 91) { // a member or element of it
-                var j = t + 1
+            if isPunct(after, 46) || text(after) == "->" || isPunct(after, 91) { // a member or element of it
+                var j = after
                 while isPunct(j, 46) || text(j) == "->" || isPunct(j, 91) {
                     j = isPunct(j, 91) ? matching(j) + 1 : j + 2
                 }
@@ -686,6 +699,12 @@ extension FrontEnd {
             }
         }
         return false
+    }
+
+    /// Whether a use of `name` in `range` may change it, as clang's AST says (LockstepAST: assigned and aliased
+    /// are one question there).
+    private func changed(_ name: String, in range: Range<Int>) -> Bool {
+        range.contains { lockstepFacts.changes[$0] == name }
     }
 
     /// A statement with one SIMD-group call: `[T] target = value;` or `call(...);`, whose value has no

@@ -250,6 +250,9 @@ public final class MSLCompiler: @unchecked Sendable {
                                       validation: flags.contains(Self.validationFlag),
                                       lockstep: !flags.contains { $0.hasPrefix("-DPM_NO_LOCKSTEP") }) { astText in
                 try self.astBindings(astText, input: input.path, codegen: codegen, tools: tools, cache: cache, work: work, job: job)
+            } bodies: { astText, names in
+                try self.astBodies(astText, names: names, input: input.path, codegen: codegen, tools: tools, cache: cache,
+                                   work: work, job: job)
             }
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure,

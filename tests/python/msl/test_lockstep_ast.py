@@ -51,3 +51,111 @@ def test_overloads_take_their_own_mode(dev, n):
     pad = np.zeros(-n % 32, np.float32)
     sums = np.repeat(np.concatenate([x, pad]).reshape(-1, 32).sum(1), 32)[:n]
     np.testing.assert_array_equal(y, sums * 2)
+
+
+# ---------------------------------------------------------------------------
+# Uses that change a variable, as clang reads them (LockstepAST.use): spellings the token reading missed
+# ---------------------------------------------------------------------------
+
+# Lanes 0-15 and 16-31 call different SIMD-group functions: lockstep runs it (each branch with its lanes),
+# fibers refuse it. A kernel that ends with this ran in lockstep when it returns the right numbers.
+DIVERGE = r"""
+    float d;
+    if (lane < 16) { d = simd_sum(x[gid]); } else { d = simd_max(x[gid]); }
+    out[gid] = acc + d;
+}
+"""
+SIGNATURE = r"""
+kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+    float acc = 0.0f;
+"""
+
+CHANGES = {
+    # `&(j)`: the loop index's address, taken in parentheses. The token reading kept j per thread as a copy
+    # made for each statement (it saw no `&j`), so p pointed at a copy gone after the statement and the
+    # loop took 8 steps instead of 4.
+    "address_in_parens": (r"""
+    for (uint j = 0; j < 8; j++) {
+        float s = simd_sum(x[gid] * float(j));
+        acc += s;
+        thread uint *p = &(j);
+        *p += 1;
+    }
+""", [0, 2, 4, 6]),
+    # `&(v)` of a local at the body's level, written through the pointer in a later statement.
+    "address_of_local": (r"""
+    float v = 1.0f;
+    thread float *q = &(v);
+    *q += 2.0f;
+    float s = simd_sum(x[gid] * v);
+    acc += s;
+""", [3]),
+    # `(j) += 1` and `++(j)`: the index changes in the body, so the loop is no group-wide loop.
+    "assigned_in_parens": (r"""
+    for (uint j = 0; j < 12; j++) {
+        float s = simd_sum(x[gid] * float(j));
+        acc += s;
+        (j) += 1;
+        ++(j);
+    }
+""", [0, 3, 6, 9]),
+    # `>>=` on the index, and an index passed by value to a function (read: it stays one loop for the group).
+    "shift_assign": (r"""
+    for (uint j = 64; j > 1; j >>= 1) {
+        float s = simd_sum(x[gid] * float(max(j, 2u) / 2));
+        acc += s;
+    }
+""", [32, 16, 8, 4, 2, 1]),
+    # `metal::simd_sum` through a macro, and a block that shadows a name of the body's level.
+    "qualified_macro_shadow": (r"""
+    #define REDUCE(v) metal::simd_sum(v)
+    float w = 2.0f;
+    { float w = 5.0f; acc += w * 0.0f; }
+    float s = REDUCE(x[gid] * w);
+    acc += s;
+""", [2]),
+}
+
+
+def _expected(x, factors, lanes=32):
+    """What the kernels compute: sum over factors f of simd_sum(x * f), plus the diverged d."""
+    n = x.size
+    groups = x.reshape(-1, lanes)
+    sums = np.repeat(groups.sum(1), lanes) * sum(factors)
+    lane = np.arange(n) % lanes
+    low = np.repeat(groups[:, :16].sum(1), lanes)
+    high = np.repeat(groups[:, 16:].max(1), lanes)
+    return sums + np.where(lane < 16, low, high)
+
+
+@pytest.mark.parametrize("case", sorted(CHANGES))
+@pytest.mark.parametrize("n", [32, 96])
+def test_changes_read_from_the_ast(dev, case, n):
+    body, factors = CHANGES[case]
+    lib = pm.compile(HEADER + SIGNATURE + body + DIVERGE)
+    x = (np.arange(n) % 7 - 3).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    lib.k(x, out, grid=n, threadgroup=32)  # fibers would raise: divergent SIMD-group calls
+    np.testing.assert_array_equal(out, _expected(x, factors))
+
+
+# A position parameter changed in parentheses: lockstep recomputes positions for each statement, so such a
+# kernel must not be rewritten (the token reading missed `(lane) ^= 1` and lost the change).
+POSITION = HEADER + r"""
+kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
+    (lane) ^= 1u;
+    float v = simd_shuffle(x[gid], lane);
+    out[gid] = v;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [32, 64])
+def test_position_changed_in_parentheses(dev, n):
+    lib = pm.compile(POSITION)
+    x = np.arange(n, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    lib.k(x, out, grid=n, threadgroup=32)
+    np.testing.assert_array_equal(out, x[np.arange(n) ^ 1])
