@@ -300,6 +300,12 @@ extension FrontEnd {
                 items.append(.leave(condition: (s + 2)..<matching(s + 1)))
                 continue
             }
+            // A lambda that captures nothing (clang's AST says; its body may return): a value the group shares.
+            if let name = lockstepFacts.lambdas[s], !meetsOthers(s..<e, &memo) {
+                state.uniform.insert(name)
+                items.append(.uniform(s..<e))
+                continue
+            }
             // Any other return (a thread leaving from inside a statement) does not fit.
             if (s..<e).contains(where: { isWord($0, "return") }) { return nil }
             let meets = meetsOthers(s..<e, &memo)
@@ -418,14 +424,28 @@ extension FrontEnd {
         // The array's elements are assigned: no const of their own (a pointer may point at const).
         let star = words.lastIndex(of: "*") ?? -1
         words = words.enumerated().filter { $0.offset < star || !["const", "volatile"].contains($0.element) }.map(\.element)
-        guard let size = Self.lockstepSize(words) else { return nil }
+        var size = Self.lockstepSize(words)
+        var arrays: [Int: (element: String, extents: [Int])] = [:]
+        if size == nil {
+            // a typedef of an array (`row a;`): what it is as clang's AST says
+            let resolved = names.compactMap { lockstepFacts.arrays[$0.name] }
+            guard resolved.count == names.count, names.allSatisfy({ $0.extent == nil }), let element = resolved.first?.element,
+                  resolved.allSatisfy({ $0.element == element }) else { return nil }
+            size = Self.lockstepSize([element])
+            words = [element]
+            arrays = Dictionary(uniqueKeysWithValues: zip(names.map(\.name), resolved))
+        }
+        guard let size else { return nil }
         var locals: [LockstepLocal] = []
         var initialisers: [(String, Range<Int>)] = []
         for d in names {
             let name = text(d.name)
             guard state.positions[name] == nil else { return nil }
             var extent = "", count = 1
-            if let open = d.extent {
+            if let array = arrays[d.name] {
+                extent = array.extents.map { "[\($0)]" }.joined()
+                count = array.extents.reduce(1, *)
+            } else if let open = d.extent {
                 guard let n = Self.integerValue(text(open + 1)), matching(open) == open + 2 else { return nil }
                 extent = "[\(n)]"
                 count = n

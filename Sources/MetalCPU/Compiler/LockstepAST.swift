@@ -42,6 +42,11 @@ enum LockstepAST {
         var bodies: [Range<Int>] = []   // the bodies (token ranges) read from the AST
         var changes: [Int: String] = [:] // token -> variable, at each use of a variable that may change it
         var addressed: [Int: String] = [:] // those of them that take its address (`&x`, `&(x)`, `&x.m`)
+        /// Locals of an array type the tokens do not spell (`typedef float row[4]; row a;`), by their name's token:
+        /// the element's MSL name and the extents, as clang resolved the type.
+        var arrays: [Int: (element: String, extents: [Int])] = [:]
+        /// `auto f = [](T a) { ... };`, a lambda that captures nothing, by the token its statement starts at: the name.
+        var lambdas: [Int: String] = [:]
 
         /// Whether `range` lies in a body read from the AST.
         func covers(_ range: Range<Int>) -> Bool {
@@ -54,6 +59,7 @@ enum LockstepAST {
         let kind: Substring
         let line: Substring
         var token: Int?
+        var location: Int? // a declaration's own location (its name)
         let parent: Int?
         var children: [Int] = []
     }
@@ -86,7 +92,7 @@ enum LockstepAST {
             let kind = head.prefix { $0 != " " }
             var rest = head.dropFirst(kind.count).drop { $0 == " " }
             if rest.hasPrefix("0x") { rest = rest.drop { $0 != " " }.dropFirst() }
-            var start: Int? = nil
+            var start: Int? = nil, own: Int? = nil
             if rest.first == "<" { // <begin[, end]> [location]
                 var level = 0, close = rest.startIndex
                 for i in rest.indices {
@@ -100,12 +106,12 @@ enum LockstepAST {
                 rest = rest[rest.index(after: close)...].drop { $0 == " " }
                 let next = rest.prefix { $0 != " " }
                 if next.hasPrefix("col:") || next.hasPrefix("line:") || (next.first == "/" && next.contains(":")) {
-                    _ = location(next)
+                    own = location(next)
                 }
             }
             while let last = stack.last, last.depth >= depth { stack.removeLast() }
             let parent = stack.last?.node
-            nodes.append(Node(kind: kind, line: head, token: start, parent: parent))
+            nodes.append(Node(kind: kind, line: head, token: start, location: own, parent: parent))
             if let parent { nodes[parent].children.append(nodes.count - 1) }
             stack.append((depth, nodes.count - 1))
         }
@@ -158,6 +164,16 @@ enum LockstepAST {
         }
     }
 
+    /// `float[4][2]` as ("float", [4, 2]); the element by its MSL name (`_Float16`: half). Nil for other types.
+    static func array(_ canonical: String) -> (element: String, extents: [Int])? {
+        guard let open = canonical.firstIndex(of: "["), canonical.last == "]" else { return nil }
+        let extents = canonical[open...].dropFirst().dropLast().split(separator: "][", omittingEmptySubsequences: false).map { Int($0) }
+        guard !extents.isEmpty, extents.allSatisfy({ ($0 ?? 0) > 0 }) else { return nil }
+        var element = canonical[..<open]
+        while element.last == " " { element = element.dropLast() }
+        return (["_Float16": "half", "__bf16": "bfloat"][String(element)] ?? String(element), extents.map { $0! })
+    }
+
     /// The facts of clang's dump `dump` for the bodies `bodies` (token ranges inside the braces), with `position`
     /// the token starting at an offset of the AST text, if one does.
     static func facts(_ dump: Dump, bodies: [Range<Int>], position: (Int) -> Int?) -> Facts {
@@ -174,6 +190,19 @@ enum LockstepAST {
             return node.token
         })
         facts.bodies = bodies.filter { read.contains($0.lowerBound - 1) }
+        for node in nodes where node.kind == "VarDecl" {
+            guard let token = node.location, facts.covers(token..<(token + 1)), let declared = ClangAST.parameter(node.line),
+                  let array = array(declared.canonical) else { continue }
+            facts.arrays[token] = array
+        }
+        for node in nodes where node.kind == "DeclStmt" {
+            guard let token = node.token, facts.covers(token..<(token + 1)), node.children.count == 1,
+                  case let variable = nodes[node.children[0]], variable.kind == "VarDecl",
+                  let lambda = variable.children.first(where: { nodes[$0].kind == "LambdaExpr" }),
+                  nodes[lambda].children.allSatisfy({ ["CXXRecordDecl", "CompoundStmt"].contains(nodes[$0].kind) }),
+                  let name = ClangAST.parameter(variable.line)?.name else { continue }
+            facts.lambdas[token] = name
+        }
         for index in nodes.indices where nodes[index].kind == "DeclRefExpr" {
             guard let token = nodes[index].token, facts.covers(token..<(token + 1)), let name = variable(nodes[index]) else { continue }
             switch use(nodes, index) {
