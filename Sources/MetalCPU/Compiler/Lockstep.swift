@@ -301,7 +301,8 @@ extension FrontEnd {
                 continue
             }
             // A lambda that captures nothing (clang's AST says; its body may return): a value the group shares.
-            if let name = lockstepFacts.lambdas[s], !meetsOthers(s..<e, &memo) {
+            // (none that meets other threads or reads the lane, as simdgroup matrices do: a call runs it thread by thread)
+            if let name = lockstepFacts.lambdas[s], !meetsOthers(s..<e, &memo), !asksLane([s..<e]) {
                 state.uniform.insert(name)
                 items.append(.uniform(s..<e))
                 continue
@@ -767,8 +768,9 @@ extension FrontEnd {
         for t in range {
             if isPunct(t, 61), !isComparison(t) { return false }
             if (isPunct(t, 43) && isPunct(t + 1, 43)) || (isPunct(t, 45) && isPunct(t + 1, 45)) { return false }
-            // any user function (called, or as f<T>(...)), and the atomics
-            if tokens[t].kind == .identifier, definitions[text(t)] != nil || text(t).hasPrefix("atomic") { return false }
+            // any user function (called, or as f<T>(...)) or lambda, and the atomics
+            if tokens[t].kind == .identifier, definitions[text(t)] != nil || text(t).hasPrefix("atomic")
+                || lockstepFacts.lambdas.values.contains(text(t)) { return false }
         }
         return true
     }

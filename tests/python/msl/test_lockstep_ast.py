@@ -138,7 +138,8 @@ CHANGES = {
     auto twice = [](float a) { return a * 2.0f; };
     auto scale = [=](float a, float k) -> float { if (k < 0.0f) return 0.0f; return a * k; };
     float v = twice(x[gid]);
-    float s = simd_sum(scale(v, 1.5f));
+    float w = scale(v, 1.5f);            // (not inside the simd_sum statement, which runs twice: LAMBDA_EFFECT)
+    float s = simd_sum(w);
     acc += s;
 """, [3]),
 }
@@ -215,3 +216,27 @@ def test_lambda_calling_simd_sum(dev, n):
     out = np.zeros(n, np.float32)
     lib.k(x, out, grid=n, threadgroup=32)
     np.testing.assert_array_equal(out, np.repeat(x.reshape(-1, 32).sum(1), 32))
+
+
+# A lambda with a side effect in a statement with a SIMD-group call: such a statement runs twice in lockstep
+# (operands, then results), so the lambda must count as a function that is not pure (the kernel stays on
+# fibers); `bump` adds 1 to out[gid] once.
+LAMBDA_EFFECT = HEADER + r"""
+kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]], device float* sums [[buffer(2)]],
+              uint gid [[thread_position_in_grid]]) {
+    auto bump = [](device float* p, float v) { *p += 1.0f; return v; };
+    float s = simd_sum(bump(out + gid, x[gid]));
+    sums[gid] = s;
+}
+"""
+
+
+@pytest.mark.parametrize("n", [32, 64])
+def test_lambda_with_side_effect_runs_once(dev, n):
+    lib = pm.compile(LAMBDA_EFFECT)
+    x = (np.arange(n) % 5).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    sums = np.zeros(n, np.float32)
+    lib.k(x, out, sums, grid=n, threadgroup=32)
+    np.testing.assert_array_equal(out, np.ones(n, np.float32))
+    np.testing.assert_array_equal(sums, np.repeat(x.reshape(-1, 32).sum(1), 32))
