@@ -197,46 +197,31 @@ def test_position_changed_in_parentheses(dev, n):
     np.testing.assert_array_equal(out, x[np.arange(n) ^ 1])
 
 
-# A lambda that meets other threads is no value of the group's (the call would run it thread by thread): the
-# kernel stays on fibers and still matches.
-LAMBDA_SIMD = HEADER + r"""
-kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
-              uint gid [[thread_position_in_grid]]) {
+# Lambdas lockstep must not take as they are (the kernels stay on fibers and match):
+# - one that meets other threads is no value of the group's (a call would run it thread by thread);
+# - one with a side effect in a statement with a SIMD-group call, which runs twice in lockstep (operands,
+#   then results): the lambda counts as a function that may not be pure. `bump` adds 1 to out[gid] once.
+LAMBDAS = {
+    "calls_simd_sum": r"""
     auto reduce = [](float a) { return simd_sum(a); };
     float s = reduce(x[gid]);
-    out[gid] = s;
-}
-"""
-
-
-@pytest.mark.parametrize("n", [32, 64])
-def test_lambda_calling_simd_sum(dev, n):
-    lib = pm.compile(LAMBDA_SIMD)
-    x = (np.arange(n) % 5).astype(np.float32)
-    out = np.zeros(n, np.float32)
-    lib.k(x, out, grid=n, threadgroup=32)
-    np.testing.assert_array_equal(out, np.repeat(x.reshape(-1, 32).sum(1), 32))
-
-
-# A lambda with a side effect in a statement with a SIMD-group call: such a statement runs twice in lockstep
-# (operands, then results), so the lambda must count as a function that is not pure (the kernel stays on
-# fibers); `bump` adds 1 to out[gid] once.
-LAMBDA_EFFECT = HEADER + r"""
-kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]], device float* sums [[buffer(2)]],
-              uint gid [[thread_position_in_grid]]) {
+""",
+    "side_effect": r"""
     auto bump = [](device float* p, float v) { *p += 1.0f; return v; };
     float s = simd_sum(bump(out + gid, x[gid]));
-    sums[gid] = s;
+""",
 }
-"""
 
 
+@pytest.mark.parametrize("case", sorted(LAMBDAS))
 @pytest.mark.parametrize("n", [32, 64])
-def test_lambda_with_side_effect_runs_once(dev, n):
-    lib = pm.compile(LAMBDA_EFFECT)
+def test_lambdas_lockstep_leaves_alone(dev, case, n):
+    lib = pm.compile(HEADER + r"""
+kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]], device float* sums [[buffer(2)]],
+              uint gid [[thread_position_in_grid]]) {""" + LAMBDAS[case] + "    sums[gid] = s;\n}\n")
     x = (np.arange(n) % 5).astype(np.float32)
     out = np.zeros(n, np.float32)
     sums = np.zeros(n, np.float32)
     lib.k(x, out, sums, grid=n, threadgroup=32)
-    np.testing.assert_array_equal(out, np.ones(n, np.float32))
+    np.testing.assert_array_equal(out, np.full(n, 1.0 if case == "side_effect" else 0.0, np.float32))
     np.testing.assert_array_equal(sums, np.repeat(x.reshape(-1, 32).sum(1), 32))
