@@ -36,6 +36,9 @@
 // around a SIMD-group call, templates, locals of unknown size, decltype, ...)
 // keeps the kernel in FIBERS mode, unchanged. Every copied statement is preceded by a line
 // marker, so clang's diagnostics keep the user's lines.
+// Which uses of a variable may change it, the locals of typedef'd array types and the lambdas
+// that capture nothing come from clang's AST of the body where it was read (LockstepAST.swift);
+// the rest, and everything when it was not, from the tokens.
 
 extension FrontEnd {
     /// A local declared at the body's level, kept per thread.
