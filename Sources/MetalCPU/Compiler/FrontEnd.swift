@@ -121,6 +121,7 @@ final class FrontEnd {
     var astEdits: [(range: Range<Int>, replacement: String)] = []
     /// The byte ranges of edits left out of the AST text (validation's checked pointers).
     private var compileOnly: Set<Range<Int>> = []
+    private var astRuns: [(at: Int, source: Int, count: Int)] = []
     private var errors: [String] = []
     var kernels: [Kernel] = []
     var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
@@ -154,14 +155,22 @@ final class FrontEnd {
     /// index; a kernel it does not return keeps the bindings read here.
     static func run(preprocessed text: String, constantValues: [Int: FunctionConstantValue]? = nil,
                     requireMetalHeader: Bool = false, validation: Bool = false, lockstep: Bool = true,
-                    signatures: ((String) throws -> [Int: [KernelBinding]])? = nil) throws -> FrontEndOutput {
+                    signatures: ((String) throws -> [Int: [KernelBinding]])? = nil,
+                    bodies: ((String, [String]) throws -> LockstepAST.Dump?)? = nil) throws -> FrontEndOutput {
         let frontEnd = FrontEnd(Lexer.lex(text), constantValues: constantValues, requireMetalHeader: requireMetalHeader)
         frontEnd.validation = validation
         frontEnd.lockstepAllowed = lockstep
         frontEnd.signatures = signatures
+        frontEnd.bodies = bodies
         return try frontEnd.process()
     }
     private var signatures: ((String) throws -> [Int: [KernelBinding]])?
+    /// Dumps clang's AST with the bodies of the named functions (LockstepAST), from the AST text.
+    var bodies: ((String, [String]) throws -> LockstepAST.Dump?)?
+    /// The AST text (astText) and, for each run of it copied from the source unchanged, (its offset, the
+    /// source's offset, its length): where a node of clang's dump is among the tokens.
+    var astSource: (text: String, runs: [(at: Int, source: Int, count: Int)])?
+    var lockstepFacts = LockstepAST.Facts() // what clang's AST says of the lockstep candidates' bodies
     var validation = false
     var lockstepAllowed = true
 
@@ -178,12 +187,13 @@ final class FrontEnd {
         rewriteConstantQueries()
         // The signatures as clang reads them, before the analyses that use them (lockstep's positions and values).
         if errors.isEmpty, let signatures, let text = astText() {
+            astSource = (text, astRuns)
             for (index, bindings) in try signatures(text)
             where kernels.indices.contains(index) {
                 kernels[index].bindings = bindings
             }
         }
-        analyse()
+        try analyse()
         if !errors.isEmpty { throw CompileDiagnostics(messages: errors) }
         return FrontEndOutput(text: applyEdits(), kernels: kernels, constants: constants)
     }
@@ -222,8 +232,10 @@ final class FrontEnd {
     private func astText() -> String? {
         guard !kernels.isEmpty else { return nil }
         let references = kernels.indices.map { "constexpr auto \(ClangAST.reference($0)) = &\(kernels[$0].function);" }
+        astRuns = []
         // astEdits first: of two edits at one place the first wins (applyEdits)
-        return applyEdits(nil, Array((astEdits + edits.filter { !compileOnly.contains($0.range) }).enumerated()))
+        return applyEdits(nil, Array((astEdits + edits.filter { !compileOnly.contains($0.range) }).enumerated()),
+                          copied: { self.astRuns.append($0) })
             + "\n# 1 \"metalcpu_ast\"\nnamespace pm_ast {\n\(references.joined(separator: "\n"))\n}\n"
     }
 
@@ -1592,7 +1604,7 @@ final class FrontEnd {
 
     /// Which kernels need fibers, and which threadgroup sites each uses: everything
     /// reachable by name from the kernel's body (conservative: names, not overloads).
-    private func analyse() {
+    private func analyse() throws {
         for index in kernels.indices {
             var bodies: [Range<Int>] = []
             // the constants that make parameters optional are needed even if the body never names them
@@ -1600,6 +1612,7 @@ final class FrontEnd {
             var seen = Set(optionals)
             var work: [String] = (kernelRoots[index] ?? []) + optionals
             if let body = kernelBodies[index] { bodies.append(body) }
+            let ownTemplate = kernelBodies[index] == nil ? nil : kernelRoots[index]?.last
             var scanned = 0
             var fibers = false
             while true {
@@ -1614,7 +1627,12 @@ final class FrontEnd {
                 guard let name = work.popLast() else { break }
                 if MSLAttributes.rendezvous.contains(name) { fibers = true }
                 if let defs = definitions[name] { bodies.append(contentsOf: defs) }
-                if let template = templateKernels[name]?.last, !bodies.contains(template.body) { bodies.append(template.body) }
+                // An instantiation's own template is the overload it instantiates (its body, above), not every
+                // overload of the name: each takes the mode its own body needs. Another kernel template reached
+                // by name: all of its overloads.
+                if name != ownTemplate, let overloads = templateKernels[name] {
+                    for template in overloads where !bodies.contains(template.body) { bodies.append(template.body) }
+                }
             }
             kernels[index].usesFibers = fibers
             // A constant the source asks is_function_constant_defined about is optional (the code guards its uses).
@@ -1623,6 +1641,7 @@ final class FrontEnd {
             kernels[index].sites = sites.filter { site in bodies.contains { $0.contains(site.token) } }.map(\.id)
             if fibers { fiberBodies.formUnion(bodies) }
         }
+        try readLockstepFacts()
         for index in kernels.indices where kernels[index].usesFibers && lockstepAllowed {
             kernels[index].lockstep = makeLockstep(index)
         }
@@ -1736,7 +1755,9 @@ final class FrontEnd {
 
     /// The source's bytes in `bytes` (all of them by default) with `chosen` edits (all of them by
     /// default) made: by position, at one position insertions first, each kind in the order made.
-    func applyEdits(_ bytes: Range<Int>? = nil, _ chosen: [(offset: Int, element: (range: Range<Int>, replacement: String))]? = nil) -> String {
+    /// `copied`: told of each run of source bytes copied unchanged (its offset in the result, in the source, its length).
+    func applyEdits(_ bytes: Range<Int>? = nil, _ chosen: [(offset: Int, element: (range: Range<Int>, replacement: String))]? = nil,
+                    copied: (((at: Int, source: Int, count: Int)) -> Void)? = nil) -> String {
         let bytes = bytes ?? 0..<src.bytes.count
         var out: [UInt8] = []
         out.reserveCapacity(bytes.count + 1024)
@@ -1747,10 +1768,12 @@ final class FrontEnd {
         }.map(\.element)
         for edit in ordered {
             guard edit.range.lowerBound >= position else { continue } // overlapping edit: first one wins
+            copied?((out.count, position, edit.range.lowerBound - position))
             out.append(contentsOf: src.bytes[position..<edit.range.lowerBound])
             out.append(contentsOf: Array(edit.replacement.utf8))
             position = edit.range.upperBound
         }
+        copied?((out.count, position, bytes.upperBound - position))
         out.append(contentsOf: src.bytes[position..<bytes.upperBound])
         return String(decoding: out, as: UTF8.self)
     }

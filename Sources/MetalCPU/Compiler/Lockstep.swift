@@ -36,6 +36,9 @@
 // around a SIMD-group call, templates, locals of unknown size, decltype, ...)
 // keeps the kernel in FIBERS mode, unchanged. Every copied statement is preceded by a line
 // marker, so clang's diagnostics keep the user's lines.
+// Which uses of a variable may change it, the locals of typedef'd array types and the lambdas
+// that capture nothing come from clang's AST of the body where it was read (LockstepAST.swift);
+// the rest, and everything when it was not, from the tokens.
 
 extension FrontEnd {
     /// A local declared at the body's level, kept per thread.
@@ -150,8 +153,7 @@ extension FrontEnd {
 
     /// Rewrites kernel `index` for LOCKSTEP mode if its body allows; returns whether it did.
     func makeLockstep(_ index: Int) -> Bool {
-        guard !validation, kernelRoots[index]?.isEmpty ?? true, let body = kernelBodies[index],
-              !kernels[index].function.contains("<") else { return false }
+        guard let body = lockstepCandidate(index) else { return false }
         let open = body.lowerBound - 1, close = body.upperBound // the body's tokens are those inside its braces
         guard isPunct(open, 123), isPunct(close, 125) else { return false }
         // A thread that leaves early, or jumps, does not fit statement-by-statement execution.
@@ -175,8 +177,14 @@ extension FrontEnd {
         var out = "\n::pm::rt::worker *const __pm_w = ::pm::rt::tls_w; const ::pm::rt::group __pm_g = ::pm::rt::ls_group();"
         out += " bool __pm_m0[::pm::rt::ls_max]; ::pm::rt::ls_all(__pm_m0, __pm_g);"
         for (name, _) in positions { out += " typedef decltype(\(name)) __pm_t_\(name);" }
-        var taken: Set<String> = []
-        for t in body where isAddressOf(t) && tokens[t + 1].kind == .identifier { taken.insert(text(t + 1)) }
+        var taken = Set(body.compactMap { lockstepFacts.addressed[$0] })
+        if !lockstepFacts.covers(body) {
+            for t in body where isAddressOf(t) {
+                var name = t + 1
+                while isPunct(name, 40) { name += 1 } // &(v)
+                if tokens[name].kind == .identifier { taken.insert(text(name)) }
+            }
+        }
         var emitter = LockstepEmitter(positions: positions, addressTaken: taken)
         emitter.rowMajor = rowMajorMatrices(items, in: body)
         guard let text = emit(items, mask: "__pm_m0", &emitter) else { return false }
@@ -293,6 +301,13 @@ extension FrontEnd {
             if top, isWord(s, "if"), isPunct(s + 1, 40), isWord(matching(s + 1) + 1, "return"), isPunct(matching(s + 1) + 2, 59),
                matching(s + 1) + 3 == e, !meetsOthers(s..<e, &memo) {
                 items.append(.leave(condition: (s + 2)..<matching(s + 1)))
+                continue
+            }
+            // A lambda that captures nothing (clang's AST says; its body may return): a value the group shares.
+            // (none that meets other threads or reads the lane, as simdgroup matrices do: a call runs it thread by thread)
+            if let name = lockstepFacts.lambdas[s], !meetsOthers(s..<e, &memo), !asksLane([s..<e]) {
+                state.uniform.insert(name)
+                items.append(.uniform(s..<e))
                 continue
             }
             // Any other return (a thread leaving from inside a statement) does not fit.
@@ -413,14 +428,28 @@ extension FrontEnd {
         // The array's elements are assigned: no const of their own (a pointer may point at const).
         let star = words.lastIndex(of: "*") ?? -1
         words = words.enumerated().filter { $0.offset < star || !["const", "volatile"].contains($0.element) }.map(\.element)
-        guard let size = Self.lockstepSize(words) else { return nil }
+        var size = Self.lockstepSize(words)
+        var arrays: [Int: (element: String, extents: [Int])] = [:]
+        if size == nil {
+            // a typedef of an array (`row a;`): what it is as clang's AST says
+            let resolved = names.compactMap { lockstepFacts.arrays[$0.name] }
+            guard resolved.count == names.count, names.allSatisfy({ $0.extent == nil }), let element = resolved.first?.element,
+                  resolved.allSatisfy({ $0.element == element }) else { return nil }
+            size = Self.lockstepSize([element])
+            words = [element]
+            arrays = Dictionary(uniqueKeysWithValues: zip(names.map(\.name), resolved))
+        }
+        guard let size else { return nil }
         var locals: [LockstepLocal] = []
         var initialisers: [(String, Range<Int>)] = []
         for d in names {
             let name = text(d.name)
             guard state.positions[name] == nil else { return nil }
             var extent = "", count = 1
-            if let open = d.extent {
+            if let array = arrays[d.name] {
+                extent = array.extents.map { "[\($0)]" }.joined()
+                count = array.extents.reduce(1, *)
+            } else if let open = d.extent {
                 guard let n = Self.integerValue(text(open + 1)), matching(open) == open + 2 else { return nil }
                 extent = "[\(n)]"
                 count = n
@@ -626,6 +655,7 @@ extension FrontEnd {
     /// a functor, a method or a reference may take it by reference), used as an operand of ?:
     /// (which may be such an argument), or bound to a reference (`T &r = name`).
     private func aliased(_ name: String, in range: Range<Int>) -> Bool {
+        if lockstepFacts.covers(range) { return changed(name, in: range) }
         for t in range where isWord(t, name) && !isPunct(t - 1, 46) && text(t - 1) != "->" {
             // a whole argument or initialiser (not part of an expression, which is no lvalue)
             if isPunct(t - 1, 40) || isPunct(t - 1, 44) || isPunct(t - 1, 123),
@@ -665,19 +695,26 @@ extension FrontEnd {
 
     /// Whether `name` is assigned, incremented or has its address taken in `range`.
     func assigned(_ name: String, in range: Range<Int>) -> Bool {
+        if lockstepFacts.covers(range) { return changed(name, in: range) }
         for t in range where isWord(t, name) && !isPunct(t - 1, 46) && text(t - 1) != "->" {
-            if isPunct(t + 1, 61) && !isPunct(t + 2, 61) { return true }                             // =
-            if (isPunct(t + 1, 43) && isPunct(t + 2, 43)) || (isPunct(t + 1, 45) && isPunct(t + 2, 45)) { return true }
-            if (isPunct(t - 1, 43) && isPunct(t - 2, 43)) || (isPunct(t - 1, 45) && isPunct(t - 2, 45)) { return true }
-            if isAddressOf(t - 1) {
+            // (name) is name: the tokens around the parentheses (`(j) += 1`, `++(j)`, `&(j)`)
+            var (before, after) = (t - 1, t + 1)
+            while isPunct(before, 40) { before -= 1 }
+            while isPunct(after, 41) { after += 1 }
+            if isPunct(after, 61) && !isPunct(after + 1, 61) { return true }                             // =
+            // (`if (x) ++y;` increments y)
+            if (isPunct(after, 43) && isPunct(after + 1, 43)) || (isPunct(after, 45) && isPunct(after + 1, 45)),
+               after == t + 1 || !(tokens[after + 2].kind == .identifier || isPunct(after + 2, 40)) { return true }
+            if (isPunct(before, 43) && isPunct(before - 1, 43)) || (isPunct(before, 45) && isPunct(before - 1, 45)) { return true }
+            if isAddressOf(before) {
                 return true // &name
             }
-            for c: UInt8 in [43, 45, 42, 47, 37, 38, 124, 94] where isPunct(t + 1, c) && isPunct(t + 2, 61) { return true }
-            if (isPunct(t + 1, 60) && isPunct(t + 2, 60) || isPunct(t + 1, 62) && isPunct(t + 2, 62)) && isPunct(t + 3, 61) {
+            for c: UInt8 in [43, 45, 42, 47, 37, 38, 124, 94] where isPunct(after, c) && isPunct(after + 1, 61) { return true }
+            if (isPunct(after, 60) && isPunct(after + 1, 60) || isPunct(after, 62) && isPunct(after + 1, 62)) && isPunct(after + 2, 61) {
                 return true
             }
-            if isPunct(t + 1, 46) || text(t + 1) == "->" || isPunct(t + 1, 91) { // a member or element of it
-                var j = t + 1
+            if isPunct(after, 46) || text(after) == "->" || isPunct(after, 91) { // a member or element of it
+                var j = after
                 while isPunct(j, 46) || text(j) == "->" || isPunct(j, 91) {
                     j = isPunct(j, 91) ? matching(j) + 1 : j + 2
                 }
@@ -686,6 +723,12 @@ extension FrontEnd {
             }
         }
         return false
+    }
+
+    /// Whether a use of `name` in `range` may change it, as clang's AST says (LockstepAST: assigned and aliased
+    /// are one question there).
+    private func changed(_ name: String, in range: Range<Int>) -> Bool {
+        range.contains { lockstepFacts.changes[$0] == name }
     }
 
     /// A statement with one SIMD-group call: `[T] target = value;` or `call(...);`, whose value has no
@@ -728,8 +771,9 @@ extension FrontEnd {
         for t in range {
             if isPunct(t, 61), !isComparison(t) { return false }
             if (isPunct(t, 43) && isPunct(t + 1, 43)) || (isPunct(t, 45) && isPunct(t + 1, 45)) { return false }
-            // any user function (called, or as f<T>(...)), and the atomics
-            if tokens[t].kind == .identifier, definitions[text(t)] != nil || text(t).hasPrefix("atomic") { return false }
+            // any user function (called, or as f<T>(...)) or lambda, and the atomics
+            if tokens[t].kind == .identifier, definitions[text(t)] != nil || text(t).hasPrefix("atomic")
+                || lockstepFacts.lambdas.values.contains(text(t)) { return false }
         }
         return true
     }

@@ -256,6 +256,9 @@ public final class MSLCompiler: @unchecked Sendable {
                 ast = try known ?? self.astBindings(astText, input: input.path, codegen: codegen, tools: tools, cache: cache,
                                                     work: work, job: job)
                 return ast
+            } bodies: { astText, names in
+                try self.astBodies(astText, names: names, input: input.path, codegen: codegen, tools: tools, cache: cache,
+                                   work: work, job: job)
             }
         } catch let diagnostics as CompileDiagnostics {
             throw MTLLibraryError(code: .compileFailure,
