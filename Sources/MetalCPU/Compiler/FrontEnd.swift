@@ -120,7 +120,7 @@ final class FrontEnd {
     /// the AST carries them. Not in the compiled text: clang emits code for annotations of parameters.
     var astEdits: [(range: Range<Int>, replacement: String)] = []
     /// The byte ranges of edits left out of the AST text (validation's checked pointers).
-    private var compileOnly: Set<Range<Int>> = []
+    var compileOnly: Set<Range<Int>> = [] // edits the AST text leaves out (CheckedAuto.swift too)
     private var errors: [String] = []
     var kernels: [Kernel] = []
     var kernelBodies: [Int: Range<Int>] = [:]       // kernel index -> body tokens
@@ -172,6 +172,7 @@ final class FrontEnd {
         rewriteConversions()
         rewriteBracedArguments()
         rewriteVectorDirectInitialisations()
+        rewriteCheckedAutoPointers() // before removeAddressSpaces: its edits of the qualifiers win
         guardCyclicStores()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
@@ -227,7 +228,7 @@ final class FrontEnd {
             + "\n# 1 \"metalcpu_ast\"\nnamespace pm_ast {\n\(references.joined(separator: "\n"))\n}\n"
     }
 
-    private func remove(_ from: Int, through to: Int, replacement: String = "") {
+    func remove(_ from: Int, through to: Int, replacement: String = "") {
         let start = tokens[from].start, end = tokens[to].end
         let newlines = src.bytes[start..<end].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
         edits.append((start..<end, replacement + String(repeating: "\n", count: newlines)))

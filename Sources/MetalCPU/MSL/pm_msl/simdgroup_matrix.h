@@ -109,13 +109,13 @@ inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, const ::pm::r
                             ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     simdgroup_store(a, (_PmU *)dst, elements_per_row, matrix_origin, transpose_matrix);
 }
-template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN>
-inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const ::pm::rt::tg_view<_PmE[_PmM], _PmN> &src,
+template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN, class _PmF>
+inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const ::pm::rt::tg_view<_PmE[_PmM], _PmN, _PmF> &src,
                            ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     simdgroup_load(d, (const _PmE *)src, elements_per_row, matrix_origin, transpose_matrix);
 }
-template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN>
-inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, const ::pm::rt::tg_view<_PmE[_PmM], _PmN> &dst,
+template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN, class _PmF>
+inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, const ::pm::rt::tg_view<_PmE[_PmM], _PmN, _PmF> &dst,
                             ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     simdgroup_store(a, (_PmE *)dst, elements_per_row, matrix_origin, transpose_matrix);
 }
