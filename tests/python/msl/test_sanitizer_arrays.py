@@ -72,6 +72,18 @@ kernel void param_as_2d(device float *out [[buffer(0)]], threadgroup float *s [[
     threadgroup_barrier(mem_flags::mem_threadgroup);
     out[g.y * 4 + g.x] = s[t.x * 4 + t.y];
 }
+kernel void matrix_to_rows(device const float *a [[buffer(0)]], device float *out [[buffer(1)]],
+                           uint t [[thread_position_in_threadgroup]]) {
+    threadgroup float tile[2][8][8], flat[64];
+    simdgroup_float8x8 m;
+    simdgroup_load(m, a, 8);
+    simdgroup_store(m, &tile[1][0][0], 8);                             // through an element's address
+    simdgroup_store(m, tile[0][0], 8);                                  // through a row
+    simdgroup_store(m, &flat[0], 8);                                    // (once a false race between lanes)
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[t] = tile[1][t / 8][t % 8] + tile[0][7 - t / 8][t % 8];
+    out[t + 32] = tile[1][4 + t / 8][t % 8] + flat[32 + t];
+}
 // ---- correct: `auto` from checked pointers (MLX's gemv.h) ----
 kernel void autos(const device float *a [[buffer(0)]], device float *out [[buffer(1)]],
                   const constant long *strides [[buffer(2)]], constant uint &n [[buffer(3)]],
@@ -200,6 +212,10 @@ for mode in LIBS:
     out = np.zeros((8, 4), np.float32)
     lib.rows_to_helpers(out, grid=(4, 8), threadgroup=(4, 4))
     np.testing.assert_array_equal(out, np.tile(16 * np.arange(4) + 6 + 15, (4, 2)).T.astype(np.float32))
+    a = rng.standard_normal(64).astype(np.float32); out = np.zeros(64, np.float32)
+    lib.matrix_to_rows(a, out, grid=32, threadgroup=32)
+    m = a.reshape(8, 8)
+    np.testing.assert_array_equal(out, np.concatenate([(m + m[::-1])[:4].ravel(), 2 * m[4:].ravel()]))
     out = np.zeros((4, 4), np.float32)
     lib.param_as_2d(out, grid=(4, 4), threadgroup=(4, 4), threadgroup_memory={0: 16 * 4})
     np.testing.assert_array_equal(out, np.arange(16, dtype=np.float32).reshape(4, 4).T)

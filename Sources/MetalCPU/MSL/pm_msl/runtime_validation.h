@@ -341,6 +341,17 @@ inline bool vescaped(const worker *w, uint32_t off) {
     return false;
 }
 
+// Threadgroup memory reached through a plain pointer by the runtime (simdgroup_load/store of
+// `&tile[i][0]`): `bytes` from `p` escape (vescape), and the access that made the pointer (`tile[i][0]`,
+// pending) is no read or write of its own (it would be judged by the bytes the store changed: a
+// false race between the lanes).
+inline void vplain(const void *p, uint64_t bytes) {
+    worker *w = tls_w;
+    if (!w || !w->vg) return;
+    if (w->vpend.p == (const unsigned char *)p) w->vpend.p = nullptr;
+    vescape(p, bytes);
+}
+
 // An atomic operation on the element just accessed: not a plain read or write.
 inline void vatomic(const volatile void *p) {
     worker *w = tls_w;
