@@ -4,7 +4,7 @@
 // `auto p = ::pm::rt::vauto<C>(x);` (runtime_validation.h): a checked pointer stays checked, its
 // element const where `const`/`constant` stood before the `*` (C); from a plain pointer it deduces
 // what `auto *` did. A `const` after the `*` (the pointer itself) is kept: `auto const p`. `auto p`,
-// `auto &r`, `decltype(x)` deduce from the class as they are. Not rewritten: several declarators
+// `decltype(x)` deduce from the class as they are; `auto &r = x;` becomes `auto &&r` (below). Not rewritten: several declarators
 // (`auto *a = x, *b = y;`), `auto **`, range-for and parameters (`auto *` without `=`).
 extension FrontEnd {
     func rewriteCheckedAutoPointers() {
@@ -19,6 +19,14 @@ extension FrontEnd {
                     || isPunct(first - 1, 40) else { continue } // a declaration statement or a for's first clause
             var star = i + 1
             while star < tokens.count, tokens[star].kind == .identifier, qualifiers.contains(text(star)) { star += 1 }
+            // `auto &r = p[i];`: a row of a multi-dimensional threadgroup array is a checked view, a
+            // temporary: `auto &&r` binds it as `auto &` binds an lvalue (the same reference for one)
+            if star == i + 1, first == i, isPunct(star, 38), tokens[star + 1].kind == .identifier, isPunct(star + 2, 61),
+               !isPunct(star + 3, 61) {
+                remove(star, through: star, replacement: "&&")
+                compileOnly.insert(edits[edits.count - 1].range)
+                continue
+            }
             guard isPunct(star, 42) else { continue }
             var name = star + 1
             if name < tokens.count, tokens[name].kind == .identifier, text(name) == "const" { name += 1 }
