@@ -164,6 +164,8 @@ final class FrontEnd {
     private var signatures: ((String) throws -> [Int: [KernelBinding]])?
     var validation = false
     var lockstepAllowed = true
+    /// Validation: checkedPointer's parameter types by their first token (through the `*`), for deducedSpecialization.
+    private var checkedTypes: [Int: (end: Int, text: String)] = [:]
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -956,8 +958,10 @@ final class FrontEnd {
         guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
         let type = sourceText(Array(first..<star))
         guard !type.contains("atomic") else { return }
-        remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> ")
+        let checked = "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> "
+        remove(first, through: star, replacement: checked)
         compileOnly.insert(edits[edits.count - 1].range) // the AST reads the parameter as declared
+        checkedTypes[first] = (star, checked)
     }
 
     /// A parameter's name and element type text, for reflection: `const float4 * restrict x`
@@ -1087,14 +1091,21 @@ final class FrontEnd {
     /// deduction does. An lvalue naming the function, to which the launcher applies `&`.
     private func deducedSpecialization(_ name: String, parameters open: Int) -> String {
         let close = matching(open)
+        var parts: [String] = []
         var kept: [Int] = []
         var j = open + 1
         while j < close {
             if let end = attributeEnd(j) { j = end + 1; continue }
+            if let checked = checkedTypes[j] { // validation: the parameter's checked type, as the function now has
+                parts += [sourceText(kept), checked.text]
+                kept = []
+                j = checked.end + 1
+                continue
+            }
             kept.append(j)
             j += 1
         }
-        return "*static_cast<void (*)(\(sourceText(kept)))>(&\(name))"
+        return "*static_cast<void (*)(\((parts + [sourceText(kept)]).joined(separator: " ")))>(&\(name))"
     }
 
     /// Tokens as written: a space only where the source has one, so that a

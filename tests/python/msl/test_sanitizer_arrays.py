@@ -146,6 +146,12 @@ kernel void row_past(device float *out [[buffer(0)]], uint2 t [[thread_position_
     threadgroup_barrier(mem_flags::mem_threadgroup);
     out[t.y * 2 + t.x] = p[t.y * (1 + t.x)][t.x];                       // (1,1): p[2][1]
 }
+template <typename T>
+[[kernel]] void past_t(device T *b [[buffer(0)]], uint i [[thread_position_in_grid]]) {
+    b[i + 1] = T(1);
+}
+template [[host_name("past_deduced")]] [[kernel]] void past_t(device float *b [[buffer(0)]],
+                                                             uint i [[thread_position_in_grid]]);
 kernel void auto_past(const constant long *strides [[buffer(0)]], device float *out [[buffer(1)]],
                       uint i [[thread_position_in_grid]]) {
     const constant auto* s1 = strides + 1;
@@ -258,6 +264,10 @@ BUGGY = {
     "row_past": ("k(np.zeros(4, np.float32), grid=(2, 2), threadgroup=(2, 2))",
                  ["out of bounds: index 2 of dimension 1 (of 2) of the threadgroup array `p`", "of shape [2][3]",
                   line_of("out[t.y * 2 + t.x] = p[t.y * (1 + t.x)][t.x];"), "(1,1,0)"]),
+    # an instantiation that names no template arguments (MLX's conv.metal) keeps its checked pointers
+    "past_deduced": ("k(np.zeros(3, np.float32), grid=3)",
+                     ["out of bounds: element 3 of `b` [[buffer(0)]]", "3 elements of 4 bytes",
+                      line_of("b[i + 1] = T(1);"), "(2,0,0)"]),
     "auto_past": ("k(np.array([10, 20], np.int64), np.zeros(2, np.float32), grid=2)",
                   ["out of bounds: element 2 of `strides` [[buffer(0)]]", "2 elements of 8 bytes",
                    line_of("out[i] = float(s1[i + 1]);"), "(0,0,0)"]),
