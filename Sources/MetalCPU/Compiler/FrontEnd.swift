@@ -120,7 +120,7 @@ final class FrontEnd {
     /// the AST carries them. Not in the compiled text: clang emits code for annotations of parameters.
     var astEdits: [(range: Range<Int>, replacement: String)] = []
     /// The byte ranges of edits left out of the AST text (validation's checked pointers).
-    private var compileOnly: Set<Range<Int>> = []
+    var compileOnly: Set<Range<Int>> = [] // edits the AST text leaves out (CheckedAuto.swift too)
     private var astRuns: [(at: Int, source: Int, count: Int)] = []
     private var errors: [String] = []
     var kernels: [Kernel] = []
@@ -173,6 +173,8 @@ final class FrontEnd {
     var lockstepFacts = LockstepAST.Facts() // what clang's AST says of the lockstep candidates' bodies
     var validation = false
     var lockstepAllowed = true
+    /// Validation: checkedPointer's parameter types by their first token (through the `*`), for deducedSpecialization.
+    private var checkedTypes: [Int: (end: Int, text: String)] = [:]
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -181,6 +183,7 @@ final class FrontEnd {
         rewriteConversions()
         rewriteBracedArguments()
         rewriteVectorDirectInitialisations()
+        rewriteCheckedAutoPointers() // before removeAddressSpaces: its edits of the qualifiers win
         guardCyclicStores()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
@@ -239,7 +242,7 @@ final class FrontEnd {
             + "\n# 1 \"metalcpu_ast\"\nnamespace pm_ast {\n\(references.joined(separator: "\n"))\n}\n"
     }
 
-    private func remove(_ from: Int, through to: Int, replacement: String = "") {
+    func remove(_ from: Int, through to: Int, replacement: String = "") {
         let start = tokens[from].start, end = tokens[to].end
         let newlines = src.bytes[start..<end].reduce(0) { $0 + ($1 == 10 ? 1 : 0) }
         edits.append((start..<end, replacement + String(repeating: "\n", count: newlines)))
@@ -967,8 +970,10 @@ final class FrontEnd {
         guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
         let type = sourceText(Array(first..<star))
         guard !type.contains("atomic") else { return }
-        remove(first, through: star, replacement: "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> ")
+        let checked = "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> "
+        remove(first, through: star, replacement: checked)
         compileOnly.insert(edits[edits.count - 1].range) // the AST reads the parameter as declared
+        checkedTypes[first] = (star, checked)
     }
 
     /// A parameter's name and element type text, for reflection: `const float4 * restrict x`
@@ -1098,14 +1103,21 @@ final class FrontEnd {
     /// deduction does. An lvalue naming the function, to which the launcher applies `&`.
     private func deducedSpecialization(_ name: String, parameters open: Int) -> String {
         let close = matching(open)
+        var parts: [String] = []
         var kept: [Int] = []
         var j = open + 1
         while j < close {
             if let end = attributeEnd(j) { j = end + 1; continue }
+            if let checked = checkedTypes[j] { // validation: the parameter's checked type, as the function now has
+                parts += [sourceText(kept), checked.text]
+                kept = []
+                j = checked.end + 1
+                continue
+            }
             kept.append(j)
             j += 1
         }
-        return "*static_cast<void (*)(\(sourceText(kept)))>(&\(name))"
+        return "*static_cast<void (*)(\((parts + [sourceText(kept)]).joined(separator: " ")))>(&\(name))"
     }
 
     /// Tokens as written: a space only where the source has one, so that a

@@ -28,6 +28,15 @@ template [[host_name("scale_f")]] [[kernel]] void scale<float>(device float* a [
 template [[host_name("scale_i")]] [[kernel]] void scale<int>(device int* a [[buffer(0)]],
                                                              uint i [[thread_position_in_grid]]);
 
+// an instantiation that names no template arguments (MLX's conv.metal): deduced from its parameter types
+template <typename T, typename U>
+[[kernel]] void convert(const device T* a [[buffer(0)]], device U* b [[buffer(1)]], uint i [[thread_position_in_grid]]) {
+    b[i] = U(a[i]) + U(1);
+}
+template [[host_name("convert_fi")]] [[kernel]] void convert(const device float* a [[buffer(0)]],
+                                                             device int* b [[buffer(1)]],
+                                                             uint i [[thread_position_in_grid]]);
+
 // several template parameters, a threadgroup pointer, a constant reference, a barrier
 template <typename T, int N>
 [[kernel]] void mirror(const device T* a [[buffer(0)]], device T* b [[buffer(1)]], constant uint& n [[buffer(2)]],
@@ -78,6 +87,9 @@ def check_library(lib):
         ai = np.arange(n, dtype=np.int32)
         lib.scale_i(ai, grid=n)
         np.testing.assert_array_equal(ai, np.arange(n, dtype=np.int32) * 2)
+        b = np.zeros(n, np.int32)
+        lib.convert_fi(a, b, grid=n)
+        np.testing.assert_array_equal(b, a.astype(np.int32) + 1)
     for n, tpg in ((1, 1), (5, 8), (32, 32), (40, 64)):
         for name, dtype, k in (("mirror_f3", np.float32, 3), ("mirror_i5", np.int32, 5)):
             a = (np.arange(n) + 1).astype(dtype)

@@ -190,6 +190,7 @@ struct vpending {
     int64_t element;
     uint32_t size, off, epoch, tid, line, kind, index; // tid: the thread, by index in its group
     uint32_t lane; // float elements: bytes per lane (4: float, 2: half), else 0 (NaN check)
+    const struct vdims *dims; // a multi-dimensional threadgroup array's extents (its elements' indices), else null
     unsigned char old[16]; // the element's bytes before the access
 };
 // A device-memory element written in this run (an open-addressed table per
@@ -359,7 +360,7 @@ template <unsigned _PmN> struct vname {
 };
 template <unsigned _PmN> vname(const char (&)[_PmN]) -> vname<_PmN>;
 template <class _PmT, unsigned _PmK, unsigned _PmN, vname _PmName = ""> struct vptr;
-template <class _PmA, vname _PmName> struct tg_view;
+template <class _PmA, vname _PmName, class _PmFull = _PmA> struct tg_view; // _PmFull: the declared array
 
 // The front end declares kernel-scope threadgroup storage as
 // `decltype(auto) name = tg_var<U, SITE>();`: a reference to it, or in

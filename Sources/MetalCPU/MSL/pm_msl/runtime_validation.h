@@ -49,6 +49,40 @@ inline void describe(char (&what)[160], unsigned kind, unsigned index, const cha
     else __builtin_snprintf(what, sizeof what, "the threadgroup array %s%s%sdeclared at line %u", q, name, sp, index);
 }
 
+// A multi-dimensional threadgroup array's extents, outermost first (`float p[2][3]`: 2, 3): its
+// elements are numbered row by row, and messages give their indices too ("element 4 ([1][1])").
+struct vdims {
+    uint32_t rank;
+    uint64_t n[8];
+};
+template <class _PmA> constexpr vdims vdims_of() {
+    vdims d{};
+    if constexpr (__is_array(_PmA)) {
+        d = vdims_of<__remove_extent(_PmA)>();
+        static_assert(__array_rank(_PmA) <= 8, "validation: threadgroup array of over 8 dimensions");
+        for (uint32_t k = d.rank; k > 0; k--) d.n[k] = d.n[k - 1];
+        d.n[0] = __array_extent(_PmA, 0);
+        d.rank++;
+    }
+    return d;
+}
+template <class _PmA> inline constexpr vdims vdims_v = vdims_of<_PmA>();
+
+// "4", or with the indices of a multi-dimensional array's element "4 ([1][1])".
+inline void velement(char (&out)[128], int64_t e, const vdims *d) {
+    int n = __builtin_snprintf(out, sizeof out, "%lld", (long long)e);
+    if (!d || d->rank < 2 || e < 0) return;
+    uint64_t idx[8], rest = (uint64_t)e;
+    for (uint32_t k = d->rank; k-- > 0;) {
+        idx[k] = rest % d->n[k];
+        rest /= d->n[k];
+    }
+    n += __builtin_snprintf(out + n, sizeof out - n, " (");
+    for (uint32_t k = 0; k < d->rank && n < (int)sizeof out; k++)
+        n += __builtin_snprintf(out + n, sizeof out - n, "[%llu]", (unsigned long long)idx[k]);
+    if (n < (int)sizeof out) __builtin_snprintf(out + n, sizeof out - n, ")");
+}
+
 // `name`: the parameter's or array's name in the source ("" if unknown);
 // `index`: its [[buffer(n)]] / [[threadgroup(n)]] index, or an array's line.
 __attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsigned index, const char *name,
@@ -71,6 +105,34 @@ __attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsign
     }
     alignas(64) static thread_local unsigned char scratch[4096];
     __builtin_memset(scratch, 0, size < sizeof scratch ? size : sizeof scratch);
+    return scratch;
+}
+
+// An index past its dimension of a multi-dimensional threadgroup array (`p[i][j]`, j >= the row's
+// length, even where the flat element would be inside the array: MSL's rule, as C's). Returns
+// scratch memory of `size` bytes (zeroed), or null when a row is bigger than it.
+__attribute__((noinline, cold)) inline void *vindex_out_of_bounds(unsigned line_declared, const char *name,
+                                                                 const vdims *d, uint32_t dim, int64_t index,
+                                                                 uint64_t size, const char *file, uint32_t line) {
+    worker *w = tls_w;
+    if (w && !w->err) {
+        const u3 pos = thread_position(w);
+        char what[160];
+        describe(what, _PmVArray, line_declared, name);
+        char shape[96];
+        int n = 0;
+        shape[0] = 0;
+        for (uint32_t k = 0; k < d->rank && n < (int)sizeof shape; k++)
+            n += __builtin_snprintf(shape + n, sizeof shape - n, "[%llu]", (unsigned long long)d->n[k]);
+        set_error(w,
+                  "validation: out of bounds: index %lld of dimension %u (of %llu) of %s, of shape %s, accessed "
+                  "at line %u of %s by the thread at position (%u,%u,%u) in the grid",
+                  (long long)index, dim + 1, (unsigned long long)d->n[dim], what, shape, line,
+                  file ? file : "the kernel source", pos.x, pos.y, pos.z);
+    }
+    alignas(64) static thread_local unsigned char scratch[4096];
+    if (size > sizeof scratch) return nullptr;
+    __builtin_memset(scratch, 0, size);
     return scratch;
 }
 
@@ -100,8 +162,9 @@ inline u3 vthread_pos(const worker *w, uint32_t t) {
 
 __attribute__((noinline, cold)) inline void vrace(worker *w, const vpending &q, bool wrote, bool other_wrote,
                                                  uint32_t other, uint32_t other_line) {
-    char what[160];
+    char what[160], element[128];
     describe(what, q.kind, q.index, q.name);
+    velement(element, q.element, q.dims);
     const u3 a = vthread_pos(w, q.tid);
     char them[96];
     if (other == vmany) __builtin_snprintf(them, sizeof them, "other threads read it");
@@ -111,9 +174,9 @@ __attribute__((noinline, cold)) inline void vrace(worker *w, const vpending &q, 
                            other_wrote ? "wrote" : "read", other_line);
     }
     set_error(w,
-              "validation: data race on element %lld of %s: the thread at position (%u,%u,%u) in the grid %s it at "
+              "validation: data race on element %s of %s: the thread at position (%u,%u,%u) in the grid %s it at "
               "line %u of %s after %s, with no threadgroup_barrier between",
-              (long long)q.element, what, a.x, a.y, a.z, wrote ? "writes" : "reads", q.line, q.file ? q.file : "?",
+              element, what, a.x, a.y, a.z, wrote ? "writes" : "reads", q.line, q.file ? q.file : "?",
               them);
 }
 
@@ -211,13 +274,14 @@ inline void vresolve(worker *w) {
         return;
     }
     if (v.wstamp[o] < w->vgroup_epoch) {
-        char what[160];
+        char what[160], element[128];
         describe(what, q.kind, q.index, q.name);
+        velement(element, q.element, q.dims);
         const u3 a = vthread_pos(w, q.tid);
         set_error(w,
-                  "validation: uninitialized read: element %lld of %s is read at line %u of %s by the thread at "
+                  "validation: uninitialized read: element %s of %s is read at line %u of %s by the thread at "
                   "position (%u,%u,%u) in the grid, but no thread of its threadgroup wrote it before in this dispatch",
-                  (long long)q.element, what, q.line, q.file ? q.file : "?", a.x, a.y, a.z);
+                  element, what, q.line, q.file ? q.file : "?", a.x, a.y, a.z);
         return;
     }
     if (v.wstamp[o] == q.epoch && v.writer[o] != q.tid) vrace(w, q, false, true, v.writer[o], v.wline[o]);
@@ -227,7 +291,8 @@ inline void vresolve(worker *w) {
 }
 
 __attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned kind, unsigned index, const char *name,
-                                             int64_t element, const char *file, uint32_t line, uint32_t lane) {
+                                             int64_t element, const char *file, uint32_t line, uint32_t lane,
+                                             const vdims *dims = nullptr) {
     worker *w = tls_w;
     if (!w || !w->vg) return;
     vresolve(w);
@@ -247,6 +312,7 @@ __attribute__((noinline)) inline void vtrack(void *p, uint32_t size, unsigned ki
     q.kind = kind;
     q.index = index;
     q.lane = lane;
+    q.dims = dims;
     __builtin_memcpy(q.old, p, size);
 }
 
@@ -273,6 +339,17 @@ inline bool vescaped(const worker *w, uint32_t off) {
     for (uint32_t k = 0; k < w->vnescaped; k++)
         if (w->vescaped[k][0] <= off && off < w->vescaped[k][1]) return true;
     return false;
+}
+
+// Threadgroup memory reached through a plain pointer by the runtime (simdgroup_load/store of
+// `&tile[i][0]`): `bytes` from `p` escape (vescape), and the access that made the pointer (`tile[i][0]`,
+// pending) is no read or write of its own (it would be judged by the bytes the store changed: a
+// false race between the lanes).
+inline void vplain(const void *p, uint64_t bytes) {
+    worker *w = tls_w;
+    if (!w || !w->vg) return;
+    if (w->vpend.p == (const unsigned char *)p) w->vpend.p = nullptr;
+    vescape(p, bytes);
 }
 
 // An atomic operation on the element just accessed: not a plain read or write.
@@ -304,8 +381,11 @@ inline void vgroup_end(worker *w) {
     w->vg = nullptr;
 }
 
+// `first`, `dims`: a row of a multi-dimensional threadgroup array (bounds checked by its view),
+// base[0] its element `first` of the whole array, whose extents are `dims`.
 template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, unsigned kind, unsigned index,
-                                         const char *name, const char *file, uint32_t line) {
+                                         const char *name, const char *file, uint32_t line, int64_t first = 0,
+                                         const vdims *dims = nullptr) {
     static_assert(sizeof(_PmT) <= 4096, "validation: element type over 4 KiB");
     if (__builtin_expect((uint64_t)e < count, 1)) {
         typedef __remove_cv(_PmT) _PmU;
@@ -324,11 +404,19 @@ template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, 
 #else
             constexpr bool _PmDev = false;
 #endif
-            if (_PmDev || (_PmShared && kind != _PmVBuffer)) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, e, file, line, _PmLane);
+            if (_PmDev || (_PmShared && kind != _PmVBuffer)) vtrack((void *)(base + e), sizeof(_PmT), kind, index, name, first + e, file, line, _PmLane, dims);
         }
         return base[e];
     }
     return *(_PmT *)out_of_bounds(kind, index, name, e, count, sizeof(_PmT), file, line);
+}
+
+template <class _PmX> inline constexpr bool vis_vptr = false;
+template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmN>
+inline constexpr bool vis_vptr<vptr<_PmT, _PmK, _PmI, _PmN>> = true;
+template <class _PmX> PM_AI auto vraw(const _PmX &x) {
+    if constexpr (vis_vptr<_PmX>) return x.p;
+    else return x;
 }
 
 // A bounds-checked `T *` buffer or threadgroup parameter: `base` and `count`
@@ -338,6 +426,7 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
     uint64_t count;
     PM_AI vptr(_PmT *b, uint64_t n) : p(b), base(b), count(n) {}
     PM_AI vptr(_PmT *at, _PmT *b, uint64_t n) : p(at), base(b), count(n) {}
+    PM_AI vptr(decltype(nullptr)) : p(nullptr), base(nullptr), count(0) {} // `c ? nullptr : buf`
     PM_AI _PmT &operator[](vidx i) const {
         return vcheck(base, (p - base) + i.v, count, _PmK, _PmI, _PmName.s, i.file, i.line);
     }
@@ -354,6 +443,15 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
     PM_AI vptr operator++(int) { vptr o = *this; ++p; return o; }
     PM_AI vptr operator--(int) { vptr o = *this; --p; return o; }
     PM_AI explicit operator bool() const { return p != nullptr; }
+    // Compared as the pointers they stand for (with another checked pointer, a plain one, nullptr).
+#define PM_VPTR_COMPARE(_PmOp)                                                                          \
+    template <class _PmO> PM_AI bool operator _PmOp(const _PmO &o) const { return p _PmOp vraw(o); }   \
+    template <class _PmO>                                                                               \
+        requires(!vis_vptr<_PmO>)                                                                       \
+    PM_AI friend bool operator _PmOp(const _PmO &o, const vptr &v) { return vraw(o) _PmOp v.p; }
+    PM_VPTR_COMPARE(==) PM_VPTR_COMPARE(!=) PM_VPTR_COMPARE(<) PM_VPTR_COMPARE(>) PM_VPTR_COMPARE(<=)
+    PM_VPTR_COMPARE(>=)
+#undef PM_VPTR_COMPARE
     // Templates, so that no built-in operator[] on a converted pointer competes with ours.
     template <class _PmU>
         requires(__is_convertible_to(_PmT *, _PmU *))
@@ -376,24 +474,84 @@ struct pm::abi::binding_type<pm::rt::vptr<_PmT, _PmK, _PmI, _PmName>> {
 };
 namespace pm::rt {
 
-// A kernel-scope threadgroup array, checked on its first index.
-template <class _PmE, uint64_t _PmN, vname _PmName> struct tg_view<_PmE[_PmN], _PmName> {
-    _PmE (&a)[_PmN];
+// A kernel-scope threadgroup array (`_PmFull`, as declared), or a row of a multi-dimensional
+// one (`p[i]`; `_PmE[_PmN]` is what this view indexes): checked at each index. A row is a view
+// too, so that `p[i][j]` is tracked as the element [i][j] (a row tracked whole made threads that
+// write distinct elements of one row a false data race).
+template <class _PmE, uint64_t _PmN, vname _PmName, class _PmFull> struct tg_view<_PmE[_PmN], _PmName, _PmFull> {
+    typedef _PmE _PmArray[_PmN];
+    _PmArray *pa; // the array (null: `c ? nullptr : array`, MLX's gemv)
     uint32_t line;
-    PM_AI _PmE &operator[](vidx i) const { return vcheck(&a[0], i.v, _PmN, _PmVArray, line, _PmName.s, i.file, i.line); }
+    int64_t first; // the number (row by row) of its first element in the declared array
+    PM_AI tg_view(_PmArray &a, uint32_t l, int64_t f = 0) : pa(&a), line(l), first(f) {}
+    PM_AI tg_view(decltype(nullptr)) : pa(nullptr), line(0), first(0) {}
+    static constexpr uint32_t dim = __array_rank(_PmFull) - 1 - __array_rank(_PmE); // the index this view takes
+    PM_AI decltype(auto) operator[](vidx i) const {
+        if constexpr (__array_rank(_PmFull) == 1) {
+            return vcheck(*pa, i.v, _PmN, _PmVArray, line, _PmName.s, i.file, i.line);
+        } else if constexpr (!__is_array(_PmE)) { // an element of the last dimension
+            static_assert(sizeof(_PmE) <= 4096, "validation: element type over 4 KiB");
+            if (__builtin_expect((uint64_t)i.v < _PmN, 1))
+                return vcheck(*pa, i.v, _PmN, _PmVArray, line, _PmName.s, i.file, i.line, first, &vdims_v<_PmFull>);
+            return *(_PmE *)vindex_out_of_bounds(line, _PmName.s, &vdims_v<_PmFull>, dim, i.v, sizeof(_PmE), i.file,
+                                                 i.line);
+        } else { // a row: bounds checked here, its elements where they are indexed
+            typedef tg_view<_PmE, _PmName, _PmFull> _PmRow;
+            constexpr int64_t _PmEach = sizeof(_PmE) / sizeof(__remove_all_extents(_PmE)); // elements per row
+            if (__builtin_expect((uint64_t)i.v < _PmN, 1)) return _PmRow{(*pa)[i.v], line, first + i.v * _PmEach};
+            void *s = vindex_out_of_bounds(line, _PmName.s, &vdims_v<_PmFull>, dim, i.v, sizeof(_PmE), i.file, i.line);
+            return _PmRow{s ? *(_PmE *)s : (*pa)[0], line, first}; // (the run has failed: a row too big for scratch)
+        }
+    }
+    // As a pointer or an array reference (passed to a function, simdgroup_load/store): plain memory.
     template <class _PmU>
         requires(__is_convertible_to(_PmE *, _PmU *))
     PM_AI operator _PmU *() const {
-        vescape(&a[0], sizeof a);
-        return &a[0];
+        vescape(pa, sizeof *pa);
+        return pa ? &(*pa)[0] : nullptr;
     }
     template <class _PmU>
         requires(!__is_convertible_to(_PmE *, _PmU *))
     PM_AI explicit operator _PmU *() const {
-        vescape(&a[0], sizeof a);
-        return (_PmU *)&a[0];
+        vescape(pa, sizeof *pa);
+        return (_PmU *)pa;
+    }
+    template <class _PmR> // a template, as above: no built-in operator[] competes with ours
+        requires(__is_same(__remove_cv(_PmR), _PmE[_PmN]))
+    PM_AI operator _PmR &() const {
+        vescape(pa, sizeof *pa);
+        return *pa;
     }
 };
+
+// `auto *p = x;` (MLX's gemv: `const constant auto* s = strides;`) cannot deduce from a checked
+// pointer, which is a class: the front end writes `auto p = vauto<C>(x)` instead (CheckedAuto.swift;
+// C: `const` stood before the `*`). A checked pointer stays checked (with a const element for C); a
+// threadgroup array's view gives its plain first-element pointer (unchecked, as when passed to a
+// function); anything else what `auto *` / `const auto *` deduces.
+template <class _PmX> inline constexpr bool vis_view = false;
+template <class _PmA, vname _PmN, class _PmF> inline constexpr bool vis_view<tg_view<_PmA, _PmN, _PmF>> = true;
+template <class _PmX> struct vconst_ptr { typedef _PmX type; };
+template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmN> struct vconst_ptr<vptr<_PmT, _PmK, _PmI, _PmN>> {
+    typedef vptr<const _PmT, _PmK, _PmI, _PmN> type;
+};
+template <bool _PmC, class _PmX> PM_AI auto vauto(_PmX &&x) {
+    typedef __remove_cvref(_PmX) _PmV;
+    if constexpr (vis_vptr<_PmV>) {
+        if constexpr (_PmC) return typename vconst_ptr<_PmV>::type(x.p, x.base, x.count);
+        else return _PmV(x);
+    } else if constexpr (vis_view<_PmV>) {
+        typedef __remove_extent(__remove_pointer(decltype(x.pa))) _PmE;
+        if constexpr (_PmC) return (const _PmE *)x;
+        else return (_PmE *)x;
+    } else if constexpr (_PmC) {
+        const auto *p = x;
+        return p;
+    } else {
+        auto *p = x;
+        return p;
+    }
+}
 } // namespace pm::rt
 #endif
 

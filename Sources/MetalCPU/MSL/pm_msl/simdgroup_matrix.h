@@ -89,11 +89,17 @@ PM_AI void store_lane(const vec<_PmT, 2> &e, uint32_t lane, _PmU *dst, ulong ele
 template <class _PmT, class _PmU>
 inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const _PmU *src, ulong elements_per_row = 8,
                            ulong2 matrix_origin = 0, bool transpose_matrix = false) {
+#ifdef PM_VALIDATION
+    ::pm::rt::vplain(src, (matrix_origin.x + matrix_origin.y + 8) * (elements_per_row + 1) * sizeof(_PmU));
+#endif
     pm_sgm::load_lane(d.pm_e, ::pm::rt::current_lane(), src, elements_per_row, matrix_origin, transpose_matrix);
 }
 template <class _PmT, class _PmU>
 inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, _PmU *dst, ulong elements_per_row = 8,
                             ulong2 matrix_origin = 0, bool transpose_matrix = false) {
+#ifdef PM_VALIDATION // (a bound on the elements the matrix covers: offset() below)
+    ::pm::rt::vplain(dst, (matrix_origin.x + matrix_origin.y + 8) * (elements_per_row + 1) * sizeof(_PmU));
+#endif
     pm_sgm::store_lane(a.pm_e, ::pm::rt::current_lane(), dst, elements_per_row, matrix_origin, transpose_matrix);
 }
 #ifdef PM_VALIDATION
@@ -109,13 +115,13 @@ inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, const ::pm::r
                             ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     simdgroup_store(a, (_PmU *)dst, elements_per_row, matrix_origin, transpose_matrix);
 }
-template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN>
-inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const ::pm::rt::tg_view<_PmE[_PmM], _PmN> &src,
+template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN, class _PmF>
+inline void simdgroup_load(simdgroup_matrix<_PmT, 8, 8> &d, const ::pm::rt::tg_view<_PmE[_PmM], _PmN, _PmF> &src,
                            ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     simdgroup_load(d, (const _PmE *)src, elements_per_row, matrix_origin, transpose_matrix);
 }
-template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN>
-inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, const ::pm::rt::tg_view<_PmE[_PmM], _PmN> &dst,
+template <class _PmT, class _PmE, uint64_t _PmM, ::pm::rt::vname _PmN, class _PmF>
+inline void simdgroup_store(const simdgroup_matrix<_PmT, 8, 8> &a, const ::pm::rt::tg_view<_PmE[_PmM], _PmN, _PmF> &dst,
                             ulong elements_per_row = 8, ulong2 matrix_origin = 0, bool transpose_matrix = false) {
     simdgroup_store(a, (_PmE *)dst, elements_per_row, matrix_origin, transpose_matrix);
 }
