@@ -98,7 +98,7 @@ final class EngineTests: XCTestCase {
         let device = try Device.makeDefault()
         let library = try device.compile(source: """
         kernel void bad(device float* x [[buffer(0)]], uint i [[thread_index_in_threadgroup]]) {
-            if (i == 3) return;
+            if (i >= 32) { threadgroup_barrier(mem_flags::mem_threadgroup); return; }  // simdgroups at two barriers
             threadgroup_barrier(mem_flags::mem_threadgroup);
         }
         kernel void one(device float* x [[buffer(0)]], uint i [[thread_position_in_grid]]) { x[i] = 1; }
@@ -106,7 +106,7 @@ final class EngineTests: XCTestCase {
         let bad = try library.kernel(named: "bad"), one = try library.kernel(named: "one")
         let stream = try device.makeStream()
         let scratch = try device.makeBuffer(length: 64), out = try device.makeBuffer(length: 64)
-        try stream.dispatch(bad, arguments: [Argument(index: 0, .buffer(scratch, offset: 0))], size: [8], threadgroup: [8], byGroups: false)
+        try stream.dispatch(bad, arguments: [Argument(index: 0, .buffer(scratch, offset: 0))], size: [64], threadgroup: [64], byGroups: false)
         var otherError: (any Error)?
         let other = Thread {
             do {
