@@ -11,6 +11,7 @@ import pytest
 
 import pymetal as pm
 from pymetal import nn_norms as _norms
+from pymetal.arrays import float64
 from pymetal.arrays import fusion as _fusion
 from arraytest import BF16, random
 
@@ -164,7 +165,7 @@ def test_mixed_dtypes_promote(dev, rng):
     close(pm.nn.layer_norm(pm.asarray(a), pm.asarray(wb)), ref_layer_norm(a, wb), np.float32)
 
 
-def test_float64_follows_the_policy(dev, rng):
+def test_float64_follows_the_policy(dev, rng, monkeypatch):
     a = rng.standard_normal((5, 9))
     w, b = rng.standard_normal(9), rng.standard_normal(9)
     got = pm.nn.layer_norm(pm.asarray(a), pm.asarray(w), pm.asarray(b))
@@ -178,6 +179,7 @@ def test_float64_follows_the_policy(dev, rng):
     old = pm.get_float64_policy()
     try:
         pm.set_float64_policy("downcast")
+        monkeypatch.setattr(float64, "_warned", False)  # (it warns once per process: maybe already)
         with pytest.warns(UserWarning, match="downcast|float32"):
             got = pm.nn.rms_norm(pm.asarray(a.astype(np.float32)), w)
         assert got.dtype == np.float32

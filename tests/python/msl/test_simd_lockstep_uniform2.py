@@ -275,7 +275,7 @@ kernel void shadow_threadgroup_scalar(device float* out [[buffer(0)]], uint gid 
     out[gid] = acc + float(lim);
 }
 
-// A barrier in a group-wide loop after some threads returned: an error, as on fibers.
+// A barrier in a group-wide loop after some threads returned: they count as arrived (as on Apple GPUs).
 kernel void barrier_after_return(device float* out [[buffer(0)]], constant uint& n [[buffer(1)]], constant uint& K [[buffer(2)]],
                                  uint gid [[thread_position_in_grid]], uint lid [[thread_index_in_threadgroup]]) {
     threadgroup float t[256];
@@ -686,17 +686,12 @@ def test_threads_local_shadowing_a_group_name(mode, kernel, grid, tg):
 
 
 @pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("grid,tg,n", [(96, 96, 50), (256, 64, 200), (64, 32, 33)])
-def test_barrier_in_a_uniform_loop_after_returns_is_an_error(mode, grid, tg, n):
-    out = np.zeros(grid, np.float32)
-    with pytest.raises(pm.KernelError, match="threadgroup_barrier not reached by all threads"):
-        _lib(mode).barrier_after_return(out, np.uint32(n), np.uint32(2), grid=grid, threadgroup=tg)
-
-
-@pytest.mark.parametrize("mode", MODES)
-@pytest.mark.parametrize("grid,tg,n,K", [(1, 1, 1, 3), (96, 96, 96, 2), (256, 64, 192, 3), (256, 64, 0, 5), (100, 32, 64, 0)])
-def test_barrier_in_a_uniform_loop_of_whole_groups(mode, grid, tg, n, K):
-    # groups whose threads all returned take no step (nobody waits at the barrier)
+@pytest.mark.parametrize("grid,tg,n,K", [(1, 1, 1, 3), (96, 96, 96, 2), (256, 64, 192, 3), (256, 64, 0, 5), (100, 32, 64, 0),
+                                        (96, 96, 50, 2), (256, 64, 200, 2), (64, 32, 33, 2)])
+def test_barrier_in_a_uniform_loop_after_returns(mode, grid, tg, n, K):
+    # groups whose threads all returned take no step (nobody waits at the barrier); in a group that
+    # some threads left, those count as arrived at every later barrier, as on Apple GPUs (an error
+    # only under PYMETAL_VALIDATION: test_barrier_divergence.py)
     out = np.full(grid, np.nan, np.float32)
     _lib(mode).barrier_after_return(out, np.uint32(n), np.uint32(K), grid=grid, threadgroup=tg)
     gid = np.arange(grid)

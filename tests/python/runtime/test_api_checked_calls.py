@@ -48,8 +48,9 @@ kernel void shared_sum(device float* x [[buffer(0)]], threadgroup float* t [[thr
     threadgroup_barrier(mem_flags::mem_threadgroup);
     if (lid == 0) { float s = 0; for (uint k = 0; k < 4; k++) s += t[k]; x[0] = s; }
 }
+// simdgroups waiting at different barriers: an error when it runs (a deadlock on a GPU)
 kernel void diverge(device float* x [[buffer(0)]], uint lid [[thread_index_in_threadgroup]]) {
-    if (lid == 3) return;
+    if (lid >= 32) { threadgroup_barrier(mem_flags::mem_threadgroup); return; }
     threadgroup_barrier(mem_flags::mem_threadgroup);
     x[lid] = 1.0f;
 }
@@ -237,7 +238,7 @@ def test_kernel_errors_go_to_the_thread_that_caused_them(lib):
     def failing():
         x = pm.zeros(64)
         for _ in range(30):
-            lib.diverge(x, groups=1, threadgroup=8)  # fails when it runs
+            lib.diverge(x, groups=1, threadgroup=64)  # fails when it runs
             try:
                 pm.synchronize()
                 wrong.append("a failed call raised nothing")

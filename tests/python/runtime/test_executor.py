@@ -36,10 +36,10 @@ kernel void group_sums(device uint* out [[buffer(0)]],
     out[gid] = atomic_load_explicit(&total, memory_order_relaxed) * 100000u + gid;
 }
 
-// One thread of group `bad` returns before the barrier the others wait at.
+// Group `bad`'s second simdgroup waits at another barrier than its first (a deadlock on a GPU).
 kernel void diverge(device uint* out [[buffer(0)]], constant uint& bad [[buffer(1)]],
                     uint lid [[thread_position_in_threadgroup]], uint group [[threadgroup_position_in_grid]]) {
-    if (group == bad && lid == 3) return;
+    if (group == bad && lid >= 32) { threadgroup_barrier(mem_flags::mem_none); out[group] = 2; return; }
     threadgroup_barrier(mem_flags::mem_none);
     out[group] = 1;
 }
