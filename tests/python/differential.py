@@ -1110,8 +1110,11 @@ def op_sort(draw, prog):
                 raise Undefined("NaN in a sorted array")
             x2 = np_x2(V)
             if isinstance(x2, np.ndarray):
+                # both sides in the promoted dtype first (int16 -257 is -256 in bfloat16: pymetal's
+                # rule, an integer with a float gives that float), then half types widened to compare
                 p = promote(V[i1].dtype, x2.dtype)
-                s1, x2 = s1.astype(F32 if p in HALF else p), x2.astype(F32 if p in HALF else p)
+                s1, x2 = s1.astype(p), x2.astype(p)
+                s1, x2 = (s1.astype(F32), x2.astype(F32)) if p in HALF else (s1, x2)
             elif not isinstance(x2, complex) and (V[i1].dtype.kind == "f" or V[i1].dtype == BF16):
                 # a Python number with a float array becomes the array's dtype (the standard's
                 # rule: 1e-39 is 0 in float16), where NumPy compares it in float64; a float with
