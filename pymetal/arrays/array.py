@@ -26,6 +26,8 @@ from .layout import (
     _extent, _is_c_contiguous, _nocopy_strides, _resolve_shape, c_strides, normalize_axis, normalize_shape,
 )
 
+_asarray = np.asarray
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -494,9 +496,14 @@ class Array:
         return a
 
     def __array__(self, dtype: DTypeLike = None, copy: bool | None = None) -> np.ndarray:
-        a = self.numpy()
         if dtype is None and not copy:  # np.asarray(x): the hot path
-            return a
+            buf = self._buf
+            dev = buf.device
+            if buf.epoch <= dev.synced and not dev.poisoned.value and not self._ro and self._dtype.kind != "V":
+                # numpy() when nothing is pending, no error is possible and no flag is to set, inlined
+                return _asarray(user_view(buf, self._offset, self._shape, self._dtype, self._strides))
+            return self.numpy()
+        a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
             if copy is False:
                 raise ValueError("converting a pymetal array to %s requires a copy" % np.dtype(dtype))

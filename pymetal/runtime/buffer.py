@@ -261,6 +261,7 @@ class Buffer:
 
 _new_buffer = object.__new__
 _views_lock = threading.Lock()
+_views_acquire, _views_release = _views_lock.acquire, _views_lock.release
 
 
 
@@ -321,9 +322,12 @@ class View:
         if self.counted:
             b = self.buffer
             try:
-                with _views_lock:
+                _views_acquire()  # (not `with`: this runs once per read)
+                try:
                     b.views -= 1
                     b.device.host_shared -= 1
+                finally:
+                    _views_release()
             except Exception:  # interpreter shutdown
                 pass
 
@@ -348,7 +352,10 @@ def user_view(buffer, offset, shape, dtype, strides):
     v.buffer = buffer
     v.counted = True
     v.__array_interface__ = iface
-    with _views_lock:
+    _views_acquire()  # (not `with`: this runs once per read)
+    try:
         buffer.views += 1
         buffer.device.host_shared += 1
+    finally:
+        _views_release()
     return v
