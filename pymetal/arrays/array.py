@@ -19,14 +19,12 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..runtime import bindable
-from ..runtime.buffer import View, user_view
+from ..runtime.buffer import UserBase, View, user_array
 from ..dtypes import check_dtype
 from .small import _view as _small_view
 from .layout import (
     _extent, _is_c_contiguous, _nocopy_strides, _resolve_shape, c_strides, normalize_axis, normalize_shape,
 )
-
-_asarray = np.asarray
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -48,7 +46,8 @@ def owner_of(a, ptr=None):
     """(Buffer, byte offset) if ndarray `a` views pymetal memory, else None."""
     b = a.base
     while b is not None:
-        if type(b) is View:
+        t = type(b)
+        if t is View or (t is UserBase and getattr(b, "buffer", None) is not None):
             buf = b.buffer
             if ptr is None:
                 ptr = data_ptr(a)
@@ -490,7 +489,7 @@ class Array:
         if self._dtype.kind == "V":  # NumPy rebuilds the dtype from its typestr (not bfloat16's): the slow way
             a = self._host(counted=True)
         else:
-            a = np.asarray(user_view(buf, self._offset, self._shape, self._dtype, self._strides))
+            a = user_array(buf, self._offset, self._shape, self._dtype, self._strides)
         if self._ro:
             a.flags.writeable = False  # a read-only array gives a read-only view (and DLPack export)
         return a
@@ -501,7 +500,7 @@ class Array:
             dev = buf.device
             if buf.epoch <= dev.synced and not dev.poisoned.value and not self._ro and self._dtype.kind != "V":
                 # numpy() when nothing is pending, no error is possible and no flag is to set, inlined
-                return _asarray(user_view(buf, self._offset, self._shape, self._dtype, self._strides))
+                return user_array(buf, self._offset, self._shape, self._dtype, self._strides)
             return self.numpy()
         a = self.numpy()
         if dtype is not None and np.dtype(dtype) != a.dtype:
