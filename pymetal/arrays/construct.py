@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..dtypes import check_dtype
-from ..runtime.buffer import Buffer
+from ..runtime.buffer import Buffer, _pool
 from ..runtime.device import device as _default_device, Device
 from .array import _READONLY_BASE, Array, data_ptr, owner_of
 from .layout import c_strides, normalize_shape
@@ -29,7 +29,7 @@ __all__ = ["empty", "asarray", "array", "empty_like"]
 _memmove = ctypes.memmove
 
 _LAYOUTS: dict = {}  # (shape, dtype, page size) -> (size, nbytes, C strides, allocator size class)
-_make_array = object.__new__
+_make_array = _make_buffer = object.__new__
 
 
 def _new(shape, dt, dev):
@@ -45,8 +45,20 @@ def _new(shape, dt, dev):
         nbytes = size * dt.itemsize
         layout = _LAYOUTS[key] = (size, nbytes, c_strides(shape, dt.itemsize),
                                   Buffer.size_class(nbytes, dev.page_size, dev.max_buffer_length))
+    size = layout[3]
+    try:  # Buffer.new's hit, inlined (this runs once per op): memory of the size class from the free list
+        handle, ptr, epoch = _pool.free[size].pop()
+    except (KeyError, IndexError):  # none free: the allocator's slow path (a new buffer)
+        b = Buffer.new(dev, layout[1], size)
+    else:
+        _pool.cached -= size
+        _pool.hits += 1
+        b = _make_buffer(Buffer)
+        b.handle, b.ptr, b.epoch, b.device, b.length, b.pooled, b.views = handle, ptr, epoch, dev, layout[1], size, 0
+        if dev.poisoned.value:
+            b.clear_error()  # new contents: an error of the memory's last use is not this array's
     a = _make_array(Array)
-    a._buf = Buffer.new(dev, layout[1], layout[3])
+    a._buf = b
     a._offset = 0
     a._shape = shape
     a._dtype = dt

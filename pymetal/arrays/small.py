@@ -130,12 +130,16 @@ _TRIPLES: dict = {}  # (addresses of a, b, res; shape; dtypes) -> their views, f
 def binary(fn, a, b, res):
     """res = fn(a, b) on the host if the rule allows (a, b: contiguous Arrays of
     res's shape); whether it did."""
-    if not host_ready(res, a, b):
+    # host_ready(res, a, b), inlined: this runs once per small op
+    buf, ab, bb = res._buf, a._buf, b._buf
+    dev = buf.device
+    synced = dev.synced
+    if res._size > LIMIT or buf.epoch > synced or ab.epoch > synced or bb.epoch > synced or dev.poisoned.value:
         return False
-    # The three views in one look-up (this runs once per small op; a loop's
-    # operands and results cycle through a few addresses of the allocator)
-    key = (a._buf.ptr + a._offset, b._buf.ptr + b._offset, res._buf.ptr + res._offset, res._shape, a._dtype,
-           b._dtype, res._dtype)
+    # The three views in one look-up (a loop's operands and results cycle
+    # through a few addresses of the allocator)
+    key = (ab.ptr + a._offset, bb.ptr + b._offset, buf.ptr + res._offset, res._shape, a._dtype, b._dtype,
+           res._dtype)
     views = _TRIPLES.get(key)
     if views is None:
         if len(_TRIPLES) >= 4096:
@@ -143,7 +147,7 @@ def binary(fn, a, b, res):
         views = _TRIPLES[key] = (_address_view(a), _address_view(b), _address_view(res))  # (keep no Buffer)
     token = _errors.set(_QUIET)
     try:
-        fn(views[0], views[1], out=views[2])
+        fn(views[0], views[1], views[2])  # (out positional: NumPy parses no keyword)
     finally:
         _errors.reset(token)
     return True
@@ -155,7 +159,7 @@ def binary_scalar(fn, a, value, res):
         return False
     token = _errors.set(_QUIET)
     try:
-        fn(_view(a), value, out=_view(res))
+        fn(_view(a), value, _view(res))
     finally:
         _errors.reset(token)
     return True
@@ -171,7 +175,7 @@ def binary_any(fn, x, y, res):
     token = _errors.set(_QUIET)
     try:
         fn(x if isinstance(x, np.generic) else _view(x), y if isinstance(y, np.generic) else _view(y),
-           out=_view(res))
+           _view(res))
     finally:
         _errors.reset(token)
     return True
@@ -192,7 +196,7 @@ def unary(fn, x, res):
         return False
     token = _errors.set(_QUIET)
     try:
-        fn(_view(x), out=_view(res))
+        fn(_view(x), _view(res))
     finally:
         _errors.reset(token)
     return True
