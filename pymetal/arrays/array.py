@@ -46,9 +46,8 @@ def owner_of(a, ptr=None):
     """(Buffer, byte offset) if ndarray `a` views pymetal memory, else None."""
     b = a.base
     while b is not None:
-        t = type(b)
-        if t is View or (t is UserBase and getattr(b, "buffer", None) is not None):
-            buf = b.buffer
+        buf = b.buffer if type(b) is View else getattr(b, "buffer", None) if type(b) is UserBase else None
+        if buf is not None:  # (a UserBase NumPy made, by a ufunc of one, has none)
             if ptr is None:
                 ptr = data_ptr(a)
             off = ptr - buf.ptr

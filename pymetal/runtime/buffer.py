@@ -349,6 +349,7 @@ class UserBase(np.ndarray):
     and count nothing."""
 
     __slots__ = ("buffer",)
+    buffer: Buffer
 
     def __del__(self):
         b = getattr(self, "buffer", None)
@@ -372,6 +373,7 @@ class _Template(np.ndarray):
 
 class _Interface:
     __slots__ = ("__array_interface__",)
+    __array_interface__: dict
 
 
 _TEMPLATES: dict = {}  # (address, shape, dtype, strides) -> _Template over that memory
