@@ -16,7 +16,7 @@ engine's pm_buffer_error, device.py); ``check`` raises a buffer's error and
 buffer is poisoned.
 
 Host views: a kernel call that uses a buffer with ``views`` (live NumPy views
-handed out by ``Array.numpy()``, whose ``View`` counts itself, or the owner of
+handed out by ``Array.numpy()``, whose base (``UserBase``) counts itself, or the owner of
 a ForeignBuffer's memory) completes before it returns (function.py), so that a
 view never shows stale data and queued work never sees a later host write.
 

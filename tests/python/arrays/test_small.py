@@ -1,6 +1,7 @@
 """The host path for small arrays (pymetal/arrays/small.py): its results are the
 kernels' bit for bit, and its rule sends everything else to the kernels."""
 
+import sys
 import warnings
 
 import types
@@ -212,6 +213,8 @@ def test_views_and_foreign_memory(dev, monkeypatch):
 
 
 def test_setting(monkeypatch):
+    monkeypatch.delenv("PYMETAL_HOST_SMALL", raising=False)
+    assert _small._limit() == _small.DEFAULT == (65536 if sys.platform == "darwin" else 1 << 20)
     monkeypatch.setenv("PYMETAL_HOST_SMALL", "0")
     assert _small._limit() == 0
     monkeypatch.setenv("PYMETAL_HOST_SMALL", " 4096 ")
