@@ -19,7 +19,9 @@ With PYMETAL_HOST_SMALL=0 every op runs its kernel (pymetal/arrays/small.py); th
 a loaded machine disturbs far less than wall time (their work runs on the
 calling thread: the host path, and small kernels, run by the thread that waits);
 the scaling curve is always wall time (kernels on several cores).
-Usage: python scripts/bench_latency.py [--quick] [--thread-time]
+--stages: where the time of figures 1 and 2 goes instead: each stage of `c = a + b`
+and `np.asarray(c)` on 1,000 float32 timed alone (calling thread's CPU time, medians).
+Usage: python scripts/bench_latency.py [--quick] [--thread-time] [--stages]
 """
 import statistics
 import sys
@@ -189,9 +191,44 @@ def scaling(sizes, rounds):
     return oks
 
 
+def stages(rounds):
+    """Each stage of figure 1's path timed alone (thread time): the op's layers
+    (float64's operator check, the op's dispatch, the allocator, the host path's
+    rule, views and NumPy call) and the read's (NumPy's protocol, the counted view)."""
+    from pymetal.arrays import construct, elementwise
+    from pymetal.arrays.array import Array
+    from pymetal.runtime.buffer import user_array
+    global CLOCK
+    CLOCK = time.thread_time_ns
+    an = np.random.default_rng(0).random(1000, dtype=np.float32)
+    a = pm.asarray(an.copy()) + 0.0
+    b, c, out = a + 0.0, a + 0.0, an.copy()
+    dev, add = a._buf.device, np.add
+    steps = [
+        ("NumPy: an + bn", lambda: an + an),
+        ("NumPy: np.add(an, bn, out) (what the host path runs)", lambda: add(an, an, out)),
+        ("a + b (all of the op)", lambda: a + b),
+        ("  Array.__add__ without float64's check", lambda: Array.__add__.__wrapped__(a, b)),
+        ("  elementwise.binary('add', a, b)", lambda: elementwise.binary("add", a, b)),
+        ("  construct._new: the result Array (and its release)", lambda: construct._new(a._shape, a._dtype, dev)),
+        ("  small.binary: rule, views, errstate, NumPy", lambda: _small.binary(add, a, b, c)),
+        ("np.asarray(c) (all of the read)", lambda: np.asarray(c)),
+        ("  c.numpy()", lambda: c.numpy()),
+        ("  runtime.buffer.user_array: the counted view", lambda: user_array(c._buf, 0, c._shape, c._dtype, c._strides)),
+        ("Floor: np.asarray(Floor + Floor)", lambda: np.asarray(Floor(an) + Floor(an))),
+    ]
+    times = interleaved([fn for _, fn in steps], 2000, rounds)
+    print(f"stages of figure 1 (thread time, {rounds} interleaved rounds, medians):")
+    for (name, _), t in zip(steps, times):
+        print(f"  {name:60s} {fmt(t)}")
+
+
 def main():
     global CLOCK
     quick = "--quick" in sys.argv
+    if "--stages" in sys.argv:
+        stages(5 if quick else 9)
+        return
     if "--thread-time" in sys.argv:
         CLOCK = time.thread_time_ns
     print(f"pymetal on {pm.device().name}, NumPy {np.__version__}")
