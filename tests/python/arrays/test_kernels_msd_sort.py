@@ -20,7 +20,7 @@ def msd(monkeypatch):
     monkeypatch.setattr(S, "ALGORITHM", "msd")
 
 
-@pytest.fixture(params=[11, 8], ids=["top11", "top8"])
+@pytest.fixture(params=[11, 8, None], ids=["top11", "top8", "top_auto"])
 def top_bits(request, monkeypatch):
     monkeypatch.setattr(M, "TOP_BITS", request.param)
 
@@ -102,6 +102,49 @@ def test_axis_sorts_fall_back(dev, rng):
 def test_default_choice(dev, monkeypatch):
     monkeypatch.setattr(S, "ALGORITHM", None)
     assert S._use_msd(S.MSD_MIN, 1) and not S._use_msd(S.MSD_MIN - 1, 1) and not S._use_msd(S.MSD_MIN, 2)
+
+
+def test_top_bits_rule():
+    # Buckets of ~M.BUCKET elements: 8 bits up to 2M elements, 11 from 8M; a forced TOP_BITS wins.
+    assert [M.top_bits(n) for n in (0, 1, 1 << 20, (1 << 21) - 1, 1 << 21, 1 << 22, (1 << 23) - 1, 1 << 23,
+                                     1 << 29)] == [8, 8, 8, 8, 9, 10, 10, 11, 11]
+
+
+@pytest.mark.parametrize("n", [S.MSD_MIN - 1, S.MSD_MIN + 1] if S.MSD_MIN <= 1 << 21 else [(1 << 21) - 1, (1 << 21) + 1])
+def test_size_switches(dev, rng, monkeypatch, n):
+    # Either side of the default MSD/row-radix switch (or of a top-digit width change), default choice.
+    monkeypatch.setattr(S, "ALGORITHM", None)
+    for x_np in (rng.random(n).astype(np.float32), rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)):
+        x = pm.asarray(x_np)
+        np.testing.assert_array_equal(host(pm.sort(x)).view(np.uint32), np.sort(x_np, kind="stable").view(np.uint32))
+        np.testing.assert_array_equal(host(pm.argsort(x)), np.argsort(x_np, kind="stable"))
+
+
+def _all_patterns(dtype, rng):
+    """Every bit pattern of a 2-byte float type; for float32 the edges of each class
+    (zeros, subnormals, normals, infinities, signalling and quiet NaNs with payloads,
+    each sign) and random patterns; shuffled, each several times."""
+    if dtype.itemsize == 2:
+        bits = np.arange(1 << 16, dtype=np.uint16)
+    else:
+        edges = np.array([0, 1, 2, 0x7fffff, 0x800000, 0x800001, 0x3f800000, 0x7f7fffff, 0x7f800000, 0x7f800001,
+                          0x7fbfffff, 0x7fc00000, 0x7fc00001, 0x7fffffff], np.uint32)
+        bits = np.concatenate([edges, edges | 0x80000000, rng.integers(0, 1 << 32, 20000, dtype=np.uint32)])
+    bits = np.repeat(bits, 3)
+    return bits[rng.permutation(len(bits))].view(dtype)
+
+
+@pytest.mark.parametrize("algorithm", ["msd", "radix", "merge"])
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32], ids=str)
+def test_float_key_every_class(dev, rng, monkeypatch, algorithm, dtype):
+    # The sort key of sort.h (integer operations only): NumPy's order over every
+    # kind of value, NaNs (either sign, any payload) equal and last, -0.0 == +0.0,
+    # patterns kept bit for bit, stable; ascending and descending.
+    from kernels_util import bfloat16
+    monkeypatch.setattr(S, "ALGORITHM", algorithm)
+    x_np = _all_patterns(np.dtype(bfloat16 if dtype == "bfloat16" else dtype), rng)
+    check(x_np, False)
+    check(x_np, True)
 
 
 def _unique_reference(x):
