@@ -2,29 +2,29 @@
 // argsort of 1-d arrays; glue in pymetal/arrays/kernels/msd_sort.py): most
 // significant digit first, so that both cores work and most passes run in cache.
 //
-//   msd_init     one thread: zeroes the counters the workers take work from.
 //   msd_range    per chunk: the least and greatest sort key (sort.h's keys).
-//   msd_count    per chunk: a histogram of the top digit: the 11 bits below the
-//                bits that all keys share (so that data of one binade or small
-//                integers still spread over the buckets).
+//   msd_count    per chunk: a histogram of the top digit: the top_bits (8-11)
+//                bits below the bits that all keys share (so that data of one
+//                binade or small integers still spread over the buckets).
 //   msd_scan     one thread: each chunk's first position in each bucket
 //                (buckets in order, chunks in order within a bucket: stable).
 //   msd_scatter  per chunk: the elements (and their positions) into the buckets.
 //   msd_finish   buckets, each sorted on its own over the key bits that vary in
-//                it (one vectorised read finds them). A bucket is ~n / 2048
-//                elements (500 at 1M: in L1), so these passes run in cache; a
+//                it (one vectorised read finds them). A bucket is ~4K elements
+//                of evenly spread keys (the glue picks top_bits), so these
+//                passes run in cache; a
 //                bucket too big for the cache whose keys vary in more than 11
 //                bits first splits once more by its highest varying bits. Then
 //                an LSD radix sort (one read counts every digit, a stable
 //                scatter per digit), or an insertion sort for a few elements.
 //
-// Every pass but the scan is a few workers (thread 0 of each threadgroup) that
-// take chunks (buckets) one at a time from a shared counter until none is
-// left: the CPU backend runs a dispatch as contiguous runs of threadgroups, one
-// run per core at a time, and a core that comes late or is taken by another
-// process then just does fewer chunks instead of holding up the pass. Where a
-// chunk's results go depends on the chunk, not on which worker took it, so the
-// result does not depend on the timing. The glue pads the groups with idle
+// The chunked passes (range, count, scatter) are one chunk per threadgroup,
+// chunks of equal size: the CPU backend runs a dispatch as runs of contiguous
+// threadgroups that its threads take in turn, and judges from its own runs
+// whether splitting paid. msd_finish's workers (thread 0 of each threadgroup)
+// take buckets one at a time from a shared counter, as buckets differ in size;
+// where a bucket's result goes does not depend on which worker took it. Only
+// thread 0 of each threadgroup works: the glue pads the groups with idle
 // threads so that the CPU backend wakes its workers for the dispatch.
 //
 // Buffers: values ping-pong between A and B (top-level scatter into A); the
@@ -68,67 +68,50 @@ template <typename K> inline uint pm_msd_top_shift(device const K* range, consta
     return pm_msd_shift(lo, hi, p.top_bits);
 }
 
-// The counters workers take chunks / buckets from, after the counts and the
-// 2049 bucket starts: [0] msd_finish, [1] msd_range, [2] msd_count, [3] msd_scatter.
-inline device atomic_uint* pm_msd_ctl(device uint* counts, constant MsdParams& p, uint which) {
-    return reinterpret_cast<device atomic_uint*>(counts + PM_MSD_RADIX * p.chunks + PM_MSD_RADIX + 1 + which);
-}
-inline uint pm_msd_take(device atomic_uint* ctl) { return atomic_fetch_add_explicit(ctl, 1u, memory_order_relaxed); }
-
-[[kernel]] void msd_init(device uint* counts [[buffer(0)]],
-                         constant MsdParams& p [[buffer(1)]],
-                         uint gid [[thread_position_in_grid]]) {
-    if (gid != 0) return;
-    for (uint w = 0; w < 4; w++) atomic_store_explicit(pm_msd_ctl(counts, p, w), 0u, memory_order_relaxed);
-}
-
 template <typename T>
 [[kernel]] void msd_range(device const T* x [[buffer(0)]],
                           device typename SortKey<T>::type* range [[buffer(1)]],
-                          device uint* counts [[buffer(2)]],
-                          constant MsdParams& p [[buffer(3)]],
+                          constant MsdParams& p [[buffer(2)]],
+                          uint c [[threadgroup_position_in_grid]],
                           uint tid [[thread_index_in_threadgroup]]) {
     typedef typename SortKey<T>::type K;
-    if (tid != 0) return;
+    if (tid != 0 || c >= p.chunks) return;
+    uint s = c * p.chunk, e = min(p.n, s + p.chunk);
     bool desc = p.descending != 0;
-    for (uint c; (c = pm_msd_take(pm_msd_ctl(counts, p, 1))) < p.chunks;) {
-        uint s = c * p.chunk, e = min(p.n, s + p.chunk);
-        K lo = pm_sort_key(x[s], desc), hi = lo;
-        for (uint i = s + 1; i < e; i++) {
-            K k = pm_sort_key(x[i], desc);
-            lo = min(lo, k);
-            hi = max(hi, k);
-        }
-        range[2 * c] = lo;
-        range[2 * c + 1] = hi;
+    K lo = pm_sort_key(x[s], desc), hi = lo;
+    for (uint i = s + 1; i < e; i++) {
+        K k = pm_sort_key(x[i], desc);
+        lo = min(lo, k);
+        hi = max(hi, k);
     }
+    range[2 * c] = lo;
+    range[2 * c + 1] = hi;
 }
 
-// counts: [bucket][chunk], then the 2049 bucket starts and the counters (msd_scan).
+// counts: [bucket][chunk] for the 2^top_bits buckets, then the 2049 bucket
+// starts and msd_finish's counter of taken buckets (msd_scan).
 template <typename T>
 [[kernel]] void msd_count(device const T* x [[buffer(0)]],
                           device const typename SortKey<T>::type* range [[buffer(1)]],
                           device uint* counts [[buffer(2)]],
                           constant MsdParams& p [[buffer(3)]],
+                          uint c [[threadgroup_position_in_grid]],
                           uint tid [[thread_index_in_threadgroup]]) {
-    if (tid != 0) return;
+    if (tid != 0 || c >= p.chunks) return;
     uint shift = pm_msd_top_shift(range, p);
+    uint s = c * p.chunk, e = min(p.n, s + p.chunk), i = s;
     bool desc = p.descending != 0;
     const uint mask = (1u << p.top_bits) - 1;
     // Four histograms, for consecutive elements in turn: skewed data (floats
     // of [0, 1) put half of them in a few buckets) would otherwise make each
     // increment wait for the one before on the same counter.
     uint hist[4][PM_MSD_RADIX];
-    for (uint c; (c = pm_msd_take(pm_msd_ctl(counts, p, 2))) < p.chunks;) {
-        uint s = c * p.chunk, e = min(p.n, s + p.chunk), i = s;
-        for (uint h = 0; h < 4; h++)
-            for (uint d = 0; d <= mask; d++) hist[h][d] = 0;
-        for (; i + 4 <= e; i += 4)
-            for (uint h = 0; h < 4; h++) hist[h][uint(pm_sort_key(x[i + h], desc) >> shift) & mask]++;
-        for (; i < e; i++) hist[0][uint(pm_sort_key(x[i], desc) >> shift) & mask]++;
-        for (uint d = 0; d < PM_MSD_RADIX; d++)
-            counts[d * p.chunks + c] = d <= mask ? hist[0][d] + hist[1][d] + hist[2][d] + hist[3][d] : 0;
-    }
+    for (uint h = 0; h < 4; h++)
+        for (uint d = 0; d <= mask; d++) hist[h][d] = 0;
+    for (; i + 4 <= e; i += 4)
+        for (uint h = 0; h < 4; h++) hist[h][uint(pm_sort_key(x[i + h], desc) >> shift) & mask]++;
+    for (; i < e; i++) hist[0][uint(pm_sort_key(x[i], desc) >> shift) & mask]++;
+    for (uint d = 0; d <= mask; d++) counts[d * p.chunks + c] = hist[0][d] + hist[1][d] + hist[2][d] + hist[3][d];
 }
 
 [[kernel]] void msd_scan(device uint* counts [[buffer(0)]],
@@ -139,6 +122,7 @@ template <typename T>
     uint sum = 0;
     for (uint d = 0; d < PM_MSD_RADIX; d++) {
         starts[d] = sum;
+        if (d >> p.top_bits) continue; // no such bucket: empty
         for (uint c = 0; c < p.chunks; c++) {
             uint k = counts[d * p.chunks + c];
             counts[d * p.chunks + c] = sum;
@@ -146,36 +130,36 @@ template <typename T>
         }
     }
     starts[PM_MSD_RADIX] = sum;
+    starts[PM_MSD_RADIX + 1] = 0; // msd_finish's next bucket
 }
 
 template <typename T>
 [[kernel]] void msd_scatter(device const T* x [[buffer(0)]],
                             device const typename SortKey<T>::type* range [[buffer(1)]],
-                            device uint* counts [[buffer(2)]],
+                            device const uint* counts [[buffer(2)]],
                             device T* va [[buffer(3)]],
                             device uint* ia [[buffer(4)]],
                             constant MsdParams& p [[buffer(5)]],
+                            uint c [[threadgroup_position_in_grid]],
                             uint tid [[thread_index_in_threadgroup]]) {
-    if (tid != 0) return;
+    if (tid != 0 || c >= p.chunks) return;
     uint shift = pm_msd_top_shift(range, p);
+    uint s = c * p.chunk, e = min(p.n, s + p.chunk);
     bool desc = p.descending != 0;
     const uint mask = (1u << p.top_bits) - 1;
     uint next[PM_MSD_RADIX];
-    for (uint c; (c = pm_msd_take(pm_msd_ctl(counts, p, 3))) < p.chunks;) {
-        uint s = c * p.chunk, e = min(p.n, s + p.chunk);
-        for (uint d = 0; d <= mask; d++) next[d] = counts[d * p.chunks + c];
-        if ((p.flags & 2) != 0) {
-            for (uint i = s; i < e; i++) {
-                T v = x[i];
-                uint o = next[uint(pm_sort_key(v, desc) >> shift) & mask]++;
-                va[o] = v;
-                ia[o] = i;
-            }
-        } else {
-            for (uint i = s; i < e; i++) {
-                T v = x[i];
-                va[next[uint(pm_sort_key(v, desc) >> shift) & mask]++] = v;
-            }
+    for (uint d = 0; d <= mask; d++) next[d] = counts[d * p.chunks + c];
+    if ((p.flags & 2) != 0) {
+        for (uint i = s; i < e; i++) {
+            T v = x[i];
+            uint o = next[uint(pm_sort_key(v, desc) >> shift) & mask]++;
+            va[o] = v;
+            ia[o] = i;
+        }
+    } else {
+        for (uint i = s; i < e; i++) {
+            T v = x[i];
+            va[next[uint(pm_sort_key(v, desc) >> shift) & mask]++] = v;
         }
     }
 }
@@ -357,8 +341,9 @@ template <typename T>
     uint hist[6 * PM_MSD_RADIX]; // the LSD passes' counters: 64-bit keys, 53 bits in 5 digits
     uint sub[PM_MSD_RADIX + 1];
     // Buckets differ in size (floats of [0, 1) fill the last ones): taken one at a time.
+    device atomic_uint* next_bucket = reinterpret_cast<device atomic_uint*>(counts + PM_MSD_RADIX * p.chunks + PM_MSD_RADIX + 1);
     for (;;) {
-        uint d = pm_msd_take(pm_msd_ctl(counts, p, 0));
+        uint d = atomic_fetch_add_explicit(next_bucket, 1u, memory_order_relaxed);
         if (d >= PM_MSD_RADIX) break;
         uint s = starts[d], m = starts[d + 1] - s;
         if (m != 0) pm_msd_bucket(b, s, m, 0, hist, sub);

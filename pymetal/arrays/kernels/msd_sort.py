@@ -1,7 +1,8 @@
 """The CPU backend's sort of one long row (Shaders/msd_sort.metal) as launches
 of a sort Plan (pymetal/arrays/kernels/sort.py): a top-digit pass over chunks
 on both cores into 2,048 buckets, then each bucket sorted in cache by a worker.
-Each pass is WORKERS single-thread workers taking chunks from a shared counter.
+The chunked passes have one chunk per threadgroup (WORKERS equal chunks); the
+bucket pass's WORKERS workers take buckets from a shared counter.
 """
 
 import numpy as np
@@ -14,10 +15,8 @@ RADIX = 2048        # PM_MSD_RADIX
 # (Sources/MetalCPU/Dispatch.swift wakeThreads); with fewer, a pass whose
 # workers went to sleep since the last dispatch runs on one core.
 WAKE = 262144
-WORKERS = 256       # threadgroups of the parallel passes (only thread 0 of each works)
+WORKERS = 256       # threadgroups of the parallel passes (only thread 0 of each works): chunks
 GROUP = -(-WAKE // WORKERS)  # threads per group: idle padding up to WAKE
-CHUNK = 16384       # elements per chunk of the parallel passes (each chunk keeps 2,048 counters)
-MAX_CHUNKS = 256    # more chunks: the one-thread scan over bucket x chunk counters grows
 TOP_BITS = None     # bits of the top digit (<= 11); None: top_bits(n)
 BUCKET = 4096       # elements per bucket that top_bits aims at
 
@@ -33,11 +32,11 @@ def top_bits(n):
 def launches(result, name, itemsize, n, descending, dev, want_values, want_indices):
     """Adds the sort of the 1-row role "x" (n elements) to `result`, writing
     roles "values" (x's dtype) and/or "indices" (int64) as wanted."""
-    chunk = max(CHUNK, -(-n // MAX_CHUNKS))
+    chunk = max(1, -(-n // WORKERS))
     chunks = -(-n // chunk)
     key = 8 if itemsize == 8 else 4
     result.temp("msd_range", 2 * chunks * key)
-    result.temp("msd_counts", (RADIX * chunks + RADIX + 5) * 4)  # + bucket starts, 4 counters
+    result.temp("msd_counts", (RADIX * chunks + RADIX + 2) * 4)  # + bucket starts, a counter
     result.temp("msd_a", n * itemsize)
     result.temp("msd_b", n * itemsize)
     if want_indices:
@@ -49,8 +48,7 @@ def launches(result, name, itemsize, n, descending, dev, want_values, want_indic
     ia, ib, iout = ("msd_ia", "msd_ib", "indices") if want_indices else ("msd_a", "msd_a", "msd_a")  # unused
     p = np.array((n, chunks, chunk, descending, 2 if want_indices else 0, top_bits(n)), PARAMS).tobytes()
     par = dict(groups=WORKERS, threadgroup=GROUP)
-    result.launch(kernel("msd", "init", None, dev), ("msd_counts",), p, grid=1)
-    result.launch(kernel("msd", "range", name, dev), ("x", "msd_range", "msd_counts"), p, **par)
+    result.launch(kernel("msd", "range", name, dev), ("x", "msd_range"), p, **par)
     result.launch(kernel("msd", "count", name, dev), ("x", "msd_range", "msd_counts"), p, **par)
     result.launch(kernel("msd", "scan", None, dev), ("msd_counts",), p, grid=1)
     result.launch(kernel("msd", "scatter", name, dev), ("x", "msd_range", "msd_counts", "msd_a", ia), p, **par)

@@ -83,7 +83,7 @@ def sort(x, out_values=None, out_indices=None, *, descending=False):
     outs = [o for o in (out_values, out_indices) if o is not None]
     radix = _use_radix(dev, x._shape[-1] if x._shape else 0)
     key = (signature(x, *outs), out_values is None, out_indices is None, bool(descending),
-           PER_THREAD.get(dev.backend), radix, ALGORITHM, _radix.bits(x._dtype.itemsize), dev)
+           PER_THREAD.get(dev.backend), radix, ALGORITHM, _radix.bits(x._dtype.itemsize), _msd.TOP_BITS, dev)
     plan(_plans, key, lambda: _plan(x, out_values, out_indices, bool(descending), dev, radix)).run(
         x=x, values=out_values, indices=out_indices)
     return out_values, out_indices

@@ -25,7 +25,7 @@ def top_bits(request, monkeypatch):
     monkeypatch.setattr(M, "TOP_BITS", request.param)
 
 
-SIZES = [0, 1, 2, 17, 1023, 1025, 2049, 3 * M.CHUNK + 5, 100_003]
+SIZES = [0, 1, 2, 17, M.WORKERS - 1, M.WORKERS + 1, 1023, 1025, 2049, 3 * M.WORKERS * 64 + 5, 100_003]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
