@@ -102,6 +102,8 @@ def test_axis_sorts_fall_back(dev, rng):
 def test_default_choice(dev, monkeypatch):
     monkeypatch.setattr(S, "ALGORITHM", None)
     assert S._use_msd(S.MSD_MIN, 1) and not S._use_msd(S.MSD_MIN - 1, 1) and not S._use_msd(S.MSD_MIN, 2)
+    assert S._use_msd(S.MSD_MIN_8, 1, 8) and not S._use_msd(S.MSD_MIN_8 - 1, 1, 8)
+    assert not S._use_msd(S.MSD_MIN_8, 1, 4) and not S._use_msd(S.MSD_MIN_8, 2, 8)
 
 
 def test_top_bits_rule():
@@ -110,14 +112,34 @@ def test_top_bits_rule():
                                      1 << 29)] == [8, 8, 8, 8, 9, 10, 10, 11, 11]
 
 
-@pytest.mark.parametrize("n", [S.MSD_MIN - 1, S.MSD_MIN + 1] if S.MSD_MIN <= 1 << 21 else [(1 << 21) - 1, (1 << 21) + 1])
-def test_size_switches(dev, rng, monkeypatch, n):
-    # Either side of the default MSD/row-radix switch (or of a top-digit width change), default choice.
-    monkeypatch.setattr(S, "ALGORITHM", None)
-    for x_np in (rng.random(n).astype(np.float32), rng.integers(-2**31, 2**31 - 1, n).astype(np.int32)):
-        x = pm.asarray(x_np)
-        np.testing.assert_array_equal(host(pm.sort(x)).view(np.uint32), np.sort(x_np, kind="stable").view(np.uint32))
+def _check_sort(x_np, indices=True):
+    x = pm.asarray(x_np)
+    bits = "u%d" % x_np.dtype.itemsize
+    np.testing.assert_array_equal(host(pm.sort(x)).view(bits), np.sort(x_np, kind="stable").view(bits))
+    if indices:
         np.testing.assert_array_equal(host(pm.argsort(x)), np.argsort(x_np, kind="stable"))
+
+
+@pytest.mark.parametrize("n", [S.MSD_MIN_8 - 1, S.MSD_MIN_8])
+def test_msd_switch_8_byte(dev, rng, monkeypatch, n):
+    # Either side of the default MSD / row radix switch of 8-byte keys.
+    monkeypatch.setattr(S, "ALGORITHM", None)
+    _check_sort(rng.integers(-2**63, 2**63 - 1, n))
+    _check_sort(rng.integers(0, 1000, n).astype(np.uint64), indices=False)
+
+
+@pytest.mark.parametrize("n", [S.MSD_MIN - 1, S.MSD_MIN])
+def test_msd_switch_4_byte(dev, rng, monkeypatch, n):
+    # Either side of the default switch of 4-byte keys (values only: NumPy's stable argsort of 8M is slow).
+    monkeypatch.setattr(S, "ALGORITHM", None)
+    _check_sort(rng.random(n).astype(np.float32), indices=False)
+
+
+@pytest.mark.parametrize("n", [(1 << 21) - 1, 1 << 21, (1 << 22) - 1, 1 << 22])
+def test_top_bits_switches(dev, rng, n):
+    # Either side of a change of the top digit's width (8 -> 9 -> 10 bits), the MSD sort forced.
+    _check_sort(rng.random(n).astype(np.float32))
+    _check_sort(rng.integers(-2**31, 2**31 - 1, n).astype(np.int32), indices=False)
 
 
 def _all_patterns(dtype, rng):
