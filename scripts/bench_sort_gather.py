@@ -74,8 +74,6 @@ def sorting(sizes, repeats, only, rng):
                 pmask = pm.asarray(mask)
                 line(f"nonzero {tag} bool (half set)", lambda: np.nonzero(mask), lambda: pm.nonzero(pmask),
                      repeats, only)
-            if dt == np.float32:  # distinct almost all: the sort dominates
-                line(f"unique {tag} {name} (random)", lambda: np.unique(x), lambda: pm.unique_values(px), repeats, only)
             u = (rng.integers(0, 1000, n)).astype(dt)
             pu = pm.asarray(u)
             line(f"unique {tag} {name} (1000 distinct)", lambda: np.unique(u), lambda: pm.unique_values(pu),
