@@ -3,33 +3,39 @@
 // significant digit first, so that both cores work and most passes run in cache.
 //
 //   msd_range    per chunk: the least and greatest sort key (sort.h's keys).
-//   msd_count    per chunk: a histogram of the top digit: the 11 bits below the
-//                bits that all keys share (so that data of one binade or small
-//                integers still spread over the buckets).
+//   msd_count    per chunk: a histogram of the top digit: the top_bits (8-11)
+//                bits below the bits that all keys share (so that data of one
+//                binade or small integers still spread over the buckets).
 //   msd_scan     one thread: each chunk's first position in each bucket
 //                (buckets in order, chunks in order within a bucket: stable).
 //   msd_scatter  per chunk: the elements (and their positions) into the buckets.
-//   msd_finish   per worker: buckets taken one at a time from a shared counter,
-//                each sorted on its own over the key bits that vary in it (one
-//                vectorised read finds them). A bucket is ~n / 2048 elements
-//                (500 at 1M: in L1), so these passes run in cache; a bucket too
-//                big for the cache whose keys vary in more than 11 bits first
-//                splits once more by its highest varying bits. Then an LSD radix
-//                sort (one read counts every digit, a stable scatter per digit),
-//                or an insertion sort for a few elements.
+//   msd_finish   buckets, each sorted on its own over the key bits that vary in
+//                it (one vectorised read finds them). A bucket is ~4K elements
+//                of evenly spread keys (the glue picks top_bits), so these
+//                passes run in cache; a
+//                bucket too big for the cache whose keys vary in more than 11
+//                bits first splits once more by its highest varying bits. Then
+//                an LSD radix sort (one read counts every digit, a stable
+//                scatter per digit), or an insertion sort for a few elements.
+//
+// The chunked passes (range, count, scatter) are one chunk per threadgroup,
+// chunks of equal size: the CPU backend runs a dispatch as runs of contiguous
+// threadgroups that its threads take in turn, and judges from its own runs
+// whether splitting paid. msd_finish's workers (thread 0 of each threadgroup)
+// take buckets one at a time from a shared counter, as buckets differ in size;
+// where a bucket's result goes does not depend on which worker took it. Only
+// thread 0 of each threadgroup works: the glue pads the groups with idle
+// threads so that the CPU backend wakes its workers for the dispatch.
 //
 // Buffers: values ping-pong between A and B (top-level scatter into A); the
 // last pass of each bucket writes `out` (the caller's values, or scratch when
 // only indices are wanted) and, with indices wanted, `iout` (int64). The
 // elements themselves move, so -0.0 and NaN payloads come out bit for bit.
-//
-// Only thread 0 of each threadgroup works: the glue pads groups with idle
-// threads so that the CPU backend spreads them over its cores.
 #include "sort.h"
 
 struct MsdParams {
     uint n;          // row length (< 2^30)
-    uint chunks;     // chunks of the parallel passes (= workers of msd_finish)
+    uint chunks;     // chunks of the parallel passes
     uint chunk;      // elements per chunk (the last may be shorter)
     uint descending; // 1: keys of descending order
     uint flags;      // bit 1: positions wanted
@@ -82,8 +88,8 @@ template <typename T>
     range[2 * c + 1] = hi;
 }
 
-// counts: [bucket][chunk], then the 2049 bucket starts and msd_finish's
-// counter of taken buckets (msd_scan).
+// counts: [bucket][chunk] for the 2^top_bits buckets, then the 2049 bucket
+// starts and msd_finish's counter of taken buckets (msd_scan).
 template <typename T>
 [[kernel]] void msd_count(device const T* x [[buffer(0)]],
                           device const typename SortKey<T>::type* range [[buffer(1)]],
@@ -93,12 +99,19 @@ template <typename T>
                           uint tid [[thread_index_in_threadgroup]]) {
     if (tid != 0 || c >= p.chunks) return;
     uint shift = pm_msd_top_shift(range, p);
-    uint s = c * p.chunk, e = min(p.n, s + p.chunk);
+    uint s = c * p.chunk, e = min(p.n, s + p.chunk), i = s;
     bool desc = p.descending != 0;
-    uint hist[PM_MSD_RADIX];
-    for (uint d = 0; d < PM_MSD_RADIX; d++) hist[d] = 0;
-    for (uint i = s; i < e; i++) hist[uint(pm_sort_key(x[i], desc) >> shift) & ((1u << p.top_bits) - 1)]++;
-    for (uint d = 0; d < PM_MSD_RADIX; d++) counts[d * p.chunks + c] = d < (1u << p.top_bits) ? hist[d] : 0;
+    const uint mask = (1u << p.top_bits) - 1;
+    // Four histograms, for consecutive elements in turn: skewed data (floats
+    // of [0, 1) put half of them in a few buckets) would otherwise make each
+    // increment wait for the one before on the same counter.
+    uint hist[4][PM_MSD_RADIX];
+    for (uint h = 0; h < 4; h++)
+        for (uint d = 0; d <= mask; d++) hist[h][d] = 0;
+    for (; i + 4 <= e; i += 4)
+        for (uint h = 0; h < 4; h++) hist[h][uint(pm_sort_key(x[i + h], desc) >> shift) & mask]++;
+    for (; i < e; i++) hist[0][uint(pm_sort_key(x[i], desc) >> shift) & mask]++;
+    for (uint d = 0; d <= mask; d++) counts[d * p.chunks + c] = hist[0][d] + hist[1][d] + hist[2][d] + hist[3][d];
 }
 
 [[kernel]] void msd_scan(device uint* counts [[buffer(0)]],
@@ -109,6 +122,7 @@ template <typename T>
     uint sum = 0;
     for (uint d = 0; d < PM_MSD_RADIX; d++) {
         starts[d] = sum;
+        if (d >> p.top_bits) continue; // no such bucket: empty
         for (uint c = 0; c < p.chunks; c++) {
             uint k = counts[d * p.chunks + c];
             counts[d * p.chunks + c] = sum;
@@ -132,19 +146,20 @@ template <typename T>
     uint shift = pm_msd_top_shift(range, p);
     uint s = c * p.chunk, e = min(p.n, s + p.chunk);
     bool desc = p.descending != 0;
+    const uint mask = (1u << p.top_bits) - 1;
     uint next[PM_MSD_RADIX];
-    for (uint d = 0; d < PM_MSD_RADIX; d++) next[d] = counts[d * p.chunks + c];
+    for (uint d = 0; d <= mask; d++) next[d] = counts[d * p.chunks + c];
     if ((p.flags & 2) != 0) {
         for (uint i = s; i < e; i++) {
             T v = x[i];
-            uint o = next[uint(pm_sort_key(v, desc) >> shift) & ((1u << p.top_bits) - 1)]++;
+            uint o = next[uint(pm_sort_key(v, desc) >> shift) & mask]++;
             va[o] = v;
             ia[o] = i;
         }
     } else {
         for (uint i = s; i < e; i++) {
             T v = x[i];
-            va[next[uint(pm_sort_key(v, desc) >> shift) & ((1u << p.top_bits) - 1)]++] = v;
+            va[next[uint(pm_sort_key(v, desc) >> shift) & mask]++] = v;
         }
     }
 }
@@ -311,9 +326,8 @@ template <typename T>
                            device T* out [[buffer(5)]],
                            device long* iout [[buffer(6)]],
                            constant MsdParams& p [[buffer(7)]],
-                           uint worker [[threadgroup_position_in_grid]],
                            uint tid [[thread_index_in_threadgroup]]) {
-    if (tid != 0 || worker >= p.chunks) return;
+    if (tid != 0) return;
     device const uint* starts = counts + PM_MSD_RADIX * p.chunks;
     MsdBufs<T> b;
     b.v[0] = va;
@@ -326,9 +340,7 @@ template <typename T>
     b.desc = p.descending != 0;
     uint hist[6 * PM_MSD_RADIX]; // the LSD passes' counters: 64-bit keys, 53 bits in 5 digits
     uint sub[PM_MSD_RADIX + 1];
-    // Workers take the next bucket from a shared counter: buckets differ in
-    // size (floats of [0, 1) fill the last ones), and the CPU backend runs a
-    // dispatch as a few contiguous runs of threadgroups, one per core.
+    // Buckets differ in size (floats of [0, 1) fill the last ones): taken one at a time.
     device atomic_uint* next_bucket = reinterpret_cast<device atomic_uint*>(counts + PM_MSD_RADIX * p.chunks + PM_MSD_RADIX + 1);
     for (;;) {
         uint d = atomic_fetch_add_explicit(next_bucket, 1u, memory_order_relaxed);

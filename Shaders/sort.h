@@ -23,19 +23,19 @@ template <typename T> struct SortKey { typedef uint type; };
 template <> struct SortKey<long> { typedef ulong type; };
 template <> struct SortKey<ulong> { typedef ulong type; };
 
-template <typename U> inline U pm_float_key(U bits, U sign, U nan, bool is_nan, bool is_zero) {
-    bits = is_nan ? nan : is_zero ? U(0) : bits;
-    return (bits & sign) ? U(~bits) : U(bits | sign);
+// Integer operations only (no float compares): the radix sorts compute a key
+// per element and pass, and this keeps it a few cheap instructions. Sign-
+// magnitude to order: negative values flip every bit, others the sign bit; all
+// NaNs take the key of the positive quiet NaN (after +inf), both zeros +0's.
+template <typename U> inline U pm_float_key(U bits, U sign, U exp_all_ones, U qnan) {
+    U mag = U(bits & U(~sign));
+    U key = (bits & sign) ? U(~bits) : U(bits | sign);
+    key = mag > exp_all_ones ? U(qnan | sign) : key;
+    return mag == U(0) ? sign : key;
 }
-inline uint pm_sort_key_raw(float x) {
-    return pm_float_key<uint>(as_type<uint>(x), 0x80000000u, 0x7fc00000u, isnan(x), x == 0.0f);
-}
-inline uint pm_sort_key_raw(half x) {
-    return pm_float_key<ushort>(as_type<ushort>(x), 0x8000, 0x7e00, isnan(x), x == half(0));
-}
-inline uint pm_sort_key_raw(bfloat x) {
-    return pm_float_key<ushort>(as_type<ushort>(x), 0x8000, 0x7fc0, isnan(float(x)), float(x) == 0.0f);
-}
+inline uint pm_sort_key_raw(float x) { return pm_float_key<uint>(as_type<uint>(x), 0x80000000u, 0x7f800000u, 0x7fc00000u); }
+inline uint pm_sort_key_raw(half x) { return pm_float_key<ushort>(as_type<ushort>(x), 0x8000, 0x7c00, 0x7e00); }
+inline uint pm_sort_key_raw(bfloat x) { return pm_float_key<ushort>(as_type<ushort>(x), 0x8000, 0x7f80, 0x7fc0); }
 inline uint pm_sort_key_raw(bool x) { return x ? 1u : 0u; }
 inline uint pm_sort_key_raw(uchar x) { return x; }
 inline uint pm_sort_key_raw(ushort x) { return x; }

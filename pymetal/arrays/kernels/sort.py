@@ -54,7 +54,14 @@ _plans: dict = {}
 # "msd" sorts a single row of any length, several rows as "radix").
 ALGORITHM = None
 RADIX_MIN = 1024  # shorter rows: 256-bucket histograms per row outweigh the work
-MSD_MIN = 1 << 23  # shorter single rows: the row LSD sort on one core measured faster (1M-4M; the machine loaded)
+# Shorter single rows keep the row LSD sort on one core, which measured faster
+# (4-byte keys at 1M-4M: floats of [0, 1) crowd a few top digits, so the MSD
+# sort's buckets overflow the cache and split again); 8-byte keys (int64 /
+# uint64: 8 LSD passes, fewer in buckets) take the MSD sort from 1M
+# (CPU time 1M / 4M / 8M int64, machine loaded: 15.7-18.4 / 71-81 / 180-190 ms ->
+# 14.5-16.2 / 50-55 / 114-116 ms).
+MSD_MIN = 1 << 23
+MSD_MIN_8 = 1 << 20
 
 
 def _use_radix(dev, n):
@@ -63,9 +70,11 @@ def _use_radix(dev, n):
     return dev.backend == "cpu" and n >= RADIX_MIN
 
 
-def _use_msd(n, rows):
+def _use_msd(n, rows, itemsize=4):
     """A single row sorts by Shaders/msd_sort.metal (both cores, passes in cache)."""
-    return rows == 1 and (n >= MSD_MIN if ALGORITHM is None else ALGORITHM == "msd")
+    if ALGORITHM is not None:
+        return rows == 1 and ALGORITHM == "msd"
+    return rows == 1 and n >= (MSD_MIN_8 if itemsize == 8 else MSD_MIN)
 
 
 def sort(x, out_values=None, out_indices=None, *, descending=False):
@@ -83,7 +92,7 @@ def sort(x, out_values=None, out_indices=None, *, descending=False):
     outs = [o for o in (out_values, out_indices) if o is not None]
     radix = _use_radix(dev, x._shape[-1] if x._shape else 0)
     key = (signature(x, *outs), out_values is None, out_indices is None, bool(descending),
-           PER_THREAD.get(dev.backend), radix, ALGORITHM, _radix.bits(x._dtype.itemsize), dev)
+           PER_THREAD.get(dev.backend), radix, ALGORITHM, _radix.bits(x._dtype.itemsize), _msd.TOP_BITS, dev)
     plan(_plans, key, lambda: _plan(x, out_values, out_indices, bool(descending), dev, radix)).run(
         x=x, values=out_values, indices=out_indices)
     return out_values, out_indices
@@ -114,7 +123,7 @@ def _plan(x, out_values, out_indices, descending, dev, radix=False):
         raise ValueError("sort: too many rows (%d)" % rows)
 
     size = x._dtype.itemsize
-    if radix and _use_msd(n, rows):
+    if radix and _use_msd(n, rows, size):
         _msd.launches(result, name, size, n, descending, dev, out_values is not None, out_indices is not None)
         return result
     if radix:

@@ -20,12 +20,12 @@ def msd(monkeypatch):
     monkeypatch.setattr(S, "ALGORITHM", "msd")
 
 
-@pytest.fixture(params=[11, 8], ids=["top11", "top8"])
+@pytest.fixture(params=[11, 8, None], ids=["top11", "top8", "top_auto"])
 def top_bits(request, monkeypatch):
     monkeypatch.setattr(M, "TOP_BITS", request.param)
 
 
-SIZES = [0, 1, 2, 17, 1023, 1025, 2049, 3 * M.CHUNK + 5, 100_003]
+SIZES = [0, 1, 2, 17, M.WORKERS - 1, M.WORKERS + 1, 1023, 1025, 2049, 3 * M.WORKERS * 64 + 5, 100_003]
 
 
 @pytest.mark.parametrize("dtype", DTYPES, ids=IDS)
@@ -102,6 +102,71 @@ def test_axis_sorts_fall_back(dev, rng):
 def test_default_choice(dev, monkeypatch):
     monkeypatch.setattr(S, "ALGORITHM", None)
     assert S._use_msd(S.MSD_MIN, 1) and not S._use_msd(S.MSD_MIN - 1, 1) and not S._use_msd(S.MSD_MIN, 2)
+    assert S._use_msd(S.MSD_MIN_8, 1, 8) and not S._use_msd(S.MSD_MIN_8 - 1, 1, 8)
+    assert not S._use_msd(S.MSD_MIN_8, 1, 4) and not S._use_msd(S.MSD_MIN_8, 2, 8)
+
+
+def test_top_bits_rule():
+    # Buckets of ~M.BUCKET elements: 8 bits up to 2M elements, 11 from 8M; a forced TOP_BITS wins.
+    assert [M.top_bits(n) for n in (0, 1, 1 << 20, (1 << 21) - 1, 1 << 21, 1 << 22, (1 << 23) - 1, 1 << 23,
+                                     1 << 29)] == [8, 8, 8, 8, 9, 10, 10, 11, 11]
+
+
+def _check_sort(x_np, indices=True):
+    x = pm.asarray(x_np)
+    bits = "u%d" % x_np.dtype.itemsize
+    np.testing.assert_array_equal(host(pm.sort(x)).view(bits), np.sort(x_np, kind="stable").view(bits))
+    if indices:
+        np.testing.assert_array_equal(host(pm.argsort(x)), np.argsort(x_np, kind="stable"))
+
+
+@pytest.mark.parametrize("n", [S.MSD_MIN_8 - 1, S.MSD_MIN_8])
+def test_msd_switch_8_byte(dev, rng, monkeypatch, n):
+    # Either side of the default MSD / row radix switch of 8-byte keys.
+    monkeypatch.setattr(S, "ALGORITHM", None)
+    _check_sort(rng.integers(-2**63, 2**63 - 1, n))
+    _check_sort(rng.integers(0, 1000, n).astype(np.uint64), indices=False)
+
+
+@pytest.mark.parametrize("n", [S.MSD_MIN - 1, S.MSD_MIN])
+def test_msd_switch_4_byte(dev, rng, monkeypatch, n):
+    # Either side of the default switch of 4-byte keys (values only: NumPy's stable argsort of 8M is slow).
+    monkeypatch.setattr(S, "ALGORITHM", None)
+    _check_sort(rng.random(n).astype(np.float32), indices=False)
+
+
+@pytest.mark.parametrize("n", [(1 << 21) - 1, 1 << 21, (1 << 22) - 1, 1 << 22])
+def test_top_bits_switches(dev, rng, n):
+    # Either side of a change of the top digit's width (8 -> 9 -> 10 bits), the MSD sort forced.
+    _check_sort(rng.random(n).astype(np.float32))
+    _check_sort(rng.integers(-2**31, 2**31 - 1, n).astype(np.int32), indices=False)
+
+
+def _all_patterns(dtype, rng):
+    """Every bit pattern of a 2-byte float type; for float32 the edges of each class
+    (zeros, subnormals, normals, infinities, signalling and quiet NaNs with payloads,
+    each sign) and random patterns; shuffled, each several times."""
+    if dtype.itemsize == 2:
+        bits = np.arange(1 << 16, dtype=np.uint16)
+    else:
+        edges = np.array([0, 1, 2, 0x7fffff, 0x800000, 0x800001, 0x3f800000, 0x7f7fffff, 0x7f800000, 0x7f800001,
+                          0x7fbfffff, 0x7fc00000, 0x7fc00001, 0x7fffffff], np.uint32)
+        bits = np.concatenate([edges, edges | 0x80000000, rng.integers(0, 1 << 32, 20000, dtype=np.uint32)])
+    bits = np.repeat(bits, 3)
+    return bits[rng.permutation(len(bits))].view(dtype)
+
+
+@pytest.mark.parametrize("algorithm", ["msd", "radix", "merge"])
+@pytest.mark.parametrize("dtype", [np.float16, "bfloat16", np.float32], ids=str)
+def test_float_key_every_class(dev, rng, monkeypatch, algorithm, dtype):
+    # The sort key of sort.h (integer operations only): NumPy's order over every
+    # kind of value, NaNs (either sign, any payload) equal and last, -0.0 == +0.0,
+    # patterns kept bit for bit, stable; ascending and descending.
+    from kernels_util import bfloat16
+    monkeypatch.setattr(S, "ALGORITHM", algorithm)
+    x_np = _all_patterns(np.dtype(bfloat16 if dtype == "bfloat16" else dtype), rng)
+    check(x_np, False)
+    check(x_np, True)
 
 
 def _unique_reference(x):
