@@ -188,37 +188,44 @@ template <typename T, typename Cmp, bool HasIdx>
     ulong start = ulong(pos.x) * p.chunk;
     ulong end = min(start + p.chunk, p.n);
     device const T* row = x + ulong(pos.y) * p.n;
-    // Pass 1: the extreme value and whether a NaN occurs, in 16 independent
-    // lanes (vectorised on a CPU); pass 2: the first position of the NaN or of
-    // the extreme, block by block.
-    T m[PM_RED_LANES];
-    for (int k = 0; k < PM_RED_LANES; k++) m[k] = Cmp::template init<T>();
+    // Blocks of 256 elements: the extreme of each in independent lanes (vectorised
+    // on a CPU, as many as reduce_row's for max), and whether a NaN occurs; the
+    // first block whose extreme beats the earlier ones' is the one scanned again
+    // for the position (256 elements from the cache: rescanning the chunk from its
+    // start cost argmax a third more than max).
+    constexpr int L = ExtremeLanes<T>::value;
+    constexpr int B = 256;
+    T best = Cmp::template init<T>();
+    ulong from = start;
     bool nan_seen = false;
     ulong i = start;
-    for (; i + PM_RED_LANES <= end; i += PM_RED_LANES)
-        for (int k = 0; k < PM_RED_LANES; k++) {
-            T v = row[i + k];
-            nan_seen |= is_nan(v);
-            m[k] = Cmp::pick(m[k], v);
-        }
-    for (; i < end; i++) {
-        T v = row[i];
-        nan_seen |= is_nan(v);
-        m[0] = Cmp::pick(m[0], v);
+    for (; i + B <= end; i += B) {
+        T m[L];
+        for (int k = 0; k < L; k++) m[k] = Cmp::template init<T>();
+        PM_LANES_LOOP
+        for (int j = 0; j < B; j += L)
+            for (int k = 0; k < L; k++) {
+                T v = row[i + j + k];
+                nan_seen |= is_nan(v);
+                m[k] = Cmp::pick(m[k], v);
+            }
+        for (int w = L / 2; w > 0; w /= 2)  // a tree, which vectorises
+            for (int k = 0; k < w; k++) m[k] = Cmp::pick(m[k], m[k + w]);
+        if (Cmp::better(m[0], best)) { best = m[0]; from = i; }  // (m[0] is not NaN)
     }
-    T best = m[0];
-    for (int k = 1; k < PM_RED_LANES; k++) best = Cmp::pick(best, m[k]);
-    ulong at = start;
+    for (ulong j = i; j < end; j++) {
+        T v = row[j];
+        nan_seen |= is_nan(v);
+        if (!is_nan(v) && Cmp::better(v, best)) { best = v; from = j; }
+    }
+    // The first element equal to best from `from` on (all elements equal to the
+    // initial value: the chunk's start); the first NaN if there is one.
+    ulong at = nan_seen ? start : from;
     if (nan_seen) {
-        while (!is_nan(row[at])) at++;
+        while (at + 1 < end && !is_nan(row[at])) at++;
         best = row[at];
     } else {
-        for (; at + PM_RED_LANES <= end; at += PM_RED_LANES) {
-            bool hit = false;
-            for (int k = 0; k < PM_RED_LANES; k++) hit |= row[at + k] == best;
-            if (hit) break;
-        }
-        while (row[at] != best) at++;
+        while (at + 1 < end && row[at] != best) at++;
     }
     ulong o = ulong(pos.y) * p.nchunks + pos.x;
     vals[o] = best;
