@@ -9,7 +9,7 @@
 //
 // Two shapes of work per thread, both barrier-free:
 //   reduce_row  (inner == 1): a thread reduces a contiguous chunk of a row with
-//               16 independent accumulators (vectorised on a CPU);
+//               independent accumulators (RowLanes; vectorised on a CPU);
 //   reduce_col  (inner > 1): a thread reduces a chunk of rows for COLS adjacent
 //               columns, reading each row's columns contiguously.
 // On the CPU backend a thread's work is one contiguous stream; GPU-shaped
@@ -53,15 +53,33 @@ struct RAll  { template <typename A> static A init() { return A(true); } templat
 struct RAny  { template <typename A> static A init() { return A(false); } template <typename A> static A f(A a, A b) { return a || b; } };
 
 // How partial results combine, for all but float products: as the elements do.
+// step is reduce_row's update of one lane by one element.
 template <typename Op> struct ROps {
+    template <typename A> static A step(A a, A v) { return Op::f(a, v); }
     template <typename A> static A combine(A a, A b) { return Op::f(a, b); }
     template <typename A> static bool poisons(A) { return false; }
     template <typename A> static A finish(A a, bool) { return a; }
 };
+// max / min: reduce_row's lanes skip NaN (a plain compare and select: Max()'s
+// NaN test on the accumulator lengthens each lane's dependency chain by a
+// third) and note NaN elements apart, which make the result NaN at the end.
+template <typename A> METAL_FUNC A pm_nan_like(A a) { return a; }  // integers: never NaN
+METAL_FUNC float pm_nan_like(float) { return NAN; }
+METAL_FUNC half pm_nan_like(half) { return half(NAN); }
+METAL_FUNC bfloat pm_nan_like(bfloat) { return bfloat(NAN); }
+template <typename Op, bool IsMax> struct RExtremeOps {
+    template <typename A> static A step(A a, A v) { return (IsMax ? v > a : v < a) ? v : a; }
+    template <typename A> static A combine(A a, A b) { return Op::f(a, b); }
+    template <typename A> static bool poisons(A v) { return is_nan(v); }
+    template <typename A> static A finish(A a, bool has_nan) { return has_nan ? pm_nan_like(a) : a; }
+};
+template <> struct ROps<RMax> : RExtremeOps<RMax, true> {};
+template <> struct ROps<RMin> : RExtremeOps<RMin, false> {};
 // Products: parts combine as in kernels_common.h (pm_mul_parts), so that a zero and an
 // overflow in two lanes do not make NaN. The host reduces float products in one chunk per
 // result: partials written between passes could not tell an infinite element from an overflow.
 template <> struct ROps<RProd> {
+    template <typename A> static A step(A a, A v) { return RProd::f(a, v); }
     template <typename A> static A combine(A a, A b) { return pm_mul_parts(a, b); }
     template <typename A> static bool poisons(A v) { return pm_is_inf(v); }
     template <typename A> static A finish(A a, bool has_inf) { return pm_prod_finish(a, has_inf); }
@@ -75,28 +93,48 @@ template <typename A, typename T> METAL_FUNC A load_as(device const T* x) { T v 
 #define PM_RED_LANES 16
 #define PM_RED_COLS 16
 
+// Independent accumulators per thread of the row kernels. Sums and products keep
+// PM_RED_LANES: their blockwise order is part of their float results. Float max
+// and min keep 64, four AVX-512 registers of float, so
+// that the float compare's latency does not bound the read rate (one register's
+// chain made max 30% slower than NumPy's; half, converted to float, 2.5x).
+// Integer compares are fast enough with 16 (more measured no faster).
+template <typename A> struct ExtremeLanes { enum { value = PM_RED_LANES }; };
+template <> struct ExtremeLanes<float> { enum { value = 64 }; };
+template <> struct ExtremeLanes<half> { enum { value = 64 }; };
+template <> struct ExtremeLanes<bfloat> { enum { value = 64 }; };
+template <typename Op, typename A> struct RowLanes { enum { value = PM_RED_LANES }; };
+template <typename A> struct RowLanes<RMax, A> : ExtremeLanes<A> {};
+template <typename A> struct RowLanes<RMin, A> : ExtremeLanes<A> {};
+// On the loop over blocks of lanes: its body (every lane, unrolled) vectorises as
+// whole registers; clang would otherwise vectorise across blocks with gathers
+// (64 int32 lanes ran at half the speed of 16).
+#define PM_LANES_LOOP _Pragma("clang loop vectorize(disable)")
+
 template <typename T, typename A, typename Op>
 [[kernel]] void reduce_row(device const T* x [[buffer(0)]], device A* out [[buffer(1)]],
                            constant ReduceParams& p [[buffer(2)]], uint2 pos [[thread_position_in_grid]]) {
     ulong start = ulong(pos.x) * p.chunk;
     ulong end = min(start + p.chunk, p.n);
     device const T* row = x + ulong(pos.y) * p.n;
-    A acc[PM_RED_LANES];
-    for (int k = 0; k < PM_RED_LANES; k++) acc[k] = Op::template init<A>();
+    constexpr int L = RowLanes<Op, A>::value;
+    A acc[L];
+    for (int k = 0; k < L; k++) acc[k] = Op::template init<A>();
     bool poisoned = false;
     ulong i = start;
-    for (; i + PM_RED_LANES <= end; i += PM_RED_LANES)
-        for (int k = 0; k < PM_RED_LANES; k++) {
+    PM_LANES_LOOP
+    for (; i + L <= end; i += L)
+        for (int k = 0; k < L; k++) {
             A v = load_as<A>(row + i + k);
             poisoned |= ROps<Op>::poisons(v);
-            acc[k] = Op::f(acc[k], v);
+            acc[k] = ROps<Op>::step(acc[k], v);
         }
     for (int k = 0; i < end; i++, k++) {
         A v = load_as<A>(row + i);
         poisoned |= ROps<Op>::poisons(v);
-        acc[k] = Op::f(acc[k], v);
+        acc[k] = ROps<Op>::step(acc[k], v);
     }
-    for (int w = PM_RED_LANES / 2; w > 0; w /= 2)
+    for (int w = L / 2; w > 0; w /= 2)
         for (int k = 0; k < w; k++) acc[k] = ROps<Op>::combine(acc[k], acc[k + w]);
     out[ulong(pos.y) * p.nchunks + pos.x] = ROps<Op>::finish(acc[0], poisoned);
 }
@@ -150,37 +188,44 @@ template <typename T, typename Cmp, bool HasIdx>
     ulong start = ulong(pos.x) * p.chunk;
     ulong end = min(start + p.chunk, p.n);
     device const T* row = x + ulong(pos.y) * p.n;
-    // Pass 1: the extreme value and whether a NaN occurs, in 16 independent
-    // lanes (vectorised on a CPU); pass 2: the first position of the NaN or of
-    // the extreme, block by block.
-    T m[PM_RED_LANES];
-    for (int k = 0; k < PM_RED_LANES; k++) m[k] = Cmp::template init<T>();
+    // Blocks of 256 elements: the extreme of each in independent lanes (vectorised
+    // on a CPU; 32 for integers, whose 16 ran 1.2-2x slower here), and whether a NaN occurs; the
+    // first block whose extreme beats the earlier ones' is the one scanned again
+    // for the position (256 elements from the cache: rescanning the chunk from its
+    // start cost argmax a third more than max).
+    constexpr int L = ExtremeLanes<T>::value > 32 ? ExtremeLanes<T>::value : 32;
+    constexpr int B = 256;
+    T best = Cmp::template init<T>();
+    ulong from = start;
     bool nan_seen = false;
     ulong i = start;
-    for (; i + PM_RED_LANES <= end; i += PM_RED_LANES)
-        for (int k = 0; k < PM_RED_LANES; k++) {
-            T v = row[i + k];
-            nan_seen |= is_nan(v);
-            m[k] = Cmp::pick(m[k], v);
-        }
-    for (; i < end; i++) {
-        T v = row[i];
-        nan_seen |= is_nan(v);
-        m[0] = Cmp::pick(m[0], v);
+    for (; i + B <= end; i += B) {
+        T m[L];
+        for (int k = 0; k < L; k++) m[k] = Cmp::template init<T>();
+        PM_LANES_LOOP
+        for (int j = 0; j < B; j += L)
+            for (int k = 0; k < L; k++) {
+                T v = row[i + j + k];
+                nan_seen |= is_nan(v);
+                m[k] = Cmp::pick(m[k], v);
+            }
+        for (int w = L / 2; w > 0; w /= 2)  // a tree, which vectorises
+            for (int k = 0; k < w; k++) m[k] = Cmp::pick(m[k], m[k + w]);
+        if (Cmp::better(m[0], best)) { best = m[0]; from = i; }  // (m[0] is not NaN)
     }
-    T best = m[0];
-    for (int k = 1; k < PM_RED_LANES; k++) best = Cmp::pick(best, m[k]);
-    ulong at = start;
+    for (ulong j = i; j < end; j++) {
+        T v = row[j];
+        nan_seen |= is_nan(v);
+        if (!is_nan(v) && Cmp::better(v, best)) { best = v; from = j; }
+    }
+    // The first element equal to best from `from` on (all elements equal to the
+    // initial value: the chunk's start); the first NaN if there is one.
+    ulong at = nan_seen ? start : from;
     if (nan_seen) {
-        while (!is_nan(row[at])) at++;
+        while (at + 1 < end && !is_nan(row[at])) at++;
         best = row[at];
     } else {
-        for (; at + PM_RED_LANES <= end; at += PM_RED_LANES) {
-            bool hit = false;
-            for (int k = 0; k < PM_RED_LANES; k++) hit |= row[at + k] == best;
-            if (hit) break;
-        }
-        while (row[at] != best) at++;
+        while (at + 1 < end && row[at] != best) at++;
     }
     ulong o = ulong(pos.y) * p.nchunks + pos.x;
     vals[o] = best;

@@ -10,6 +10,14 @@ float16/bfloat16; NumPy float16 and ml_dtypes bfloat16 matmul are always shown.
     python scripts/bench_sort_gather.py            # 1M and 16M
     python scripts/bench_sort_gather.py --quick    # 1M only, 3 repetitions
     python scripts/bench_sort_gather.py -k sort    # only lines whose name contains "sort"
+    python scripts/bench_sort_gather.py --thread-time -k 4096
+
+--thread-time: the calling thread's CPU time instead of wall time, with
+pymetal's dispatches run whole by the calling thread (PYMETAL_CPU_THREADS=1,
+set before pymetal loads): one core against NumPy's one, which a loaded machine
+disturbs far less than wall time (the wall-time medians of the same op varied
+2-19 ms on a machine with load 9 on 2 cores). It leaves out what a second core
+gains, and what waiting for other threads loses.
 """
 import argparse
 import os
@@ -20,6 +28,10 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # this checkout's pymetal
+CLOCK = time.perf_counter
+if "--thread-time" in sys.argv:  # before pymetal loads: the pool reads the limit once
+    os.environ["PYMETAL_CPU_THREADS"] = "1"
+    CLOCK = time.thread_time
 
 import pymetal as pm  # noqa: E402
 
@@ -31,9 +43,9 @@ def median_pair(ref, cand, repeats):
     rt, ct = [], []
     for i in range(repeats):
         for f, times in ((ref, rt), (cand, ct)) if i % 2 == 0 else ((cand, ct), (ref, rt)):
-            t = time.perf_counter()
+            t = CLOCK()
             f()
-            times.append(time.perf_counter() - t)
+            times.append(CLOCK() - t)
     return statistics.median(rt), statistics.median(ct)
 
 
@@ -129,12 +141,13 @@ def matmuls(sizes, repeats, only, rng):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--quick", action="store_true", help="1M only, 3 repetitions")
+    ap.add_argument("--thread-time", action="store_true", help="CPU time of the calling thread, pymetal on one core")
     ap.add_argument("-k", action="append", default=[], help="run only lines containing this text (repeatable)")
     args = ap.parse_args()
     repeats = 3 if args.quick else 5
     rng = np.random.default_rng(0)
     print(f"sort/gather/reduce/matmul on {pm.device().name} ({pm.device().backend} backend): "
-          "NumPy time / pymetal time (medians, interleaved)")
+          f"NumPy time / pymetal time (medians, interleaved, {'thread' if args.thread_time else 'wall'} time)")
     sorting([1 << 20] if args.quick else [1 << 20, 1 << 24], repeats, args.k, rng)
     reductions(repeats, args.k, rng)
     matmuls([1024] if args.quick else [1024, 2048], repeats, args.k, rng)

@@ -37,6 +37,15 @@ _PARAMS = struct.Struct("<QQQI4x")
 # does from 16,384 threads), each with enough elements to amortise a thread.
 _MIN_THREADS = 16384
 _MIN_CHUNK = 512
+# Reductions whose result does not depend on how the elements are split (max, min,
+# all, any, argmax/argmin, integer sums and products) take longer chunks: a thread's
+# fixed cost (setting up and combining 64 lanes, writing its partial: 20-30 ns, 0.5 ms
+# over 16K threads) is then a small share, and no second pass is needed for rows up to
+# this long. On one core 4096² float32 max went 0.73x -> ~1x NumPy, argmax 0.8x -> ~1x
+# (thread time). Such dispatches stay below the pool's split threshold (16K threads):
+# one core, as when the pool's workers sleep (README, CPU backend).
+# Float sums and products keep _MIN_CHUNK: their blockwise order is part of their results.
+_MIN_CHUNK_FREE = 16384
 # Fewer elements than this reduce in one pass (one chunk per result): a
 # thread reads 256K float32 in ~30 us, less than another pass's dispatch and
 # wait (the second pass over 16K partials of a large reduction, typically).
@@ -72,11 +81,17 @@ _CPU_COLS = 64  # columns per thread of the CPU column kernel (Shaders/reduce.h)
 _ARG_COLS = 16  # columns per thread of argreduce_col (PM_RED_COLS)
 
 
-def _chunking(outer, n, inner, cols, whole=False):
+def _order_free(name, acc):
+    """Whether reduction `name` accumulating in `acc` gives the same result however it is chunked."""
+    return name not in ("sum", "prod") or _dt.kind(acc) in "biu"
+
+
+def _chunking(outer, n, inner, cols, whole=False, free=False):
     """(reduced elements per thread, chunks per reduction) for the CPU kernels
-    (whole: one chunk, see _run)."""
+    (whole: one chunk, see _run; free: an order-free reduction, see _MIN_CHUNK_FREE)."""
     blocks = outer * (builtins.max(1, -(-inner // cols)) if inner > 1 else 1)
-    least = _MIN_CHUNK if inner == 1 else builtins.max(1, _MIN_CHUNK // cols)  # a column thread reads `cols` per row
+    least = _MIN_CHUNK_FREE if free else _MIN_CHUNK
+    least = least if inner == 1 else builtins.max(1, least // cols)  # a column thread reads `cols` per row
     if whole or blocks >= _MIN_THREADS or n <= least or outer * n * inner < _SPLIT_MIN:
         return n, 1
     want = -(-_MIN_THREADS // blocks)
@@ -84,10 +99,10 @@ def _chunking(outer, n, inner, cols, whole=False):
     return chunk, -(-n // chunk)
 
 
-def _geometry(outer, n, inner, cols, whole=False):
+def _geometry(outer, n, inner, cols, whole=False, free=False):
     """One pass of a row (inner == 1) or column kernel with `cols` columns per
     thread: (chunks per reduction, parameter bytes, grid, threadgroup)."""
-    chunk, nchunks = _chunking(outer, n, inner, cols, whole)
+    chunk, nchunks = _chunking(outer, n, inner, cols, whole, free)
     params = _PARAMS.pack(n, inner, chunk, nchunks)
     if inner == 1:
         # On the CPU each thread is a long contiguous stream and a threadgroup runs
@@ -140,7 +155,7 @@ def _run(name, src, outer, n, inner, acc):
             x, dt, n = out, acc, nchunks
             continue
         cols = 1 if _gpu_shapes(dev) else _CPU_COLS
-        nchunks, params, grid, tg = _geometry(outer, n, inner, cols, whole)
+        nchunks, params, grid, tg = _geometry(outer, n, inner, cols, whole, _order_free(name, acc))
         shape = "row" if inner == 1 else "col1" if cols == 1 else "col"
         out = _new((outer, nchunks, inner), acc, dev)
         fn = _jit.kernel(_ops.reduce_name(shape, name, dt), "reduce", dt, dev)
@@ -222,7 +237,7 @@ def _fast_plan(name, x, dev):
             or (name == "sum" and dt in (_dt.int32, _dt.int64))):  # (those take arrays/small.py's host path)
         return False
     whole = name == "prod" and _dt.kind(acc) == "f"
-    nchunks, params, grid, tg = _geometry(1, x._size, 1, _CPU_COLS, whole)
+    nchunks, params, grid, tg = _geometry(1, x._size, 1, _CPU_COLS, whole, _order_free(name, acc))
     if nchunks != 1:
         return False
     fn = _jit.kernel(_ops.reduce_name("row", name, dt), "reduce", dt, dev)
@@ -251,7 +266,9 @@ def _arg(name, x, axis=None, keepdims=False):
         return _new(shape, _dt.int64, dev)
     vals, idx, dt, has_idx = src, src, src._dtype, False
     while True:
-        nchunks, params, grid, tg = _geometry(outer, n, inner, _ARG_COLS)
+        # Long chunks for rows only: argreduce_col walks each of its columns down the chunk
+        # in turn (16K-row chunks made argmax over axis 0 of 4096² 25% slower)
+        nchunks, params, grid, tg = _geometry(outer, n, inner, _ARG_COLS, free=inner == 1)
         kind = "row" if inner == 1 else "col"
         ov = _new((outer, nchunks, inner), dt, dev)
         oi = _new((outer, nchunks, inner), _dt.int64, dev)
