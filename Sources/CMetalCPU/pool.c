@@ -205,15 +205,20 @@ uint32_t pm_pool_workers(void) {
 }
 
 int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks,
-                    int wake, pm_status *status) {
+                    int wake, uint64_t *alone_ns, pm_status *status) {
     status->code = 0;
     status->message[0] = 0;
+    *alone_ns = 0;
     // Another thread's job is running (two queues at once): this one runs here, whole.
     // So does a job too small to wake a worker when every worker sleeps (none would come).
     if (chunks > groups) chunks = (uint32_t)groups;
+    uint64_t start = now_ns();
     if (chunks <= 1 || pm_pool_workers() == 0 || (!wake && atomic_load(&pool.sleepers) >= pool.workers)
-        || now_ns() < atomic_load(&split_off_until) || pthread_mutex_trylock(&pool.busy) != 0)
-        return pm_guarded_run(cb, run, launch, 0, groups, status);
+        || start < atomic_load(&split_off_until) || pthread_mutex_trylock(&pool.busy) != 0) {
+        int32_t failed = pm_guarded_run(cb, run, launch, 0, groups, status);
+        *alone_ns = now_ns() - start;
+        return failed;
+    }
     atomic_store(&pool.run, run);
     atomic_store(&pool.pjob, cb);
     atomic_store(&pool.launch, launch);
@@ -227,7 +232,7 @@ int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t
     atomic_store(&pool.ticket, (uint64_t)job << 32);
     atomic_store(&pool.job, job); // publishes the job (sequentially consistent, after all of the above)
     if (wake && atomic_load(&pool.sleepers)) futex_wake(&pool.job); // else only workers still spinning join
-    uint64_t start = now_ns();
+    start = now_ns();
     uint32_t mine = work(job);
     uint64_t own = now_ns(), deadline = own + PM_POOL_SPIN_NS;
     uint32_t done;
@@ -242,6 +247,7 @@ int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t
     // The caller alone would have taken about (own - start) * chunks / mine: if the split
     // took longer (by more than an eighth), it lost.
     uint64_t end = now_ns();
+    if (mine) *alone_ns = (own - start) * chunks / mine;
     if (mine && (end - start) * mine * 8 > (own - start) * chunks * 9) {
         uint64_t backoff = atomic_load(&backoff_ns);
         atomic_store(&split_off_until, end + backoff);

@@ -105,29 +105,36 @@ struct CPUDispatch {
         }
     }
 
-    /// Threads below which a dispatch runs on one core: splitting costs a few
-    /// microseconds (publishing the job, the last chunk's wait), which a plain
-    /// loop kernel repays from about this many threads; fiber kernels cost
-    /// 10-20x more per thread. Each chunk also gets at least half this many
-    /// threads, to repay its own start.
-    static let splitThreads: (loop: UInt64, fibers: UInt64) = (16384, 1024)
+    /// A dispatch's work is its time on one core, in picoseconds: its threads times
+    /// the pipeline's measured time per thread (its last runs: a reduction's
+    /// thread sums thousands of elements, which its thread count does not show),
+    /// or before its first run, a plain loop kernel's (about half a nanosecond) or
+    /// a fiber kernel's (10-20x more).
+    static func picosPerThread(measured: UInt64, fibers: Bool) -> UInt64 {
+        measured > 0 ? measured : fibers ? 16 * 500 : 500
+    }
 
-    /// Threads from which a dispatch wakes sleeping workers. Below, a split job
-    /// goes only to workers still spinning after their last job (back-to-back
+    /// Work below which a dispatch runs on one core: splitting costs a few
+    /// microseconds (publishing the job, the last chunk's wait). Each chunk also
+    /// gets at least half this much, to repay its own start.
+    static let splitPicos: UInt64 = 8_000_000
+
+    /// Work from which a dispatch wakes sleeping workers. Below, a split job goes
+    /// only to workers still spinning after their last job (back-to-back
     /// dispatches), and runs whole on the caller when all sleep: waking one costs
     /// a system call and its wake-up (tens of microseconds, far more on a loaded
-    /// machine, where the caller then waits for the chunk the late worker took),
-    /// as long as the caller alone takes for about this much work.
-    static let wakeThreads: (loop: UInt64, fibers: UInt64) = (262_144, 16384)
+    /// machine, where the caller then waits for the chunk the late worker took).
+    static let wakePicos: UInt64 = 130_000_000
 
-    /// How many chunks to split `groups` threadgroups of `threadsPerGroup` into.
-    static func chunks(groups: UInt64, threadsPerGroup: UInt64, fibers: Bool) -> UInt32 {
-        let unit = fibers ? splitThreads.fibers : splitThreads.loop
-        let work = groups * threadsPerGroup // < 2^48 * 1024
-        guard groups > 1, work >= unit, workers > 0 else { return 1 }
+    /// How to run `groups` threadgroups of `threadsPerGroup` threads taking
+    /// `picosPerThread` each: in how many chunks, and whether to wake sleeping workers.
+    static func split(groups: UInt64, threadsPerGroup: UInt64, picosPerThread: UInt64) -> (chunks: UInt32, wake: Bool) {
+        let (product, overflow) = (groups * threadsPerGroup).multipliedReportingOverflow(by: picosPerThread) // threads < 2^48
+        let work = overflow ? UInt64.max : product
+        guard groups > 1, work >= splitPicos, workers > 0 else { return (1, false) }
         // Several chunks per core balance uneven groups and a core taken by another process.
         let cores = UInt64(workers + 1)
-        return UInt32(min(groups, cores * 4, max(cores, work / (unit / 2))))
+        return (UInt32(min(groups, cores * 4, max(cores, work / (splitPicos / 2)))), work >= wakePicos)
     }
 
     /// The pool's threads, started by the first dispatch large enough to split.
@@ -140,12 +147,16 @@ struct CPUDispatch {
         guard let pipeline, let launch, groupCount > 0 else { return nil }
         let desc = pipeline.function.desc
         let fibers = desc.mode != PM_KERNEL_LOOP
-        let chunks = Self.chunks(groups: groupCount, threadsPerGroup: threadsPerGroup, fibers: fibers)
-        let run = desc.run!
+        let threads = groupCount * threadsPerGroup
+        let plan = Self.split(groups: groupCount, threadsPerGroup: threadsPerGroup,
+                              picosPerThread: Self.picosPerThread(measured: pipeline.picosPerThread.load(ordering: .relaxed), fibers: fibers))
         var status = pm_status()
-        let wake = groupCount * threadsPerGroup >= (fibers ? Self.wakeThreads.fibers : Self.wakeThreads.loop)
-        let failed = chunks == 1 ? pm_guarded_run(job, run, launch, 0, groupCount, &status)
-            : pm_pool_run(job, run, launch, groupCount, chunks, wake ? 1 : 0, &status)
+        var alone: UInt64 = 0
+        let failed = pm_pool_run(job, desc.run!, launch, groupCount, plan.chunks, plan.wake ? 1 : 0, &alone, &status)
+        if alone > 0 { // the mean of the last measure and this one (one preempted run does not decide alone)
+            let now = max(1, min(alone, UInt64.max / 1000 / 2) * 1000 / threads), last = pipeline.picosPerThread.load(ordering: .relaxed)
+            pipeline.picosPerThread.store(last == 0 ? now : (last + now) / 2, ordering: .relaxed)
+        }
         guard failed != 0 else { return nil }
         let message = withUnsafeBytes(of: &status.message) { String(cString: $0.bindMemory(to: CChar.self).baseAddress!) }
         return MTLCommandBufferError(message: "kernel '\(pipeline.function.name)': \(message)")

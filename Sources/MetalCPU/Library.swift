@@ -1,5 +1,6 @@
 // Kernel libraries: shared objects made by MSLCompiler, loaded with dlopen.
 import CMetalCPU
+import Synchronization
 #if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
@@ -172,6 +173,9 @@ public final class CPUPipelineState: MTLComputePipelineState, @unchecked Sendabl
     public let maxTotalThreadsPerThreadgroup: Int
     public var threadExecutionWidth: Int { Int(PM_SIMD_WIDTH) }
     public let staticThreadgroupMemoryLength: Int
+    /// This kernel's measured time per thread on one core, in picoseconds (0: not yet
+    /// run): how the worker pool judges a dispatch's work (Dispatch.swift).
+    let picosPerThread = Atomic<UInt64>(0)
 
     init(function: CPUFunction) throws {
         self.function = function

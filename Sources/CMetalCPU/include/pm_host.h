@@ -45,8 +45,10 @@ typedef struct pm_job pm_job; // one execution of a command buffer (guard.c)
 // failed, the chunks not yet started are skipped. `wake`: wake sleeping workers; 0 (a job
 // smaller than a worker's wake-up is worth) lets only workers still spinning after their last
 // job take chunks, and runs the job on the caller, whole, when all of them sleep.
+// `alone_ns` gets how long the job takes on one thread: its time when it ran whole here, else
+// the caller's own chunks' time scaled to all chunks (0 when the caller ran none).
 int32_t pm_pool_run(pm_job *cb, pm_run_fn run, const pm_launch *launch, uint64_t groups, uint32_t chunks,
-                    int wake, pm_status *status);
+                    int wake, uint64_t *alone_ns, pm_status *status);
 // How many worker threads the pool has (starting them on first use): cores - 1.
 uint32_t pm_pool_workers(void);
 

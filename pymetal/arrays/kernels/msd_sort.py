@@ -11,9 +11,9 @@ from . import kernel
 
 PARAMS = np.dtype([(f, "<u4") for f in ("n", "chunks", "chunk", "descending", "flags", "top_bits")])
 RADIX = 2048        # PM_MSD_RADIX
-# Threads from which the CPU backend wakes its sleeping workers for a dispatch
-# (Sources/MetalCPU/Dispatch.swift wakeThreads); with fewer, a pass whose
-# workers went to sleep since the last dispatch runs on one core.
+# Threads from which the CPU backend wakes its sleeping workers for a kernel it
+# has not timed yet (Sources/MetalCPU/Dispatch.swift wakePicos over a loop
+# thread's cost); with fewer, the first sort's passes would run on one core.
 WAKE = 262144
 WORKERS = 256       # threadgroups of the parallel passes (only thread 0 of each works): chunks
 GROUP = -(-WAKE // WORKERS)  # threads per group: idle padding up to WAKE

@@ -201,7 +201,7 @@ def test_idle_process_uses_no_cpu(dev):
 # to the caller alone (a loaded machine) jobs run whole for a while (Sources/CMetalCPU/pool.c).
 # Every way gives the same results: each size runs after the workers fell asleep and back to
 # back behind a large split job (workers spinning).
-LOOP_WAKE, FIBER_WAKE = 262144, 16384  # Dispatch.wakeThreads
+LOOP_WAKE, FIBER_WAKE = 262144, 16384  # Dispatch.wakePicos over a kernel's cost per thread before it is timed
 
 
 def _states():

@@ -38,7 +38,7 @@ final class ExecutorTests: XCTestCase {
     func testSplitMatchesAroundTheThresholds() throws {
         let library = try h.library(Self.source)
         let add = try h.device.makeComputePipelineState(function: XCTUnwrap(library.makeFunction(name: "add")))
-        let loop = Int(CPUDispatch.splitThreads.loop)
+        let loop = Int(CPUDispatch.splitPicos / CPUDispatch.picosPerThread(measured: 0, fibers: false))
         // Around the threshold, non-uniform last groups, and large enough for every chunk count.
         for n in [loop - 1, loop, loop + 1, 2 * loop - 1, 64 * 1024 + 3, 1_000_003] {
             let a = (0..<n).map { Float($0 % 1000) * 0.5 }
@@ -59,7 +59,7 @@ final class ExecutorTests: XCTestCase {
     func testSplitOfFiberKernels() throws {
         let library = try h.library(Self.source)
         let sums = try h.device.makeComputePipelineState(function: XCTUnwrap(library.makeFunction(name: "sums")))
-        let threshold = Int(CPUDispatch.splitThreads.fibers)
+        let threshold = Int(CPUDispatch.splitPicos / CPUDispatch.picosPerThread(measured: 0, fibers: true))
         for (groups, size) in [(threshold / 64 - 1, 64), (threshold / 64, 64), (threshold / 64 + 1, 64), (37, 100), (300, 96)] {
             let out = h.buffer(count: groups * size * 4)
             let done = h.run(sums, buffers: [out], grid: MTLSize(width: groups, height: 1, depth: 1),
@@ -72,21 +72,46 @@ final class ExecutorTests: XCTestCase {
     }
 
     func testChunkCounts() {
-        let loop = CPUDispatch.splitThreads.loop
-        XCTAssertEqual(CPUDispatch.chunks(groups: loop / 256 - 1, threadsPerGroup: 256, fibers: false), 1)
-        XCTAssertEqual(CPUDispatch.chunks(groups: 1, threadsPerGroup: 1024, fibers: true), 1, "one group cannot be split")
-        XCTAssertEqual(CPUDispatch.chunks(groups: 1_000_000, threadsPerGroup: 1, fibers: false) > 1, pm_pool_workers() > 0)
+        let loop = CPUDispatch.picosPerThread(measured: 0, fibers: false), fiber = CPUDispatch.picosPerThread(measured: 0, fibers: true)
+        let threads = CPUDispatch.splitPicos / loop
+        XCTAssertEqual(CPUDispatch.split(groups: threads / 256 - 1, threadsPerGroup: 256, picosPerThread: loop).chunks, 1)
+        XCTAssertEqual(CPUDispatch.split(groups: 1, threadsPerGroup: 1024, picosPerThread: fiber).chunks, 1, "one group cannot be split")
+        let many = CPUDispatch.split(groups: 1_000_000, threadsPerGroup: 1, picosPerThread: loop)
+        XCTAssertEqual(many.chunks > 1, pm_pool_workers() > 0)
+        XCTAssertEqual(many.wake, pm_pool_workers() > 0, "a million loop threads wake the workers")
         for groups: UInt64 in [2, 3, 64, 4097, 1 << 20] {
-            let chunks = CPUDispatch.chunks(groups: groups, threadsPerGroup: 1024, fibers: true)
+            let chunks = CPUDispatch.split(groups: groups, threadsPerGroup: 1024, picosPerThread: fiber).chunks
             XCTAssertTrue(chunks >= 1 && UInt64(chunks) <= groups, "\(chunks) chunks of \(groups) groups")
         }
+        // Few threads that each take long (a reduction's): split and wake, as their time says.
+        let heavy = CPUDispatch.split(groups: 4, threadsPerGroup: 256, picosPerThread: 2_000_000)
+        XCTAssertEqual(heavy.chunks > 1, pm_pool_workers() > 0)
+        XCTAssertEqual(heavy.wake, pm_pool_workers() > 0)
+        XCTAssertFalse(CPUDispatch.split(groups: 4, threadsPerGroup: 256, picosPerThread: loop).wake)
+        // No overflow at the largest dispatch and cost
+        XCTAssertLessThanOrEqual(UInt64(CPUDispatch.split(groups: 1 << 40, threadsPerGroup: 1024, picosPerThread: .max).chunks), 1 << 40)
+    }
+
+    /// Each run measures its pipeline's time per thread on one core, which decides the next split.
+    func testPipelineCostIsMeasured() throws {
+        let library = try h.library(Self.source)
+        let add = try h.device.makeComputePipelineState(function: XCTUnwrap(library.makeFunction(name: "add")))
+        guard let pipeline = add as? CPUPipelineState else { return XCTFail("not a CPU pipeline") }
+        XCTAssertEqual(pipeline.picosPerThread.load(ordering: .relaxed), 0, "not yet run")
+        let n = 4096
+        let done = h.run(add, buffers: [h.buffer(count: n * 4), h.buffer(count: n * 4), h.buffer(count: n * 4)],
+                         grid: MTLSize(width: n, height: 1, depth: 1), group: MTLSize(width: 256, height: 1, depth: 1))
+        XCTAssertEqual(done.status, .completed)
+        XCTAssertGreaterThan(pipeline.picosPerThread.load(ordering: .relaxed), 0)
     }
 
     func testErrorInOneChunkIsReported() throws {
         let library = try h.library(Self.source)
         let diverge = try h.device.makeComputePipelineState(function: XCTUnwrap(library.makeFunction(name: "diverge")))
         let out = h.buffer(count: 64 * 4)
-        XCTAssertGreaterThan(CPUDispatch.chunks(groups: 64, threadsPerGroup: 64, fibers: true), 1, "the dispatch is split")
+        XCTAssertGreaterThan(CPUDispatch.split(groups: 64, threadsPerGroup: 64,
+                                              picosPerThread: CPUDispatch.picosPerThread(measured: 0, fibers: true)).chunks, 1,
+                             "the dispatch is split")
         let done = h.run(diverge, buffers: [out], grid: MTLSize(width: 64, height: 1, depth: 1),
                          group: MTLSize(width: 64, height: 1, depth: 1), uniform: true)
         XCTAssertEqual(done.status, .error)
