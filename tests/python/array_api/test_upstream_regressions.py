@@ -1,0 +1,83 @@
+"""Bugs found by running Dask's and scikit-learn's own test suites on pymetal
+(scripts/run_upstream_tests.py), each checked here against NumPy on small cases of our own."""
+
+import numpy as np
+import pytest
+
+import pymetal as pm
+
+
+# ---- a list of bools in an index is a mask (NumPy's rule), alone or next to other entries
+
+@pytest.mark.parametrize("key", [
+    [True, False, False, True, True, False],
+    ([True, False, False, False, True, False], 2),
+    ([False] * 6, slice(None)),
+    (slice(1, 3), [True, False, True, True, False, False, True]),
+    (3, [True] * 7),
+    ([[True, False, True, False, True, False, True]] * 6,),
+])
+@pytest.mark.parametrize("dtype", [np.int32, np.float32])
+def test_list_of_bools_is_a_mask(key, dtype):
+    n = np.arange(42, dtype=dtype).reshape(6, 7)
+    x = pm.asarray(n)
+    np.testing.assert_array_equal(x[key].numpy(), n[key])
+    x[key] = -1
+    n[key] = -1
+    np.testing.assert_array_equal(x.numpy(), n)
+
+
+def test_list_index_edge_cases():
+    n = np.arange(5, dtype=np.int16)
+    x = pm.asarray(n)
+    assert x[[]].shape == n[[]].shape == (0,)  # [] is an empty integer index
+    np.testing.assert_array_equal(x[[4, -1, 0]].numpy(), n[[4, -1, 0]])
+    with pytest.raises(IndexError, match="boolean index"):
+        x[[True, False]]  # a mask of the wrong length
+    with pytest.raises(IndexError, match="integer"):
+        x[[1.5]]
+
+
+# ---- diff with n=0 is the input itself (prepend/append not added), as NumPy's
+
+@pytest.mark.parametrize("shape,axis", [((5,), -1), ((1,), 0), ((3, 4), 0), ((3, 4), 1), ((0, 2), 1)])
+def test_diff_n0_ignores_prepend_append(shape, axis):
+    n = np.arange(int(np.prod(shape)), dtype=np.int32).reshape(shape)
+    x = pm.asarray(n)
+    for kw in ({}, {"prepend": 0}, {"append": 7}, {"prepend": 1, "append": 2}):
+        r = pm.diff(x, 0, axis, **kw)
+        np.testing.assert_array_equal(r.numpy(), np.diff(n, 0, axis, **kw))
+        assert r.dtype == n.dtype
+    r = pm.diff(x, 0, axis)
+    r[...] = -5  # a copy, not a view of x
+    np.testing.assert_array_equal(x.numpy(), n)
+    np.testing.assert_array_equal(pm.diff(x, 1, axis, prepend=0).numpy(), np.diff(n, 1, axis, prepend=0))
+
+
+# ---- NumPy's *_like functions on pymetal arrays
+
+@pytest.mark.parametrize("fn", [np.empty_like, np.zeros_like, np.ones_like])
+@pytest.mark.parametrize("kw", [{}, {"shape": 4}, {"shape": (2, 0)}, {"dtype": np.int16}, {"dtype": np.int8, "shape": (3, 1)}])
+def test_like_functions_stay_pymetal(fn, kw):
+    x = pm.asarray(np.arange(6, dtype=np.float32).reshape(2, 3))
+    r = fn(x, **kw)
+    want = fn(x.numpy(), **kw)
+    assert type(r) is pm.Array and r.shape == want.shape and r.dtype == want.dtype
+    if fn is not np.empty_like:
+        np.testing.assert_array_equal(r.numpy(), want)
+
+
+def test_like_functions_float64_under_host_policy():
+    x = pm.asarray(np.arange(3, dtype=np.float32))
+    if pm.get_float64_policy() != "host":
+        pytest.skip("float64 arrays exist under the 'host' float64 policy only")
+    for fn, args in ((np.empty_like, ()), (np.zeros_like, ()), (np.full_like, (2.5,))):
+        r = fn(x, *args, dtype=np.float64, shape=(1, 2))
+        assert type(r) is pm.Array and r.dtype == np.float64 and r.shape == (1, 2)
+    np.testing.assert_array_equal(np.full_like(x, 2.5, dtype=np.float64).numpy(), np.full(3, 2.5))
+
+
+def test_like_functions_refuse_structured_dtypes():
+    x = pm.asarray(np.arange(3, dtype=np.float32))
+    with pytest.raises(TypeError, match="cannot hold dtype"):
+        np.empty_like(x, dtype=[("vals", "f4"), ("arg", "i8")])
