@@ -81,3 +81,30 @@ def test_like_functions_refuse_structured_dtypes():
     x = pm.asarray(np.arange(3, dtype=np.float32))
     with pytest.raises(TypeError, match="cannot hold dtype"):
         np.empty_like(x, dtype=[("vals", "f4"), ("arg", "i8")])
+
+
+# ---- np.may_share_memory / np.shares_memory of a pymetal and a NumPy array (it recursed forever)
+
+def test_may_share_memory_mixed_with_numpy():
+    x = pm.arange(10, dtype=pm.float32)
+    view = x.numpy()  # zero-copy: the same memory
+    for f in (np.may_share_memory, np.shares_memory):
+        assert f(x, view) and f(view[3:5], x) and f(x[2:], view[:4])
+        assert not f(x, np.arange(10.0)) and not f(np.zeros(3), x)
+        assert not f(x[:5], x[5:])
+    assert not np.may_share_memory(x, x.numpy().copy())
+
+
+def test_sklearn_without_dispatch_converts_pymetal_input():
+    # scikit-learn without array_api_dispatch converts pymetal input with np.asarray, then
+    # asks np.may_share_memory(numpy_array, pymetal_array) before copying (check_array(copy=True))
+    sklearn = pytest.importorskip("sklearn")
+    from sklearn.preprocessing import MinMaxScaler, StandardScaler
+    rng = np.random.default_rng(1)
+    n = rng.standard_normal((23, 3)).astype(np.float32)
+    x = pm.asarray(n)
+    with sklearn.config_context(array_api_dispatch=False):
+        for est in (StandardScaler(), MinMaxScaler()):
+            got = est.fit(x).transform(x)
+            np.testing.assert_allclose(np.asarray(got), est.fit(n).transform(n), rtol=1e-6, atol=1e-6)
+            assert np.asarray(x).tolist() == n.tolist()  # the input untouched (copy=True)
