@@ -165,7 +165,9 @@ def _functions():
         for name, f in vars(mod).items():
             fn = getattr(np, name, None)
             if getattr(f, "__module__", None) == mod.__name__ and callable(fn) and not isinstance(fn, np.ufunc):
-                table.setdefault(fn, (f, None, None, None))
+                # float64 operands follow the float64 policy (NumPy's fn on the host views), as
+                # through the namespace: these functions are not the namespace's wrapped ones
+                table.setdefault(fn, (_f64.wrap(f, fn), None, None, None))
     table[np.linalg.norm] = (linalg.norm, None, None, None)
     return table
 

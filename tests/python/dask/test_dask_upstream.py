@@ -86,3 +86,24 @@ def test_float64_chunks_keep_float64_means():
     np.testing.assert_allclose(p.compute().numpy(), np.pad(a, ((1, 4), (2, 3)), "mean", stat_length=((3, 4), (2, 1))))
     f = da.from_array(pm.asarray(a.astype(np.float32)), chunks=(4, 5)).mean(axis=0)
     assert f.compute().dtype == np.float32
+
+
+@pytest.mark.skipif(pm.get_float64_policy() != "host", reason="float64 chunks exist under the 'host' policy")
+@pytest.mark.parametrize("axis", [0, 1, 2])
+def test_topk_argtopk_of_float64_chunks(axis):
+    # np.argpartition/np.argsort of float64 pymetal arrays in Dask's chunk functions reach
+    # pymetal's NumPy-API functions through __array_function__: they follow the float64
+    # policy (NumPy on the host views), as the namespace's do (a Metal copy kernel was asked for).
+    n = np.random.default_rng(axis).random((10, 20, 30))
+    d = da.from_array(pm.asarray(n), chunks=(4, 8, 8))
+    for k in (5, -5):
+        sl = [slice(None)] * 3
+        sl[axis] = slice(-k, None) if k > 0 else slice(None, -k)
+        flip = [slice(None)] * 3
+        flip[axis] = slice(None, None, -1) if k > 0 else slice(None)
+        want_vals = np.sort(n, axis=axis)[tuple(sl)][tuple(flip)]
+        r = da.topk(d, k, axis=axis, split_every=2).compute()
+        assert type(r) is pm.Array and r.dtype == np.float64
+        np.testing.assert_array_equal(r.numpy(), want_vals)
+        i = da.argtopk(d, k, axis=axis, split_every=2).compute()
+        np.testing.assert_array_equal(np.take_along_axis(n, i.numpy(), axis=axis), want_vals)
