@@ -108,3 +108,25 @@ def test_sklearn_without_dispatch_converts_pymetal_input():
             got = est.fit(x).transform(x)
             np.testing.assert_allclose(np.asarray(got), est.fit(n).transform(n), rtol=1e-6, atol=1e-6)
             assert np.asarray(x).tolist() == n.tolist()  # the input untouched (copy=True)
+
+
+# ---- NumPy functions pymetal implements with NumPy's signature, on float64 pymetal arrays:
+# the float64 policy ("host": NumPy on the host views), not a Metal kernel (KeyError before)
+
+@pytest.mark.skipif(pm.get_float64_policy() != "host", reason="float64 arrays exist under the 'host' policy")
+@pytest.mark.parametrize("shape", [(0,), (1,), (10,), (3, 7)])
+def test_numpy_api_functions_of_float64_arrays(shape):
+    n = np.linspace(-1.5, 2.5, num=int(np.prod(shape))).reshape(shape)
+    x = pm.asarray(n)
+    cases = [(np.cumsum, {"axis": 0, "dtype": int}), (np.cumprod, {"axis": 0, "dtype": int}),
+             (np.cumsum, {"axis": 0}), (np.argsort, {"axis": -1})]
+    if n.shape[-1] > 1:
+        cases.append((np.argpartition, {"kth": 1, "axis": -1}))
+    for f, kw in cases:
+        got, want = f(x, **kw), f(n, **kw)
+        assert type(got) is pm.Array and got.dtype == want.dtype, (f.__name__, got.dtype, want.dtype)
+        if f is np.argpartition:  # any valid partition: compare the partitioned values
+            got, want = np.take_along_axis(n, got.numpy(), -1)[..., 1], np.take_along_axis(n, want, -1)[..., 1]
+            np.testing.assert_array_equal(got, want)
+        else:
+            np.testing.assert_array_equal(got.numpy(), want)
