@@ -200,10 +200,11 @@ def _arange_dtype(*args):
     return np.dtype(np.float32) if dt.kind == "f" else dt
 
 
-def _numpy_backend(name, *args, **kwargs):
-    # Dask's own creation functions make chunks of the meta's type (as for CuPy).
+def _numpy_backend(function, /, *args, **kwargs):
+    # Dask's own creation functions make chunks of the meta's type (as for CuPy). (`function`
+    # positional-only: kwargs may hold Dask's own name=, the graph key's prefix.)
     with config.set({"array.backend": "numpy"}):
-        return getattr(da, name)(*args, **kwargs)
+        return getattr(da, function)(*args, **kwargs)
 
 
 array_creation_dispatch.register_backend("pymetal", PymetalBackendEntrypoint())

@@ -107,3 +107,18 @@ def test_topk_argtopk_of_float64_chunks(axis):
         np.testing.assert_array_equal(r.numpy(), want_vals)
         i = da.argtopk(d, k, axis=axis, split_every=2).compute()
         np.testing.assert_array_equal(np.take_along_axis(n, i.numpy(), axis=axis), want_vals)
+
+
+def test_backend_creation_with_a_graph_name():
+    # Dask's creation functions take name= (the graph key's prefix); da.tril/triu pass it
+    with dask.config.set({"array.backend": "pymetal"}):
+        for make in (lambda: da.zeros((5, 4), chunks=2, name="z"), lambda: da.ones((5, 4), chunks=2, name="o"),
+                     lambda: da.empty((5, 4), chunks=2, name="e"), lambda: da.full((5, 4), 3, chunks=2, name="f")):
+            d = make()
+            assert isinstance(d._meta, pm.Array) and d.shape == (5, 4)
+        n = np.arange(20, dtype=np.float32).reshape(5, 4)
+        x = da.from_array(pm.asarray(n), chunks=2)
+        for k in (-1, 0, 2):
+            np.testing.assert_array_equal(da.tril(x, k).compute().numpy(), np.tril(n, k))
+            np.testing.assert_array_equal(da.triu(x, k).compute().numpy(), np.triu(n, k))
+        np.testing.assert_array_equal(da.full((3,), 3, chunks=2, name="f").compute().numpy(), np.full(3, 3))
