@@ -69,12 +69,16 @@ def _einsum(*operands, **kwargs):
 
 def _divide(a, b, dtype=None):
     # Dask passes dtype= (NumPy's ufunc keyword), "f8" by default when combining means and
-    # moments: pymetal's widest float is float32 (no float64 on Apple GPUs), so float64 means that.
+    # moments: pymetal's widest device float is float32 (no float64 on Apple GPUs), so float64
+    # means that, unless the chunks are float64 themselves (host arrays, the "host" float64
+    # policy): their means stay float64, as Dask declares them.
     out = pm.divide(a, b)
     if dtype is None:
         return out
     dtype = np.dtype(dtype)
-    return out.astype(np.float32 if dtype == np.float64 else dtype, copy=False)
+    if dtype == np.float64 and out.dtype != np.float64:
+        dtype = np.dtype(np.float32)
+    return out.astype(dtype, copy=False)
 
 
 def _percentile(a, q, method="linear"):
@@ -196,10 +200,11 @@ def _arange_dtype(*args):
     return np.dtype(np.float32) if dt.kind == "f" else dt
 
 
-def _numpy_backend(name, *args, **kwargs):
-    # Dask's own creation functions make chunks of the meta's type (as for CuPy).
+def _numpy_backend(function, /, *args, **kwargs):
+    # Dask's own creation functions make chunks of the meta's type (as for CuPy). (`function`
+    # positional-only: kwargs may hold Dask's own name=, the graph key's prefix.)
     with config.set({"array.backend": "numpy"}):
-        return getattr(da, name)(*args, **kwargs)
+        return getattr(da, function)(*args, **kwargs)
 
 
 array_creation_dispatch.register_backend("pymetal", PymetalBackendEntrypoint())

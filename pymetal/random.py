@@ -118,6 +118,19 @@ class Generator:
     def __repr__(self) -> str:
         return "Generator(Philox4x32-10)"
 
+    @property
+    def bit_generator(self) -> Generator:
+        """The generator itself (NumPy's Generator.bit_generator): Philox keyed by its SeedSequence,
+        so what Dask's ``da.random.default_rng(pm_generator)`` needs, a stream that spawns
+        per-chunk streams (``type(g)(seed_seq)``) and that ``default_rng`` turns back into one.
+
+        Examples:
+            >>> g = pm.random.default_rng(0)
+            >>> g.bit_generator is g
+            True
+        """
+        return self
+
     def spawn(self, n_children: int) -> list[Generator]:
         """Independent generators (NumPy's SeedSequence.spawn).
 

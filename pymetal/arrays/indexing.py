@@ -41,6 +41,7 @@ def _expand(x, key):
     """key -> list of per-source-axis entries (ints, slices, arrays), None for new axes."""
     if not isinstance(key, tuple):
         key = (key,)
+    key = tuple(_list_index(k) for k in key)
     out = []
     ellipsis = False
     consumed = 0
@@ -68,12 +69,17 @@ def _expand(x, key):
     return out
 
 
+def _list_index(k):
+    """A list in an index is NumPy's array of it (NumPy's rule: a list of bools is a mask, as
+    x[[True, False, True], 2]; [] is an empty integer index)."""
+    if not isinstance(k, list):
+        return k
+    a = np.asarray(k)
+    return a.astype(np.int64) if a.dtype == np.float64 and a.size == 0 else a
+
+
 def _index_array(k, dev):
     """An index entry as an int64 pymetal array plus its host copy when it came from the host."""
-    if isinstance(k, list):
-        k = np.asarray(k)
-        if k.dtype == np.float64 and k.size == 0:
-            k = k.astype(np.int64)
     if isinstance(k, np.ndarray):
         if k.dtype.kind not in "iu":
             raise IndexError("arrays used as indices must be of integer (or boolean) type, not %s" % k.dtype)

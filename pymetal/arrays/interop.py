@@ -139,7 +139,7 @@ _SPECS = {
     "ravel": ("ravel", ("a",), {}),
     # shape= (Dask makes its chunks' metadata this way); order= only lays out memory: pymetal's are C.
     "zeros_like": ("zeros_like", ("a",), _LIKE), "ones_like": ("ones_like", ("a",), _LIKE),
-    "empty_like": ("empty_like", ("a",), _LIKE), "full_like": ("full_like", ("a", "fill_value"), _LIKE),
+    "empty_like": ("empty_like", ("prototype",), _LIKE), "full_like": ("full_like", ("a", "fill_value"), _LIKE),
     "copy": ("asarray", ("a",), {"subok": None}),
 }
 
@@ -165,7 +165,9 @@ def _functions():
         for name, f in vars(mod).items():
             fn = getattr(np, name, None)
             if getattr(f, "__module__", None) == mod.__name__ and callable(fn) and not isinstance(fn, np.ufunc):
-                table.setdefault(fn, (f, None, None, None))
+                # float64 operands follow the float64 policy (NumPy's fn on the host views), as
+                # through the namespace: these functions are not the namespace's wrapped ones
+                table.setdefault(fn, (_f64.wrap(f, fn), None, None, None))
     table[np.linalg.norm] = (linalg.norm, None, None, None)
     return table
 
@@ -187,6 +189,14 @@ def _array_function(self, func, types, args, kwargs):
     global _FN
     if _FN is None:
         _FN = _functions()
+    if func in _LIKE_FUNCS:
+        dt = _like_dtype(func, args, kwargs)
+        if dt not in _dt.SUPPORTED and not _f64.host_dtype(dt):
+            # np.empty_like(x, dtype=[("vals", ...), ("arg", ...)]) of a pymetal x: an array of x's
+            # type cannot hold it. TypeError, as CuPy raises, is what callers test for (Dask's
+            # arg-reductions then keep their pieces as pymetal arrays in a dict).
+            raise TypeError("pymetal arrays cannot hold dtype %s; use NumPy's %s on a NumPy array"
+                            % (dt, func.__name__))
     spec = _FN.get(func)
     if spec is not None and all(issubclass(t, (Array, np.ndarray)) for t in types):
         try:
@@ -195,16 +205,11 @@ def _array_function(self, func, types, args, kwargs):
             return _call(spec, args, kwargs)
         except (_Unsupported, TypeError, NotImplementedError):
             pass  # an argument pymetal does not take: NumPy's, below
-    if func in _LIKE and _like_dtype(func, args, kwargs) not in _dt.SUPPORTED:
-        # np.empty_like(x, dtype=[("vals", ...), ("arg", ...)]) of a pymetal x: an array of x's
-        # type cannot hold it. TypeError, as CuPy raises, is what callers test for (Dask's
-        # arg-reductions then keep their pieces as pymetal arrays in a dict).
-        raise TypeError("pymetal arrays cannot hold dtype %s; use NumPy's %s on a NumPy array"
-                        % (_like_dtype(func, args, kwargs), func.__name__))
     return _device(func(*_host(args), **_host(kwargs)))
 
 
-_LIKE = (np.empty_like, np.zeros_like, np.ones_like, np.full_like)
+# (not _LIKE, the keyword map above: _functions() tells the like-functions by it)
+_LIKE_FUNCS = (np.empty_like, np.zeros_like, np.ones_like, np.full_like)
 
 
 def _like_dtype(func, args, kwargs):

@@ -310,6 +310,8 @@ def diff(x: ArrayLike, /, *, axis: int = -1, n: int = 1, prepend: ArrayLike | No
     if n < 0:
         raise ValueError("diff: n must be >= 0, not %d" % n)
     axis = normalize_axis(axis, x.ndim)
+    if n == 0:  # NumPy: the input itself, prepend/append not added (Dask's diff relies on it)
+        return _ew.ascontiguous(x, force=True)
     parts = [p for p in (prepend, x, append) if p is not None]
     if len(parts) > 1:
         x = concat([_ew.as_array(p) for p in parts], axis=axis)
@@ -320,4 +322,4 @@ def diff(x: ArrayLike, /, *, axis: int = -1, n: int = 1, prepend: ArrayLike | No
         if x._shape[axis] == 0:
             break
         x = _ew.binary(op, x[lo], x[hi])
-    return x if n else _ew.ascontiguous(x, force=True)
+    return x

@@ -300,7 +300,10 @@ def may_share_memory(a: Any, b: Any, /, max_work: int | None = None) -> bool:
     """
     if isinstance(a, Array) and isinstance(b, Array):
         return bool(may_overlap(a, b))
-    return bool(np.may_share_memory(a, b))
+    # A pymetal array and a NumPy one: NumPy's test on the pymetal array's zero-copy view of its
+    # memory (passing the pymetal array would dispatch back here, forever)
+    view = lambda x: x.numpy() if isinstance(x, Array) else x  # noqa: E731
+    return bool(np.may_share_memory(view(a), view(b)))
 
 
 def shares_memory(a: Any, b: Any, /, max_work: int | None = None) -> bool:
