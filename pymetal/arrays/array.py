@@ -423,18 +423,38 @@ class Array:
 
 
     def view(self, dtype: DTypeLike = None) -> Array:
-        """The same memory seen as another dtype of the same itemsize (or the same dtype).
+        """The same memory seen as another dtype, as NumPy's ``view``: of another
+        itemsize, the last axis (contiguous) is re-cut in the new itemsize.
 
         Examples:
             >>> pm.asarray([1.0, -2.0]).view(pm.uint32)
             Array([1065353216, 3221225472], dtype=uint32)
+            >>> pm.asarray([1, 2], dtype=pm.int32).view(pm.uint8).shape
+            (8,)
         """
         if dtype is None:
             return self._view(self._offset, self._shape, self._strides)
         dt = check_dtype(dtype)
-        if dt.itemsize != self._dtype.itemsize:
-            raise ValueError("view(): %s and %s differ in size; only same-size views are supported" % (dt, self._dtype))
-        return self._view(self._offset, self._shape, self._strides, dt)
+        old = self._dtype.itemsize
+        if dt.itemsize == old:
+            return self._view(self._offset, self._shape, self._strides, dt)
+        # NumPy's rule: the last axis must be contiguous and its bytes a whole number of new items.
+        if not self._shape:
+            raise ValueError("view(): a 0-d %s cannot be viewed as %s, which has another itemsize; "
+                             "reshape it to 1-d first" % (self._dtype, dt))
+        last = self._shape[-1]
+        if self._strides[-1] != old and last != 1:
+            raise ValueError("view(): to change to %s, which has another itemsize than %s, the last axis must be "
+                             "contiguous; make a copy first (pm.ascontiguousarray)" % (dt, self._dtype))
+        if last * old % dt.itemsize:
+            raise ValueError("view(): the last axis of %d bytes is not a whole number of %s items; "
+                             "%s cannot be viewed as %s" % (last * old, dt, self._dtype, dt))
+        # pymetal's kernels address whole elements: the offset and every stride in new items
+        if self._offset % dt.itemsize or any(st % dt.itemsize for st in self._strides[:-1]):
+            raise ValueError("view(): the memory of this %s view is not aligned to %s's %d bytes; "
+                             "make a copy first (pm.ascontiguousarray)" % (self._dtype, dt, dt.itemsize))
+        shape = self._shape[:-1] + (last * old // dt.itemsize,)
+        return self._view(self._offset, shape, self._strides[:-1] + (dt.itemsize,), dt)
 
     # ---- host access ------------------------------------------------------------
     def _host(self, counted=False):
