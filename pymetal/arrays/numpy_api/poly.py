@@ -57,7 +57,9 @@ def polyval(p: Any, x: Any) -> Array:
     if isinstance(x, poly1d):
         return _compose(c, x)  # type: ignore[return-value]  # NumPy's: a polynomial of a polynomial
     xv = _ew.as_array(x)
-    y = _c.zeros_like(xv, dtype=_dt.result_type(xv, c)) if c.shape[0] else _c.zeros_like(xv)
+    # NumPy's start, x's zeros as 0 * x (so an infinite x gives NaN, as NumPy's); operators
+    # only, so that a float64 x takes the float64 policy's path as every operator does.
+    y = xv * 0
     for i in range(c.shape[0]):  # one pass per coefficient, each over all of x
         y = y * xv + c[i]
     return y
@@ -155,6 +157,8 @@ def poly(seq_of_zeros: Any) -> Array:
         z = linalg.eigvals(_float(z))
     elif z.ndim != 1:
         raise ValueError("poly: the input must be a 1-D sequence of roots or a square 2-D array")
+    if z.shape[0] == 0:
+        return _c.ones((), dtype=_float(z).dtype)  # NumPy's: the scalar 1
     a = _c.ones(1, dtype=_float(z).dtype)
     for i in range(z.shape[0]):
         a = polymul(a, _m.concat([_c.ones(1, dtype=a.dtype), -z[i:i + 1].astype(a.dtype)]))
@@ -176,7 +180,7 @@ def polyder(p: Any, m: int = 1) -> Any:
     c = _coeffs(p, "polyder")
     for _ in range(m):
         n = c.shape[0] - 1
-        c = c[:-1] * _c.arange(n, 0, -1) if n > 0 else _c.zeros(1, dtype=c.dtype)
+        c = c[:-1] * _c.arange(n, 0, -1, dtype=_dt.int64)  # past the degree: empty, as NumPy's
     return poly1d(c) if isinstance(p, poly1d) else c
 
 
