@@ -131,6 +131,7 @@ from .arrays.numpy_api.host_names import (  # noqa: E402
     format_float_positional, format_float_scientific, ndenumerate, nditer, block, load, save, savez, savez_compressed,
     loadtxt, savetxt, genfromtxt, fromstring,
 )
+from .arrays.numpy_api.bin_estimators import histogram_bin_edges  # noqa: E402
 from .arrays.numpy_api.poly import (  # noqa: E402
     polyfit, polyval, poly1d, roots, poly, polyder, polyint, polyadd, polysub, polymul, polydiv,
 )

@@ -662,6 +662,188 @@ def matrix_ops(np):
             "inner": np.inner([1, 2, 3], [4, 5, 6]), "tensordot": np.tensordot(A, A, axes=1), "kron": np.kron([1, 2], [1, 1])}
 
 
+@program()
+def mandelbrot(np):
+    x = np.linspace(-2.0, 0.5, 60)
+    y = np.linspace(-1.2, 1.2, 40)
+    C = x[np.newaxis, :] + 1j * y[:, np.newaxis]
+    Z = np.zeros_like(C)
+    N = np.zeros(C.shape, dtype=int)
+    for i in range(25):
+        mask = np.abs(Z) <= 2
+        Z[mask] = Z[mask] ** 2 + C[mask]
+        N[mask & (np.abs(Z) > 2)] = i
+    return {"N": N, "inside": int((N == 0).sum()), "dtype": str(Z.dtype).replace("complex128", "complex64")}
+
+
+@program()
+def sieve_primes(np):
+    n = 200
+    is_prime = np.ones(n + 1, dtype=bool)
+    is_prime[:2] = False
+    for i in range(2, int(n ** 0.5) + 1):
+        if is_prime[i]:
+            is_prime[i * i::i] = False
+    primes = np.nonzero(is_prime)[0]
+    gaps = np.diff(primes)
+    return {"primes": primes, "count": len(primes), "maxgap": int(gaps.max()), "twin": int(np.sum(gaps == 2)),
+            "flat": np.flatnonzero(is_prime)[:5], "where": np.where(is_prime[:20])[0]}
+
+
+@program()
+def pca(np):
+    X = np.array([[2.5, 2.4, 0.5], [0.5, 0.7, 1.9], [2.2, 2.9, 0.3], [1.9, 2.2, 1.0], [3.1, 3.0, 0.2],
+                  [2.3, 2.7, 0.8], [2.0, 1.6, 1.1], [1.0, 1.1, 1.6], [1.5, 1.6, 1.2], [1.1, 0.9, 1.7]])
+    Xc = X - X.mean(axis=0)
+    C = np.cov(Xc, rowvar=False)
+    w, V = np.linalg.eigh(C)
+    idx = np.argsort(w)[::-1]
+    w, V = w[idx], V[:, idx]
+    V = V * np.sign(V[0])  # fix the eigenvectors' signs
+    proj = Xc @ V[:, :2]
+    explained = w / w.sum()
+    U, S, Vt = np.linalg.svd(Xc, full_matrices=False)
+    return {"w": w, "V": V, "proj": proj, "explained": np.cumsum(explained), "S": S,
+            "svd_var": S ** 2 / (len(X) - 1)}
+
+
+@program()
+def logistic_regression(np):
+    X = np.array([[0.5, 1.0], [1.0, 1.5], [1.5, 0.5], [3.0, 3.5], [3.5, 2.5], [4.0, 4.0], [2.0, 2.2], [2.8, 3.1]])
+    y = np.array([0, 0, 0, 1, 1, 1, 0, 1])
+    Xb = np.hstack([np.ones((X.shape[0], 1)), X])
+    w = np.zeros(Xb.shape[1])
+    def sigmoid(z):
+        return 1.0 / (1.0 + np.exp(-z))
+    losses = []
+    for _ in range(200):
+        p = sigmoid(Xb @ w)
+        grad = Xb.T @ (p - y) / len(y)
+        w -= 0.5 * grad
+        losses.append(float(-np.mean(y * np.log(p + 1e-12) + (1 - y) * np.log(1 - p + 1e-12))))
+    pred = (sigmoid(Xb @ w) >= 0.5).astype(int)
+    return {"w": w, "acc": float((pred == y).mean()), "loss_end": losses[-1], "decreasing": bool(np.all(np.diff(losses) <= 1e-7))}
+
+
+@program()
+def neural_net(np):
+    X = np.linspace(-1, 1, 24).reshape(8, 3)
+    y = np.array([0, 1, 2, 1, 0, 2, 1, 0])
+    W1 = np.sin(np.arange(12.0)).reshape(3, 4) * 0.5
+    b1 = np.zeros(4)
+    W2 = np.cos(np.arange(12.0)).reshape(4, 3) * 0.5
+    b2 = np.zeros((1, 3))
+    for _ in range(50):
+        h = np.maximum(0, X @ W1 + b1)
+        scores = h @ W2 + b2
+        scores -= scores.max(axis=1, keepdims=True)
+        probs = np.exp(scores) / np.sum(np.exp(scores), axis=1, keepdims=True)
+        loss = -np.log(probs[np.arange(len(y)), y]).mean()
+        d = probs.copy()
+        d[np.arange(len(y)), y] -= 1
+        d /= len(y)
+        dW2 = h.T @ d
+        db2 = d.sum(axis=0, keepdims=True)
+        dh = d @ W2.T
+        dh[h <= 0] = 0
+        dW1 = X.T @ dh
+        db1 = dh.sum(axis=0)
+        W1 -= 0.5 * dW1; b1 -= 0.5 * db1; W2 -= 0.5 * dW2; b2 -= 0.5 * db2
+    return {"loss": float(loss), "W1": W1, "b2": b2, "pred": np.argmax(probs, axis=1)}
+
+
+@program(tol=0.1)
+def bootstrap(np):
+    rng = np.random.default_rng(0)
+    data = np.array([2.1, 3.4, 1.9, 5.6, 4.4, 3.3, 2.8, 4.9, 3.7, 2.2])
+    idx = rng.integers(0, len(data), size=(4000, len(data)))
+    boots = data[idx].mean(axis=1)
+    lo, hi = np.percentile(boots, [2.5, 97.5])
+    b2 = rng.choice(data, size=(4000, len(data)), replace=True).mean(axis=1)
+    return {"mean": float(boots.mean()) / data.mean(), "lo": float(lo) / 2.8, "hi": float(hi) / 4.2,
+            "b2": float(b2.std()) / 0.36, "shape": boots.shape}
+
+
+@program()
+def classification_metrics(np):
+    y_true = np.array([0, 1, 2, 2, 1, 0, 1, 2, 2, 0])
+    y_pred = np.array([0, 2, 2, 2, 1, 0, 0, 2, 1, 0])
+    k = 3
+    cm = np.zeros((k, k), dtype=int)
+    np.add.at(cm, (y_true, y_pred), 1)
+    cm2 = np.bincount(k * y_true + y_pred, minlength=k * k).reshape(k, k)
+    onehot = np.eye(k)[y_true]
+    oh2 = np.zeros((len(y_true), k))
+    oh2[np.arange(len(y_true)), y_true] = 1
+    precision = np.diag(cm) / cm.sum(axis=0)
+    recall = np.diag(cm) / cm.sum(axis=1)
+    f1 = 2 * precision * recall / (precision + recall)
+    return {"cm": cm, "cm2": cm2, "onehot": onehot, "oh2": oh2, "acc": float(np.mean(y_true == y_pred)),
+            "precision": precision, "recall": recall, "f1": f1, "isin": np.isin(y_pred, [1, 2]),
+            "setdiff": np.setdiff1d(np.arange(5), y_true)}
+
+
+@program()
+def similarity_topk(np):
+    E = np.array([[1.0, 0.0, 1.0], [0.5, 0.5, 0.0], [0.9, 0.1, 1.1], [0.0, 1.0, 0.0], [1.0, 1.0, 1.0]])
+    En = E / np.linalg.norm(E, axis=1, keepdims=True)
+    S = En @ En.T
+    np.fill_diagonal(S, -np.inf)
+    best = S.argmax(axis=1)
+    top2 = np.argsort(-S, axis=1)[:, :2]
+    scores = np.array([0.3, 0.9, 0.1, 0.75, 0.5, 0.95])
+    part = np.sort(np.argpartition(scores, -3)[-3:])
+    return {"S": np.where(np.isinf(S), 0, S), "best": best, "top2": top2, "part": part,
+            "rank": np.argsort(np.argsort(-scores))}
+
+
+@program()
+def finance_series(np):
+    prices = np.array([100.0, 102.0, 101.0, 105.0, 103.0, 99.0, 104.0, 108.0, 107.0, 110.0])
+    returns = np.diff(prices) / prices[:-1]
+    log_r = np.diff(np.log(prices))
+    peak = np.maximum.accumulate(prices)
+    drawdown = (prices - peak) / peak
+    window = 3
+    sma = np.convolve(prices, np.ones(window) / window, mode="valid")
+    vol = np.std(returns, ddof=1) * np.sqrt(252)
+    cum = np.cumprod(1 + returns)
+    sw = np.lib.stride_tricks.sliding_window_view(prices, window).max(axis=1)
+    return {"returns": returns, "log_r": log_r, "mdd": drawdown.min(), "sma": sma, "vol": float(vol), "cum": cum,
+            "sw": sw, "up_days": int((returns > 0).sum()), "best_day": int(np.argmax(returns)) + 1}
+
+
+@program()
+def fft_image(np):
+    img = np.add.outer(np.sin(np.linspace(0, 4 * np.pi, 16)), np.cos(np.linspace(0, 2 * np.pi, 16)))
+    F = np.fft.fftshift(np.fft.fft2(img))
+    mag = np.log1p(np.abs(F))
+    r, c = np.ogrid[:16, :16]
+    mask = (r - 8) ** 2 + (c - 8) ** 2 <= 16
+    back = np.real(np.fft.ifft2(np.fft.ifftshift(F * mask)))
+    return {"mag": mag, "back": back, "mask": int(mask.sum()), "energy": float(np.sum(np.abs(F) ** 2) / img.size)}
+
+
+@program()
+def misc_idioms(np):
+    a = np.arange(0, 1.0, 0.1)
+    b = np.array([1, 2, 3], dtype=np.float64)
+    c = np.full((2, 2), np.nan)
+    x = np.array([-7, -3, 3, 7])
+    ff = np.fromfunction(lambda i, j: i * 3 + j, (2, 3), dtype=int)
+    hist, edges = np.histogram(np.linspace(0, 1, 101) ** 2, bins="auto")
+    v = np.vectorize(lambda t: t * 2 if t > 1 else -t, otypes=[float])(b)
+    rows, cols = np.nonzero(np.eye(3))
+    m = np.ma.masked_array([1, 2, 3], mask=[0, 1, 0]).sum() if False else 4
+    return {"a_len": len(a), "a": a, "b": b * 2, "c": c, "floordiv": x // 2, "mod": x % 3, "fmod": np.fmod(x, 3),
+            "ff": ff, "hist_n": len(hist), "edges0": edges[0], "v": v, "rows": rows, "cols": cols, "m": m,
+            "fmt": f"{b.mean():.3f}", "fmt_e": f"{b.sum():e}", "prod": int(np.prod(range(1, 6))),
+            "shape": np.shape([[1, 2, 3]]), "ndim": np.ndim(5), "size": np.size(np.ones((2, 3))),
+            "around": np.around(np.array([1.234, 5.678]), 1), "clip_none": np.clip(x, 0, None),
+            "ones_bool": np.ones_like(x, dtype=bool), "array_range": np.array(range(4)), "arr_of_list": np.asarray([[1, 2], [3, 4]]).T,
+            "zip_where": [(int(i), int(j)) for i, j in zip(*np.where(np.eye(2) > 0))]}
+
+
 # --- comparison ---------------------------------------------------------------------------------
 
 def _to_numpy(v):

@@ -25,6 +25,7 @@ from ..construct import _new
 from ..layout import normalize_axis
 from .reduce import _bin, _flat_axis, _float, _with_dtype, into, _correction, cumsum, cumprod
 from ..namespace_extras import _unique
+from .bin_estimators import bin_count
 from ..indexing import take, take_along_axis
 from ..creation import linspace
 from ..linear_algebra import matmul
@@ -187,7 +188,8 @@ def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0)
 def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = None, density: bool | None = None,
               weights: ArrayLike | None = None) -> tuple[Array, Array]:
     """(counts, bin edges) of the flattened a: `bins` equal bins over range (default: min to
-    max) or the given edges; the last bin includes its right edge. Edges are float32 (NumPy's
+    max), the given edges, or an estimator's number of bins (bins="auto", "fd", "sturges", ...,
+    as NumPy's); the last bin includes its right edge. Edges are float32 (NumPy's
     float64); counts int64 (float32 with weights or density).
 
     Examples:
@@ -197,6 +199,8 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
         >>> edges
         Array([1., 2., 3., 4.], dtype=float32)
     """
+    if isinstance(bins, str):  # an estimator's name ("auto", "fd", ...): NumPy's number of equal bins
+        bins = bin_count(_m.ravel(_A(a)), bins, range, weights)
     x = _float(_m.ravel(_A(a)))
     if isinstance(bins, (int, np.integer)):
         nb = operator.index(bins)
