@@ -113,7 +113,12 @@ class Generator(Distributions):
         Array([1, 5, 5, 8, 9], dtype=int64)
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence) -> None:
+    def __init__(self, seed_seq: Any) -> None:
+        if isinstance(seed_seq, np.random.BitGenerator):  # Generator(PCG64(42)), as NumPy code builds one:
+            seed_seq = seed_seq.seed_seq  # its seeds, drawn through Philox (the streams are not NumPy's)
+        if not isinstance(seed_seq, np.random.SeedSequence):
+            raise TypeError("Generator() takes a SeedSequence or a bit generator (pm.random.PCG64(seed)); "
+                            "use pm.random.default_rng(seed) for a seed, not %s" % type(seed_seq).__name__)
         self._seed_seq = seed_seq
         key = seed_seq.generate_state(2, np.uint32)
         self._key = (int(key[0]), int(key[1]))
@@ -439,7 +444,7 @@ def default_rng(seed: Any = None) -> Generator:
     """
     if isinstance(seed, Generator):
         return seed
-    if isinstance(seed, np.random.SeedSequence):
+    if isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator)):
         return Generator(seed)
     return Generator(np.random.SeedSequence(seed))
 
@@ -628,6 +633,11 @@ def shuffle(x: Any) -> None:
 
 
 ranf = sample = random
+# NumPy's seeding classes, for NumPy code's Generator(PCG64(seed)) and default_rng(SeedSequence(s)):
+# only their seeds are used (the numbers are Philox's, drawn by the kernels).
+SeedSequence, BitGenerator = np.random.SeedSequence, np.random.BitGenerator
+PCG64, PCG64DXSM, Philox, MT19937, SFC64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox,
+                                             np.random.MT19937, np.random.SFC64)
 
 
 def _legacy(name: str) -> Any:

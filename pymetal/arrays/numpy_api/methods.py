@@ -255,6 +255,28 @@ def _rdivmod(self: Array, other: Any) -> tuple[Array, Array]:
     return _divmod_(other, self)
 
 
+def compress(self: Array, condition: ArrayLike, axis: int | None = None, out: Array | None = None) -> Array:
+    """The slices along axis where the 1-D condition is True (pm.compress).
+
+    Examples:
+        >>> pm.asarray([1, 2, 3]).compress([True, False, True])
+        Array([1, 3], dtype=int64)
+    """
+    from .more import compress as _compress
+    return _compress(condition, self, axis, out)
+
+
+def choose(self: Array, choices: Any, out: Array | None = None, mode: str = "raise") -> Array:
+    """choices[x] elementwise (pm.choose).
+
+    Examples:
+        >>> pm.asarray([0, 1]).choose([[10, 11], [20, 21]])
+        Array([10, 21], dtype=int64)
+    """
+    from .more import choose as _choose
+    return _choose(self, choices, out, mode)
+
+
 def _round_builtin(self: Array, ndigits: int | None = None) -> Any:
     """round(x) / round(x, n) of a 0-d array, as of NumPy's scalars (x.mean() is one in NumPy):
     an int without ndigits, else the rounded 0-d array."""
@@ -276,7 +298,7 @@ _METHODS = {
     "searchsorted": searchsorted, "nonzero": nonzero, "conj": conj, "conjugate": conj, "put": put,
     "tobytes": tobytes, "partition": partition,
     "__contains__": _hn.contains, "flat": _hn.FLAT, "__divmod__": _divmod, "__rdivmod__": _rdivmod,
-    "__round__": _round_builtin,
+    "__round__": _round_builtin, "compress": compress, "choose": choose,
 }
 # ndarray's real and imag, writable (declared as properties in Array's body for type checkers)
 REAL = property(_real, _real_set)

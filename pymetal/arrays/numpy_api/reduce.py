@@ -181,7 +181,7 @@ def var(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | No
         >>> x.var(), x.var(ddof=1)
         (Array(1.25, dtype=float32), Array(1.6666666, dtype=float32))
     """
-    r = _r.var(a, axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)
+    r = _r.var(_ew.as_array(a), axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)  # lists too
     return into(_with_dtype(r, dtype), out)
 
 
@@ -193,7 +193,7 @@ def std(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | No
         >>> pm.asarray([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).std(0)
         Array(2., dtype=float32)
     """
-    r = _r.std(a, axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)
+    r = _r.std(_ew.as_array(a), axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)  # lists too
     return into(_with_dtype(r, dtype), out)
 
 

@@ -220,7 +220,8 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
             lo, hi = lo - 0.5, hi + 0.5
         edges = linspace(lo, hi, nb + 1)
     else:
-        edges = _float(_A(bins))
+        given = _A(bins)
+        edges = _float(given)
         if edges.ndim != 1 or edges._size < 2:
             raise ValueError("histogram: bins must be an int or a 1-D array of at least 2 edges")
         if bool(_r.any(_bin("less", edges[1:], edges[:-1]))):
@@ -240,6 +241,8 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
         widths = _bin("subtract", edges[1:], edges[:-1])
         counts = _bin("divide", _bin("divide", _ew.astype(counts, _dt.float32), widths),
                       _ew.astype(_r.sum(counts), _dt.float32))
+    if not isinstance(bins, (int, np.integer)) and _dt.kind(given._dtype) in "iu":
+        edges = given  # integer edges are returned as given, as NumPy's
     return counts, edges
 
 

@@ -261,3 +261,25 @@ def test_multi_dot(shapes):
 def test_no_kernels_for_text_objects_dates(make, what):
     with pytest.raises(TypeError, match="keep %s in a NumPy array" % what):
         make()
+
+
+def test_lists_where_numpy_takes_them():
+    check(lambda xp: xp.var([1, 2, 3, 4], ddof=1))
+    check(lambda xp: xp.std([[1.0, 2.0], [4.0, 8.0]], axis=0))
+    for like in ("zeros_like", "ones_like", "empty_like"):
+        got, want = getattr(pm, like)([[1, 2]]), getattr(np, like)([[1, 2]])
+        assert got.shape == want.shape and got.dtype == want.dtype
+    check(lambda xp: xp.full_like([1.5, 2.5], 3), check_dtype=False)
+    assert pm.zeros_like([1.5]).dtype == pm.float32  # Python floats: the default float
+
+
+def test_histogram_returns_integer_edges_as_given():
+    check(lambda xp, a: xp.histogram(a, bins=[0, 1, 2, 3]), np.array([1, 2, 2, 3]))
+    check(lambda xp, a: xp.histogram(a, bins=[0.0, 1.5, 3.0]), np.array([1, 2, 2, 3]))
+
+
+def test_compress_and_choose_methods():
+    check(lambda xp, a: a.compress([True, False, True]), np.array([1, 2, 3]))
+    check(lambda xp, a: a.compress([False, True], axis=1), np.arange(6).reshape(3, 2))
+    check(lambda xp, a: a.choose([[10, 11, 12], [20, 21, 22], [30, 31, 32]]), np.array([0, 1, 2]))
+    check(lambda xp, a: a.choose([5, 7], mode="clip"), np.array([-1, 0, 1, 2]))

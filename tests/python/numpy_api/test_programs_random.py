@@ -148,3 +148,13 @@ def test_missing_samplers_say_what_to_do(name):
         with pytest.raises(AttributeError, match="pm.asarray"):
             getattr(pm.random.RandomState(0), name)
     assert not hasattr(pm.random, name)
+
+
+def test_generator_of_a_bit_generator_and_seed_sequences():
+    want = pm.random.default_rng(42).random(3).tolist()
+    assert pm.random.Generator(pm.random.PCG64(42)).random(3).tolist() == want  # the seeds, drawn through Philox
+    assert pm.random.default_rng(pm.random.SeedSequence(42)).random(3).tolist() == want
+    assert pm.random.default_rng(np.random.MT19937(42)).random(3).tolist() == want
+    assert pm.random.Generator(pm.random.Philox(7)).random(3).tolist() != want
+    with pytest.raises(TypeError, match="default_rng"):
+        pm.random.Generator(42)
