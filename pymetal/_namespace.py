@@ -74,6 +74,9 @@ from .arrays.numpy_api.functions import (  # noqa: E402
     tril_indices_from, diag_indices, intersect1d, union1d, setdiff1d, setxor1d,
 )
 from .arrays.numpy_api.creation import eye, identity, linspace, logspace, geomspace, meshgrid, indices  # noqa: E402
+from .arrays.numpy_api.creation import (  # noqa: E402  (NumPy's signatures: order=, ndmin=, shape=)
+    zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like, array, asarray,
+)
 from .arrays.numpy_api.shapes import (  # noqa: E402
     atleast_1d, atleast_2d, atleast_3d,
     hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,

@@ -238,16 +238,20 @@ def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
     return QRResult(*_lapack(np.linalg.qr, x, "qr", mode=mode))
 
 
-def svd(x: ArrayLike, /, *, full_matrices: bool = True) -> SVDResult:
+def svd(x: ArrayLike, /, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> SVDResult | Array:
     """(U, S, Vh) with x = U diag(S) Vh, singular values descending.
 
-    A named tuple (U, S, Vh).
+    A named tuple (U, S, Vh); NumPy's compute_uv=False gives S alone (svdvals), and hermitian
+    is accepted (the same result; NumPy uses it to go faster).
 
     Examples:
         >>> u, s, vh = pm.linalg.svd(pm.asarray([[3.0, 0.0], [0.0, -4.0]]))
         >>> s
         Array([4., 3.], dtype=float32)
     """
+    if not compute_uv:
+        return svdvals(x)
     return SVDResult(*_lapack(np.linalg.svd, x, "svd", full_matrices=full_matrices))
 
 
