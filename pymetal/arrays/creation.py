@@ -188,6 +188,8 @@ def full(shape: ShapeLike, fill_value: Scalar, dtype: DTypeLike = None, *, devic
         Array([0.5, 0.5], dtype=float32)
     """
     dt = check_dtype(dtype) if dtype is not None else _scalar_dtype(fill_value)
+    if dt.kind == "V":  # a struct (arrays of structs for kernels): no fill kernel; NumPy fills each field
+        return asarray(np.full(normalize_shape(shape), fill_value, dt), device=_device(device))
     x = _new(normalize_shape(shape), dt, _device(device))
     _ew.fill(x, fill_value)
     return x

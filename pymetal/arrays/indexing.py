@@ -41,6 +41,9 @@ def _expand(x, key):
     """key -> list of per-source-axis entries (ints, slices, arrays), None for new axes."""
     if not isinstance(key, tuple):
         key = (key,)
+    # A list of Python bools is a boolean mask, as NumPy's (x[[True, False, True]]): as an array here.
+    key = tuple(np.asarray(k) if isinstance(k, list) and k and all(isinstance(v, (bool, np.bool_)) for v in k)
+                else k for k in key)
     out = []
     ellipsis = False
     consumed = 0
@@ -134,8 +137,10 @@ def _basic(x, entries):
             try:
                 i = operator.index(k)
             except TypeError:
+                fields = ("; a struct array's field is x.numpy()[%r] (a NumPy view of the same memory)" % (k,)
+                          if isinstance(k, str) and x._dtype.names else "")
                 raise IndexError("only integers, slices (:), ellipsis (...), None and integer or boolean "
-                                 "arrays are valid indices, not %r" % (k,)) from None
+                                 "arrays are valid indices, not %r%s" % (k, fields)) from None
             if not -n <= i < n:
                 raise IndexError("index %d is out of bounds for axis %d with size %d" % (i, src, n))
             offset += (i % n) * s

@@ -283,3 +283,30 @@ def test_compress_and_choose_methods():
     check(lambda xp, a: a.compress([False, True], axis=1), np.arange(6).reshape(3, 2))
     check(lambda xp, a: a.choose([[10, 11, 12], [20, 21, 22], [30, 31, 32]]), np.array([0, 1, 2]))
     check(lambda xp, a: a.choose([5, 7], mode="clip"), np.array([-1, 0, 1, 2]))
+
+
+@pytest.mark.parametrize("key", [[True, False, True], ([True, False], slice(None)), (slice(None), [False, True, True]),
+                                 ([True, True], [0, 2]), [np.True_, np.False_, np.True_]], ids=str)
+def test_lists_of_bools_are_masks(key):
+    x = np.arange(6).reshape(2, 3) if isinstance(key, tuple) else np.arange(3)
+    check(lambda xp, a: a[key], x)
+
+    def put(xp, a):
+        a[key] = -1
+        return a
+    check(put, x)
+    check(lambda xp, a: a[[1, 0]], x)  # integer lists stay integer indices
+    check(lambda xp, a: a[[]], x)
+
+
+def test_struct_arrays_fill_and_name_their_fields():
+    d = np.dtype([("x", np.float32), ("y", np.int32)])
+    for make in (lambda xp: xp.zeros(3, d), lambda xp: xp.ones((2, 2), d), lambda xp: xp.full(2, 5, d)):
+        got, want = make(pm), make(np)
+        assert got.dtype == d and got.shape == want.shape
+        assert got.numpy().tolist() == want.tolist()
+    z = pm.zeros(3, d)
+    with pytest.raises(IndexError, match=r"x.numpy\(\)\['x'\]"):
+        z["x"]
+    z.numpy()["y"][:] = 4  # the hint works: writes reach the array
+    assert z.numpy()["y"].tolist() == [4, 4, 4]
