@@ -310,3 +310,13 @@ def test_struct_arrays_fill_and_name_their_fields():
         z["x"]
     z.numpy()["y"][:] = 4  # the hint works: writes reach the array
     assert z.numpy()["y"].tolist() == [4, 4, 4]
+
+
+@pytest.mark.parametrize("name, what", [("ma", "nan-functions"), ("matrix", "@"), ("datetime64", "int64"),
+                                        ("char", "numpy.char"), ("polynomial", "pm.polyfit"), ("longdouble", "float64")])
+def test_numpy_names_pymetal_lacks_say_what_to_do(name, what):
+    with pytest.raises(AttributeError, match="NumPy's %s is not in pymetal:.*%s" % (name, what)):
+        getattr(pm, name)
+    assert not hasattr(pm, name)
+    with pytest.raises(AttributeError, match="^module 'pymetal' has no attribute 'nonsense'$"):
+        pm.nonsense  # noqa: B018
