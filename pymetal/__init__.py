@@ -73,7 +73,8 @@ def __getattr__(name: str) -> Any:
     namespace = _load_api()
     if name in namespace:
         return namespace[name]
-    raise AttributeError("module 'pymetal' has no attribute %r" % name)
+    from .arrays.numpy_api.unsupported import hint  # NumPy's names pymetal lacks: what to do instead
+    raise AttributeError("module 'pymetal' has no attribute %r%s" % (name, hint(name)))
 
 
 def __dir__() -> list[str]:

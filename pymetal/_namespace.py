@@ -17,7 +17,7 @@ from .arrays.creation import full, full_like, ones, ones_like, zeros, zeros_like
 from .runtime.buffer import cache_info, clear_cache
 from .runtime.kernel_cache import kernel_cache_info, clear_kernel_cache
 from .runtime.function import Argument, Function
-from .runtime.library import Library, compile, load, shaders
+from .runtime.library import Library, compile, shaders  # load: NumPy data or a library (below)
 from .runtime import function, library  # noqa: F401  (pm.function, pm.library: the modules, named so before runtime/)
 from .arrays.elementwise import FUNCTIONS as _EW, where  # clip: NumPy's signature, from _numpy_shapes below
 from .arrays.reduce import (
@@ -74,6 +74,9 @@ from .arrays.numpy_api.functions import (  # noqa: E402
     tril_indices_from, diag_indices, intersect1d, union1d, setdiff1d, setxor1d,
 )
 from .arrays.numpy_api.creation import eye, identity, linspace, logspace, geomspace, meshgrid, indices  # noqa: E402
+from .arrays.numpy_api.creation import (  # noqa: E402  (NumPy's signatures: order=, ndmin=, shape=)
+    zeros, ones, empty, full, zeros_like, ones_like, empty_like, full_like, array, asarray,
+)
 from .arrays.numpy_api.shapes import (  # noqa: E402
     atleast_1d, atleast_2d, atleast_3d,
     hstack, vstack, row_stack, dstack, column_stack, stack, concatenate, array_split, rot90, fliplr, flipud,
@@ -104,13 +107,41 @@ amax, amin, around, round_, rad2deg, deg2rad, trapz = max, min, round, round, de
 conjugate = conj
 # NumPy's other names of the device's dtypes (float64 and complex128 stay refused)
 int_ = intp = longlong = int64
-uintp = ulonglong = uint64
+uintp = ulonglong = uint = ulong = uint64
+long = int64
+double, cdouble = float64, complex128  # float64 policy (arrays/float64.py)
 intc, uintc, short, ushort, byte, ubyte = int32, uint32, int16, uint16, int8, uint8
 bool_, single, half, csingle = bool, float32, float16, complex64
+# The dtype names are NumPy's scalar types, as in NumPy's namespace: NumPy code calls them
+# (np.float64(2.5), np.int32(7)) and tests isinstance(v, np.float32); a dtype object can be
+# neither called nor subclassed. Each equals its dtype (x.dtype == pm.float32) and every
+# dtype= takes it; only hashing differs (key dicts by x.dtype, not by pm.float32).
+from numpy import dtype as _dtype_class  # noqa: E402
+for _name, _v in list(globals().items()):
+    if not _name.startswith("_") and isinstance(_v, _dtype_class):
+        globals()[_name] = _v.type
+del _name, _v
+# NumPy's abstract scalar types, for np.issubdtype(x.dtype, np.floating) and isinstance checks.
+from numpy import (  # noqa: E402
+    generic, number, integer, signedinteger, unsignedinteger, inexact, floating, complexfloating,
+)
 # Kernels never warn about floating-point errors; NumPy's context manager is here so NumPy code's
 # `with np.errstate(divide="ignore"):` runs (it changes NumPy's own warnings only).
 import numpy as _np  # noqa: E402
 errstate = _np.errstate
+from .arrays.numpy_api.host_names import (  # noqa: E402
+    seterr, geterr, set_printoptions, get_printoptions, printoptions, array2string, array_str, array_repr,
+    format_float_positional, format_float_scientific, ndenumerate, nditer, block, load, save, savez, savez_compressed,
+    loadtxt, savetxt, genfromtxt, fromstring,
+)
+from .arrays.numpy_api.bin_estimators import histogram_bin_edges  # noqa: E402
+from .arrays.numpy_api.poly import (  # noqa: E402
+    polyfit, polyval, poly1d, roots, poly, polyder, polyint, polyadd, polysub, polymul, polydiv,
+)
+# NumPy's type names: isinstance(x, np.ndarray), np.dtype("float32"), np.testing.assert_allclose(x, y)
+ndarray = Array
+dtype = _np.dtype
+testing = _np.testing
 euler_gamma = 0.5772156649015329
 
 from .arrays.kernels.precompile import precompile  # noqa: E402

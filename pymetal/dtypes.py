@@ -4,8 +4,9 @@ Arrays hold bool, int8..int64, uint8..uint64, float16, bfloat16, float32 or
 complex64 (and structured dtypes built from those, for arrays of structs passed
 to kernels). float64 and complex128 are refused for arrays everywhere: Apple
 GPUs have no double precision, and the CPU backend refuses it too so that code
-behaves the same on every machine. ``pm.float64`` and ``pm.complex128`` exist as
-dtype objects (the Array API namespace names them) and the pure data-type
+behaves the same on every machine. ``float64`` and ``complex128`` exist here as
+dtype objects (the namespace's ``pm.float64`` & co. are NumPy's scalar types, equal
+to these; pymetal/_namespace.py) and the pure data-type
 functions (result_type, can_cast, finfo, isdtype) accept them; the device's
 ``__array_namespace_info__().dtypes()`` does not list them, as the standard
 allows for a device without double precision. NumPy has no bfloat16; pymetal
@@ -135,9 +136,14 @@ def check_dtype(dtype: DTypeLike, what: str = "array", host: bool = False) -> np
             "%s has dtype %s in non-native byte order; convert with "
             ".astype(%s)" % (what, bad.str, bad.newbyteorder("=").name)
         )
+    # Text, Python objects and dates have no kernels: say where they can live instead.
+    hint = ("; keep %s in a NumPy array (numpy.asarray(...)) and give pymetal numbers (codes from "
+            "numpy.unique(..., return_inverse=True), timestamps as int64)"
+            % {"U": "strings", "S": "bytes", "O": "Python objects", "M": "dates", "m": "time deltas"}[bad.kind]
+            if bad.kind in "USOMm" else "")
     raise TypeError(
         "%s has dtype %s, which pymetal does not support; supported dtypes: "
-        "bool, int8..int64, uint8..uint64, float16, bfloat16, float32, complex64" % (what, bad)
+        "bool, int8..int64, uint8..uint64, float16, bfloat16, float32, complex64%s" % (what, bad, hint)
     )
 
 
@@ -374,8 +380,8 @@ def isdtype(dtype: np.dtype, kind: str | np.dtype | tuple[str | np.dtype, ...]) 
         >>> pm.isdtype(pm.float32, "real floating"), pm.isdtype(pm.uint8, ("bool", "signed integer"))
         (True, False)
     """
-    if not isinstance(dtype, np.dtype):
-        raise TypeError("isdtype(): %r is not a dtype" % (dtype,))
+    if not isinstance(dtype, np.dtype) and not (isinstance(dtype, type) and issubclass(dtype, np.generic)):
+        raise TypeError("isdtype(): %r is not a dtype" % (dtype,))  # pm.float32 is NumPy's scalar type
     dt = dtype_arg(dtype, "isdtype")
     if isinstance(kind, tuple):
         return any(isdtype(dt, k) for k in kind)

@@ -52,7 +52,7 @@ __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError",
-    "norm", "eig", "eigvals", "lstsq",  # NumPy's (not in the standard)
+    "norm", "eig", "eigvals", "lstsq", "cond", "multi_dot",  # NumPy's (not in the standard)
 ]
 
 LinAlgError = np.linalg.LinAlgError
@@ -238,16 +238,20 @@ def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
     return QRResult(*_lapack(np.linalg.qr, x, "qr", mode=mode))
 
 
-def svd(x: ArrayLike, /, *, full_matrices: bool = True) -> SVDResult:
+def svd(x: ArrayLike, /, full_matrices: bool = True, compute_uv: bool = True,
+        hermitian: bool = False) -> SVDResult | Array:
     """(U, S, Vh) with x = U diag(S) Vh, singular values descending.
 
-    A named tuple (U, S, Vh).
+    A named tuple (U, S, Vh); NumPy's compute_uv=False gives S alone (svdvals), and hermitian
+    is accepted (the same result; NumPy uses it to go faster).
 
     Examples:
         >>> u, s, vh = pm.linalg.svd(pm.asarray([[3.0, 0.0], [0.0, -4.0]]))
         >>> s
         Array([4., 3.], dtype=float32)
     """
+    if not compute_uv:
+        return svdvals(x)
     return SVDResult(*_lapack(np.linalg.svd, x, "svd", full_matrices=full_matrices))
 
 
@@ -518,3 +522,55 @@ def norm(x: ArrayLike, ord: int | float | str | None = None, axis: int | tuple[i
         shape[axes[0]] = shape[axes[1]] = 1
         r = r.reshape(tuple(shape))
     return r
+
+
+def cond(x: ArrayLike, p: int | float | str | None = None) -> Array:
+    """NumPy's linalg.cond: the condition number of square matrices (p None, 2 or -2: the ratio of
+    the extreme singular values; other p: norm(x, p) * norm(inv(x), p)).
+
+    Examples:
+        >>> float(pm.linalg.cond(pm.asarray([[2.0, 0.0], [0.0, 0.5]])))
+        4.0
+    """
+    xa = _ew.as_array(x)
+    if xa.ndim < 2:
+        raise LinAlgError("linalg.cond: x must be a matrix (or a stack of them), got shape %r" % (xa._shape,))
+    if p is None or p in (2, -2):
+        s = svdvals(xa)
+        big, small = _red.max(s, axis=-1), _red.min(s, axis=-1)
+        return small / big if p == -2 else big / small
+    return matrix_norm(xa, ord=p) * matrix_norm(inv(xa), ord=p)
+
+
+def multi_dot(arrays: list, *, out: Array | None = None) -> Array:
+    """NumPy's linalg.multi_dot: the product of the matrices in order (the first may be 1-D, a row
+    vector, and the last 1-D, a column vector), multiplied from the side giving the smaller
+    intermediate products.
+
+    Examples:
+        >>> pm.linalg.multi_dot([pm.ones((2, 3)), pm.ones((3, 4)), pm.ones(4)])
+        Array([12., 12.], dtype=float32)
+    """
+    ms = [_ew.as_array(a) for a in arrays]
+    if len(ms) < 2:
+        raise ValueError("linalg.multi_dot: needs at least two arrays")
+    for i, m in enumerate(ms):
+        if m.ndim not in (1, 2) or (m.ndim == 1 and 0 < i < len(ms) - 1):
+            raise ValueError("linalg.multi_dot: array %d has shape %r; the first and last may be 1-D, the "
+                             "others must be 2-D" % (i, m._shape))
+    r = ms[0]
+    if len(ms) == 3 and ms[0].ndim == 2 and ms[2].ndim == 2:  # the cheaper of (AB)C and A(BC)
+        a, b, c = (m._shape for m in ms)
+        if a[0] * a[1] * b[1] + a[0] * b[1] * c[1] > b[0] * b[1] * c[1] + a[0] * a[1] * c[1]:
+            r = matmul(ms[0], matmul(ms[1], ms[2]))
+            return _into_out(r, out)
+    for m in ms[1:]:
+        r = matmul(r, m)
+    return _into_out(r, out)
+
+
+def _into_out(r: Array, out: Array | None) -> Array:
+    if out is None:
+        return r
+    out[...] = r
+    return out

@@ -37,12 +37,17 @@ from .arrays.reduce import any as _any
 from .dtypes import bfloat16
 from .arrays.elementwise import FUNCTIONS as _FUNCTIONS
 from .arrays.indexing import take as _take
+from .random_distributions import Distributions, MISSING as _MISSING, missing as _missing
 from .arrays.sorting import argsort as _argsort, cumulative_sum as _cumulative_sum, searchsorted as _searchsorted
 
 __all__ = [
     "Generator", "default_rng", "seed", "rand", "randn", "randint", "random", "random_sample", "normal",
     "uniform", "standard_normal", "exponential", "poisson", "binomial", "gamma", "beta", "choice",
-    "permutation", "shuffle",
+    "permutation", "shuffle", "RandomState", "ranf", "sample",
+    # random_distributions.py's, on the module's generator
+    "lognormal", "laplace", "logistic", "gumbel", "rayleigh", "weibull", "pareto", "power", "standard_cauchy",
+    "chisquare", "standard_t", "f", "triangular", "geometric", "negative_binomial", "wald", "dirichlet",
+    "multinomial", "multivariate_normal", "standard_exponential", "standard_gamma",
 ]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(bfloat16))
@@ -96,7 +101,7 @@ def _check(bad, message):
         raise ValueError(message)
 
 
-class Generator:
+class Generator(Distributions):
     """Random numbers from Philox4x32-10 kernels, with NumPy Generator's methods
     (make one with :func:`default_rng`).
 
@@ -108,7 +113,12 @@ class Generator:
         Array([1, 5, 5, 8, 9], dtype=int64)
     """
 
-    def __init__(self, seed_seq: np.random.SeedSequence) -> None:
+    def __init__(self, seed_seq: Any) -> None:
+        if isinstance(seed_seq, np.random.BitGenerator):  # Generator(PCG64(42)), as NumPy code builds one:
+            seed_seq = seed_seq.seed_seq  # its seeds, drawn through Philox (the streams are not NumPy's)
+        if not isinstance(seed_seq, np.random.SeedSequence):
+            raise TypeError("Generator() takes a SeedSequence or a bit generator (pm.random.PCG64(seed)); "
+                            "use pm.random.default_rng(seed) for a seed, not %s" % type(seed_seq).__name__)
         self._seed_seq = seed_seq
         key = seed_seq.generate_state(2, np.uint32)
         self._key = (int(key[0]), int(key[1]))
@@ -447,7 +457,7 @@ def default_rng(seed: Any = None) -> Generator:
     """
     if isinstance(seed, Generator):
         return seed
-    if isinstance(seed, np.random.SeedSequence):
+    if isinstance(seed, (np.random.SeedSequence, np.random.BitGenerator)):
         return Generator(seed)
     return Generator(np.random.SeedSequence(seed))
 
@@ -633,6 +643,142 @@ def shuffle(x: Any) -> None:
         [0, 1, 2]
     """
     _rng().shuffle(x)
+
+
+ranf = sample = random
+# NumPy's seeding classes, for NumPy code's Generator(PCG64(seed)) and default_rng(SeedSequence(s)):
+# only their seeds are used (the numbers are Philox's, drawn by the kernels).
+SeedSequence, BitGenerator = np.random.SeedSequence, np.random.BitGenerator
+PCG64, PCG64DXSM, Philox, MT19937, SFC64 = (np.random.PCG64, np.random.PCG64DXSM, np.random.Philox,
+                                             np.random.MT19937, np.random.SFC64)
+
+
+def _legacy(name: str) -> Any:
+    """NumPy's module-level function `name`: the Generator method on the module's generator."""
+    import inspect
+    method = getattr(Generator, name)
+    sig = inspect.signature(method)
+
+    def draw(*args: Any, **kwargs: Any) -> Any:
+        return getattr(_rng(), name)(*args, **kwargs)
+    draw.__name__ = draw.__qualname__ = name
+    draw.__doc__ = method.__doc__
+    draw.__signature__ = sig.replace(parameters=list(sig.parameters.values())[1:])  # type: ignore[attr-defined]
+    draw.__annotations__ = {k: v for k, v in method.__annotations__.items() if k != "self"}
+    return draw
+
+
+for _name in __all__[__all__.index("lognormal"):]:
+    globals()[_name] = _legacy(_name)
+del _name
+
+
+def __getattr__(name: str) -> Any:
+    if name in _MISSING or name in ("get_state", "set_state", "random_integers"):
+        raise _missing("pm.random", name)
+    raise AttributeError("module 'pymetal.random' has no attribute %r" % name)
+
+
+class RandomState:
+    """NumPy's legacy RandomState: rand, randn, randint, random_sample, seed and every
+    Generator distribution (normal, uniform, choice, permutation, shuffle, poisson, ...) on
+    its own Philox generator; RandomState(s) draws what pm.random.seed(s) then the module's
+    functions draw. The streams are not NumPy's (MT19937).
+
+    Examples:
+        >>> rs = pm.random.RandomState(0)
+        >>> rs.rand(2, 3).shape, rs.normal(0.0, 1.0, 4).shape
+        ((2, 3), (4,))
+    """
+
+    def __init__(self, seed: Any = None) -> None:
+        self._gen = default_rng(seed)
+
+    def seed(self, seed: Any = None) -> None:
+        """Re-seeds (as numpy.random.RandomState.seed).
+
+        Examples:
+            >>> rs = pm.random.RandomState(1); a = rs.rand(3); rs.seed(1)
+            >>> bool(pm.all(rs.rand(3) == a))
+            True
+        """
+        self._gen = default_rng(seed)
+
+    def rand(self, *dims: int) -> Array:
+        """Floats uniform in [0, 1) of shape dims.
+
+        Examples:
+            >>> pm.random.RandomState(0).rand(2).shape
+            (2,)
+        """
+        return self._gen.random(dims)
+
+    def randn(self, *dims: int) -> Array:
+        """Standard normal floats of shape dims.
+
+        Examples:
+            >>> pm.random.RandomState(0).randn(2, 2).shape
+            (2, 2)
+        """
+        return self._gen.standard_normal(dims)
+
+    def randint(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64) -> Array:
+        """Integers in [low, high) (in [0, low) without high).
+
+        Examples:
+            >>> bool(pm.all(pm.random.RandomState(0).randint(3, 5, size=10) >= 3))
+            True
+        """
+        return self._gen.integers(low, high, size=size, dtype=dtype)
+
+    def random_sample(self, size: Any = None) -> Array:
+        """Floats uniform in [0, 1) (also .random).
+
+        Examples:
+            >>> pm.random.RandomState(0).random_sample((2, 2)).shape
+            (2, 2)
+        """
+        return self._gen.random(size)
+
+    random = random_sample
+
+    def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None) -> Array:
+        """Samples of a (an int: of arange(a)), as RandomState.choice.
+
+        Examples:
+            >>> sorted(pm.random.RandomState(0).choice(3, 3, replace=False).tolist())
+            [0, 1, 2]
+        """
+        return self._gen.choice(a, size, replace, p)
+
+    def permutation(self, x: Any) -> Array:
+        """A shuffled arange(x), or a shuffled copy of x along its first axis.
+
+        Examples:
+            >>> sorted(pm.random.RandomState(0).permutation(3).tolist())
+            [0, 1, 2]
+        """
+        return self._gen.permutation(x)
+
+    def shuffle(self, x: Any) -> None:
+        """Shuffles x in place along its first axis.
+
+        Examples:
+            >>> x = pm.arange(3); pm.random.RandomState(0).shuffle(x); sorted(x.tolist())
+            [0, 1, 2]
+        """
+        self._gen.shuffle(x)
+
+    def __getattr__(self, name: str) -> Any:
+        """The Generator's distributions (normal, uniform, poisson, ...)."""
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in _MISSING:
+            raise _missing("RandomState", name)
+        return getattr(self._gen, name)
+
+    def __repr__(self) -> str:
+        return "RandomState(Philox4x32-10)"
 
 
 # ---- float64 draws (issue 23): the float64 policy's host path (pymetal/arrays/float64.py) ----------------

@@ -104,7 +104,9 @@ def _scalar_dtype(value):
 
 
 def _like(a, dtype):
-    return check_dtype(dtype) if dtype is not None else check_dtype(a.dtype)
+    if dtype is not None:
+        return check_dtype(dtype)
+    return check_dtype(a.dtype if hasattr(a, "dtype") else asarray(a).dtype)  # NumPy's *_like take lists too
 
 
 def empty_like(x: ArrayLike, /, dtype: DTypeLike = None, *, device: Device | None = None) -> Array:

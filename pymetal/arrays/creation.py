@@ -10,7 +10,7 @@ from .kernels import lookup as _jit
 from . import optable as _ops
 from .. import dtypes as _dt
 from ..dtypes import check_dtype
-from .construct import _device, _like, _new, _scalar_dtype
+from .construct import _device, _like, _new, _scalar_dtype, asarray
 from .layout import normalize_shape
 from . import elementwise as _ew
 from .namespace_extras import complex_from_parts
@@ -79,6 +79,10 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     dt = _dt.check_dtype(dtype or _dt.default_float)
     if num < 0:
         raise ValueError("linspace: num must be >= 0, not %d" % num)
+    if _dt.kind(dt) in "iub":
+        # NumPy's integer linspace: float64 values rounded down (linspace(0, 10, 5, dtype=int) is
+        # [0, 2, 5, 7, 10]); an integer step would drift, float32 would round some differently.
+        return asarray(np.linspace(start, stop, num, endpoint=endpoint, dtype=dt), device=_device(device))
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     out = _range(num, float(start), float(step), dt, _device(device))  # type: ignore[arg-type]  # complex: returned above
@@ -184,6 +188,8 @@ def full(shape: ShapeLike, fill_value: Scalar, dtype: DTypeLike = None, *, devic
         Array([0.5, 0.5], dtype=float32)
     """
     dt = check_dtype(dtype) if dtype is not None else _scalar_dtype(fill_value)
+    if dt.kind == "V":  # a struct (arrays of structs for kernels): no fill kernel; NumPy fills each field
+        return asarray(np.full(normalize_shape(shape), fill_value, dt), device=_device(device))
     x = _new(normalize_shape(shape), dt, _device(device))
     _ew.fill(x, fill_value)
     return x

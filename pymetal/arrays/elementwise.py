@@ -25,7 +25,7 @@ from .overlap import overlaps_differently
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Protocol
+    from typing import Any, Protocol
 
     from ..runtime.device import Device
     from .._typing import ArrayLike, Scalar
@@ -552,7 +552,9 @@ def _ternary(name, cdt, c, x1, x2, dt):
 # ---- module functions from the table ---------------------------------------------------------
 
 def _make_unary(name):
-    def f(x: ArrayLike, /, *, out: Array | None = None) -> Array:
+    def f(x: ArrayLike, /, *, out: Array | None = None, **numpy_keywords: Any) -> Array:
+        if numpy_keywords:  # where=, dtype=, casting=, ... (numpy_api/ufunc_keywords.py)
+            return _ufunc_keywords(name, (x,), out, numpy_keywords)
         return unary(name, x, out)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = "Elementwise %s of x (a Metal kernel; NumPy's np.%s).%s" % (
@@ -561,12 +563,20 @@ def _make_unary(name):
 
 
 def _make_binary(name):
-    def f(x1: ArrayLike | Scalar, x2: ArrayLike | Scalar, /, *, out: Array | None = None) -> Array:
+    def f(x1: ArrayLike | Scalar, x2: ArrayLike | Scalar, /, *, out: Array | None = None,
+          **numpy_keywords: Any) -> Array:
+        if numpy_keywords:
+            return _ufunc_keywords(name, (x1, x2), out, numpy_keywords)
         return binary(name, x1, x2, out)
     f.__name__ = f.__qualname__ = name
     f.__doc__ = "Elementwise %s of x1 and x2, broadcast (a Metal kernel; NumPy's np.%s).%s" % (
         name, _ops.BINARY[name].numpy or name, _example(name))
     return f
+
+
+def _ufunc_keywords(name, args, out, keywords):
+    from .numpy_api.ufunc_keywords import call  # at call time: numpy_api imports this module
+    return call(name, args, out, keywords)
 
 
 def _example(name):

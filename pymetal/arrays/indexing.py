@@ -140,8 +140,10 @@ def _basic(x, entries):
             try:
                 i = operator.index(k)
             except TypeError:
+                fields = ("; a struct array's field is x.numpy()[%r] (a NumPy view of the same memory)" % (k,)
+                          if isinstance(k, str) and x._dtype.names else "")
                 raise IndexError("only integers, slices (:), ellipsis (...), None and integer or boolean "
-                                 "arrays are valid indices, not %r" % (k,)) from None
+                                 "arrays are valid indices, not %r%s" % (k, fields)) from None
             if not -n <= i < n:
                 raise IndexError("index %d is out of bounds for axis %d with size %d" % (i, src, n))
             offset += (i % n) * s

@@ -6,7 +6,7 @@ import numpy as np
 
 import pymetal as pm
 
-BF16 = pm.bfloat16
+BF16 = np.dtype(pm.bfloat16)  # a dtype object, as the others (pm.bfloat16 is the scalar type)
 FLOATS = [np.dtype(np.float32), np.dtype(np.float16), BF16]
 SIGNED = [np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64)]
 UNSIGNED = [np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64)]

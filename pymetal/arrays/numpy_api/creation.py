@@ -11,6 +11,8 @@ from .. import elementwise as _ew
 from .. import manipulation as _m
 from ... import dtypes as _dt
 from ..construct import _new
+from .. import construct as _cons
+from .. import creation as _c
 from ..creation import arange, eye as _eye, linspace as _lin, meshgrid as _mesh
 from .reduce import _bin, _with_dtype
 
@@ -150,3 +152,140 @@ def indices(dimensions: Any, dtype: DTypeLike = int, sparse: bool = False) -> An
     if not grids:
         return _new((0,), dt, _ew.as_array(0)._buf.device)
     return _m.stack(list(grids))
+
+
+# ---- NumPy's signatures of the basic constructors: order=, ndmin=, shape=, like= ---------------------
+# pymetal's arrays are C-ordered: order= is checked and the values are the same in any order
+# (only NumPy's flags and raw memory would differ); like= is NumPy's dispatch hint, ignored.
+
+def _check_order(order: Any, name: str, allowed: str) -> None:
+    if order is not None and order not in allowed:
+        raise ValueError("%s: order must be one of %s, not %r" % (name, ", ".join(repr(o) for o in allowed), order))
+
+
+def zeros(shape: Any, dtype: DTypeLike = None, order: str = "C", *, device: Any = None, like: Any = None) -> Array:
+    """A new array of zeros, NumPy's signature (float32 unless dtype is given).
+
+    Examples:
+        >>> pm.zeros((2, 2), int, order="F")
+        Array([[0, 0],
+               [0, 0]], dtype=int64)
+    """
+    _check_order(order, "zeros", "CF")
+    return _c.zeros(shape, dtype, device=device)
+
+
+def ones(shape: Any, dtype: DTypeLike = None, order: str = "C", *, device: Any = None, like: Any = None) -> Array:
+    """A new array of ones, NumPy's signature (float32 unless dtype is given).
+
+    Examples:
+        >>> pm.ones(2, order="C")
+        Array([1., 1.], dtype=float32)
+    """
+    _check_order(order, "ones", "CF")
+    return _c.ones(shape, dtype, device=device)
+
+
+def empty(shape: Any, dtype: DTypeLike = None, order: str = "C", *, device: Any = None, like: Any = None) -> Array:
+    """A new uninitialised array, NumPy's signature (float32 unless dtype is given).
+
+    Examples:
+        >>> pm.empty((2, 3), order="F").shape
+        (2, 3)
+    """
+    _check_order(order, "empty", "CF")
+    return _cons.empty(shape, dtype, device=device)
+
+
+def full(shape: Any, fill_value: Any, dtype: DTypeLike = None, order: str = "C", *, device: Any = None,
+         like: Any = None) -> Array:
+    """A new array filled with fill_value, NumPy's signature.
+
+    Examples:
+        >>> pm.full(2, 7, order="C")
+        Array([7, 7], dtype=int64)
+    """
+    _check_order(order, "full", "CF")
+    return _c.full(shape, fill_value, dtype, device=device)
+
+
+def _like_shape(a: Any, shape: Any) -> Any:
+    return np.shape(a) if shape is None else shape
+
+
+def _like_dtype(a: Any, dtype: DTypeLike) -> Any:
+    return dtype if dtype is not None else (a.dtype if hasattr(a, "dtype") else _A(a).dtype)
+
+
+def zeros_like(a: Any, dtype: DTypeLike = None, order: str = "K", subok: bool = True, shape: Any = None, *,
+               device: Any = None) -> Array:
+    """Zeros of a's shape and dtype (or the given ones), NumPy's signature.
+
+    Examples:
+        >>> pm.zeros_like([[1, 2]], shape=3)
+        Array([0, 0, 0], dtype=int64)
+    """
+    _check_order(order, "zeros_like", "CFAK")
+    return _c.zeros(_like_shape(a, shape), _like_dtype(a, dtype), device=device)
+
+
+def ones_like(a: Any, dtype: DTypeLike = None, order: str = "K", subok: bool = True, shape: Any = None, *,
+              device: Any = None) -> Array:
+    """Ones of a's shape and dtype (or the given ones), NumPy's signature.
+
+    Examples:
+        >>> pm.ones_like(pm.zeros((1, 2)), dtype=int)
+        Array([[1, 1]], dtype=int64)
+    """
+    _check_order(order, "ones_like", "CFAK")
+    return _c.ones(_like_shape(a, shape), _like_dtype(a, dtype), device=device)
+
+
+def empty_like(prototype: Any, dtype: DTypeLike = None, order: str = "K", subok: bool = True, shape: Any = None,
+               *, device: Any = None) -> Array:
+    """An uninitialised array of prototype's shape and dtype (or the given ones), NumPy's signature.
+
+    Examples:
+        >>> pm.empty_like(pm.zeros((2, 3)), order="C").shape
+        (2, 3)
+    """
+    _check_order(order, "empty_like", "CFAK")
+    return _cons.empty(_like_shape(prototype, shape), _like_dtype(prototype, dtype), device=device)
+
+
+def full_like(a: Any, fill_value: Any, dtype: DTypeLike = None, order: str = "K", subok: bool = True,
+              shape: Any = None, *, device: Any = None) -> Array:
+    """fill_value in a's shape and dtype (or the given ones), NumPy's signature.
+
+    Examples:
+        >>> pm.full_like(pm.zeros(2, int), 3)
+        Array([3, 3], dtype=int64)
+    """
+    _check_order(order, "full_like", "CFAK")
+    return _c.full(_like_shape(a, shape), fill_value, _like_dtype(a, dtype), device=device)
+
+
+def array(obj: Any, dtype: DTypeLike = None, *, copy: bool | None = True, order: str = "K", subok: bool = False,
+          ndmin: int = 0, like: Any = None, device: Any = None) -> Array:
+    """A new pymetal array with a copy of obj's data, NumPy's signature (ndmin= prepends ones
+    to the shape).
+
+    Examples:
+        >>> pm.array([1, 2], ndmin=2)
+        Array([[1, 2]], dtype=int64)
+    """
+    _check_order(order, "array", "CFAK")
+    x = _cons.array(obj, dtype, device=device, copy=copy)
+    return x if x.ndim >= ndmin else _m.reshape(x, (1,) * (ndmin - x.ndim) + tuple(x.shape))
+
+
+def asarray(a: Any, dtype: DTypeLike = None, order: str | None = None, *, device: Any = None,
+            copy: bool | None = None, like: Any = None) -> Array:
+    """A pymetal array for a, sharing memory where possible, NumPy's signature.
+
+    Examples:
+        >>> pm.asarray([[1, 2]], order="C")
+        Array([[1, 2]], dtype=int64)
+    """
+    _check_order(order, "asarray", "CFAK")
+    return _cons.asarray(a, dtype, device=device, copy=copy)

@@ -9,6 +9,8 @@ _METHODS names what arrays/methods.py binds on Array.
 
 from __future__ import annotations
 
+import builtins
+
 from .. import namespace_extras as _api
 from .. import elementwise as _ew
 from .. import indexing as _ix
@@ -19,7 +21,8 @@ from .. import sorting as _s
 from ... import dtypes as _dt
 from ...dtypes import check_dtype
 from ..array import Array, check_writeable
-from .ufuncs import round as _round
+from .ufuncs import round as _round, divmod_ as _divmod_
+from . import host_names as _hn
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -243,6 +246,48 @@ def _imag_set(self: Array, value: Any) -> None:
     _ew.copy_into(_ew.as_array(value), _imag(self))
 
 
+def _divmod(self: Array, other: Any) -> tuple[Array, Array]:
+    """divmod(x, y): (x // y, x % y), as NumPy's."""
+    return _divmod_(self, other)
+
+
+def _rdivmod(self: Array, other: Any) -> tuple[Array, Array]:
+    return _divmod_(other, self)
+
+
+def compress(self: Array, condition: ArrayLike, axis: int | None = None, out: Array | None = None) -> Array:
+    """The slices along axis where the 1-D condition is True (pm.compress).
+
+    Examples:
+        >>> pm.asarray([1, 2, 3]).compress([True, False, True])
+        Array([1, 3], dtype=int64)
+    """
+    from .more import compress as _compress
+    return _compress(condition, self, axis, out)
+
+
+def choose(self: Array, choices: Any, out: Array | None = None, mode: str = "raise") -> Array:
+    """choices[x] elementwise (pm.choose).
+
+    Examples:
+        >>> pm.asarray([0, 1]).choose([[10, 11], [20, 21]])
+        Array([10, 21], dtype=int64)
+    """
+    from .more import choose as _choose
+    return _choose(self, choices, out, mode)
+
+
+def _round_builtin(self: Array, ndigits: int | None = None) -> Any:
+    """round(x) / round(x, n) of a 0-d array, as of NumPy's scalars (x.mean() is one in NumPy):
+    an int without ndigits, else the rounded 0-d array."""
+    if self.ndim:
+        raise TypeError("round() of a %d-d pymetal array: use pm.round(x, decimals) or x.round(decimals) "
+                        "(NumPy's arrays refuse round() too)" % self.ndim)
+    if ndigits is None:
+        return builtins.round(self.item())
+    return _round(self, ndigits)
+
+
 _METHODS = {
     "sum": _nr.sum, "prod": _nr.prod, "max": _nr.max, "min": _nr.min, "ptp": _nr.ptp, "all": _nr.all,
     "any": _nr.any, "argmax": _nr.argmax, "argmin": _nr.argmin, "mean": _nr.mean, "var": _nr.var,
@@ -252,6 +297,8 @@ _METHODS = {
     "ravel": ravel, "flatten": flatten, "clip": clip, "round": round, "take": take, "repeat": repeat,
     "searchsorted": searchsorted, "nonzero": nonzero, "conj": conj, "conjugate": conj, "put": put,
     "tobytes": tobytes, "partition": partition,
+    "__contains__": _hn.contains, "flat": _hn.FLAT, "__divmod__": _divmod, "__rdivmod__": _rdivmod,
+    "__round__": _round_builtin, "compress": compress, "choose": choose,
 }
 # ndarray's real and imag, writable (declared as properties in Array's body for type checkers)
 REAL = property(_real, _real_set)

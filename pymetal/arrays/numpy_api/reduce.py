@@ -12,7 +12,10 @@ integers, ``median``), these return float32.
 
 from __future__ import annotations
 
+import numpy as np
+
 from .. import elementwise as _ew
+from .. import manipulation as _m
 from .. import reduce as _r
 from .. import sorting as _s
 from ... import dtypes as _dt
@@ -58,8 +61,34 @@ def _with_dtype(res, dtype):
     return res if res._dtype == dt else _ew.astype(res, dt)
 
 
+def _masked(a: Any, where: Any, identity: Any) -> Array:
+    """a with the elements where `where` is False replaced by the reduction's identity (NumPy's
+    where= of reductions: those elements take no part)."""
+    x = _ew.as_array(a)
+    if where is True:
+        return x
+    w = _ew.as_array(where)
+    if _ew.broadcast_shapes(w._shape, x._shape) != x._shape:
+        raise ValueError("where= of shape %r does not broadcast to the array's shape %r" % (w._shape, x._shape))
+    if identity is None:
+        raise ValueError("reduction operation has no identity, so to use a where mask one has to specify 'initial'")
+    return _ew.where(w, x, identity)
+
+
+def _with_initial(name: str, x: Array, axis: Any, keepdims: bool, initial: Any) -> Array:
+    """NumPy's initial= of sum / prod / max / min: the reduction with `initial` as one more
+    element of every slice (so an empty slice gives initial)."""
+    if x._size == 0:  # every slice empty: initial, in the result's shape (NumPy's, from the shapes alone)
+        shape = np.sum(np.empty(x._shape, np.int8), axis=axis, keepdims=keepdims).shape
+        from ..creation import full
+        return full(shape, initial, dtype=x._dtype if name in ("max", "min") else None)
+    r = getattr(_r, name)(x, axis=axis, keepdims=keepdims)
+    op = {"sum": "add", "prod": "multiply", "max": "maximum", "min": "minimum"}[name]
+    return _bin(op, r, initial)
+
+
 def sum(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | None = None,
-        keepdims: bool = False) -> Array:
+        keepdims: bool = False, initial: Any = None, where: Any = True) -> Array:
     """Sum over axis, NumPy's signature (``pm.sum(x, 1)``, ``x.sum(0, keepdims=True)``).
 
     Integers accumulate in 64 bits; out= takes an Array to write into.
@@ -68,32 +97,47 @@ def sum(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | No
         >>> x = pm.asarray([[1, 2, 3], [4, 5, 6]])
         >>> pm.sum(x, 0), x.sum(1)
         (Array([5, 7, 9], dtype=int64), Array([ 6, 15], dtype=int64))
+        >>> pm.sum(pm.asarray([1, 2, 3]), where=pm.asarray([True, False, True]), initial=10)
+        Array(14, dtype=int64)
     """
-    return into(_r.sum(a, axis=axis, dtype=dtype, keepdims=keepdims), out)
+    x = _masked(a, where, 0)
+    if initial is not None:
+        return into(_with_dtype(_with_initial("sum", x, axis, keepdims, initial), dtype), out)
+    return into(_r.sum(x, axis=axis, dtype=dtype, keepdims=keepdims), out)
 
 
 def prod(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | None = None,
-         keepdims: bool = False) -> Array:
+         keepdims: bool = False, initial: Any = None, where: Any = True) -> Array:
     """Product over axis, NumPy's signature.
 
     Examples:
         >>> pm.asarray([[1, 2], [3, 4]]).prod(1)
         Array([ 2, 12], dtype=int64)
     """
-    return into(_r.prod(a, axis=axis, dtype=dtype, keepdims=keepdims), out)
+    x = _masked(a, where, 1)
+    if initial is not None:
+        return into(_with_dtype(_with_initial("prod", x, axis, keepdims, initial), dtype), out)
+    return into(_r.prod(x, axis=axis, dtype=dtype, keepdims=keepdims), out)
 
 
-def max(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False) -> Array:
+def max(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False, initial: Any = None,
+        where: Any = True) -> Array:
     """Largest element over axis, NumPy's signature (also ``pm.amax``).
 
     Examples:
         >>> pm.asarray([[1, 7], [5, 3]]).max(0)
         Array([5, 7], dtype=int64)
+        >>> pm.max(pm.asarray([1, 5, 3]), initial=10)
+        Array(10, dtype=int64)
     """
-    return into(_r.max(a, axis=axis, keepdims=keepdims), out)
+    x = _masked(a, where, initial)
+    if initial is not None:
+        return into(_with_initial("max", x, axis, keepdims, initial), out)
+    return into(_r.max(x, axis=axis, keepdims=keepdims), out)
 
 
-def min(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False) -> Array:
+def min(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False, initial: Any = None,
+        where: Any = True) -> Array:
     """Smallest element over axis, NumPy's signature (also ``pm.amin``).
 
     Examples:
@@ -101,7 +145,10 @@ def min(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool
         Array([[1],
                [3]], dtype=int64)
     """
-    return into(_r.min(a, axis=axis, keepdims=keepdims), out)
+    x = _masked(a, where, initial)
+    if initial is not None:
+        return into(_with_initial("min", x, axis, keepdims, initial), out)
+    return into(_r.min(x, axis=axis, keepdims=keepdims), out)
 
 
 def ptp(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False) -> Array:
@@ -115,24 +162,26 @@ def ptp(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool
                            _r.min(a, axis=axis, keepdims=keepdims)), out)
 
 
-def all(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False) -> Array:
+def all(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False, *,
+        where: Any = True) -> Array:
     """Whether every element over axis is true, NumPy's signature.
 
     Examples:
         >>> pm.asarray([[1, 0], [1, 1]]).all(1)
         Array([False,  True], dtype=bool)
     """
-    return into(_r.all(a, axis=axis, keepdims=keepdims), out)
+    return into(_r.all(_masked(a, where, True), axis=axis, keepdims=keepdims), out)
 
 
-def any(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False) -> Array:
+def any(a: ArrayLike, axis: Any = None, out: Array | None = None, keepdims: bool = False, *,
+        where: Any = True) -> Array:
     """Whether any element over axis is true, NumPy's signature.
 
     Examples:
         >>> pm.asarray([[1, 0], [0, 0]]).any(1)
         Array([ True, False], dtype=bool)
     """
-    return into(_r.any(a, axis=axis, keepdims=keepdims), out)
+    return into(_r.any(_masked(a, where, False), axis=axis, keepdims=keepdims), out)
 
 
 def argmax(a: ArrayLike, axis: int | None = None, out: Array | None = None, *, keepdims: bool = False) -> Array:
@@ -156,13 +205,18 @@ def argmin(a: ArrayLike, axis: int | None = None, out: Array | None = None, *, k
 
 
 def mean(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | None = None,
-         keepdims: bool = False) -> Array:
+         keepdims: bool = False, *, where: Any = True) -> Array:
     """Arithmetic mean over axis, NumPy's signature (float32 for integers, where NumPy gives float64).
 
     Examples:
         >>> pm.asarray([[1, 2], [3, 5]]).mean(0)
         Array([2. , 3.5], dtype=float32)
     """
+    if where is not True:  # the mean of the elements where is True: their sum over their count
+        x = _ew.as_array(a)
+        w = _ew.astype(_m.broadcast_to(_ew.as_array(where), x._shape), _dt.float32)
+        s = _r.sum(_float(_masked(x, where, 0)), axis=axis, keepdims=keepdims)
+        return into(_with_dtype(_bin("divide", s, _r.sum(w, axis=axis, keepdims=keepdims)), dtype), out)
     return into(_with_dtype(_r.mean(a, axis=axis, keepdims=keepdims), dtype), out)
 
 
@@ -181,7 +235,7 @@ def var(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | No
         >>> x.var(), x.var(ddof=1)
         (Array(1.25, dtype=float32), Array(1.6666666, dtype=float32))
     """
-    r = _r.var(a, axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)
+    r = _r.var(_ew.as_array(a), axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)  # lists too
     return into(_with_dtype(r, dtype), out)
 
 
@@ -193,7 +247,7 @@ def std(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | No
         >>> pm.asarray([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).std(0)
         Array(2., dtype=float32)
     """
-    r = _r.std(a, axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)
+    r = _r.std(_ew.as_array(a), axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)  # lists too
     return into(_with_dtype(r, dtype), out)
 
 

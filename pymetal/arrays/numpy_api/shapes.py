@@ -19,6 +19,7 @@ from ..construct import _new
 from ..layout import normalize_axis, normalize_shape
 from .functions import swapaxes
 from .reduce import _with_dtype, into
+from . import pad_modes as _pm
 from ..sorting import nonzero, searchsorted as _ss
 from ..creation import tril as _tril, triu as _triu, arange
 from .methods import take as _take, ravel as _ravel
@@ -337,7 +338,8 @@ def _pad_index(n, before, after, mode):
 
 def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any) -> Array:
     """array padded on each side of each axis: mode "constant" (constant_values=), "edge",
-    "reflect", "symmetric" or "wrap". Constant: a filled array and one copy; the others: one
+    "reflect", "symmetric", "wrap", or NumPy's "maximum" / "minimum" / "mean" / "median"
+    (stat_length=), "linear_ramp" (end_values=), "empty" (numpy_api/pad_modes.py). Constant: a filled array and one copy; the others: one
     gather per axis (the source index of each position along an axis is built on the host).
 
     Examples:
@@ -348,9 +350,13 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
     """
     from ..indexing import take  # at call time: local: this module's own take is NumPy's
     a = _A(array)
-    if mode not in _PAD_MODES:
-        raise ValueError("pad: mode must be one of %s, not %r" % (", ".join(_PAD_MODES), mode))
-    allowed = {"constant_values"} if mode == "constant" else {"reflect_type"} if mode in ("reflect", "symmetric") else set()
+    if callable(mode):
+        raise NotImplementedError("pad: a function as mode is not supported; pad with one of %s, or call numpy.pad "
+                                  "on x.numpy() and pm.asarray the result" % ", ".join(_PAD_MODES + _pm.MODES))
+    if mode not in _PAD_MODES + _pm.MODES:
+        raise ValueError("pad: mode must be one of %s, not %r" % (", ".join(_PAD_MODES + _pm.MODES), mode))
+    allowed = {"constant_values"} if mode == "constant" else {"reflect_type"} if mode in ("reflect", "symmetric") \
+        else _pm.keywords(mode) if mode in _pm.MODES else set()
     if set(kwargs) - allowed:
         raise TypeError("pad: unsupported keyword(s) %s for mode %r" % (sorted(set(kwargs) - allowed), mode))
     if kwargs.get("reflect_type", "even") != "even":
@@ -358,6 +364,8 @@ def pad(array: ArrayLike, pad_width: Any, mode: str = "constant", **kwargs: Any)
     pw = np.broadcast_to(np.asarray(pad_width, dtype=np.int64), (a.ndim, 2)) if a.ndim else np.zeros((0, 2), np.int64)
     if (pw < 0).any():
         raise ValueError("pad: pad widths must be >= 0, got %r" % (pad_width,))
+    if mode in _pm.MODES:
+        return _pm.pad(a, pw, mode, kwargs)
     if mode == "constant":
         cv = np.broadcast_to(np.asarray(kwargs.get("constant_values", 0)), (a.ndim, 2)) if a.ndim else None
         shape = tuple(int(n + b + e) for n, (b, e) in zip(a._shape, pw))

@@ -171,42 +171,84 @@ def diff(a: ArrayLike, n: int = 1, axis: int = -1, prepend: Any = None, append: 
 
 
 def gradient(f: ArrayLike, *varargs: Any, axis: Any = None, edge_order: int = 1) -> Any:
-    """Gradient by central differences inside, one-sided differences at the edges (uniform
-    spacing given as scalars); a tuple for several axes.
+    """Gradient by central differences inside, one-sided differences at the edges; the spacing
+    per axis is a scalar or the axis's coordinates (a 1-D array: NumPy's second-order
+    differences for uneven spacing); a tuple for several axes.
 
     Examples:
         >>> pm.gradient(pm.asarray([1.0, 2.0, 4.0, 7.0]))
         Array([1. , 1.5, 2.5, 3. ], dtype=float32)
+        >>> pm.gradient(pm.asarray([0.0, 1.0, 9.0]), pm.asarray([0.0, 1.0, 3.0]))
+        Array([1., 2., 4.], dtype=float32)
     """
     f = _float(_A(f))
     axes = list(range(f.ndim)) if axis is None else [normalize_axis(a, f.ndim) for a in
                                                        (axis if isinstance(axis, (tuple, list)) else [axis])]
     if len(varargs) > 1 and len(varargs) != len(axes):
         raise TypeError("gradient: give one spacing, or one per axis")
-    sp = [float(v) if np.ndim(v.numpy() if isinstance(v, Array) else v) == 0 else None
-          for v in (varargs if len(varargs) > 1 else varargs * len(axes) if varargs else [1.0] * len(axes))]
-    if None in sp:
-        raise NotImplementedError("gradient: coordinate arrays as spacing are not supported (give scalars)")
+    if len(varargs) == 1 and len(axes) > 1 and np.ndim(_host_value(varargs[0])) != 0:
+        raise TypeError("gradient: one coordinate array for %d axes; give one per axis" % len(axes))
+    sp = varargs if len(varargs) > 1 else varargs * len(axes) if varargs else (1.0,) * len(axes)
     if edge_order not in (1, 2):
         raise ValueError("gradient: edge_order must be 1 or 2")
     out = []
     for ax, h in zip(axes, sp):
-        assert h is not None  # None in sp raised above
         n = f._shape[ax]
         if n < edge_order + 1:
             raise ValueError("gradient: the axis %d needs at least edge_order + 1 = %d elements" % (ax, edge_order + 1))
-        sl = lambda a, b: f[(slice(None),) * ax + (slice(a, b),)]  # noqa: E731
-        inner = _bin("divide", _bin("subtract", sl(2, None), sl(None, -2)), 2 * h)
-        if edge_order == 1:
-            first = _bin("divide", _bin("subtract", sl(1, 2), sl(0, 1)), h)
-            last = _bin("divide", _bin("subtract", sl(n - 1, n), sl(n - 2, n - 1)), h)
+        if np.ndim(_host_value(h)) == 0:
+            out.append(_gradient_even(f, ax, float(h), edge_order))
         else:
-            first = _bin("divide", _bin("add", _bin("add", _bin("multiply", sl(0, 1), -1.5), _bin("multiply", sl(1, 2), 2.0)),
-                                        _bin("multiply", sl(2, 3), -0.5)), h)
-            last = _bin("divide", _bin("add", _bin("add", _bin("multiply", sl(n - 3, n - 2), 0.5),
-                                                   _bin("multiply", sl(n - 2, n - 1), -2.0)), _bin("multiply", sl(n - 1, n), 1.5)), h)
-        out.append(_m.concat([first, inner, last], axis=ax))
+            out.append(_gradient_coords(f, ax, _A(h), edge_order))
     return out[0] if len(out) == 1 else tuple(out)
+
+
+def _host_value(v: Any) -> Any:
+    return v.numpy() if isinstance(v, Array) else v
+
+
+def _gradient_even(f: Array, ax: int, h: float, edge_order: int) -> Array:
+    n = f._shape[ax]
+    sl = lambda a, b: f[(slice(None),) * ax + (slice(a, b),)]  # noqa: E731
+    inner = _bin("divide", _bin("subtract", sl(2, None), sl(None, -2)), 2 * h)
+    if edge_order == 1:
+        first = _bin("divide", _bin("subtract", sl(1, 2), sl(0, 1)), h)
+        last = _bin("divide", _bin("subtract", sl(n - 1, n), sl(n - 2, n - 1)), h)
+    else:
+        first = _bin("divide", _bin("add", _bin("add", _bin("multiply", sl(0, 1), -1.5), _bin("multiply", sl(1, 2), 2.0)),
+                                    _bin("multiply", sl(2, 3), -0.5)), h)
+        last = _bin("divide", _bin("add", _bin("add", _bin("multiply", sl(n - 3, n - 2), 0.5),
+                                               _bin("multiply", sl(n - 2, n - 1), -2.0)), _bin("multiply", sl(n - 1, n), 1.5)), h)
+    return _m.concat([first, inner, last], axis=ax)
+
+
+def _gradient_coords(f: Array, ax: int, x: Array, edge_order: int) -> Array:
+    """The gradient along ax at coordinates x: each value a weighted sum of three neighbours, the
+    weights those of the parabola through them (NumPy's formulas for uneven spacing)."""
+    n = f._shape[ax]
+    if x.ndim != 1 or x._shape[0] != n:
+        raise ValueError("gradient: a coordinate array must be 1-D with one value per element along axis %d "
+                         "(%d), got shape %r" % (ax, n, x._shape))
+    x = _ew.astype(x, f._dtype) if _dt.kind(x._dtype) not in "fc" else x
+    sl = lambda a, b: f[(slice(None),) * ax + (slice(a, b),)]  # noqa: E731
+    col = lambda w: w.reshape(tuple(-1 if i == ax else 1 for i in range(f.ndim)))  # noqa: E731
+    dx = x[1:] - x[:-1]
+
+    def three(wa: Array, wb: Array, wc: Array, at: int) -> Array:  # weights of f[at + i], f[at + i + 1], f[at + i + 2]
+        m = wa._shape[0]
+        return col(wa) * sl(at, at + m) + col(wb) * sl(at + 1, at + 1 + m) + col(wc) * sl(at + 2, at + 2 + m)
+
+    d1, d2 = dx[:-1], dx[1:]
+    inner = three(-d2 / (d1 * (d1 + d2)), (d2 - d1) / (d1 * d2), d1 / (d2 * (d1 + d2)), 0)
+    if edge_order == 1:
+        first = (sl(1, 2) - sl(0, 1)) / col(dx[:1])
+        last = (sl(n - 1, n) - sl(n - 2, n - 1)) / col(dx[-1:])
+    else:
+        a1, a2 = dx[:1], dx[1:2]
+        first = three(-(2 * a1 + a2) / (a1 * (a1 + a2)), (a1 + a2) / (a1 * a2), -a1 / (a2 * (a1 + a2)), 0)
+        b1, b2 = dx[-2:-1], dx[-1:]
+        last = three(b2 / (b1 * (b1 + b2)), -(b2 + b1) / (b1 * b2), (2 * b2 + b1) / (b2 * (b1 + b2)), n - 3)
+    return _m.concat([first, inner, last], axis=ax)
 
 
 def trapezoid(y: ArrayLike, x: ArrayLike | None = None, dx: float = 1.0, axis: int = -1) -> Array:

@@ -25,6 +25,7 @@ from ..construct import _new
 from ..layout import normalize_axis
 from .reduce import _bin, _flat_axis, _float, _with_dtype, into, _correction, cumsum, cumprod
 from ..namespace_extras import _unique
+from .bin_estimators import bin_count
 from ..indexing import take, take_along_axis
 from ..creation import linspace
 from ..linear_algebra import matmul
@@ -44,6 +45,8 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
            axis: int | None = None, *, equal_nan: bool = True, sorted: bool = True) -> Any:
     """The sorted distinct values of the flattened array, as np.unique, with the first
     indices, inverse indices (in ar's shape) and counts when asked for (a tuple then).
+    With axis: the distinct sub-arrays along it (rows for axis=0), in lexicographic order
+    (sub-arrays holding NaNs are each distinct, as NumPy's).
 
     NaNs count as one value (equal_nan=True, NumPy's default; the Array API's
     unique_values keeps each NaN). One sort kernel, scans and compactions.
@@ -55,10 +58,13 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
         >>> counts
         Array([2, 1], dtype=int64)
     """
-    if axis is not None:
-        raise NotImplementedError("unique(axis=...) (distinct sub-arrays) is not supported; "
-                                  "unique of the flattened array is (axis=None)")
     x = _A(ar)
+    if axis is not None:
+        axis = normalize_axis(axis, x.ndim)
+    if axis is not None and x.ndim != 1:  # along the one axis of a 1-D array: the values, as NumPy's
+        r = _unique_axis(x, axis)
+        out = [v for v, want in zip(r[1:], (return_index, return_inverse, return_counts)) if want]
+        return (r[0], *out) if out else r[0]
     values, index, inverse, counts = _unique(x)
     if equal_nan and _dt.kind(x._dtype) == "f" and values._size:
         # the sort puts NaNs last, one run each: keep the first, which has the smallest index
@@ -70,6 +76,33 @@ def unique(ar: ArrayLike, return_index: bool = False, return_inverse: bool = Fal
             counts = _m.concat([counts[:m - 1], _ew.fill(_new((1,), _dt.int64, x._buf.device), nans)])
     extra = [r for r, want in ((index, return_index), (inverse, return_inverse), (counts, return_counts)) if want]
     return (values, *extra) if extra else values
+
+
+def _unique_axis(x, axis):
+    """(distinct sub-arrays along axis in lexicographic order, first indices, inverse, counts):
+    the sub-arrays as rows, sorted by a lexsort over their columns (stable, so the first of each
+    run of equal rows is its first occurrence), with a new run wherever a row differs from the
+    one before."""
+    moved = _m.moveaxis(x, axis, 0)
+    n = moved._shape[0]
+    k = int(np.prod(moved._shape[1:], dtype=np.int64))
+    rows = _m.reshape(moved, (n, k))
+    if k and n:  # the last key sorts first: column 0 is the primary key
+        order = lexsort([rows[:, j] for j in range(k - 1, -1, -1)])
+    else:  # no rows, or rows with no elements (all equal)
+        order = _A(np.arange(n, dtype=np.int64))
+    srt = take(rows, order, axis=0)
+    differs = _r.any(_bin("not_equal", srt[1:], srt[:-1]), axis=1) if k else _A(np.zeros(builtins.max(n - 1, 0), bool))
+    starts_mask = _m.concat([_A(np.ones(builtins.min(n, 1), bool)), differs])
+    starts = _s.nonzero(starts_mask)[0]
+    values = take(moved, take(order, starts), axis=0)
+    index = take(order, starts)
+    group = _bin("subtract", cumsum(starts_mask.astype(_dt.int64)), 1)
+    inverse = _new((n,), _dt.int64, x._buf.device)
+    if n:
+        inverse[order] = group
+    counts = _ew.astype(_m.concat([starts[1:], _A(np.asarray([n], np.int64))]) - starts, _dt.int64) if n else starts
+    return _m.moveaxis(values, 0, axis), index, inverse, counts
 
 
 def _nonneg_ints(x, name):
@@ -155,7 +188,8 @@ def bincount(x: ArrayLike, weights: ArrayLike | None = None, minlength: int = 0)
 def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = None, density: bool | None = None,
               weights: ArrayLike | None = None) -> tuple[Array, Array]:
     """(counts, bin edges) of the flattened a: `bins` equal bins over range (default: min to
-    max) or the given edges; the last bin includes its right edge. Edges are float32 (NumPy's
+    max), the given edges, or an estimator's number of bins (bins="auto", "fd", "sturges", ...,
+    as NumPy's); the last bin includes its right edge. Edges are float32 (NumPy's
     float64); counts int64 (float32 with weights or density).
 
     Examples:
@@ -165,6 +199,8 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
         >>> edges
         Array([1., 2., 3., 4.], dtype=float32)
     """
+    if isinstance(bins, str):  # an estimator's name ("auto", "fd", ...): NumPy's number of equal bins
+        bins = bin_count(_m.ravel(_A(a)), bins, range, weights)
     x = _float(_m.ravel(_A(a)))
     if isinstance(bins, (int, np.integer)):
         nb = operator.index(bins)
@@ -184,7 +220,8 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
             lo, hi = lo - 0.5, hi + 0.5
         edges = linspace(lo, hi, nb + 1)
     else:
-        edges = _float(_A(bins))
+        given = _A(bins)
+        edges = _float(given)
         if edges.ndim != 1 or edges._size < 2:
             raise ValueError("histogram: bins must be an int or a 1-D array of at least 2 edges")
         if bool(_r.any(_bin("less", edges[1:], edges[:-1]))):
@@ -204,6 +241,8 @@ def histogram(a: ArrayLike, bins: Any = 10, range: tuple[float, float] | None = 
         widths = _bin("subtract", edges[1:], edges[:-1])
         counts = _bin("divide", _bin("divide", _ew.astype(counts, _dt.float32), widths),
                       _ew.astype(_r.sum(counts), _dt.float32))
+    if not isinstance(bins, (int, np.integer)) and _dt.kind(given._dtype) in "iu":
+        edges = given  # integer edges are returned as given, as NumPy's
     return counts, edges
 
 

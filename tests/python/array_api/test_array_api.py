@@ -44,7 +44,8 @@ def test_namespace_is_complete():
         assert hasattr(pm, name)
     for name in ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
                  "float32", "float64", "complex64", "complex128"):
-        assert isinstance(getattr(pm, name), np.dtype)
+        t = getattr(pm, name)  # NumPy's scalar type, as NumPy's namespace has (callable: pm.float64(2.5))
+        assert isinstance(t, type) and issubclass(t, np.generic) and np.dtype(t) == t and t == np.dtype(name)
     assert [n for n in FFT_FUNCTIONS if not callable(getattr(pm.fft, n, None))] == []
 
 

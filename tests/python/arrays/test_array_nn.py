@@ -59,10 +59,11 @@ def test_generated_kernel_file_is_current():
 
 
 def test_first_use_compiles_a_family_from_the_templates(dev):
-    name = _ops.unary_name("v", "exp", pm.float16)
+    f16 = np.dtype(pm.float16)  # the internals take dtype objects (pm.float16 is NumPy's scalar type)
+    name = _ops.unary_name("v", "exp", f16)
     assert name not in pm.shaders().functions  # not precompiled
-    fn = _jit.kernel(name, "unary", pm.float16, dev)
-    assert _jit.kernel(name, "unary", pm.float16, dev) is fn  # one Function per (device, name)
+    fn = _jit.kernel(name, "unary", f16, dev)
+    assert _jit.kernel(name, "unary", f16, dev) is fn  # one Function per (device, name)
     assert fn.name == name
     x = pm.asarray(np.linspace(-2, 2, 100).astype(np.float16))
     assert_same(pm.exp(x), np.exp(x.numpy().astype(np.float32)).astype(np.float16))

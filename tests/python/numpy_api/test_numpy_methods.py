@@ -73,8 +73,9 @@ def test_out_and_errors():
         x.std(ddof=1, correction=1)
     with pytest.raises(ValueError, match="sort kind"):
         x.argsort(kind="bogus")
+    assert x.sum(0, None, None, False, 5).tolist() == [9.0, 11.0]  # the fifth is initial=, as NumPy's
     with pytest.raises(TypeError):
-        x.sum(0, None, None, False, 5)  # one positional argument too many, as NumPy's
+        x.sum(0, None, None, False, 0, True, 1)  # one positional argument too many, as NumPy's
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.int32, np.uint8, np.int64], ids=lambda d: np.dtype(d).name)

@@ -4,6 +4,7 @@ Compiles run in subprocesses with a cache home of their own (as test_kernel_cach
 
 import warnings
 
+import numpy as np
 import pytest
 
 import pymetal as pm
@@ -26,9 +27,9 @@ def test_precompiled_dtypes_and_bad_arguments(dev):
 def test_note_threshold(dev):
     with warnings.catch_warnings(record=True) as w:
         warnings.simplefilter("always")
-        _precompile.compiled("binary", pm.uint16, 0.2)  # fast: no note
+        _precompile.compiled("binary", np.dtype(pm.uint16), 0.2)  # fast: no note (internals take dtype objects)
         assert not w
-        _precompile.compiled("binary", pm.uint16, 1.5)
+        _precompile.compiled("binary", np.dtype(pm.uint16), 1.5)
     assert len(w) == 1 and issubclass(w[0].category, pm.CompileTimeWarning)
     msg = str(w[0].message)
     assert "binary kernels for uint16" in msg and "pm.precompile(dtypes=['uint16'])" in msg and "1.5 s" in msg
