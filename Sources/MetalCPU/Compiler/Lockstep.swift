@@ -36,9 +36,12 @@
 // around a SIMD-group call, templates, locals of unknown size, decltype, ...)
 // keeps the kernel in FIBERS mode, unchanged. Every copied statement is preceded by a line
 // marker, so clang's diagnostics keep the user's lines.
-// Which uses of a variable may change it, the locals of typedef'd array types and the lambdas
-// that capture nothing come from clang's AST of the body where it was read (LockstepAST.swift);
-// the rest, and everything when it was not, from the tokens.
+// Where clang's AST of the body was read (LockstepAST.swift), the statement structure comes from it:
+// statement extents, declarators, for headers, if / `if (c) return;`, returns, barrier calls, and
+// which uses of a variable may change it, the locals of typedef'd array types and the lambdas
+// that capture nothing. Which names meet other threads (by name, through user functions), the
+// uniformity of loop bounds, `i += S` and purity stay on the tokens; everything does where the
+// AST was not read (PYMETAL_CLANG_AST=0, clang refused the text, a body its ranges do not tile).
 
 extension FrontEnd {
     /// A local declared at the body's level, kept per thread.
@@ -529,7 +532,11 @@ extension FrontEnd {
         for d in names {
             let name = text(d.name)
             let words = element ?? type(d)
-            guard state.positions[name] == nil, let size = Self.lockstepSize(words), !d.reference || d.value != nil else { return nil }
+            // (`auto *p`, `thread auto &e = m.thread_elements()`: no type to declare the array with; a reference
+            // to a scalar or vector only)
+            guard state.positions[name] == nil, let size = Self.lockstepSize(words), !words.contains("auto"),
+                  !d.reference || d.value != nil && Self.lockstepSize(words.filter { !["*", "const", "volatile"].contains($0) }) != nil
+            else { return nil }
             var extent = "", count = 1
             if let extents = arrays[d.name]?.extents ?? d.extents {
                 guard !extents.isEmpty, extents.allSatisfy({ $0 > 0 }) else { return nil }

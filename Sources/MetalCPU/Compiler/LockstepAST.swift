@@ -18,9 +18,12 @@
 // lines and columns, which FrontEnd.astSource maps back to the tokens. The cost
 // (measured on the lockstep test files, 19 and 30 kernels: 0.04-0.1 s, a 0.4 MB
 // dump; none for a file without candidates) is paid only when there are
-// candidates. Where the dump is not available (PYMETAL_CLANG_AST=0, clang
-// reports errors, a body not in the dump, a node that maps to no token) the
-// token reading (Lockstep.swift: assigned, aliased) stands.
+// candidates. The statement structure (structure: each block's statements, declarators, for
+// headers, ifs, returns, barrier calls) is read from the same dump, as token ranges: clang's
+// range of a node starts at its first token and ends at the start of its last (the lexer's
+// `--` and `++` are two tokens; an expression statement's `;` is past it). Where the dump is
+// not available (PYMETAL_CLANG_AST=0, clang reports errors, a body not in the dump, a block
+// whose statements do not tile its tokens) the token reading (Lockstep.swift) stands.
 #if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
