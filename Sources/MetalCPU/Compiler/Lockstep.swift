@@ -537,6 +537,15 @@ extension FrontEnd {
             guard state.positions[name] == nil, let size = Self.lockstepSize(words), !words.contains("auto"),
                   !d.reference || d.value != nil && Self.lockstepSize(words.filter { !["*", "const", "volatile"].contains($0) }) != nil
             else { return nil }
+            // a position is a new value in each statement: nothing to point at across statements (one named
+            // outside a subscript may be what the reference is bound to: `g = gid`, `c ? gid : lane`)
+            if d.reference, let value = d.value {
+                var depth = 0
+                for t in value {
+                    if isPunct(t, 91) { depth += 1 } else if isPunct(t, 93) { depth -= 1 }
+                    if depth == 0, tokens[t].kind == .identifier, state.positions[text(t)] != nil { return nil }
+                }
+            }
             var extent = "", count = 1
             if let extents = arrays[d.name]?.extents ?? d.extents {
                 guard !extents.isEmpty, extents.allSatisfy({ $0 > 0 }) else { return nil }

@@ -349,6 +349,10 @@ enum LockstepAST {
             var value: Range<Int>? = nil
             if node.line.contains(" cinit") {
                 // `= value`: the initialiser's tokens, from after the `=` to the `,` or `;`
+                // a reference is bound to an object (not to a temporary it would extend the life of)
+                var bound = node.children.last
+                while let b = bound, ["ImplicitCastExpr", "ExprWithCleanups"].contains(nodes[b].kind) { bound = nodes[b].children.first }
+                guard !reference || bound.map({ nodes[$0].kind != "MaterializeTemporaryExpr" }) == true else { return [] }
                 guard let initial = node.children.last.flatMap(expression), punct(initial.lowerBound - 1, 61),
                       !punct(initial.lowerBound, 123), punct(initial.upperBound, 44) || punct(initial.upperBound, 59) else { return [] }
                 value = initial

@@ -198,3 +198,27 @@ def test_leaving_lanes_take_no_part(dev, n):
     stay = (lane % 3 != 0).reshape(-1, 32)
     sums = np.repeat((x.reshape(-1, 32) * stay).sum(1), 32)
     np.testing.assert_array_equal(out, np.where(lane % 3 == 0, -1.0, sums))
+
+
+# References lockstep does not keep per thread (the kernels run as they are, on fibers, and match): one
+# bound to a temporary (`const float &c = x * 2`: its life is the reference's), one bound to a position
+# (a new value in each of lockstep's statements), `auto &` (no type to keep).
+REFERENCES_LEFT_ALONE = {
+    "temporary": ("    const float &c = x[gid] * 2.0f;\n", "c", lambda x: x * 2),
+    "position": ("    const uint &g = gid;\n", "float(g) * 0.0f + x[gid]", lambda x: x),
+    "auto": ("    float t = x[gid];\n    auto &a = t;\n    a += 1.0f;\n", "t", lambda x: x + 1),
+}
+
+
+@pytest.mark.parametrize("case", sorted(REFERENCES_LEFT_ALONE))
+@pytest.mark.parametrize("n", [32, 64])
+def test_references_left_alone(dev, case, n):
+    body, value, want = REFERENCES_LEFT_ALONE[case]
+    lib = pm.compile(HEADER + r"""
+kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
+              uint gid [[thread_position_in_grid]]) {
+""" + body + "    float s = simd_sum(" + value + ");\n    out[gid] = s;\n}\n")
+    x = (np.arange(n) % 5).astype(np.float32)
+    out = np.zeros(n, np.float32)
+    lib.k(x, out, grid=n, threadgroup=32)
+    np.testing.assert_array_equal(out, _sums(want(x)))
