@@ -36,9 +36,12 @@
 // around a SIMD-group call, templates, locals of unknown size, decltype, ...)
 // keeps the kernel in FIBERS mode, unchanged. Every copied statement is preceded by a line
 // marker, so clang's diagnostics keep the user's lines.
-// Which uses of a variable may change it, the locals of typedef'd array types and the lambdas
-// that capture nothing come from clang's AST of the body where it was read (LockstepAST.swift);
-// the rest, and everything when it was not, from the tokens.
+// Where clang's AST of the body was read (LockstepAST.swift), the statement structure comes from it:
+// statement extents, declarators, for headers, if / `if (c) return;`, returns, barrier calls, and
+// which uses of a variable may change it, the locals of typedef'd array types and the lambdas
+// that capture nothing. Which names meet other threads (by name, through user functions), the
+// uniformity of loop bounds, `i += S` and purity stay on the tokens; everything does where the
+// AST was not read (PYMETAL_CLANG_AST=0, clang refused the text, a body its ranges do not tile).
 
 extension FrontEnd {
     /// A local declared at the body's level, kept per thread.
@@ -47,6 +50,7 @@ extension FrontEnd {
         let array: String   // its per-thread array
         let type: String    // element type, without const
         let extent: String  // "" or "[4]"
+        var reference = false // `T &r = x`: its array holds pointers (type `T *`), each thread's `r` is `*array[l]`
     }
 
     indirect enum LockstepItem {
@@ -56,7 +60,7 @@ extension FrontEnd {
                      body: Range<Int>, steps: Int?)   // steps: how many every thread takes, when that is known
         case locals([LockstepLocal], initialisers: [(String, Range<Int>)])
         case collective(target: Range<Int>?, local: LockstepLocal?, value: Range<Int>, statement: Range<Int>)
-        case barrier(Range<Int>)
+        case barrier(Range<Int>, group: Bool)  // group: threadgroup_barrier (not simdgroup_barrier)
         case branch(condition: Range<Int>, then: [LockstepItem], otherwise: [LockstepItem]?)
         case leave(condition: Range<Int>)                      // if (c) return; at the body's level
         case loop(initial: [LockstepItem], condition: Range<Int>, step: Range<Int>, body: [LockstepItem])
@@ -64,44 +68,54 @@ extension FrontEnd {
         case matrix(name: String, arguments: [Range<Int>])    // a simdgroup_matrix operation, once per simdgroup
     }
 
+    /// The parts of `for (init; condition; step) body` (clang's AST's, else the tokens'); nil for other loops.
+    private func loopParts(_ range: Range<Int>) -> LockstepAST.Facts.Loop? {
+        let s = range.lowerBound
+        if lockstepFacts.covers(range) { return lockstepFacts.loops[s] }
+        guard isWord(s, "for"), isPunct(s + 1, 40) else { return nil }
+        let close = matching(s + 1), semicolons = headerSemicolons(s + 1)
+        guard semicolons.count == 2 else { return nil }
+        func part(_ r: Range<Int>) -> Range<Int>? { r.isEmpty ? nil : r }
+        return LockstepAST.Facts.Loop(initial: part((s + 2)..<(semicolons[0] + 1)).flatMap { $0.count > 1 ? $0 : nil },
+                                      condition: part((semicolons[0] + 1)..<semicolons[1]), step: part((semicolons[1] + 1)..<close),
+                                      body: (close + 1)..<range.upperBound)
+    }
+
     /// `for (init; condition; step) body` whose body meets other threads: every thread steps
     /// through it while its condition holds (no break or continue).
     private func lockstepLoop(_ range: Range<Int>, _ state: inout LockstepState) -> LockstepItem? {
-        let s = range.lowerBound, close = matching(s + 1)
-        let semicolons = headerSemicolons(s + 1)
         var memo: [String: Bool] = [:]
-        guard semicolons.count == 2, semicolons[0] + 1 < semicolons[1],
+        guard let parts = loopParts(range), let condition = parts.condition,
               !range.contains(where: { isWord($0, "break") || isWord($0, "continue") }),
-              !meetsOthers((s + 2)..<close, &memo) else { return nil }
-        if let name = uniformIndex(range, semicolons, state) {
+              !meetsOthers(range.lowerBound..<parts.body.lowerBound, &memo) else { return nil }
+        if let name = uniformIndex(parts, state) {
             // One index for the group, in scope for the body's statements (a plain C++ local, not
             // kept per thread: constants set from it are the group's too).
             state.uniform.insert(name)
             state.invariant.insert(name)
             defer { state.uniform.remove(name); state.invariant.remove(name) }
-            guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
-            return .uniformLoop(index: name, header: s..<(close + 1), body: body)
+            guard let body = lockstepStatement(parts.body, &state) else { return nil }
+            return .uniformLoop(index: name, header: range.lowerBound..<parts.body.lowerBound, body: body)
         }
         var initial: [LockstepItem] = []
-        if semicolons[0] > s + 2 {
-            let statement = (s + 2)..<(semicolons[0] + 1)
+        if let statement = parts.initial {
             if let locals = lockstepLocals(statement, &state) { initial = [locals] }
             else if declaresSomething(statement) { return nil }
             else { initial = [.lane(statement)] }
         }
-        guard let body = lockstepStatement((close + 1)..<range.upperBound, &state) else { return nil }
-        return .loop(initial: initial, condition: (semicolons[0] + 1)..<semicolons[1], step: (semicolons[1] + 1)..<close,
+        guard let body = lockstepStatement(parts.body, &state) else { return nil }
+        return .loop(initial: initial, condition: condition, step: parts.step ?? parts.body.lowerBound..<parts.body.lowerBound,
                      body: body)
     }
 
     /// The index of `for (T i = A; C; S) body` when every thread of the group takes the same steps:
     /// an integer index that the body leaves alone, and A, C and S made of it, literals and
     /// values the group shares (arguments, the group's position and size, such constants).
-    private func uniformIndex(_ range: Range<Int>, _ semicolons: [Int], _ state: LockstepState) -> String? {
-        let s = range.lowerBound, close = matching(s + 1)
-        guard let names = declarators((s + 2)..<(semicolons[0] + 1)), names.count == 1, let start = names[0].value,
-              names[0].extent == nil,
-              ((s + 2)..<names[0].name).allSatisfy({ Self.integerTypes.contains(text($0)) || text($0) == "const" })
+    private func uniformIndex(_ parts: LockstepAST.Facts.Loop, _ state: LockstepState) -> String? {
+        guard let initial = parts.initial, let condition = parts.condition, let step = parts.step,
+              let names = declarators(initial), names.count == 1, let start = names[0].value,
+              names[0].extents == nil, !names[0].pointer, !names[0].reference,
+              (initial.lowerBound..<names[0].name).allSatisfy({ Self.integerTypes.contains(text($0)) || text($0) == "const" })
         else { return nil }
         let name = text(names[0].name)
         func shared(_ range: Range<Int>) -> Bool {
@@ -116,9 +130,8 @@ extension FrontEnd {
                 }
             }
         }
-        let body = (close + 1)..<range.upperBound
-        guard shared(start), shared((semicolons[0] + 1)..<semicolons[1]), shared((semicolons[1] + 1)..<close),
-              !assigned(name, in: body), !aliased(name, in: body) else { return nil }
+        guard shared(start), shared(condition), shared(step), !assigned(name, in: parts.body), !aliased(name, in: parts.body)
+        else { return nil }
         return name
     }
 
@@ -185,6 +198,22 @@ extension FrontEnd {
                 if tokens[name].kind == .identifier { taken.insert(text(name)) }
             }
         }
+        // What a reference local is bound to lives in place, for the reference to point at (`float &r = t`).
+        func bound(_ items: [LockstepItem]) {
+            for item in items {
+                switch item {
+                case let .locals(locals, initialisers):
+                    for (name, value) in initialisers where locals.contains(where: { $0.name == name && $0.reference }) {
+                        for t in value where tokens[t].kind == .identifier { taken.insert(text(t)) }
+                    }
+                case let .branch(_, then, otherwise): bound(then); bound(otherwise ?? [])
+                case let .loop(initial, _, _, loopBody): bound(initial); bound(loopBody)
+                case let .uniformLoop(_, _, loopBody): bound(loopBody)
+                default: break
+                }
+            }
+        }
+        bound(items)
         var emitter = LockstepEmitter(positions: positions, addressTaken: taken)
         emitter.rowMajor = rowMajorMatrices(items, in: body)
         guard let text = emit(items, mask: "__pm_m0", &emitter) else { return false }
@@ -292,15 +321,19 @@ extension FrontEnd {
     private func lockstepBlock(_ range: Range<Int>, _ state: inout LockstepState, top: Bool = false) -> [LockstepItem]? {
         var items: [LockstepItem] = []
         var memo: [String: Bool] = [:]
-        var s = range.lowerBound
-        while s < range.upperBound {
-            let e = statementExtent(s)
-            guard e <= range.upperBound else { return nil }
-            defer { s = e }
+        let ast = lockstepFacts.covers(range) // read from clang's AST (LockstepAST.structure), else from the tokens
+        guard let statements = ast ? astStatements(range) : tokenStatements(range) else { return nil }
+        for statement in statements {
+            let (s, e) = (statement.lowerBound, statement.upperBound)
             if isPunct(s, 59) { continue } // ;
-            if top, isWord(s, "if"), isPunct(s + 1, 40), isWord(matching(s + 1) + 1, "return"), isPunct(matching(s + 1) + 2, 59),
-               matching(s + 1) + 3 == e, !meetsOthers(s..<e, &memo) {
-                items.append(.leave(condition: (s + 2)..<matching(s + 1)))
+            // `if (c) return;` (`{ return; }`, `else S`): the threads for which c holds leave
+            if top, let leave = leaving(s..<e, ast: ast) {
+                guard !meetsOthers(leave.condition, &memo) else { return nil }
+                items.append(.leave(condition: leave.condition))
+                if let otherwise = leave.otherwise {
+                    guard let inner = lockstepStatement(otherwise, &state) else { return nil }
+                    items.append(.branch(condition: s..<s, then: inner, otherwise: nil)) // a block of its own
+                }
                 continue
             }
             // A lambda that captures nothing (clang's AST says; its body may return): a value the group shares.
@@ -311,7 +344,9 @@ extension FrontEnd {
                 continue
             }
             // Any other return (a thread leaving from inside a statement) does not fit.
-            if (s..<e).contains(where: { isWord($0, "return") }) { return nil }
+            if ast ? (s..<e).contains(where: lockstepFacts.returns.contains) : (s..<e).contains(where: { isWord($0, "return") }) {
+                return nil
+            }
             let meets = meetsOthers(s..<e, &memo)
             if isPunct(s, 123) {
                 guard meets else { items.append(.lane(s..<e)); continue }
@@ -335,23 +370,21 @@ extension FrontEnd {
                 items.append(.lane(s..<e))
                 continue
             }
-            if first == "if", isPunct(s + 1, 40) {
-                let conditionEnd = matching(s + 1)
+            if ast ? lockstepFacts.branches[s] != nil || isWord(s, "if") : first == "if" && isPunct(s + 1, 40) {
                 guard meets else { items.append(.lane(s..<e)); continue }
                 // no declaration in the condition, nothing that meets other threads
-                guard !meetsOthers((s + 2)..<conditionEnd, &memo), pure((s + 2)..<conditionEnd),
-                      declarators((s + 2)..<(conditionEnd + 1)) == nil else { return nil }
-                let thenEnd = statementExtent(conditionEnd + 1)
-                guard let then = lockstepStatement((conditionEnd + 1)..<thenEnd, &state) else { return nil }
+                guard let branch = ast ? lockstepFacts.branches[s] : tokenBranch(s..<e),
+                      !meetsOthers(branch.condition, &memo), pure(branch.condition) else { return nil }
+                guard let then = lockstepStatement(branch.then, &state) else { return nil }
                 var otherwise: [LockstepItem]? = nil
-                if thenEnd < e {
-                    guard let items = lockstepStatement((thenEnd + 1)..<e, &state) else { return nil }
+                if let other = branch.otherwise {
+                    guard let items = lockstepStatement(other, &state) else { return nil }
                     otherwise = items
                 }
-                items.append(.branch(condition: (s + 2)..<conditionEnd, then: then, otherwise: otherwise))
+                items.append(.branch(condition: branch.condition, then: then, otherwise: otherwise))
                 continue
             }
-            if meets, first == "for", isPunct(s + 1, 40) {
+            if meets, ast ? isWord(s, "for") : first == "for" && isPunct(s + 1, 40) {
                 guard let item = lockstepLoop(s..<e, &state) else { return nil }
                 items.append(item)
                 continue
@@ -366,15 +399,59 @@ extension FrontEnd {
                 items.append(stridedLoop(s..<e, state) ?? .lane(s..<e))
                 continue
             }
-            if first == "threadgroup_barrier" || first == "simdgroup_barrier", isPunct(s + 1, 40),
-               matching(s + 1) + 2 == e {
-                items.append(.barrier(s..<e))
+            // a call of a barrier, as clang resolved it (`metal::threadgroup_barrier`, through a macro)
+            if let group = ast ? lockstepFacts.barriers[s]
+                : (first == "threadgroup_barrier" || first == "simdgroup_barrier") && isPunct(s + 1, 40) && matching(s + 1) + 2 == e
+                    ? first == "threadgroup_barrier" : nil {
+                items.append(.barrier(s..<e, group: group))
                 continue
             }
             guard let item = collective(s..<e, &state, &memo) else { return nil }
             items.append(item)
         }
         return items
+    }
+
+    /// The statements of `range` as clang's AST says: a block's (the range inside its braces) or one statement's.
+    private func astStatements(_ range: Range<Int>) -> [Range<Int>]? {
+        if isPunct(range.lowerBound - 1, 123), matching(range.lowerBound - 1) == range.upperBound,
+           let block = lockstepFacts.blocks[range.lowerBound - 1] { return block }
+        return lockstepFacts.statements[range.lowerBound] == range.upperBound ? [range] : nil
+    }
+
+    /// The statements of `range` as the tokens say (the fallback).
+    private func tokenStatements(_ range: Range<Int>) -> [Range<Int>]? {
+        var statements: [Range<Int>] = []
+        var s = range.lowerBound
+        while s < range.upperBound {
+            let e = statementExtent(s)
+            guard e <= range.upperBound else { return nil }
+            statements.append(s..<e)
+            s = e
+        }
+        return statements
+    }
+
+    /// `if (c) S [else T]` as the tokens say (the fallback): no declaration in the condition.
+    private func tokenBranch(_ range: Range<Int>) -> LockstepAST.Facts.Branch? {
+        let s = range.lowerBound, conditionEnd = matching(s + 1)
+        guard declarators((s + 2)..<(conditionEnd + 1)) == nil else { return nil }
+        let thenEnd = statementExtent(conditionEnd + 1)
+        return LockstepAST.Facts.Branch(condition: (s + 2)..<conditionEnd, then: (conditionEnd + 1)..<thenEnd,
+                                        otherwise: thenEnd < range.upperBound ? (thenEnd + 1)..<range.upperBound : nil,
+                                        leaves: isWord(conditionEnd + 1, "return") && isPunct(conditionEnd + 2, 59))
+    }
+
+    /// `if (c) return;` at the body's level: its condition, and what an `else` runs (the AST reads braces and else;
+    /// the tokens only `if (c) return;`).
+    private func leaving(_ range: Range<Int>, ast: Bool) -> (condition: Range<Int>, otherwise: Range<Int>?)? {
+        if ast {
+            guard let branch = lockstepFacts.branches[range.lowerBound], branch.leaves else { return nil }
+            return (branch.condition, branch.otherwise)
+        }
+        guard isWord(range.lowerBound, "if"), isPunct(range.lowerBound + 1, 40), let branch = tokenBranch(range), branch.leaves,
+              branch.otherwise == nil else { return nil }
+        return (branch.condition, nil)
     }
 
     /// A branch of an if: a block, or one statement.
@@ -413,61 +490,88 @@ extension FrontEnd {
         i >= 0 && i < tokens.count && tokens[i].kind == .identifier && text(i) == word
     }
 
-    /// `T a = x, b[4];` at the body's level, with T of a known size: kept per thread.
+    /// `T a = x, b[4];` at the body's level, with T of a known size: kept per thread. From clang's AST also
+    /// `T a = x, &r = a, *p = &a, c[2][3];`: a reference is kept as a pointer (LockstepLocal.reference).
     private func lockstepLocals(_ range: Range<Int>, _ state: inout LockstepState) -> LockstepItem? {
         guard let names = declarators(range) else { return nil }
+        let ast = lockstepFacts.covers(range)
         var words: [String] = []
+        var indirection = false // a `*` or `&` before the first name: the AST says whose it is
         for t in range.lowerBound..<names[0].name {
-            guard tokens[t].kind == .identifier || isPunct(t, 42) || text(t) == "::" else { return nil }
+            guard tokens[t].kind == .identifier || isPunct(t, 42) || (ast && isPunct(t, 38)) || text(t) == "::" else { return nil }
+            if ast, isPunct(t, 42) || isPunct(t, 38) { indirection = true; continue }
+            // (`float *const p`: a const pointer, which the AST reading leaves alone)
+            if indirection, ["const", "volatile"].contains(text(t)) { return nil }
             switch text(t) {
             case "device", "thread", "threadgroup": continue // address spaces are gone in C++
             case "constant": words.append("const")
             default: words.append(text(t))
             }
         }
-        // The array's elements are assigned: no const of their own (a pointer may point at const).
-        let star = words.lastIndex(of: "*") ?? -1
-        words = words.enumerated().filter { $0.offset < star || !["const", "volatile"].contains($0.element) }.map(\.element)
-        var size = Self.lockstepSize(words)
+        /// The type of declarator `d`'s per-thread array elements: assigned, so no const of their own (a pointer
+        /// may point at const).
+        func type(_ d: LockstepAST.Facts.Declarator) -> [String] {
+            let indirect = d.pointer || d.reference
+            var words = ast && indirect ? words + ["*"] : words
+            let star = words.lastIndex(of: "*") ?? -1
+            words = words.enumerated().filter { $0.offset < star || !["const", "volatile"].contains($0.element) }.map(\.element)
+            return words
+        }
         var arrays: [Int: (element: String, extents: [Int])] = [:]
-        if size == nil {
+        var element: [String]? = nil
+        if Self.lockstepSize(type(names[0])) == nil {
             // a typedef of an array (`row a;`): what it is as clang's AST says
             let resolved = names.compactMap { lockstepFacts.arrays[$0.name] }
-            guard resolved.count == names.count, names.allSatisfy({ $0.extent == nil }), let element = resolved.first?.element,
-                  resolved.allSatisfy({ $0.element == element }) else { return nil }
-            size = Self.lockstepSize([element])
-            words = [element]
+            guard resolved.count == names.count, names.allSatisfy({ !isPunct($0.name + 1, 91) && !$0.pointer && !$0.reference }),
+                  let first = resolved.first?.element, resolved.allSatisfy({ $0.element == first }) else { return nil }
+            element = [first]
             arrays = Dictionary(uniqueKeysWithValues: zip(names.map(\.name), resolved))
         }
-        guard let size else { return nil }
         var locals: [LockstepLocal] = []
         var initialisers: [(String, Range<Int>)] = []
         for d in names {
             let name = text(d.name)
-            guard state.positions[name] == nil else { return nil }
+            let words = element ?? type(d)
+            // (`auto *p`, `thread auto &e = m.thread_elements()`: no type to declare the array with; a reference
+            // to a scalar or vector only)
+            guard state.positions[name] == nil, let size = Self.lockstepSize(words), !words.contains("auto"),
+                  !d.reference || d.value != nil && Self.lockstepSize(words.filter { !["*", "const", "volatile"].contains($0) }) != nil
+            else { return nil }
+            // a position is a new value in each statement: nothing to point at across statements (one named
+            // outside a subscript may be what the reference is bound to: `g = gid`, `c ? gid : lane`)
+            if d.reference, let value = d.value {
+                var depth = 0
+                for t in value {
+                    if isPunct(t, 91) { depth += 1 } else if isPunct(t, 93) { depth -= 1 }
+                    if depth == 0, tokens[t].kind == .identifier, state.positions[text(t)] != nil { return nil }
+                }
+            }
             var extent = "", count = 1
-            if let array = arrays[d.name] {
-                extent = array.extents.map { "[\($0)]" }.joined()
-                count = array.extents.reduce(1, *)
-            } else if let open = d.extent {
-                guard let n = Self.integerValue(text(open + 1)), matching(open) == open + 2 else { return nil }
-                extent = "[\(n)]"
-                count = n
+            if let extents = arrays[d.name]?.extents ?? d.extents {
+                guard !extents.isEmpty, extents.allSatisfy({ $0 > 0 }) else { return nil }
+                extent = extents.map { "[\($0)]" }.joined()
+                count = extents.reduce(1, *)
             }
             state.counter += 1
             state.bytesPerThread += size * count
             state.invariant.remove(name)
             state.locals.insert(name)
             locals.append(LockstepLocal(name: name, array: "__pm_h\(state.counter)_\(name)",
-                                        type: words.joined(separator: " ").replacing(" :: ", with: "::"), extent: extent))
+                                        type: words.joined(separator: " ").replacing(" :: ", with: "::"), extent: extent,
+                                        reference: d.reference))
             if let value = d.value { initialisers.append((name, value)) }
         }
         return .locals(locals, initialisers: initialisers)
     }
 
-    /// The declarators of `T a = x, b[4], c;`: each name, its `[n]` and its initialiser;
-    /// nil when the statement is not such a declaration.
-    private func declarators(_ range: Range<Int>) -> [(name: Int, extent: Int?, value: Range<Int>?)]? {
+    /// The declarators of `T a = x, b[4], c;` (clang's AST's, else the tokens'); nil when the statement is not
+    /// such a declaration.
+    private func declarators(_ range: Range<Int>) -> [LockstepAST.Facts.Declarator]? {
+        if lockstepFacts.covers(range) {
+            guard lockstepFacts.statements[range.lowerBound] == range.upperBound,
+                  let names = lockstepFacts.declarations[range.lowerBound], !names.isEmpty else { return nil }
+            return names
+        }
         let end = range.upperBound - 1
         guard isPunct(end, 59), tokens[range.lowerBound].kind == .identifier,
               !Self.statementWords.contains(text(range.lowerBound)) else { return nil }
@@ -481,14 +585,18 @@ extension FrontEnd {
         guard t < end, t > range.lowerBound, tokens[t].kind == .identifier else { return nil }
         if isPunct(t + 1, 61), isPunct(t + 2, 61) { return nil } // a == b;
         let pointer = (range.lowerBound..<t).contains { isPunct($0, 42) } // `float *p, q;`: only p is one
-        var result: [(name: Int, extent: Int?, value: Range<Int>?)] = []
+        var result: [LockstepAST.Facts.Declarator] = []
         var j = t
         while j < end {
             guard tokens[j].kind == .identifier else { return nil }
             let name = j
-            var extent: Int? = nil
+            var extents: [Int]? = nil
             j += 1
-            if isPunct(j, 91) { extent = j; j = matching(j) + 1 }
+            if isPunct(j, 91) {
+                // `[n]` with a literal n; anything else is an extent of unknown size
+                extents = matching(j) == j + 2 ? Self.integerValue(text(j + 1)).map { [$0] } ?? [] : []
+                j = matching(j) + 1
+            }
             var value: Range<Int>? = nil
             if isPunct(j, 61) {
                 guard !isPunct(j + 1, 123) else { return nil } // = { ... }
@@ -501,8 +609,8 @@ extension FrontEnd {
                 guard start < j else { return nil }
                 value = start..<j
             }
-            guard extent == nil || value == nil else { return nil }
-            result.append((name, extent, value))
+            guard extents == nil || value == nil else { return nil }
+            result.append(LockstepAST.Facts.Declarator(name: name, extents: extents, value: value, reference: false, pointer: pointer))
             if isPunct(j, 44) { guard !pointer else { return nil }; j += 1; continue }
             guard j == end else { return nil }
         }
@@ -530,7 +638,8 @@ extension FrontEnd {
         let first = tokens[range.lowerBound].kind == .identifier ? text(range.lowerBound) : ""
         if first == "threadgroup" { return edited(range)?.contains("::pm::rt::tg_var<") ?? false }
         if ["constexpr", "typedef", "using", "static_assert"].contains(first) { return true }
-        guard first == "const", let names = declarators(range), names.allSatisfy({ $0.extent == nil && $0.value != nil }),
+        guard first == "const", let names = declarators(range),
+              names.allSatisfy({ $0.extents == nil && $0.value != nil && !$0.pointer && !$0.reference }),
               !(range.lowerBound..<names[0].name).contains(where: { isPunct($0, 42) }) else { return false }
         return names.allSatisfy { d in
             d.value!.allSatisfy { t in
@@ -584,38 +693,32 @@ extension FrontEnd {
     /// `for (T i = A; C; i += S) B` whose threads step through memory together: its index is
     /// A + k * S at step k when A and S do not change while it runs and B does not assign i.
     private func stridedLoop(_ range: Range<Int>, _ state: LockstepState) -> LockstepItem? {
-        let s = range.lowerBound
-        guard isWord(s, "for"), isPunct(s + 1, 40) else { return nil }
-        let close = matching(s + 1)
-        let semicolons = headerSemicolons(s + 1)
         // a literal bound (j < 64: a few steps per thread) gains less than stepping across costs
-        guard semicolons.count == 2, strided((semicolons[1] + 1)..<close) else { return nil }
+        guard let parts = loopParts(range), let initial = parts.initial, let condition = parts.condition, let step = parts.step,
+              strided(step) else { return nil }
         // init: T i = A
-        guard let equals = ((s + 2)..<semicolons[0]).first(where: { isPunct($0, 61) }), equals > s + 3,
-              tokens[equals - 1].kind == .identifier,
-              ((s + 2)..<(equals - 1)).allSatisfy({ tokens[$0].kind == .identifier }) else { return nil }
-        let name = text(equals - 1)
+        guard let names = declarators(initial), names.count == 1, let start = names[0].value, names[0].extents == nil,
+              !names[0].pointer, !names[0].reference, names[0].name > initial.lowerBound,
+              (initial.lowerBound..<names[0].name).allSatisfy({ tokens[$0].kind == .identifier }) else { return nil }
+        let type = initial.lowerBound..<names[0].name, name = text(names[0].name)
         // step: i += S
-        let step = semicolons[1] + 1
-        guard isWord(step, name), isPunct(step + 1, 43), isPunct(step + 2, 61), step + 3 < close else { return nil }
-        let body = (close + 1)..<range.upperBound
-        let condition = (semicolons[0] + 1)..<semicolons[1]
-        guard !condition.isEmpty, !assigned(name, in: body),
-              ((s + 2)..<(equals - 1)).allSatisfy({ Self.integerTypes.contains(text($0)) || text($0) == "const" }),
+        guard step.count > 3, isWord(step.lowerBound, name), isPunct(step.lowerBound + 1, 43), isPunct(step.lowerBound + 2, 61)
+        else { return nil }
+        let stride = (step.lowerBound + 3)..<step.upperBound, body = parts.body
+        guard !assigned(name, in: body),
+              type.allSatisfy({ Self.integerTypes.contains(text($0)) || text($0) == "const" }),
               !body.contains(where: { isWord($0, "break") }),
               !aliased(name, in: body),
-              invariant((equals + 1)..<semicolons[0], state), invariant((step + 3)..<close, state) else { return nil }
+              invariant(start, state), invariant(stride, state) else { return nil }
         // `for (j = lane; j < 64; j += 32)`: each lane of a simdgroup takes 64 / 32 steps
         var steps: Int? = nil
-        let (start, stride) = ((equals + 1)..<semicolons[0], (step + 3)..<close)
         if start.count == 1, let lane = state.positions[text(start.lowerBound)], lane == "thread_index_in_simdgroup",
            stride.count == 1, Self.integerValue(text(stride.lowerBound)) == 32, condition.count == 3,
            isWord(condition.lowerBound, name), isPunct(condition.lowerBound + 1, 60), let bound = Self.integerValue(text(condition.lowerBound + 2)),
            tokens[condition.lowerBound + 2].kind == .number, bound > 0, bound % 32 == 0 {
             steps = bound / 32
         }
-        return .strided(type: (s + 2)..<(equals - 1), name: name, start: start,
-                        condition: condition, step: stride, body: body, steps: steps)
+        return .strided(type: type, name: name, start: start, condition: condition, step: stride, body: body, steps: steps)
     }
 
     /// The function or type named before the parentheses around argument token `t`, if any.
@@ -759,7 +862,7 @@ extension FrontEnd {
         // a compound assignment (x += simd_sum(v)) would run twice
         guard ![43, 45, 42, 47, 37, 38, 124, 94, 60, 62].contains(where: { isPunct(equals - 1, $0) }) else { return nil }
         if let item = lockstepLocals(range, &state), case let .locals(locals, _) = item {
-            guard locals.count == 1, locals[0].extent.isEmpty else { return nil }
+            guard locals.count == 1, locals[0].extent.isEmpty, !locals[0].reference else { return nil }
             return .collective(target: nil, local: locals[0], value: value, statement: range)
         }
         guard !declaresSomething(range) else { return nil }
@@ -816,6 +919,10 @@ extension FrontEnd {
                         continue
                     }
                     guard let text = edited(value) else { return nil }
+                    if local.reference { // the thread's pointer to what it is bound to
+                        out += lanes(mask, " \(local.array)[__pm_l] = &(" + marker(value.lowerBound) + text + ");", e, uses: [value])
+                        continue
+                    }
                     out += lanes(mask, " \(local.name) =" + marker(value.lowerBound) + text + ";", e,
                                  uses: [value], names: [local.name])
                 }
@@ -864,10 +971,9 @@ extension FrontEnd {
                 out += " if (__pm_p && ::pm::rt::ls_complete(__pm_w)) return;"
                 out += lanes(mask, body, e, uses: [statement], setsLane: true)
                 out += " } ::pm::rt::ls_done(__pm_w);"
-            case let .barrier(range):
+            case let .barrier(range, group):
                 // between statements every thread has reached it; what is left to do is to
                 // report threads that cannot (they returned, or wait elsewhere), as fibers do
-                let group = isWord(range.lowerBound, "threadgroup_barrier") ? "true" : "false"
                 out += " if (" + marker(range.lowerBound) + "::pm::rt::ls_barrier(__pm_w, \(mask), __pm_m0, \(group))) return;\n"
             case let .leave(condition):
                 guard let c = edited(condition) else { return nil }
@@ -1017,6 +1123,10 @@ extension FrontEnd {
         for local in e.scopes.reversed().joined() where names.contains(local.name) && !seen.contains(local.name) {
             seen.insert(local.name)
             if local.array.isEmpty { continue } // a group-wide loop's index, in scope as it is
+            if local.reference {
+                out += " [[maybe_unused]] auto &\(local.name) = *\(local.array)[__pm_l];"
+                continue
+            }
             if copy && local.extent.isEmpty && !e.addressTaken.contains(local.name) {
                 out += " [[maybe_unused]] auto \(local.name) = \(local.array)[__pm_l];"
                 back += " \(local.array)[__pm_l] = \(local.name);"

@@ -18,9 +18,12 @@
 // lines and columns, which FrontEnd.astSource maps back to the tokens. The cost
 // (measured on the lockstep test files, 19 and 30 kernels: 0.04-0.1 s, a 0.4 MB
 // dump; none for a file without candidates) is paid only when there are
-// candidates. Where the dump is not available (PYMETAL_CLANG_AST=0, clang
-// reports errors, a body not in the dump, a node that maps to no token) the
-// token reading (Lockstep.swift: assigned, aliased) stands.
+// candidates. The statement structure (structure: each block's statements, declarators, for
+// headers, ifs, returns, barrier calls) is read from the same dump, as token ranges: clang's
+// range of a node starts at its first token and ends at the start of its last (the lexer's
+// `--` and `++` are two tokens; an expression statement's `;` is past it). Where the dump is
+// not available (PYMETAL_CLANG_AST=0, clang reports errors, a body not in the dump, a block
+// whose statements do not tile its tokens) the token reading (Lockstep.swift) stands.
 #if canImport(FoundationEssentials) && canImport(Glibc)  // not Darwin, whose Foundation is the one to use
 import FoundationEssentials  // Linux: no ICU on the load path (only Foundation needs it)
 import Glibc
@@ -48,6 +51,39 @@ enum LockstepAST {
         /// `auto f = [](T a) { ... };`, a lambda that captures nothing, by the token its statement starts at: the name.
         var lambdas: [Int: String] = [:]
 
+        // The statement structure (lockstepBlock's reading of a body), as token ranges:
+        var blocks: [Int: [Range<Int>]] = [:]      // a block's `{` -> its statements
+        var statements: [Int: Int] = [:]            // a statement's first token -> its end (exclusive)
+        var declarations: [Int: [Declarator]] = [:] // a declaration statement's first token -> its declarators
+        var branches: [Int: Branch] = [:]           // an `if`'s first token -> its parts
+        var loops: [Int: Loop] = [:]                // a `for`'s first token -> its header's parts and body
+        var returns: Set<Int> = []                  // where a return statement is (not one of a lambda's)
+        var barriers: [Int: Bool] = [:]             // a statement that is a barrier call -> threadgroup_barrier (not simdgroup_)
+
+        /// A variable a declaration statement declares: its name's token, the extents of an array (outermost
+        /// first, as clang's type says), its initialiser (`= value`), and whether it is a reference or a pointer.
+        struct Declarator {
+            let name: Int
+            let extents: [Int]?
+            let value: Range<Int>?
+            let reference: Bool
+            let pointer: Bool
+        }
+        /// `if (condition) then [else otherwise]`; `leaves`: `then` is `return;` or `{ return; }`.
+        struct Branch {
+            let condition: Range<Int>
+            let then: Range<Int>
+            let otherwise: Range<Int>?
+            let leaves: Bool
+        }
+        /// `for (initial; condition; step) body`, each part nil when empty.
+        struct Loop {
+            let initial: Range<Int>?
+            let condition: Range<Int>?
+            let step: Range<Int>?
+            let body: Range<Int>
+        }
+
         /// Whether `range` lies in a body read from the AST.
         func covers(_ range: Range<Int>) -> Bool {
             bodies.contains { $0.lowerBound <= range.lowerBound && range.upperBound <= $0.upperBound }
@@ -60,6 +96,7 @@ enum LockstepAST {
         let line: Substring
         var token: Int?
         var location: Int? // a declaration's own location (its name)
+        var end: Int? = nil // the token its range ends at (clang's end: the start of its last token)
         let parent: Int?
         var children: [Int] = []
     }
@@ -85,14 +122,23 @@ enum LockstepAST {
         }
         for line in dump.split(separator: "\n", omittingEmptySubsequences: true) {
             // the tree's drawing: `| |-`, `` `-``
-            guard let at = line.firstIndex(where: { $0 != " " && $0 != "|" && $0 != "`" && $0 != "-" }),
-                  line[at].isLetter else { continue } // `Dumping f:`, `<<<NULL>>>`
+            guard let at = line.firstIndex(where: { $0 != " " && $0 != "|" && $0 != "`" && $0 != "-" }) else { continue }
             let depth = line.distance(from: line.startIndex, to: at) / 2
+            guard line[at].isLetter else { // `Dumping f:`; `<<<NULL>>>`: an absent child (a for loop's empty init)
+                if line[at...].hasPrefix("<<<NULL>>>"), depth > 0 {
+                    while let last = stack.last, last.depth >= depth { stack.removeLast() }
+                    if let parent = stack.last?.node {
+                        nodes.append(Node(kind: "NULL", line: "", token: nil, location: nil, parent: parent))
+                        nodes[parent].children.append(nodes.count - 1)
+                    }
+                }
+                continue
+            }
             let head = line[at...]
             let kind = head.prefix { $0 != " " }
             var rest = head.dropFirst(kind.count).drop { $0 == " " }
             if rest.hasPrefix("0x") { rest = rest.drop { $0 != " " }.dropFirst() }
-            var start: Int? = nil, own: Int? = nil
+            var start: Int? = nil, own: Int? = nil, end: Int? = nil
             if rest.first == "<" { // <begin[, end]> [location]
                 var level = 0, close = rest.startIndex
                 for i in rest.indices {
@@ -101,7 +147,7 @@ enum LockstepAST {
                 let range = rest[rest.index(after: rest.startIndex)..<close]
                 for (n, part) in range.split(separator: ",").enumerated() {
                     let token = location(part.trimmingPrefix(" "))
-                    if n == 0 { start = token }
+                    if n == 0 { start = token; end = token } else { end = token }
                 }
                 rest = rest[rest.index(after: close)...].drop { $0 == " " }
                 let next = rest.prefix { $0 != " " }
@@ -111,7 +157,7 @@ enum LockstepAST {
             }
             while let last = stack.last, last.depth >= depth { stack.removeLast() }
             let parent = stack.last?.node
-            nodes.append(Node(kind: kind, line: head, token: start, location: own, parent: parent))
+            nodes.append(Node(kind: kind, line: head, token: start, location: own, end: end, parent: parent))
             if let parent { nodes[parent].children.append(nodes.count - 1) }
             stack.append((depth, nodes.count - 1))
         }
@@ -174,9 +220,158 @@ enum LockstepAST {
         return (["_Float16": "half", "__bf16": "bfloat"][String(element)] ?? String(element), extents.map { $0! })
     }
 
+    /// The statement structure of the bodies (Facts.blocks ...) as token ranges. A block whose statements do
+    /// not tile its tokens (a location that maps to no token: text the front end replaced) is left out, as
+    /// is a declaration of a shape the rewrite does not take: the token reading stands for them.
+    static func structure(_ nodes: [Node], _ facts: inout Facts, punct: (Int, UInt8) -> Bool, pragma: (Int) -> Bool,
+                          removed: (Int) -> Bool, extent: (Int) -> Int) {
+        func inBody(_ t: Int) -> Bool { facts.bodies.contains { ($0.lowerBound - 1)...$0.upperBound ~= t } }
+        var unread: Set<Int> = [] // blocks whose statements are not all read
+        // A body with such a block is read from its tokens, all of it (no mix of the two readings).
+        defer { facts.bodies.removeAll { body in unread.contains { ($0 >= body.lowerBound - 1) && $0 < body.upperBound } } }
+        func statement(_ i: Int) -> Bool { nodes[i].kind != "NULL" && !nodes[i].kind.hasSuffix("Attr") }
+        // The lexer's last token of node i: clang's end is the start of its last token, and the lexer splits
+        // `++` and `--` (an expression ending at a `+` or `-` ends with one of them: `k--`).
+        func last(_ i: Int) -> Int? {
+            guard let end = nodes[i].end else { return nil }
+            return punct(end, 43) || punct(end, 45) ? end + 1 : end
+        }
+        // A statement's end (exclusive): past its last token, and past the `;` that ends it when clang's range
+        // stops before (an expression, return, do-while; an if or loop ends where its last statement does).
+        func end(_ i: Int) -> Int? {
+            let kind = nodes[i].kind
+            if ["IfStmt", "ForStmt", "WhileStmt", "AttributedStmt", "CXXForRangeStmt", "SwitchStmt", "LabelStmt"].contains(kind) {
+                return nodes[i].children.last(where: statement).flatMap(end)
+            }
+            guard let last = last(i) else { return nil }
+            if kind == "CompoundStmt" || kind == "DeclStmt" { return last + 1 }
+            return punct(last + 1, 59) ? last + 2 : last + 1
+        }
+        func range(_ i: Int) -> Range<Int>? {
+            guard let start = nodes[i].token, let end = end(i), start < end else { return nil }
+            return start..<end
+        }
+        // An expression's tokens (no `;`).
+        func expression(_ i: Int) -> Range<Int>? {
+            guard let start = nodes[i].token, let last = last(i), start <= last else { return nil }
+            return start..<(last + 1)
+        }
+        for (index, node) in nodes.enumerated() {
+            guard let token = node.token, inBody(token) else { continue }
+            switch node.kind {
+            case "CompoundStmt":
+                guard punct(token, 123), let close = node.end, punct(close, 125) else { continue }
+                var ranges: [Range<Int>] = []
+                var at = token + 1, tiled = true
+                for child in node.children {
+                    // A statement whose start the front end rewrote starts where the one before ended; one it
+                    // replaced whole (`threadgroup float t[4];` -> tg_var) ends where the tokens say.
+                    guard let e = end(child) ?? (nodes[child].token == nil ? extent(at) : nil), case let r = (nodes[child].token ?? at)..<e, r.lowerBound >= at, r.lowerBound < e,
+                          r.upperBound <= close else { tiled = false; break }
+                    // between two statements: `;`s ending the one before (`x = T{1};`: clang's range stops at the
+                    // brace), then what goes with the next: `#pragma` lines clang kept no node for, words the
+                    // front end removed (`threadgroup float &r = ...`)
+                    var gap = at
+                    while gap < r.lowerBound, punct(gap, 59), !ranges.isEmpty { gap += 1 }
+                    guard (gap..<r.lowerBound).allSatisfy({ pragma($0) || removed($0) }) else { tiled = false; break }
+                    if gap > at { ranges[ranges.count - 1] = ranges[ranges.count - 1].lowerBound..<gap }
+                    ranges.append(gap..<r.upperBound)
+                    at = r.upperBound
+                    if nodes[child].kind == "DeclStmt" {
+                        facts.declarations[gap] = declarators(nodes, child, expression: expression, punct: punct)
+                    }
+                }
+                while tiled, at < close, punct(at, 59), !ranges.isEmpty { at += 1; ranges[ranges.count - 1] = ranges[ranges.count - 1].lowerBound..<at }
+                guard tiled, at == close else { unread.insert(token); continue }
+                facts.blocks[token] = ranges
+                for r in ranges { facts.statements[r.lowerBound] = r.upperBound }
+            case "IfStmt":
+                // no init statement, no declaration in the condition
+                let parts = node.children.filter(statement)
+                guard !node.line.contains("has_init"), !node.line.contains("has_var"), parts.count == 2 || parts.count == 3,
+                      let condition = expression(parts[0]), let then = range(parts[1]) else { continue } // (not taken: fibers)
+                let otherwise = parts.count == 3 ? range(parts[2]) : nil
+                guard parts.count == 2 || otherwise != nil else { unread.insert(token); continue }
+                let returns = { (i: Int) in nodes[i].kind == "ReturnStmt" && nodes[i].children.isEmpty }
+                let leaves = returns(parts[1])
+                    || (nodes[parts[1]].kind == "CompoundStmt" && nodes[parts[1]].children.count == 1 && returns(nodes[parts[1]].children[0]))
+                facts.branches[token] = Facts.Branch(condition: condition, then: then, otherwise: otherwise, leaves: leaves)
+                for r in [then, otherwise].compactMap({ $0 }) { facts.statements[r.lowerBound] = r.upperBound }
+            case "ForStmt":
+                // init, condition variable, condition, step, body
+                guard node.children.count == 5, nodes[node.children[1]].kind == "NULL", let body = range(node.children[4]) else { continue }
+                let initial = nodes[node.children[0]].kind == "NULL" ? nil : range(node.children[0])
+                let condition = nodes[node.children[2]].kind == "NULL" ? nil : expression(node.children[2])
+                let step = nodes[node.children[3]].kind == "NULL" ? nil : expression(node.children[3])
+                guard (initial != nil) == (nodes[node.children[0]].kind != "NULL"), (condition != nil) == (nodes[node.children[2]].kind != "NULL"),
+                      (step != nil) == (nodes[node.children[3]].kind != "NULL") else { continue }
+                facts.loops[token] = Facts.Loop(initial: initial, condition: condition, step: step, body: body)
+                for r in [initial, body].compactMap({ $0 }) { facts.statements[r.lowerBound] = r.upperBound }
+            case "DeclStmt": // (a block's are read with its statements)
+                if facts.declarations[token] == nil {
+                    facts.declarations[token] = declarators(nodes, index, expression: expression, punct: punct)
+                }
+            case "ReturnStmt":
+                // (a lambda's return ends a call, not a thread)
+                var p = node.parent
+                while let q = p, nodes[q].kind != "LambdaExpr" { p = nodes[q].parent }
+                if p == nil { facts.returns.insert(token) }
+            case "CallExpr":
+                // a statement that is a call of a barrier, by the function clang resolved (`metal::`, macros)
+                guard let parent = node.parent, ["CompoundStmt", "AttributedStmt"].contains(nodes[parent].kind)
+                        || (nodes[parent].kind == "IfStmt" && nodes[parent].children.first != index)
+                        || (nodes[parent].kind == "ForStmt" && nodes[parent].children.last == index),
+                      let callee = node.children.first, nodes[callee].kind == "ImplicitCastExpr",
+                      let name = nodes[callee].children.first, nodes[name].kind == "DeclRefExpr",
+                      let range = nodes[name].line.firstRange(of: " Function 0x"),
+                      let function = quoted(nodes[name].line[range.upperBound...]),
+                      function == "threadgroup_barrier" || function == "simdgroup_barrier" else { continue }
+                facts.barriers[token] = function == "threadgroup_barrier"
+            default: break
+            }
+        }
+    }
+
+    /// The declarators of DeclStmt `index`; empty when one is of a shape lockstep does not keep per thread
+    /// (`T a(x)`, `T a{x}`, `= {...}`, `T &&r`, a static or a function).
+    static func declarators(_ nodes: [Node], _ index: Int, expression: (Int) -> Range<Int>?,
+                            punct: (Int, UInt8) -> Bool) -> [Facts.Declarator] {
+        var result: [Facts.Declarator] = []
+        for child in nodes[index].children {
+            let node = nodes[child]
+            guard node.kind == "VarDecl", let name = node.location, let declared = ClangAST.parameter(node.line),
+                  !declared.type.contains("&&"), !node.line.contains(" static"), !node.line.contains(" listinit") else { return [] }
+            let extents = array(declared.canonical)?.extents
+            let pointer = declared.canonical.hasSuffix("*"), reference = declared.type.hasSuffix("&")
+            // one level of pointer, a reference to a scalar or vector: the element types lockstep spells
+            guard declared.canonical.filter({ $0 == "*" }).count <= (pointer ? 1 : 0),
+                  !reference || !declared.type.contains("*") && !declared.type.contains("(") else { return [] }
+            var value: Range<Int>? = nil
+            if node.line.contains(" cinit") {
+                // `= value`: the initialiser's tokens, from after the `=` to the `,` or `;`
+                // a reference is bound to an object (not to a temporary it would extend the life of)
+                var bound = node.children.last
+                while let b = bound, ["ImplicitCastExpr", "ExprWithCleanups"].contains(nodes[b].kind) { bound = nodes[b].children.first }
+                guard !reference || bound.map({ nodes[$0].kind != "MaterializeTemporaryExpr" }) == true else { return [] }
+                guard let initial = node.children.last.flatMap(expression), punct(initial.lowerBound - 1, 61),
+                      !punct(initial.lowerBound, 123), punct(initial.upperBound, 44) || punct(initial.upperBound, 59) else { return [] }
+                value = initial
+            } else if node.line.contains(" callinit") {
+                // a default construction (`simdgroup_float8x8 m;`), not `T a(x)`
+                guard !punct(name + 1, 40), !punct(name + 1, 123) else { return [] }
+            }
+            result.append(Facts.Declarator(name: name, extents: extents, value: value, reference: reference, pointer: pointer))
+        }
+        return result
+    }
+
     /// The facts of clang's dump `dump` for the bodies `bodies` (token ranges inside the braces), with `position`
-    /// the token starting at an offset of the AST text, if one does.
-    static func facts(_ dump: Dump, bodies: [Range<Int>], position: (Int) -> Int?) -> Facts {
+    /// the token starting at an offset of the AST text, if one does, `punct(t, c)` whether token t is the
+    /// punctuation c, `pragma(t)` whether it is a `#pragma` line, `removed(t)` whether the front end left it out of
+    /// the AST text, and `extent(t)` the end of the statement starting
+    /// at token t as the tokens say (for a statement the front end replaced whole).
+    static func facts(_ dump: Dump, bodies: [Range<Int>], position: (Int) -> Int?, punct: (Int, UInt8) -> Bool,
+                      pragma: (Int) -> Bool, removed: (Int) -> Bool, extent: (Int) -> Int) -> Facts {
         var starts = [0] // the offsets of the lines of what clang read
         for (i, byte) in dump.content.enumerated() where byte == 10 { starts.append(i + 1) }
         let nodes = nodes(dump.text) { file, line, column in
@@ -203,6 +398,7 @@ enum LockstepAST {
                   let name = ClangAST.parameter(variable.line)?.name else { continue }
             facts.lambdas[token] = name
         }
+        structure(nodes, &facts, punct: punct, pragma: pragma, removed: removed, extent: extent)
         for index in nodes.indices where nodes[index].kind == "DeclRefExpr" {
             guard let token = nodes[index].token, facts.covers(token..<(token + 1)), let name = variable(nodes[index]) else { continue }
             switch use(nodes, index) {
@@ -240,7 +436,14 @@ extension FrontEnd {
             (low, high) = (0, tokens.count)
             while low < high { let mid = (low + high) / 2; if tokens[mid].start < byte { low = mid + 1 } else { high = mid } }
             return low < tokens.count && tokens[low].start == byte ? low : nil
-        }
+        } punct: { isPunct($0, $1) } pragma: { tokens[$0].kind == .punctuation && src.bytes[tokens[$0].start] == 35 }
+          removed: { t in
+            // not copied into the AST text: in no run of the source
+            let byte = tokens[t].start
+            var (low, high) = (0, runs.count)
+            while low < high { let mid = (low + high) / 2; if runs[mid].source + runs[mid].count <= byte { low = mid + 1 } else { high = mid } }
+            return !(low < runs.count && runs[low].source <= byte)
+          } extent: { statementExtent($0) }
     }
 }
 
