@@ -37,17 +37,18 @@ from .arrays.reduce import any as _any
 from .dtypes import bfloat16
 from .arrays.elementwise import FUNCTIONS as _FUNCTIONS
 from .arrays.indexing import take as _take
-from .random_distributions import Distributions, MISSING as _MISSING, missing as _missing
+from .random_distributions import Distributions
 from .arrays.sorting import argsort as _argsort, cumulative_sum as _cumulative_sum, searchsorted as _searchsorted
 
 __all__ = [
     "Generator", "default_rng", "seed", "rand", "randn", "randint", "random", "random_sample", "normal",
     "uniform", "standard_normal", "exponential", "poisson", "binomial", "gamma", "beta", "choice",
-    "permutation", "shuffle", "RandomState", "ranf", "sample",
+    "permutation", "shuffle", "RandomState", "ranf", "sample", "random_integers", "get_state", "set_state",
     # random_distributions.py's, on the module's generator
     "lognormal", "laplace", "logistic", "gumbel", "rayleigh", "weibull", "pareto", "power", "standard_cauchy",
     "chisquare", "standard_t", "f", "triangular", "geometric", "negative_binomial", "wald", "dirichlet",
-    "multinomial", "multivariate_normal", "standard_exponential", "standard_gamma",
+    "multinomial", "multivariate_normal", "standard_exponential", "standard_gamma", "noncentral_chisquare",
+    "noncentral_f", "logseries", "zipf", "vonmises", "hypergeometric", "bytes",
 ]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(bfloat16))
@@ -673,10 +674,51 @@ for _name in __all__[__all__.index("lognormal"):]:
 del _name
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MISSING or name in ("get_state", "set_state", "random_integers"):
-        raise _missing("pm.random", name)
-    raise AttributeError("module 'pymetal.random' has no attribute %r" % name)
+def random_integers(low: int, high: int | None = None, size: Any = None) -> Array:
+    """Integers in [low, high] ([1, low] without high): NumPy's deprecated alias, with its
+    DeprecationWarning.
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     sorted(set(pm.random.random_integers(2, size=100).tolist()))
+        [1, 2]
+    """
+    import warnings
+    if high is None:
+        low, high, advice = 1, low, "randint(1, {} + 1)".format(low)
+    else:
+        advice = "randint({}, {} + 1)".format(low, high)
+    warnings.warn("This function is deprecated. Please call %s instead" % advice, DeprecationWarning, stacklevel=2)
+    return _rng().integers(low, high, size=size, endpoint=True)
+
+
+def get_state(legacy: bool = True) -> Any:
+    """Not available: NotImplementedError (the generator is counter-based Philox, with no
+    Mersenne Twister state to return or restore).
+
+    Examples:
+        >>> pm.random.get_state()
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: pm.random.get_state: ...
+    """
+    raise NotImplementedError("pm.random.get_state: pymetal's generator is counter-based Philox with no MT19937 "
+                              "state; to replay a stream, seed again (pm.random.seed(s), RandomState(s)) or keep "
+                              "a Generator (pm.random.default_rng(s))")
+
+
+def set_state(state: Any) -> None:
+    """Not available: NotImplementedError, as get_state.
+
+    Examples:
+        >>> pm.random.set_state(None)
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: pm.random.get_state: ...
+    """
+    get_state()
 
 
 class RandomState:
@@ -742,6 +784,43 @@ class RandomState:
 
     random = random_sample
 
+    def random_integers(self, low: int, high: int | None = None, size: Any = None) -> Array:
+        """Integers in [low, high] ([1, low] without high): NumPy's deprecated method.
+
+        Examples:
+            >>> import warnings
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore")
+            ...     int(pm.random.RandomState(0).random_integers(3, 3, size=2).max())
+            3
+        """
+        import warnings
+        warnings.warn("This function is deprecated. Please call randint instead", DeprecationWarning, stacklevel=2)
+        low, high = (1, low) if high is None else (low, high)
+        return self._gen.integers(low, high, size=size, endpoint=True)
+
+    def get_state(self, legacy: bool = True) -> Any:
+        """Not available: NotImplementedError, as pm.random.get_state.
+
+        Examples:
+            >>> pm.random.RandomState(0).get_state()
+            Traceback (most recent call last):
+            ...
+            NotImplementedError: pm.random.get_state: ...
+        """
+        return get_state()
+
+    def set_state(self, state: Any) -> None:
+        """Not available: NotImplementedError, as pm.random.get_state.
+
+        Examples:
+            >>> pm.random.RandomState(0).set_state(None)
+            Traceback (most recent call last):
+            ...
+            NotImplementedError: pm.random.get_state: ...
+        """
+        get_state()
+
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None) -> Array:
         """Samples of a (an int: of arange(a)), as RandomState.choice.
 
@@ -771,10 +850,9 @@ class RandomState:
 
     def __getattr__(self, name: str) -> Any:
         """The Generator's distributions (normal, uniform, poisson, ...)."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if name in _MISSING:
-            raise _missing("RandomState", name)
+        if name.startswith("_") or name in ("permuted", "multivariate_hypergeometric", "spawn", "integers"):
+            raise AttributeError("'RandomState' object has no attribute %r (a Generator's: use "
+                                 "pm.random.default_rng)" % name)
         return getattr(self._gen, name)
 
     def __repr__(self) -> str:
