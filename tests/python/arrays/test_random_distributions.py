@@ -41,6 +41,7 @@ P_MIN = 1e-4  # fixed seeds: a correct sampler passes; a wrong one fails by far
     ("noncentral_f", (5.0, 10.0, 2.0), stats.ncf(5.0, 10.0, 2.0)),
     ("wald", (2.0, 3.0), stats.invgauss(2.0 / 3.0, scale=3.0)),
     ("wald", (10.0, 0.1), stats.invgauss(100.0, scale=0.1)),
+    ("wald", (1.0, 0.001), stats.invgauss(1000.0, scale=0.001)),  # the textbook root cancels in float32
     ("vonmises", (0.0, 2.0), stats.vonmises(2.0)),  # (scipy does not wrap a loc into [-pi, pi])
 ])
 def test_continuous(dev, name, args, dist):
