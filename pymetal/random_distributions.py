@@ -24,8 +24,8 @@ from .arrays.array import Array
 from .arrays.construct import asarray
 from .arrays import elementwise as _ew
 from .arrays import reduce as _r
-from .arrays.indexing import take_along_axis
-from .arrays.manipulation import stack
+from .arrays.indexing import take
+from .arrays.manipulation import moveaxis, stack
 from .arrays.sorting import argsort
 
 _F = _ew.FUNCTIONS
@@ -476,12 +476,15 @@ class Distributions:
         a = x if isinstance(x, Array) else asarray(x)
         if out is not None and (not isinstance(out, Array) or tuple(out.shape) != tuple(a.shape)):
             raise ValueError("out must be a pymetal array of x's shape %s" % (tuple(a.shape),))
-        b = a.reshape(-1) if axis is None else a
-        ax = 0 if axis is None else axis
-        if b.ndim:
+        b = a.reshape(-1) if axis is None else moveaxis(a, axis, -1)  # the slices: b's rows
+        if b.ndim and b.size:
             keys = self._draw("integers", tuple(b.shape), np.dtype(np.uint64), low=0, range_=0)
-            b = take_along_axis(b, argsort(keys, axis=ax, stable=True), axis=ax)
-        res = b.reshape(a.shape)
+            order = argsort(keys, axis=-1, stable=True).astype(np.int64)
+            n = b.shape[-1]
+            starts = asarray(np.arange(0, b.size, n, dtype=np.int64).reshape(b.shape[:-1] + (1,)))
+            # one gather of the flat array (take moves every dtype, float64 host arrays too)
+            b = take(b.reshape(-1), (order + starts).reshape(-1), axis=0).reshape(b.shape)
+        res = (b if axis is None else moveaxis(b, -1, axis)).reshape(a.shape)
         if out is None:
             return res
         out[...] = res

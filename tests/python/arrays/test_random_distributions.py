@@ -208,6 +208,9 @@ def test_permuted_and_bytes(dev):
     assert r.permuted(pm.arange(0), axis=0).shape == (0,) and r.permuted([5]).numpy().tolist() == [5]
     with pytest.raises(ValueError, match="out"):
         r.permuted(a, out=pm.zeros(3))
+    f = r.permuted(np.arange(24.0).reshape(2, 3, 4), axis=1).numpy()  # a NumPy float64 input, a middle axis
+    assert f.shape == (2, 3, 4) and np.all(np.sort(f, axis=1) == np.arange(24.0).reshape(2, 3, 4))
+    assert r.permuted(pm.zeros((3, 0)), axis=1).shape == (3, 0)
     b = r.bytes(1000)
     assert isinstance(b, bytes) and len(b) == 1000 and len(set(b)) > 200 and r.bytes(0) == b""
     with pytest.raises(ValueError, match="negative"):  # (NumPy 2.4 returns 3 bytes for -1)
