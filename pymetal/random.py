@@ -255,7 +255,7 @@ class Generator(Distributions):
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> Array:
         """Integers in [low, high) ([low, high] with endpoint=True), uniform and unbiased
-        (in [0, low) without high).
+        (in [0, low) without high). Array bounds broadcast, as NumPy's.
 
         Examples:
             >>> pm.random.default_rng(0).integers(0, 10, size=5)
@@ -266,8 +266,7 @@ class Generator(Distributions):
         if high is None:
             low, high = 0, low
         if not (_is_scalar(low) and _is_scalar(high)):
-            raise TypeError("pm.random: integers() takes scalar bounds (low and high); draw with "
-                            "random() and scale for per-element bounds")
+            return self._integers_between(low, high, size, dtype, endpoint)
         dt = np.dtype(dtype)
         kind = np.dtype(np.uint8) if dt == np.bool_ else dt
         if kind.kind not in "iu":
@@ -282,6 +281,28 @@ class Generator(Distributions):
             raise ValueError("low > high" if endpoint else "low >= high")
         x = self._draw("integers", _out_shape(size), kind, low=low, range_=(high - low) % _UINT64_SPAN)
         return x.astype(np.bool_) if dt == np.bool_ else x
+
+    def _integers_between(self, low, high, size, dtype, endpoint):
+        """integers() with array bounds (NumPy's broadcasting): low + a random 64-bit value mod
+        (high - low), whose bias, below (high - low) / 2**64, no sample can show."""
+        dt = np.dtype(dtype)
+        if dt.kind not in "iu":
+            raise TypeError("pm.random: integers() with array bounds needs an integer dtype, not %s" % dt)
+        lo, hi = (np.asarray(b.numpy() if isinstance(b, Array) else b) for b in (low, high))
+        if lo.dtype.kind not in "iub" or hi.dtype.kind not in "iub":
+            raise TypeError("pm.random: integers() bounds must be integers")
+        hi = hi.astype(np.int64) + (1 if endpoint else 0)
+        info = np.iinfo(dt)
+        if np.any(lo < info.min):
+            raise ValueError("low is out of bounds for %s" % dt)
+        if np.any(hi > int(info.max) + 1):
+            raise ValueError("high is out of bounds for %s" % dt)
+        if np.any(lo >= hi):
+            raise ValueError("low > high" if endpoint else "low >= high")
+        lo_a, span = asarray(lo.astype(np.int64)), asarray((hi - lo).astype(np.uint64))
+        shape = _out_shape(size, lo_a, span)
+        keys = self._draw("integers", shape, np.dtype(np.uint64), low=0, range_=0)
+        return ((keys % span).astype(np.int64) + lo_a).astype(dt)
 
     def gamma(self, shape: Any, scale: Any = 1.0, size: Any = None) -> Array:
         """Gamma floats of the given shape and scale (Marsaglia and Tsang's method).

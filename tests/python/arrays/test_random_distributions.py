@@ -382,3 +382,25 @@ def test_open_uniform_excludes_both_ends(dev, monkeypatch):
         draws = iter([[0.0, 1 - 2.0 ** -24, 0.5], [0.25, 0.75, 0.75]])
         x = getattr(r, name)(*args, size=3).numpy()
         assert np.all(np.isfinite(x)) and (name != "geometric" or x.min() >= 1), (name, x)
+
+
+def test_integers_with_array_bounds(dev):
+    r = pm.random.default_rng(6)
+    x = r.integers(0, [5, 10, 1000], size=(N // 3, 3))
+    assert x.dtype == np.int64 and x.shape == (N // 3, 3)
+    v = x.numpy()
+    assert v.min() == 0 and v[:, 0].max() == 4 and v[:, 1].max() == 9 and v[:, 2].max() <= 999
+    assert _chi_square(v[:, 1], lambda k: np.where((k >= 0) & (k < 10), 0.1, 0.0), 0, 9) > P_MIN
+    y = r.integers(np.array([[-3], [7]]), 8, endpoint=True).numpy()  # bounds broadcast, size None
+    assert y.shape == (2, 1) and -3 <= y[0, 0] <= 8 and 7 <= y[1, 0] <= 8
+    assert r.integers([2, 3], dtype=np.uint8).dtype == np.uint8
+    assert r.integers(pm.asarray([4, 4]), size=(0, 2)).shape == (0, 2)
+    assert r.integers([1, 1], 2).numpy().tolist() == [1, 1]
+    with pytest.raises(ValueError, match="low >= high"):
+        r.integers([0, 5], [1, 5])
+    with pytest.raises(ValueError, match="high is out of bounds"):
+        r.integers(0, [10, 300], dtype=np.uint8)
+    with pytest.raises(ValueError, match="broadcast"):
+        r.integers(0, [2, 3], size=(3,))
+    with pytest.raises(TypeError, match="integer"):
+        r.integers(0, [2.5, 3.0])
