@@ -282,9 +282,16 @@ class Distributions:
             raise ValueError("alpha must be a non-empty 1-D sequence, got shape %r" % (a.shape,))
         if np.any(a < 0) or np.any(np.isnan(a)):
             raise ValueError("alpha < 0")
-        g = self.standard_gamma(asarray(a.astype(np.float32)), size=_shape(size) + (a.size,))
-        total = _r.sum(g, axis=-1, keepdims=True)
-        return _ew.where(total == 0, 0.0, g / _ew.where(total == 0, 1.0, total))  # all-zero alpha: zeros, as NumPy
+        # In log space: float32 gammas of a small alpha underflow to 0 (a third of them for
+        # alpha = 0.01), and a row of zeros has no proportions. log G(a) = log G(a + 1) + log(u) / a
+        # (-inf for a = 0: that component is 0, as NumPy's).
+        shape = _shape(size) + (a.size,)
+        alpha = asarray(a.astype(np.float32))
+        lg = _F["log"](self.standard_gamma(alpha + 1.0, size=shape)) + _F["log"](self._open01(shape)) / alpha
+        top = _r.max(lg, axis=-1, keepdims=True)
+        e = _F["exp"](lg - _ew.where(top == -np.inf, 0.0, top))
+        total = _r.sum(e, axis=-1, keepdims=True)
+        return _ew.where(total == 0, 0.0, e / _ew.where(total == 0, 1.0, total))  # all-zero alpha: zeros, as NumPy
 
     def multinomial(self: Any, n: Any, pvals: Any, size: Any = None) -> Array:
         """Counts of n draws over len(pvals) categories (int64; the last axis is the category):

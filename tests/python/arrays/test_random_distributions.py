@@ -125,6 +125,11 @@ def test_dirichlet(dev):
     for j in range(3):  # marginals are Beta(alpha_j, a0 - alpha_j)
         assert stats.kstest(v[:, j], stats.beta(alpha[j], a0 - alpha[j]).cdf).pvalue > P_MIN
     assert r.dirichlet([1.0, 1.0]).shape == (2,) and r.dirichlet([0.5, 2.0], size=(2, 3)).shape == (2, 3, 2)
+    small = r.dirichlet([0.01, 0.02, 0.01], size=N // 2).numpy().astype(np.float64)  # gammas underflow
+    np.testing.assert_allclose(small.sum(axis=1), 1.0, atol=1e-5)
+    assert np.all(np.abs(small.mean(axis=0) - [0.25, 0.5, 0.25]) < 6 * np.sqrt(0.25 / (1.04 * len(small))))
+    assert r.dirichlet([0.0, 2.0, 0.0], size=3).numpy().tolist() == [[0.0, 1.0, 0.0]] * 3
+    assert r.dirichlet([0.0, 0.0]).numpy().tolist() == [0.0, 0.0]  # as NumPy
     with pytest.raises(ValueError, match="alpha < 0"):
         r.dirichlet([1.0, -1.0])
     with pytest.raises(ValueError):
