@@ -439,7 +439,7 @@ class Distributions:
         """
         kappa = _param(kappa)
         _check((kappa < 0) | (kappa != kappa) if isinstance(kappa, Array) else not kappa >= 0, "kappa < 0")
-        return self._host("vonmises", mu, kappa, size=size).astype(np.float32)
+        return self._host("vonmises", mu, kappa, size=size)
 
     def hypergeometric(self: Any, ngood: Any, nbad: Any, nsample: Any, size: Any = None) -> Array:
         """The number of good items among nsample drawn without replacement from ngood good and
@@ -469,7 +469,8 @@ class Distributions:
         key = self._draw("integers", (2,), np.dtype(np.uint64), low=0, range_=0).numpy()
         host = np.random.Generator(np.random.Philox(key=key))
         args = [p.numpy() if isinstance(p, Array) else p for p in params]
-        return asarray(np.asarray(getattr(host, name)(*args, size=size, **kwargs)))
+        v = np.asarray(getattr(host, name)(*args, size=size, **kwargs))
+        return asarray(v.astype(np.float32) if v.dtype.kind == "f" else v)  # float32, as the device's
 
     def permuted(self: Any, x: Any, *, axis: int | None = None, out: Array | None = None) -> Array:
         """x shuffled along axis, each slice on its own (all of x when axis is None), into out if

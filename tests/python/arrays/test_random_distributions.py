@@ -409,3 +409,12 @@ def test_integers_with_array_bounds(dev):
         r.integers(0, [2, 3], size=(3,))
     with pytest.raises(TypeError, match="integer"):
         r.integers(0, [2.5, 3.0])
+
+
+def test_float64_error_policy(dev, float64_error):
+    # float32 results and host parameters (NumPy float64 lists): nothing reaches the float64 path
+    r = pm.random.default_rng(0)
+    assert r.vonmises(0.0, 1.0, 3).dtype == np.float32 and r.zipf(2.0, 3).dtype == np.int64
+    assert r.multivariate_normal([0.0, 0.0], np.eye(2), 2).dtype == np.float32
+    assert r.dirichlet([1.0, 2.0]).dtype == np.float32 and r.laplace([0.0, 1.0]).dtype == np.float32
+    assert r.multinomial(5, [0.5, 0.5]).dtype == np.int64 and r.integers(0, [3, 4]).dtype == np.int64
