@@ -392,8 +392,11 @@ class Generator(Distributions):
             x[...] = self.permutation(x, axis=axis)
         elif isinstance(x, np.ndarray):
             x[...] = np.take(x, self._order(x.shape[axis]).numpy(), axis=axis)
+        elif isinstance(x, list):  # NumPy shuffles a list in place too
+            x[:] = [x[i] for i in self._order(len(x)).numpy().tolist()]
         else:
-            raise TypeError("pm.random: shuffle() takes a pymetal or NumPy array, not %s" % type(x).__name__)
+            raise TypeError("pm.random: shuffle() takes a pymetal or NumPy array or a list, not %s"
+                            % type(x).__name__)
 
     def _order(self, n):
         """A random permutation of range(n): the order of random 64-bit keys (ties, about
@@ -412,6 +415,13 @@ class Generator(Distributions):
             >>> pm.random.default_rng(0).choice(pm.asarray([10, 20]), size=4, p=[0.0, 1.0])
             Array([20, 20, 20, 20], dtype=int64)
         """
+        if not isinstance(a, (int, np.integer, Array)) and np.asarray(a).dtype.kind in "USOMmV":
+            # Strings or objects (pymetal arrays hold numbers): the indices here, the values on the host.
+            h = np.asarray(a)
+            if h.ndim == 0:
+                raise ValueError("a must be a positive integer or an array with at least one dimension")
+            idx = self.choice(h.shape[axis], size, replace, p, axis, shuffle)
+            return np.take(h, idx.numpy(), axis=axis)  # type: ignore[return-value]
         pop = None if isinstance(a, (int, np.integer)) else (a if isinstance(a, Array) else asarray(a))
         if pop is not None and pop.ndim == 0:
             raise ValueError("a must be a positive integer or an array with at least one dimension")
@@ -871,7 +881,9 @@ class RandomState:
 
     def __getattr__(self, name: str) -> Any:
         """The Generator's distributions (normal, uniform, poisson, ...)."""
-        if name.startswith("_") or name in ("permuted", "multivariate_hypergeometric", "spawn", "integers"):
+        if name.startswith("_") or not hasattr(self._gen, name):
+            raise AttributeError("'RandomState' object has no attribute %r" % name)
+        if name in ("permuted", "multivariate_hypergeometric", "spawn", "integers", "bit_generator"):
             raise AttributeError("'RandomState' object has no attribute %r (a Generator's: use "
                                  "pm.random.default_rng)" % name)
         return getattr(self._gen, name)

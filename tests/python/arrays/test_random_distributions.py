@@ -418,3 +418,24 @@ def test_float64_error_policy(dev, float64_error):
     assert r.multivariate_normal([0.0, 0.0], np.eye(2), 2).dtype == np.float32
     assert r.dirichlet([1.0, 2.0]).dtype == np.float32 and r.laplace([0.0, 1.0]).dtype == np.float32
     assert r.multinomial(5, [0.5, 0.5]).dtype == np.int64 and r.integers(0, [3, 4]).dtype == np.int64
+
+
+def test_shuffle_list_and_choice_of_strings(dev):
+    r = pm.random.default_rng(8)
+    items = list(range(20))
+    r.shuffle(items)
+    assert sorted(items) == list(range(20)) and items != list(range(20))
+    pm.random.shuffle(items)
+    assert sorted(items) == list(range(20))
+    words = ["a", "b", "c"]
+    picks = r.choice(words, size=3000)
+    assert isinstance(picks, np.ndarray) and picks.shape == (3000,) and set(picks.tolist()) == set(words)
+    one = pm.random.choice(words)
+    assert one in words and np.ndim(one) == 0
+    assert sorted(r.choice(words, 3, replace=False).tolist()) == words
+    assert r.choice(words, 100, p=[0.0, 1.0, 0.0]).tolist() == ["b"] * 100
+    assert r.choice(np.array([["x", "y"], ["z", "w"]]), 2, axis=1).shape == (2, 2)
+    with pytest.raises(TypeError, match="list"):
+        r.shuffle((1, 2, 3))
+    with pytest.raises(AttributeError, match="'RandomState' object has no attribute 'nope'"):
+        pm.random.RandomState(0).nope
