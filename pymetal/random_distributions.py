@@ -29,6 +29,7 @@ from .arrays.manipulation import moveaxis, stack
 from .arrays.sorting import argsort
 
 _F = _ew.FUNCTIONS
+_SPLIT = 2.0 ** 20  # geometric(): X's integer part in two float32-exact pieces
 _REDRAWS = 64  # rounds of redrawing random()'s zeros (2**-24 of its values): never all used
 
 
@@ -233,9 +234,20 @@ class Distributions:
         """
         p = _param(p)
         _check((p <= 0) | (p > 1) | (p != p) if isinstance(p, Array) else not 0 < p <= 1, "p <= 0, p > 1 or p contains NaNs")
-        u = self._open01(_shape(size, p))
-        k = _F["ceil"](_F["log1p"](-u) / _F["log1p"](-_ew.where(p == 1, 0.5, p)))
-        return _ew.astype(_ew.where(p == 1, 1.0, _F["maximum"](k, 1.0)), np.dtype(np.int64))
+        shape = _shape(size, p)
+        # k = 1 + floor(X), X exponential of rate lam = -log(1 - p) (inf for p = 1). float32 holds
+        # X's integer part only below 2**24 (p = 1e-8 gave multiples of 8), so X is split at
+        # multiples of _SPLIT (memorylessness): floor(X / _SPLIT) = floor(E / (lam _SPLIT)), and
+        # X mod _SPLIT, independent of it, is an exponential truncated to [0, _SPLIT).
+        with np.errstate(divide="ignore"):
+            lam = -_F["log1p"](-p) if isinstance(p, Array) else float(-np.log1p(-p))
+            q = -_F["expm1"](-lam * _SPLIT) if isinstance(p, Array) else float(-np.expm1(-lam * _SPLIT))
+        whole = _F["floor"](-_F["log"](self._open01(shape)) / (lam * _SPLIT))
+        part = _F["floor"](-_F["log1p"](-self._open01(shape) * q) / lam)
+        whole = _F["minimum"](whole, 2.0 ** 40)  # k below 2**61 (p under 1e-12 or so: NumPy's k is not a float's)
+        part = _F["minimum"](part, _SPLIT - 1)  # (rounding can reach _SPLIT)
+        i64 = np.dtype(np.int64)
+        return 1 + _ew.astype(whole, i64) * int(_SPLIT) + _ew.astype(part, i64)
 
     def negative_binomial(self: Any, n: Any, p: Any, size: Any = None) -> Array:
         """Failures before the n-th success of Bernoulli(p) trials (int64): Poisson of a gamma

@@ -105,6 +105,17 @@ def test_discrete(dev, name, args, dist, lo, hi):
     assert _chi_square(v, dist.pmf, lo, hi) > P_MIN, (name, args)
 
 
+def test_geometric_small_p(dev):
+    # k ~ 1e8 is past float32's integers: one float32 formula gave only multiples of 8
+    p = 1e-8
+    for k in (pm.random.default_rng(2).geometric(p, N), pm.random.default_rng(2).geometric(pm.asarray([p]), (N, 1))):
+        v = k.numpy().ravel()
+        assert v.dtype == np.int64 and v.min() >= 1
+        assert abs(v.mean() * p - 1) < 6 / np.sqrt(N)
+        assert abs(np.mean(v % 8 == 0) - 1 / 8) < 6 * np.sqrt(1 / 8 * 7 / 8 / N)
+        assert stats.kstest(v * p, stats.expon.cdf).pvalue > P_MIN  # (1 - p)**k ~ exp(-p k)
+
+
 def test_geometric_p_one_and_negative_binomial_p_one(dev):
     r = pm.random.default_rng(0)
     assert r.geometric(1.0, 100).numpy().tolist() == [1] * 100
@@ -384,7 +395,7 @@ def test_open_uniform_excludes_both_ends(dev, monkeypatch):
     u = r._open01((3,)).numpy()
     assert u.tolist() == [0.25, np.float32(1 - 2.0 ** -24), 0.5]
     for name, args in (("logistic", ()), ("gumbel", ()), ("geometric", (0.5,)), ("laplace", ())):
-        draws = iter([[0.0, 1 - 2.0 ** -24, 0.5], [0.25, 0.75, 0.75]])
+        draws = iter([[0.0, 1 - 2.0 ** -24, 0.5], [0.25, 0.75, 0.75]] * 2)
         x = getattr(r, name)(*args, size=3).numpy()
         assert np.all(np.isfinite(x)) and (name != "geometric" or x.min() >= 1), (name, x)
 
