@@ -37,17 +37,18 @@ from .arrays.reduce import any as _any
 from .dtypes import bfloat16
 from .arrays.elementwise import FUNCTIONS as _FUNCTIONS
 from .arrays.indexing import take as _take
-from .random_distributions import Distributions, MISSING as _MISSING, missing as _missing
+from .random_distributions import Distributions
 from .arrays.sorting import argsort as _argsort, cumulative_sum as _cumulative_sum, searchsorted as _searchsorted
 
 __all__ = [
     "Generator", "default_rng", "seed", "rand", "randn", "randint", "random", "random_sample", "normal",
     "uniform", "standard_normal", "exponential", "poisson", "binomial", "gamma", "beta", "choice",
-    "permutation", "shuffle", "RandomState", "ranf", "sample",
+    "permutation", "shuffle", "RandomState", "ranf", "sample", "random_integers", "get_state", "set_state",
     # random_distributions.py's, on the module's generator
     "lognormal", "laplace", "logistic", "gumbel", "rayleigh", "weibull", "pareto", "power", "standard_cauchy",
     "chisquare", "standard_t", "f", "triangular", "geometric", "negative_binomial", "wald", "dirichlet",
-    "multinomial", "multivariate_normal", "standard_exponential", "standard_gamma",
+    "multinomial", "multivariate_normal", "standard_exponential", "standard_gamma", "noncentral_chisquare",
+    "noncentral_f", "logseries", "zipf", "vonmises", "hypergeometric", "bytes",
 ]
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float16), np.dtype(bfloat16))
@@ -254,7 +255,7 @@ class Generator(Distributions):
     def integers(self, low: Any, high: Any = None, size: Any = None, dtype: Any = np.int64,
                  endpoint: bool = False) -> Array:
         """Integers in [low, high) ([low, high] with endpoint=True), uniform and unbiased
-        (in [0, low) without high).
+        (in [0, low) without high). Array bounds broadcast, as NumPy's.
 
         Examples:
             >>> pm.random.default_rng(0).integers(0, 10, size=5)
@@ -265,8 +266,7 @@ class Generator(Distributions):
         if high is None:
             low, high = 0, low
         if not (_is_scalar(low) and _is_scalar(high)):
-            raise TypeError("pm.random: integers() takes scalar bounds (low and high); draw with "
-                            "random() and scale for per-element bounds")
+            return self._integers_between(low, high, size, dtype, endpoint)
         dt = np.dtype(dtype)
         kind = np.dtype(np.uint8) if dt == np.bool_ else dt
         if kind.kind not in "iu":
@@ -281,6 +281,28 @@ class Generator(Distributions):
             raise ValueError("low > high" if endpoint else "low >= high")
         x = self._draw("integers", _out_shape(size), kind, low=low, range_=(high - low) % _UINT64_SPAN)
         return x.astype(np.bool_) if dt == np.bool_ else x
+
+    def _integers_between(self, low, high, size, dtype, endpoint):
+        """integers() with array bounds (NumPy's broadcasting): low + a random 64-bit value mod
+        (high - low), whose bias, below (high - low) / 2**64, no sample can show."""
+        dt = np.dtype(dtype)
+        if dt.kind not in "iu":
+            raise TypeError("pm.random: integers() with array bounds needs an integer dtype, not %s" % dt)
+        lo, hi = (np.asarray(b.numpy() if isinstance(b, Array) else b) for b in (low, high))
+        if lo.dtype.kind not in "iub" or hi.dtype.kind not in "iub":
+            raise TypeError("pm.random: integers() bounds must be integers")
+        hi = hi.astype(np.int64) + (1 if endpoint else 0)
+        info = np.iinfo(dt)
+        if np.any(lo < info.min):
+            raise ValueError("low is out of bounds for %s" % dt)
+        if np.any(hi > int(info.max) + 1):
+            raise ValueError("high is out of bounds for %s" % dt)
+        if np.any(lo >= hi):
+            raise ValueError("low > high" if endpoint else "low >= high")
+        lo_a, span = asarray(lo.astype(np.int64)), asarray((hi - lo).astype(np.uint64))
+        shape = _out_shape(size, lo_a, span)
+        keys = self._draw("integers", shape, np.dtype(np.uint64), low=0, range_=0)
+        return ((keys % span).astype(np.int64) + lo_a).astype(dt)
 
     def gamma(self, shape: Any, scale: Any = 1.0, size: Any = None) -> Array:
         """Gamma floats of the given shape and scale (Marsaglia and Tsang's method).
@@ -370,8 +392,11 @@ class Generator(Distributions):
             x[...] = self.permutation(x, axis=axis)
         elif isinstance(x, np.ndarray):
             x[...] = np.take(x, self._order(x.shape[axis]).numpy(), axis=axis)
+        elif isinstance(x, list):  # NumPy shuffles a list in place too
+            x[:] = [x[i] for i in self._order(len(x)).numpy().tolist()]
         else:
-            raise TypeError("pm.random: shuffle() takes a pymetal or NumPy array, not %s" % type(x).__name__)
+            raise TypeError("pm.random: shuffle() takes a pymetal or NumPy array or a list, not %s"
+                            % type(x).__name__)
 
     def _order(self, n):
         """A random permutation of range(n): the order of random 64-bit keys (ties, about
@@ -390,6 +415,13 @@ class Generator(Distributions):
             >>> pm.random.default_rng(0).choice(pm.asarray([10, 20]), size=4, p=[0.0, 1.0])
             Array([20, 20, 20, 20], dtype=int64)
         """
+        if not isinstance(a, (int, np.integer, Array)) and np.asarray(a).dtype.kind in "USOMmV":
+            # Strings or objects (pymetal arrays hold numbers): the indices here, the values on the host.
+            h = np.asarray(a)
+            if h.ndim == 0:
+                raise ValueError("a must be a positive integer or an array with at least one dimension")
+            idx = self.choice(h.shape[axis], size, replace, p, axis, shuffle)
+            return np.take(h, idx.numpy(), axis=axis)  # type: ignore[return-value]
         pop = None if isinstance(a, (int, np.integer)) else (a if isinstance(a, Array) else asarray(a))
         if pop is not None and pop.ndim == 0:
             raise ValueError("a must be a positive integer or an array with at least one dimension")
@@ -673,10 +705,51 @@ for _name in __all__[__all__.index("lognormal"):]:
 del _name
 
 
-def __getattr__(name: str) -> Any:
-    if name in _MISSING or name in ("get_state", "set_state", "random_integers"):
-        raise _missing("pm.random", name)
-    raise AttributeError("module 'pymetal.random' has no attribute %r" % name)
+def random_integers(low: int, high: int | None = None, size: Any = None) -> Array:
+    """Integers in [low, high] ([1, low] without high): NumPy's deprecated alias, with its
+    DeprecationWarning.
+
+    Examples:
+        >>> import warnings
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     sorted(set(pm.random.random_integers(2, size=100).tolist()))
+        [1, 2]
+    """
+    import warnings
+    if high is None:
+        low, high, advice = 1, low, "randint(1, {} + 1)".format(low)
+    else:
+        advice = "randint({}, {} + 1)".format(low, high)
+    warnings.warn("This function is deprecated. Please call %s instead" % advice, DeprecationWarning, stacklevel=2)
+    return _rng().integers(low, high, size=size, endpoint=True)
+
+
+def get_state(legacy: bool = True) -> Any:
+    """Not available: NotImplementedError (the generator is counter-based Philox, with no
+    Mersenne Twister state to return or restore).
+
+    Examples:
+        >>> pm.random.get_state()
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: pm.random.get_state: ...
+    """
+    raise NotImplementedError("pm.random.get_state: pymetal's generator is counter-based Philox with no MT19937 "
+                              "state; to replay a stream, seed again (pm.random.seed(s), RandomState(s)) or keep "
+                              "a Generator (pm.random.default_rng(s))")
+
+
+def set_state(state: Any) -> None:
+    """Not available: NotImplementedError, as get_state.
+
+    Examples:
+        >>> pm.random.set_state(None)
+        Traceback (most recent call last):
+        ...
+        NotImplementedError: pm.random.get_state: ...
+    """
+    get_state()
 
 
 class RandomState:
@@ -742,6 +815,43 @@ class RandomState:
 
     random = random_sample
 
+    def random_integers(self, low: int, high: int | None = None, size: Any = None) -> Array:
+        """Integers in [low, high] ([1, low] without high): NumPy's deprecated method.
+
+        Examples:
+            >>> import warnings
+            >>> with warnings.catch_warnings():
+            ...     warnings.simplefilter("ignore")
+            ...     int(pm.random.RandomState(0).random_integers(3, 3, size=2).max())
+            3
+        """
+        import warnings
+        warnings.warn("This function is deprecated. Please call randint instead", DeprecationWarning, stacklevel=2)
+        low, high = (1, low) if high is None else (low, high)
+        return self._gen.integers(low, high, size=size, endpoint=True)
+
+    def get_state(self, legacy: bool = True) -> Any:
+        """Not available: NotImplementedError, as pm.random.get_state.
+
+        Examples:
+            >>> pm.random.RandomState(0).get_state()
+            Traceback (most recent call last):
+            ...
+            NotImplementedError: pm.random.get_state: ...
+        """
+        return get_state()
+
+    def set_state(self, state: Any) -> None:
+        """Not available: NotImplementedError, as pm.random.get_state.
+
+        Examples:
+            >>> pm.random.RandomState(0).set_state(None)
+            Traceback (most recent call last):
+            ...
+            NotImplementedError: pm.random.get_state: ...
+        """
+        get_state()
+
     def choice(self, a: Any, size: Any = None, replace: bool = True, p: Any = None) -> Array:
         """Samples of a (an int: of arange(a)), as RandomState.choice.
 
@@ -771,10 +881,11 @@ class RandomState:
 
     def __getattr__(self, name: str) -> Any:
         """The Generator's distributions (normal, uniform, poisson, ...)."""
-        if name.startswith("_"):
-            raise AttributeError(name)
-        if name in _MISSING:
-            raise _missing("RandomState", name)
+        if name.startswith("_") or not hasattr(self._gen, name):
+            raise AttributeError("'RandomState' object has no attribute %r" % name)
+        if name in ("permuted", "multivariate_hypergeometric", "spawn", "integers", "bit_generator"):
+            raise AttributeError("'RandomState' object has no attribute %r (a Generator's: use "
+                                 "pm.random.default_rng)" % name)
         return getattr(self._gen, name)
 
     def __repr__(self) -> str:

@@ -405,6 +405,32 @@ def legacy_random(np):
             "random_sample": np.random.random_sample(4).shape}
 
 
+@program(tol=0.1)
+def random_distributions(np):
+    # Statistics of NumPy's other samplers (theory's values; the streams differ).
+    np.random.seed(5)
+    rng = np.random.default_rng(3)
+    n = 100_000
+    t = np.random.standard_t(8, n)
+    ln = np.random.lognormal(1.0, 0.5, n)
+    mv = rng.multivariate_normal([1.0, -1.0], [[1.0, 0.6], [0.6, 2.0]], size=n)
+    counts = rng.multinomial(30, [0.2, 0.3, 0.5], size=1000)
+    words = rng.choice(["x", "y"], size=10)
+    deck = list(range(10))
+    rng.shuffle(deck)
+    rs = np.random.RandomState(0)
+    return {"t_var": float(t.var()) / (8 / 6), "ln_median": float(np.median(ln)) / math.e,
+            "chi2": float(rng.chisquare(4, n).mean()) / 4, "gumbel": float(rng.gumbel(0, 1, n).mean()) / 0.5772,
+            "weibull": float(rng.weibull(2.0, n).mean()) / 0.8862, "geom": float(rng.geometric(0.2, n).mean()) / 5,
+            "nbinom": float(rng.negative_binomial(5, 0.5, n).mean()) / 5, "wald": float(rng.wald(2.0, 3.0, n).mean()) / 2,
+            "hyper": float(rng.hypergeometric(10, 20, 6, n).mean()) / 2, "zipf_min": int(rng.zipf(2.5, 100).min()),
+            "ncx2": float(rng.noncentral_chisquare(3, 2, n).mean()) / 5, "logser": float(rng.logseries(0.5, n).mean()) / 1.4427,
+            "mv_cov": float(np.cov(mv[:, 0], mv[:, 1])[0, 1]) / 0.6, "mv_shape": mv.shape,
+            "multinomial_sums": sorted(set(counts.sum(axis=1).tolist())), "dirichlet": rng.dirichlet([1, 2, 3], 4).shape,
+            "words": len(words), "deck": sorted(deck), "rs": float(rs.laplace(0, 1, n).var()) / 2,
+            "int_bounds": rng.integers(0, [3, 5], size=(4, 2)).shape, "permuted": rng.permuted(np.arange(6).reshape(2, 3), axis=1).shape}
+
+
 @program(tol=0.15)
 def default_rng_program(np):
     rng = np.random.default_rng(7)
