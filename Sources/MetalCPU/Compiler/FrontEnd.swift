@@ -174,7 +174,7 @@ final class FrontEnd {
     var validation = false
     var lockstepAllowed = true
     /// Validation: checkedPointer's parameter types by their first token (through the `*`), for deducedSpecialization.
-    private var checkedTypes: [Int: (end: Int, text: String)] = [:]
+    var checkedTypes: [Int: (end: Int, text: String)] = [:] // (CheckedArguments.swift too)
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -184,6 +184,7 @@ final class FrontEnd {
         rewriteBracedArguments()
         rewriteVectorDirectInitialisations()
         rewriteCheckedAutoPointers() // before removeAddressSpaces: its edits of the qualifiers win
+        rewriteCheckedPointerArguments()
         guardCyclicStores()
         removeAddressSpaces()
         refuseWhatMetalRefuses()

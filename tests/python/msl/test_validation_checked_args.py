@@ -1,0 +1,126 @@
+"""Validation builds: a checked pointer passed whole to a function template.
+
+In a validation build (PM_VALIDATION) a kernel's buffer and threadgroup pointer parameters are
+checked pointers (a class), from which no template deduces `T` of `const device T*` or `device
+T*&`. MLX's fp_quantized.h advances its pointers through such a helper (`adjust_matrix_offsets(x,
+w, scales, y, ...)`); the validation build passes the checked pointer's own pointer there
+(CheckedArguments.swift, `::pm::rt::vref`), so the call compiles, the helper advances the kernel's
+pointer, and the kernel's later accesses are still checked against the bound array. Our own
+kernels in that idiom, compiled with and without validation.
+"""
+
+import numpy as np
+import pytest
+
+import pymetal as pm
+
+VALIDATION = {"PM_VALIDATION": 1}
+
+SOURCE = r"""
+#include <metal_stdlib>
+using namespace metal;
+
+// deduces T through references to pointers, and advances them (MLX's adjust_matrix_offsets)
+template <typename T>
+METAL_FUNC void advance_rows(const device T*& x, device T*& y, const device int*& rows, int row, int n) {
+    x += row * n;
+    y += row * n;
+    rows += row;
+}
+
+// deduces T by value
+template <typename T>
+METAL_FUNC T row_sum(const device T* x, int n) {
+    T s = 0;
+    for (int i = 0; i < n; i++) s += x[i];
+    return s;
+}
+
+// explicit template arguments, a reference to a pointer
+template <typename T, int K>
+METAL_FUNC void skip(device T*& p) { p += K; }
+
+// a threadgroup pointer, deduced
+template <typename T>
+METAL_FUNC void fill_tg(threadgroup T* t, T v, uint i) { t[i] = v; }
+
+template <typename T>
+[[kernel]] void scaled_rows(
+    const device T* x [[buffer(0)]],
+    device T* y [[buffer(1)]],
+    const device int* scale [[buffer(2)]],
+    constant int& n [[buffer(3)]],
+    threadgroup T* tg [[threadgroup(0)]],
+    uint row [[threadgroup_position_in_grid]],
+    uint lid [[thread_position_in_threadgroup]]) {
+    advance_rows(x, y, scale, int(row), n);
+    fill_tg(tg, T(scale[0]), lid);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    T s = row_sum(x, n);
+    for (int i = int(lid); i < n; i += 4) y[i] = x[i] * tg[lid] + s;
+}
+
+template [[host_name("scaled_rows_float")]] [[kernel]] decltype(scaled_rows<float>) scaled_rows<float>;
+template [[host_name("scaled_rows_int")]] [[kernel]] decltype(scaled_rows<int>) scaled_rows<int>;
+
+kernel void skip_then_write(const device float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                            device float* z [[buffer(2)]], uint i [[thread_position_in_grid]]) {
+    y += i;
+    skip<float, 1>(y);            // a checked pointer, explicit template arguments
+    y[0] = x[i] * 2;
+    device float* w = z + i;      // a plain pointer (converted from a checked one): passed as it is
+    skip<float, 1>(w);
+    w[0] = x[i] + 1;
+}
+
+// reads one element past the row it advanced to, for the last row: out of bounds of x
+template <typename T>
+[[kernel]] void read_past(const device T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                          const device int* rows [[buffer(2)]], constant int& n [[buffer(3)]],
+                          uint row [[thread_position_in_grid]]) {
+    advance_rows(x, y, rows, int(row), n);
+    y[0] = x[n];
+}
+template [[host_name("read_past_float")]] [[kernel]] decltype(read_past<float>) read_past<float>;
+"""
+
+
+@pytest.fixture(params=[False, True], ids=["plain", "validation"])
+def lib(request):
+    return pm.compile(SOURCE, macros=VALIDATION if request.param else None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.int32])
+@pytest.mark.parametrize("rows, n", [(1, 1), (3, 5), (4, 17)])
+def test_template_helpers_take_checked_pointers(lib, dtype, rows, n):
+    rng = np.random.default_rng(rows * 100 + n)
+    x = rng.integers(-20, 20, (rows, n)).astype(dtype)
+    scale = rng.integers(1, 5, rows).astype(np.int32)
+    y = np.zeros_like(x)
+    name = "scaled_rows_float" if dtype == np.float32 else "scaled_rows_int"
+    lib.function(name)(x, y, scale, np.int32(n), groups=rows, threadgroup=4, threadgroup_memory={0: 4 * 4})
+    want = x * scale[:, None].astype(dtype) + x.sum(axis=1, keepdims=True, dtype=dtype)
+    np.testing.assert_array_equal(y, want)
+
+
+@pytest.mark.parametrize("n", [1, 6, 33])
+def test_explicit_arguments_and_plain_pointers(lib, n):
+    x = np.arange(n, dtype=np.float32)
+    y = np.full(n + 1, 9, np.float32)
+    z = np.full(n + 1, 9, np.float32)
+    lib.skip_then_write(x, y, z, grid=n)
+    np.testing.assert_array_equal(y, np.concatenate([[9], x * 2]))
+    np.testing.assert_array_equal(z, np.concatenate([[9], x + 1]))
+
+
+def test_advanced_pointer_stays_checked():
+    lib = pm.compile(SOURCE, macros=VALIDATION)
+    rows, n = 3, 4
+    x = np.arange(rows * n, dtype=np.float32).reshape(rows, n)
+    y = np.zeros((rows, n), np.float32)
+    idx = np.zeros(rows, np.int32)
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element 12 of `x`"):
+        lib.read_past_float(x, y, idx, np.int32(n), grid=rows)
+    ok = np.arange((rows + 1) * n, dtype=np.float32)
+    lib.read_past_float(ok, y, idx, np.int32(n), grid=rows)  # one row more: in bounds
+    np.testing.assert_array_equal(y[:, 0], ok[n::n][:rows])
