@@ -1,18 +1,21 @@
-// Validation builds: a checked pointer passed whole to a function template. A kernel's buffer and
-// threadgroup pointer parameters are a class there (`::pm::rt::vptr`, checkedPointer), from which a
+// Validation builds: a checked pointer or threadgroup array passed whole to a function template. A
+// kernel's buffer and threadgroup pointer parameters are a class there (`::pm::rt::vptr`,
+// checkedPointer), and so are its threadgroup arrays (`tg_view`, storageDeclaration), from which a
 // template parameter cannot be deduced (`T` of `const device T* x` or of `device T*& y`, MLX's
-// fp_quantized.h `adjust_matrix_offsets(x, w, scales, y, ...)`), and a `T*&` cannot bind it even
-// when `T` is given. So in a kernel's body such an argument, passed to a function template the
-// source declares, becomes `::pm::rt::vref(x)` (runtime_validation.h): the checked pointer's own
-// `T*` lvalue, so the callee deduces what Metal deduces, and advancing it through the reference
-// advances the checked pointer (its bounds stay). Accesses inside the callee are not checked, as for
-// any function that takes a plain pointer; calls of other functions convert as before.
+// fp_quantized.h `adjust_matrix_offsets(x, w, scales, y, ...)`; `threadgroup T* xs` given an array,
+// its `gemm_loop_aligned(Xs, Ws, ...)`), and a `T*&` cannot bind one even when `T` is given. So in a
+// kernel's body such an argument, passed to a function template the source declares, becomes
+// `::pm::rt::vref(x)` (runtime_validation.h): the checked pointer's own `T*` lvalue, the array
+// itself, so the callee deduces what Metal deduces, and advancing a pointer through the reference
+// advances the checked one (its bounds stay). Accesses inside the callee are not checked, as for any
+// function that takes a plain pointer; calls of other functions convert as before.
 extension FrontEnd {
     func rewriteCheckedPointerArguments() {
         guard validation, !kernelBodies.isEmpty else { return }
         let templates = functionTemplateNames()
         guard !templates.isEmpty else { return }
-        let checked = Set(checkedTypes.values.map { text($0.end + 1) }) // the names of checked parameters
+        // the names of checked parameters and of threadgroup arrays (checked views)
+        let checked = Set(checkedTypes.values.map { text($0.end + 1) }).union(checkedArrays)
         var done: Set<Int> = [] // a template kernel's body serves all its instantiations
         for body in kernelBodies.values where done.insert(body.lowerBound).inserted {
             // a bare name between `(`/`,` and `,`/`)` directly inside such a call

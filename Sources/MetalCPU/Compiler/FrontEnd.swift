@@ -175,6 +175,8 @@ final class FrontEnd {
     var lockstepAllowed = true
     /// Validation: checkedPointer's parameter types by their first token (through the `*`), for deducedSpecialization.
     var checkedTypes: [Int: (end: Int, text: String)] = [:] // (CheckedArguments.swift too)
+    /// Validation: the names of threadgroup arrays declared as checked views (storageDeclaration), for CheckedArguments.
+    var checkedArrays: Set<String> = []
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -1079,6 +1081,7 @@ final class FrontEnd {
             sites.append((at, site))
             // decltype(auto): a reference, or a checked view in validation builds (runtime.h)
             let named = validation ? ", \"\(text(nameAt))\"" : "" // for validation's messages
+            if validation { checkedArrays.insert(text(nameAt)) }
             replacement.append("decltype(auto) \(text(nameAt)) = ::pm::rt::tg_var<\(type) \(dims), \(site)\(named)>();")
         }
         remove(at, through: end, replacement: replacement.joined(separator: " "))

@@ -73,6 +73,28 @@ kernel void skip_then_write(const device float* x [[buffer(0)]], device float* y
     w[0] = x[i] + 1;
 }
 
+// threadgroup arrays given to templates: decayed to a pointer, and bound as an array (MLX's
+// gemm_loop_aligned(Xs, Ws, ...))
+template <typename T>
+METAL_FUNC void stage(threadgroup T* tile, const device T* x, uint lid) { tile[lid] = x[lid]; }
+template <typename T, int N>
+METAL_FUNC T total(threadgroup T (&tile)[N]) {
+    T s = 0;
+    for (int i = 0; i < N; i++) s += tile[i];
+    return s;
+}
+
+template <typename T>
+[[kernel]] void tile_sum(const device T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                         uint g [[threadgroup_position_in_grid]], uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup T tile[8];
+    x += g * 8;
+    stage(tile, x, lid);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    if (lid == 0) y[g] = total(tile);
+}
+template [[host_name("tile_sum_float")]] [[kernel]] decltype(tile_sum<float>) tile_sum<float>;
+
 // reads one element past the row it advanced to, for the last row: out of bounds of x
 template <typename T>
 [[kernel]] void read_past(const device T* x [[buffer(0)]], device T* y [[buffer(1)]],
@@ -111,6 +133,14 @@ def test_explicit_arguments_and_plain_pointers(lib, n):
     lib.skip_then_write(x, y, z, grid=n)
     np.testing.assert_array_equal(y, np.concatenate([[9], x * 2]))
     np.testing.assert_array_equal(z, np.concatenate([[9], x + 1]))
+
+
+@pytest.mark.parametrize("groups", [1, 5])
+def test_threadgroup_arrays_given_to_templates(lib, groups):
+    x = np.random.default_rng(groups).standard_normal(8 * groups).astype(np.float32)
+    y = np.zeros(groups, np.float32)
+    lib.tile_sum_float(x, y, groups=groups, threadgroup=8)
+    np.testing.assert_allclose(y, x.reshape(groups, 8).sum(axis=1), rtol=1e-5, atol=1e-6)
 
 
 def test_advanced_pointer_stays_checked():
