@@ -2,7 +2,7 @@
 
 Usage:
   python scripts/realmsl_sweep.py [--mlx ROOT] [--candle ROOT] [--ggml ROOT] [--mfa ROOT]
-                                  [--only SUBSTRING] [--no-runs] [--timeout S]
+                                  [--only SUBSTRING,...] [--no-runs] [--validation] [--timeout S]
 
 ROOT is a checkout of the project (MLX: the repository root, whose
 `mlx/backend/metal/kernels/**.metal` are compiled one by one with
@@ -17,8 +17,9 @@ the files it is pointed at.
 
 Each file is measured in a fresh process with an empty cache (a fresh
 XDG_CACHE_HOME, so the headers' precompiled header is built too: "cold"):
-`compile` is `pm.compile` (for big libraries the whole-file check),
-`first` the time until one kernel is callable (`lib.function(name)`, with
+`compile` is `pm.compile` (for big libraries the whole-file check) in
+wall seconds, `cpu` the CPU seconds it took (this process and its clang
+runs: the figure to compare on a loaded machine), `first` the time until one kernel is callable (`lib.function(name)`, with
 default values for the function constants it needs). Then, for the files
 listed in CHECKS, a few kernels are run on random data as the project's
 host code dispatches them and compared with a NumPy reference written here.
@@ -68,7 +69,7 @@ def mfa_files(root):
 # ---------------------------------------------------------------- the probe (runs in a fresh process)
 
 PROBE = r'''
-import json, sys, time
+import json, resource, sys, time
 import numpy as np
 import pymetal as pm
 sys.path.insert(0, %(scripts)r)
@@ -77,13 +78,17 @@ project, name, path, options, runs = json.loads(sys.argv[1])
 out = {"ok": False}
 with open(path) as f:
     text = f.read()
-start = time.perf_counter()
+def cpu():  # this process's and its clang runs' CPU time: what the compile costs on a loaded machine
+    return sum(resource.getrusage(who).ru_utime + resource.getrusage(who).ru_stime
+               for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN))
+start, start_cpu = time.perf_counter(), cpu()
 try:
     lib = pm.compile(text, **options)
 except pm.CompileError as error:
     out["error"] = str(error)
     print(json.dumps(out)); sys.exit(0)
 out["compile"] = time.perf_counter() - start
+out["cpu"] = cpu() - start_cpu
 out["kernels"] = len(lib.functions)
 out["ok"] = True
 if lib.functions:
@@ -433,9 +438,10 @@ def main():
     parser.add_argument("--candle")
     parser.add_argument("--ggml")
     parser.add_argument("--mfa")
-    parser.add_argument("--only", help="only files whose project/name contains this")
+    parser.add_argument("--only", help="only files whose project/name contains one of these (comma-separated)")
     parser.add_argument("--no-runs", action="store_true", help="compile and time only")
     parser.add_argument("--timeout", type=int, default=900)
+    parser.add_argument("--validation", action="store_true", help="compile with shader validation (PM_VALIDATION)")
     args = parser.parse_args()
     files = []
     for flag, lister in (("mlx", mlx_files), ("candle", candle_files), ("ggml", ggml_files), ("mfa", mfa_files)):
@@ -446,18 +452,22 @@ def main():
                 print("%s: no .metal files under %s%s" % (flag, root, " (metal-flash-attention generates its MSL from Swift strings at run time)" if flag == "mfa" else ""))
             files += listed
     if args.only:
-        files = [f for f in files if args.only in "%s/%s" % (f[0], f[1])]
+        files = [f for f in files if any(part in "%s/%s" % (f[0], f[1]) for part in args.only.split(","))]
+    if args.validation:
+        files = [(p, n, path, dict(o, macros={"PM_VALIDATION": 1})) for p, n, path, o in files]
     failed = 0
-    print("%-7s %-44s %-4s %7s %9s %8s  %s" % ("project", "file", "ok", "kernels", "compile s", "first s", "checks (worst error / tolerance; <= 1 passes)"), flush=True)
+    print("%-7s %-44s %-4s %7s %9s %7s %8s  %s" % ("project", "file", "ok", "kernels", "compile s", "cpu s", "first s",
+                                                  "checks (worst error / tolerance; <= 1 passes)"), flush=True)
     for project, name, path, options in files:
         r = measure(project, name, path, options, not args.no_runs, args.timeout)
         checks = r.get("checks", [])
         bad = not r["ok"] or any(not passed for _, _, passed in checks)
         failed += bad
         shown = ", ".join("%s %s%s" % (c, ("%.2g" % w) if isinstance(w, float) else w, "" if ok else " FAIL") for c, w, ok in checks)
-        print("%-7s %-44s %-4s %7s %9s %8s  %s" % (
+        print("%-7s %-44s %-4s %7s %9s %7s %8s  %s" % (
             project, name, "yes" if r["ok"] else "NO", r.get("kernels", "-"),
-            "%.1f" % r["compile"] if "compile" in r else "-", "%.2f" % r["first"] if "first" in r else "-", shown), flush=True)
+            "%.1f" % r["compile"] if "compile" in r else "-", "%.1f" % r["cpu"] if "cpu" in r else "-",
+            "%.2f" % r["first"] if "first" in r else "-", shown), flush=True)
         if "error" in r:
             print("        " + r["error"][:1500].replace("\n", "\n        "), flush=True)
     print("%d of %d files failed or mismatched" % (failed, len(files)))
