@@ -956,8 +956,13 @@ final class FrontEnd {
     /// Validation builds: a `T *name` buffer or threadgroup parameter becomes
     /// `::pm::rt::vptr<T, kind, index, "name"> name`, which checks every access against
     /// the bound length (runtime.h). Left alone: references, values, pointers
-    /// to pointers, and atomics (the atomic functions take plain pointers).
+    /// to pointers, atomics (the atomic functions take plain pointers), `void *` (read
+    /// only through casts to other types, which give plain pointers: ggml's `src0`), and
+    /// an optional parameter that is absent (its function constant false): it is null, as
+    /// without validation, so that a read whose value goes unused is dropped as on a GPU
+    /// (MLX's and candle's GEMMs read `addmm_params->alpha` whatever `use_out_source` is).
     private func checkedPointer(_ first: Int, _ last: Int, _ binding: KernelBinding) {
+        guard !binding.absent else { return }
         let kind: Int
         switch binding.kind {
         case .buffer: kind = 0
@@ -972,7 +977,7 @@ final class FrontEnd {
         guard star > first, tokens[name].kind == .identifier, isPunct(star, 42) else { return }
         guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
         let type = sourceText(Array(first..<star))
-        guard !type.contains("atomic") else { return }
+        guard !type.contains("atomic"), !(first..<star).contains(where: { text($0) == "void" }) else { return }
         let checked = "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> "
         remove(first, through: star, replacement: checked)
         compileOnly.insert(edits[edits.count - 1].range) // the AST reads the parameter as declared

@@ -154,3 +154,54 @@ def test_advanced_pointer_stays_checked():
     ok = np.arange((rows + 1) * n, dtype=np.float32)
     lib.read_past_float(ok, y, idx, np.int32(n), grid=rows)  # one row more: in bounds
     np.testing.assert_array_equal(y[:, 0], ok[n::n][:rows])
+
+
+# A `void *` buffer (ggml's `device const void * src0`, read through casts) and an absent optional
+# buffer whose read goes unused (MLX's and candle's GEMMs build their epilogue from `addmm_params`
+# whatever `use_out_source` is): the validation build compiles and runs both as a GPU does.
+OPTIONAL_SOURCE = r"""
+#include <metal_stdlib>
+using namespace metal;
+
+struct Params { float alpha; float beta; };
+struct Scale {
+    float a, b;
+    Scale(float a_, float b_) : a(a_), b(b_) {}
+    float operator()(float x, float c) const { return a * x + b * c; }
+};
+
+constant bool has_c [[function_constant(0)]];
+
+kernel void axpby(const device void* x_raw [[buffer(0)]],
+                  device float* y [[buffer(1)]],
+                  const device float* c [[buffer(2), function_constant(has_c)]],
+                  const constant Params* p [[buffer(3), function_constant(has_c)]],
+                  uint i [[thread_position_in_grid]]) {
+    const device float* x = (const device float*)x_raw;
+    const Scale op(p->alpha, p->beta);   // read whether or not it is used
+    y[i] = has_c ? op(x[i], c[i]) : x[i];
+}
+"""
+
+
+@pytest.mark.parametrize("validation", [False, True], ids=["plain", "validation"])
+@pytest.mark.parametrize("n", [1, 7, 64])
+def test_void_buffer_and_absent_optional_buffer(validation, n):
+    lib = pm.compile(OPTIONAL_SOURCE, macros=VALIDATION if validation else None)
+    x = np.arange(n, dtype=np.float32) - 3
+    y = np.zeros(n, np.float32)
+    lib.function("axpby", constants={"has_c": False})(x, y, grid=n)
+    np.testing.assert_array_equal(y, x)
+    c = np.full(n, 2, np.float32)
+    params = np.array([(3.0, 0.5)], np.dtype([("alpha", "f4"), ("beta", "f4")]))
+    lib.function("axpby", constants={"has_c": True})(x, y, c, params, grid=n)
+    np.testing.assert_array_equal(y, 3 * x + 1)
+
+
+def test_present_optional_buffer_stays_checked():
+    lib = pm.compile(OPTIONAL_SOURCE, macros=VALIDATION)
+    x = np.zeros(8, np.float32)
+    y = np.zeros(8, np.float32)
+    params = np.array([(1.0, 1.0)], np.dtype([("alpha", "f4"), ("beta", "f4")]))
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element 4 of `c`"):
+        lib.function("axpby", constants={"has_c": True})(x, y, np.zeros(4, np.float32), params, grid=8)
