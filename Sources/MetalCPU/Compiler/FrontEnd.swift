@@ -177,6 +177,8 @@ final class FrontEnd {
     var checkedTypes: [Int: (end: Int, text: String)] = [:] // (CheckedArguments.swift too)
     /// Validation: the names of threadgroup arrays declared as checked views (storageDeclaration), for CheckedArguments.
     var checkedArrays: Set<String> = []
+    /// Validation: by kernel name, the buffer indices of its absent optional parameters (checkedPointer).
+    private var absentIndices: [String: Set<Int>] = [:]
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -532,6 +534,12 @@ final class FrontEnd {
             return
         }
         let plainName = tokens[declarator.last!].kind == .identifier ? text(declarator.last!) : baseName(declarator)
+        if validation, isInstantiation, firstParen == nil, decltypeGroup == nil, let head = declarator.first,
+           tokens[head - 1].kind == .identifier, !["kernel", "void"].contains(text(head - 1)) {
+            // `template [[host_name("k")]] kernel k_t k<float>;` (ggml, candle): the typedef spells plain pointers,
+            // the template's parameters are checked ones now (checkedPointer): it instantiates its own type
+            remove(head - 1, through: head - 1, replacement: "decltype(\(declaratorSource(declarator)))")
+        }
         var bindings: [KernelBinding]? = nil
         if let paren = firstParen, decltypeGroup == nil || paren > decltypeGroup!.upperBound {
             bindings = parameters(paren, kernel: plainName)
@@ -868,7 +876,7 @@ final class FrontEnd {
                 nextBuffer = resolved.index + 1
             }
             result.append(resolved)
-            if validation { checkedPointer(paramStart, last, resolved) }
+            if validation { checkedPointer(paramStart, last, resolved, kernel: kernel) }
         }
         while i < close {
             if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 123) {
@@ -961,8 +969,11 @@ final class FrontEnd {
     /// an optional parameter that is absent (its function constant false): it is null, as
     /// without validation, so that a read whose value goes unused is dropped as on a GPU
     /// (MLX's and candle's GEMMs read `addmm_params->alpha` whatever `use_out_source` is).
-    private func checkedPointer(_ first: Int, _ last: Int, _ binding: KernelBinding) {
-        guard !binding.absent else { return }
+    /// An instantiation that writes out its parameters leaves unchecked what its template did (candle's GEMM
+    /// instantiations write `batch_shape [[buffer(6)]]` without the template's `function_constant(has_batch)`).
+    private func checkedPointer(_ first: Int, _ last: Int, _ binding: KernelBinding, kernel: String) {
+        guard !binding.absent else { absentIndices[kernel, default: []].insert(binding.index); return }
+        guard absentIndices[kernel]?.contains(binding.index) != true else { return }
         let kind: Int
         switch binding.kind {
         case .buffer: kind = 0

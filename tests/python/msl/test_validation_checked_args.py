@@ -205,3 +205,46 @@ def test_present_optional_buffer_stays_checked():
     params = np.array([(1.0, 1.0)], np.dtype([("alpha", "f4"), ("beta", "f4")]))
     with pytest.raises(pm.KernelError, match=r"out of bounds: element 4 of `c`"):
         lib.function("axpby", constants={"has_c": True})(x, y, np.zeros(4, np.float32), params, grid=8)
+
+
+# Instantiations that spell the kernel's type another way: through a function typedef with plain
+# pointers (ggml, candle's quantized.metal), and with a written parameter list that leaves out the
+# template's `function_constant` (candle's GEMM instantiations).
+SPELLED_SOURCE = r"""
+#include <metal_stdlib>
+using namespace metal;
+
+constant bool has_bias [[function_constant(0)]];
+
+typedef void (add_t)(device const float* x, device float* y, constant int& n, uint i);
+
+template <typename T>
+kernel void add_one(device const T* x [[buffer(0)]], device T* y [[buffer(1)]], constant int& n [[buffer(2)]],
+                    uint i [[thread_position_in_grid]]) {
+    if (int(i) < n) y[i] = x[i] + 1;
+}
+template [[host_name("add_one_float")]] kernel add_t add_one<float>;
+
+template <typename T>
+kernel void biased(device const T* x [[buffer(0)]], device T* y [[buffer(1)]],
+                   device const T* bias [[buffer(2), function_constant(has_bias)]],
+                   uint i [[thread_position_in_grid]]) {
+    y[i] = has_bias ? x[i] + bias[i] : x[i];
+}
+template [[host_name("biased_float")]] kernel void biased<float>(
+    device const float* x [[buffer(0)]], device float* y [[buffer(1)]], device const float* bias [[buffer(2)]],
+    uint i [[thread_position_in_grid]]);
+"""
+
+
+@pytest.mark.parametrize("validation", [False, True], ids=["plain", "validation"])
+def test_typedef_and_written_out_instantiations(validation):
+    lib = pm.compile(SPELLED_SOURCE, macros=VALIDATION if validation else None)
+    x = np.arange(5, dtype=np.float32)
+    y = np.zeros(5, np.float32)
+    lib.function("add_one_float", constants={"has_bias": False})(x, y, np.int32(5), grid=5)
+    np.testing.assert_array_equal(y, x + 1)
+    lib.function("biased_float", constants={"has_bias": False})(x, y, grid=5)
+    np.testing.assert_array_equal(y, x)
+    lib.function("biased_float", constants={"has_bias": True})(x, y, np.full(5, 2, np.float32), grid=5)
+    np.testing.assert_array_equal(y, x + 2)
