@@ -454,7 +454,7 @@ def main():
     if args.only:
         files = [f for f in files if any(part in "%s/%s" % (f[0], f[1]) for part in args.only.split(","))]
     if args.validation:
-        files = [(p, n, path, dict(o, macros={"PM_VALIDATION": 1})) for p, n, path, o in files]
+        files = [(p, n, path, dict(o, defines=dict(o.get("defines", {}), PM_VALIDATION=1))) for p, n, path, o in files]
     failed = 0
     print("%-7s %-44s %-4s %7s %9s %7s %8s  %s" % ("project", "file", "ok", "kernels", "compile s", "cpu s", "first s",
                                                   "checks (worst error / tolerance; <= 1 passes)"), flush=True)
