@@ -174,7 +174,11 @@ final class FrontEnd {
     var validation = false
     var lockstepAllowed = true
     /// Validation: checkedPointer's parameter types by their first token (through the `*`), for deducedSpecialization.
-    private var checkedTypes: [Int: (end: Int, text: String)] = [:]
+    var checkedTypes: [Int: (end: Int, text: String)] = [:] // (CheckedArguments.swift too)
+    /// Validation: the names of threadgroup arrays declared as checked views (storageDeclaration), for CheckedArguments.
+    var checkedArrays: Set<String> = []
+    /// Validation: by kernel name, the buffer indices of its absent optional parameters (checkedPointer).
+    private var absentIndices: [String: Set<Int>] = [:]
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -184,6 +188,7 @@ final class FrontEnd {
         rewriteBracedArguments()
         rewriteVectorDirectInitialisations()
         rewriteCheckedAutoPointers() // before removeAddressSpaces: its edits of the qualifiers win
+        rewriteCheckedPointerArguments()
         guardCyclicStores()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
@@ -529,6 +534,12 @@ final class FrontEnd {
             return
         }
         let plainName = tokens[declarator.last!].kind == .identifier ? text(declarator.last!) : baseName(declarator)
+        if validation, isInstantiation, firstParen == nil, decltypeGroup == nil, let head = declarator.first,
+           tokens[head - 1].kind == .identifier, !["kernel", "void"].contains(text(head - 1)) {
+            // `template [[host_name("k")]] kernel k_t k<float>;` (ggml, candle): the typedef spells plain pointers,
+            // the template's parameters are checked ones now (checkedPointer): it instantiates its own type
+            remove(head - 1, through: head - 1, replacement: "decltype(\(declaratorSource(declarator)))")
+        }
         var bindings: [KernelBinding]? = nil
         if let paren = firstParen, decltypeGroup == nil || paren > decltypeGroup!.upperBound {
             bindings = parameters(paren, kernel: plainName)
@@ -865,7 +876,7 @@ final class FrontEnd {
                 nextBuffer = resolved.index + 1
             }
             result.append(resolved)
-            if validation { checkedPointer(paramStart, last, resolved) }
+            if validation { checkedPointer(paramStart, last, resolved, kernel: kernel) }
         }
         while i < close {
             if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 123) {
@@ -953,8 +964,16 @@ final class FrontEnd {
     /// Validation builds: a `T *name` buffer or threadgroup parameter becomes
     /// `::pm::rt::vptr<T, kind, index, "name"> name`, which checks every access against
     /// the bound length (runtime.h). Left alone: references, values, pointers
-    /// to pointers, and atomics (the atomic functions take plain pointers).
-    private func checkedPointer(_ first: Int, _ last: Int, _ binding: KernelBinding) {
+    /// to pointers, atomics (the atomic functions take plain pointers), `void *` (read
+    /// only through casts to other types, which give plain pointers: ggml's `src0`), and
+    /// an optional parameter that is absent (its function constant false): it is null, as
+    /// without validation, so that a read whose value goes unused is dropped as on a GPU
+    /// (MLX's and candle's GEMMs read `addmm_params->alpha` whatever `use_out_source` is).
+    /// An instantiation that writes out its parameters leaves unchecked what its template did (candle's GEMM
+    /// instantiations write `batch_shape [[buffer(6)]]` without the template's `function_constant(has_batch)`).
+    private func checkedPointer(_ first: Int, _ last: Int, _ binding: KernelBinding, kernel: String) {
+        guard !binding.absent else { absentIndices[kernel, default: []].insert(binding.index); return }
+        guard absentIndices[kernel]?.contains(binding.index) != true else { return }
         let kind: Int
         switch binding.kind {
         case .buffer: kind = 0
@@ -969,7 +988,7 @@ final class FrontEnd {
         guard star > first, tokens[name].kind == .identifier, isPunct(star, 42) else { return }
         guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
         let type = sourceText(Array(first..<star))
-        guard !type.contains("atomic") else { return }
+        guard !type.contains("atomic"), !(first..<star).contains(where: { text($0) == "void" }) else { return }
         let checked = "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> "
         remove(first, through: star, replacement: checked)
         compileOnly.insert(edits[edits.count - 1].range) // the AST reads the parameter as declared
@@ -1078,6 +1097,7 @@ final class FrontEnd {
             sites.append((at, site))
             // decltype(auto): a reference, or a checked view in validation builds (runtime.h)
             let named = validation ? ", \"\(text(nameAt))\"" : "" // for validation's messages
+            if validation { checkedArrays.insert(text(nameAt)) }
             replacement.append("decltype(auto) \(text(nameAt)) = ::pm::rt::tg_var<\(type) \(dims), \(site)\(named)>();")
         }
         remove(at, through: end, replacement: replacement.joined(separator: " "))

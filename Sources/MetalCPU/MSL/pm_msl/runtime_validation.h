@@ -422,6 +422,7 @@ template <class _PmX> PM_AI auto vraw(const _PmX &x) {
 // A bounds-checked `T *` buffer or threadgroup parameter: `base` and `count`
 // are the binding's, `p` where this pointer points (after arithmetic).
 template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
+    static constexpr unsigned kind = _PmK;
     _PmT *p, *base;
     uint64_t count;
     PM_AI vptr(_PmT *b, uint64_t n) : p(b), base(b), count(n) {}
@@ -550,6 +551,24 @@ template <bool _PmC, class _PmX> PM_AI auto vauto(_PmX &&x) {
     } else {
         auto *p = x;
         return p;
+    }
+}
+
+// A checked pointer or threadgroup array passed whole to a function template (CheckedArguments.swift):
+// the pointer's own `T *` lvalue, from which `const device T *` and `device T *&` deduce `T` (no
+// template deduces from the class), and through which the callee advances it (`x += offset`: the
+// bounds stay); the array itself, which decays to `threadgroup T *` or binds `T (&)[N]`. Leaving the
+// checked memory like the conversions to plain memory do. Anything else passes through as is.
+template <class _PmX> PM_AI decltype(auto) vref(_PmX &&x) {
+    typedef __remove_cvref(_PmX) _PmV;
+    if constexpr (vis_vptr<_PmV>) {
+        if constexpr (_PmV::kind == _PmVThreadgroup) vescape(x.base, x.count * sizeof(*x.p));
+        return (x.p);
+    } else if constexpr (vis_view<_PmV>) {
+        vescape(x.pa, sizeof *x.pa);
+        return (*x.pa);
+    } else {
+        return static_cast<_PmX &&>(x);
     }
 }
 } // namespace pm::rt

@@ -1,0 +1,90 @@
+// Validation builds: a checked pointer or threadgroup array passed whole to a function template. A
+// kernel's buffer and threadgroup pointer parameters are a class there (`::pm::rt::vptr`,
+// checkedPointer), and so are its threadgroup arrays (`tg_view`, storageDeclaration), from which a
+// template parameter cannot be deduced (`T` of `const device T* x` or of `device T*& y`, MLX's
+// fp_quantized.h `adjust_matrix_offsets(x, w, scales, y, ...)`; `threadgroup T* xs` given an array,
+// its `gemm_loop_aligned(Xs, Ws, ...)`), and a `T*&` cannot bind one even when `T` is given. So in a
+// kernel's body such an argument, passed to a function template the source declares, becomes
+// `::pm::rt::vref(x)` (runtime_validation.h): the checked pointer's own `T*` lvalue, the array
+// itself, so the callee deduces what Metal deduces, and advancing a pointer through the reference
+// advances the checked one (its bounds stay). Accesses inside the callee are not checked, as for any
+// function that takes a plain pointer; calls of other functions convert as before.
+extension FrontEnd {
+    func rewriteCheckedPointerArguments() {
+        guard validation, !kernelBodies.isEmpty else { return }
+        let templates = functionTemplateNames()
+        guard !templates.isEmpty else { return }
+        // the names of checked parameters and of threadgroup arrays (checked views)
+        let checked = Set(checkedTypes.values.map { text($0.end + 1) }).union(checkedArrays)
+        var done: Set<Int> = [] // a template kernel's body serves all its instantiations
+        for body in kernelBodies.values where done.insert(body.lowerBound).inserted {
+            // a bare name between `(`/`,` and `,`/`)` directly inside such a call
+            var stack: [Bool] = []
+            for i in body {
+                if tokens[i].kind == .punctuation {
+                    if isPunct(i, 40) || isPunct(i, 91) || isPunct(i, 123) {
+                        stack.append(isPunct(i, 40) && callee(before: i).map { templates.contains($0) } == true)
+                    } else if isPunct(i, 41) || isPunct(i, 93) || isPunct(i, 125) {
+                        _ = stack.popLast()
+                    }
+                    continue
+                }
+                guard tokens[i].kind == .identifier, stack.last == true, checked.contains(text(i)),
+                      isPunct(i - 1, 40) || isPunct(i - 1, 44), isPunct(i + 1, 41) || isPunct(i + 1, 44) else { continue }
+                let at = tokens[i].start, end = tokens[i].end
+                edits.append((at..<at, "::pm::rt::vref("))
+                compileOnly.insert(at..<at)
+                edits.append((end..<end, ")"))
+                compileOnly.insert(end..<end)
+            }
+        }
+    }
+
+    /// The name called by the `(` at `open`: `f(`, `f<T>(`, `obj.f(`, `ns::f<T, 2>(`; nil for a
+    /// keyword (`if (`, `sizeof (`) or anything that is no name.
+    private func callee(before open: Int) -> String? {
+        var j = open - 1
+        if isPunct(j, 62) { // skip back over `<...>`
+            var depth = 0
+            while j >= 0 {
+                if isPunct(j, 62) { depth += 1 } else if isPunct(j, 60) { depth -= 1; if depth == 0 { break } }
+                else if isPunct(j, 59) || isPunct(j, 123) || isPunct(j, 125) { return nil }
+                j -= 1
+            }
+            j -= 1
+        }
+        guard j >= 0, tokens[j].kind == .identifier else { return nil }
+        let name = text(j)
+        return ["if", "for", "while", "switch", "return", "sizeof", "alignof", "decltype"].contains(name) ? nil : name
+    }
+
+    /// Names of the function templates the user's files declare (members too): `template <...>`,
+    /// then a declaration whose first `(` at its own level follows a name.
+    private func functionTemplateNames() -> Set<String> {
+        var names: Set<String> = []
+        for i in tokens.indices where tokens[i].kind == .identifier && text(i) == "template" && isPunct(i + 1, 60)
+            && !src.files[Int(tokens[i].file)].isSystem {
+            var depth = 0, j = i + 1
+            while j < tokens.count { // the template's parameter list
+                if isPunct(j, 60) { depth += 1 } else if isPunct(j, 62) { depth -= 1; if depth == 0 { break } }
+                else if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) }
+                j += 1
+            }
+            j += 1
+            while j < tokens.count, !isPunct(j, 59), !isPunct(j, 123), !isPunct(j, 61) {
+                if isPunct(j, 91) { j = matching(j) + 1; continue } // attributes
+                if isPunct(j, 40) {
+                    // not a name's `(`: `decltype(auto) f(`, `__attribute__((...)) f(` (METAL_FUNC)
+                    guard let name = callee(before: j), !name.hasPrefix("__"), name != "alignas" else {
+                        j = matching(j) + 1
+                        continue
+                    }
+                    names.insert(name)
+                    break
+                }
+                j += 1
+            }
+        }
+        return names
+    }
+}
