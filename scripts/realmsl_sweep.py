@@ -228,11 +228,14 @@ def mlx_gemv(lib):
         x = _rng().standard_normal(k).astype(np.float32)
         out = np.zeros(m, np.float32)
         one32, zero64 = np.array([1], np.int32), np.zeros(1, np.int64)
-        # bm4 bn1 sm1 sn32 tm4 tn4: 16 rows per threadgroup of (32, bn, bm) threads
-        lib.function("gemv_float32_bm4_bn1_sm1_sn32_tm4_tn4_nc0_axpby0")(
+        # bm4 bn1 sm1 sn32 tn4: bm * tm rows per threadgroup of (32, bn, bm) threads. As MLX's
+        # host code (matmul.cpp: tm = out_vector_len < tm ? 1 : tm): with fewer rows than tm
+        # the kernel's tail shift (out_row = out_vec_size - TM) would write before out_vec.
+        tm = 1 if m < 4 else 4
+        lib.function("gemv_float32_bm4_bn1_sm1_sn32_tm%d_tn4_nc0_axpby0" % tm)(
             a, x, out, out, np.int32(k), np.int32(m), np.int32(k), np.float32(1), np.float32(0),
             np.int32(1), one32, zero64, zero64, zero64, np.int32(0),
-            groups=(-(-m // 16), 1, 1), threadgroup=(32, 1, 4))
+            groups=(-(-m // (4 * tm)), 1, 1), threadgroup=(32, 1, 4))
         errors.append(_err(out, a.astype(np.float64) @ x, 1e-4, 1e-4))
     return max(errors)
 
