@@ -197,7 +197,7 @@ def stages(rounds):
     rule, views and NumPy call) and the read's (NumPy's protocol, the counted view)."""
     from pymetal.arrays import construct, elementwise
     from pymetal.arrays.array import Array
-    from pymetal.runtime.buffer import user_array
+    from pymetal.runtime.user_array import user_array
     global CLOCK
     CLOCK = time.thread_time_ns
     an = np.random.default_rng(0).random(1000, dtype=np.float32)
@@ -214,7 +214,7 @@ def stages(rounds):
         ("  small.binary: rule, views, errstate, NumPy", lambda: _small.binary(add, a, b, c)),
         ("np.asarray(c) (all of the read)", lambda: np.asarray(c)),
         ("  c.numpy()", lambda: c.numpy()),
-        ("  runtime.buffer.user_array: the counted view", lambda: user_array(c._buf, 0, c._shape, c._dtype, c._strides)),
+        ("  runtime.user_array: the counted view", lambda: user_array(c._buf, 0, c._shape, c._dtype, c._strides)),
         ("Floor: np.asarray(Floor + Floor)", lambda: np.asarray(Floor(an) + Floor(an))),
     ]
     times = interleaved([fn for _, fn in steps], 2000, rounds)

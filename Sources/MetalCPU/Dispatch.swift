@@ -153,7 +153,8 @@ struct CPUDispatch {
         var status = pm_status()
         var alone: UInt64 = 0
         let failed = pm_pool_run(job, desc.run!, launch, groupCount, plan.chunks, plan.wake ? 1 : 0, &alone, &status)
-        if alone > 0 { // the mean of the last measure and this one (one preempted run does not decide alone)
+        if alone > 0, failed == 0 { // the mean of the last measure and this one (one preempted run does not decide
+            // alone; a failed run's time says nothing of the kernel's)
             let now = max(1, min(alone, UInt64.max / 1000 / 2) * 1000 / threads), last = pipeline.picosPerThread.load(ordering: .relaxed)
             pipeline.picosPerThread.store(last == 0 ? now : (last + now) / 2, ordering: .relaxed)
         }

@@ -19,7 +19,8 @@ import numpy as np
 
 from .. import dtypes as _dt
 from ..runtime import bindable
-from ..runtime.buffer import UserBase, View, user_array
+from ..runtime.buffer import View
+from ..runtime.user_array import UserBase, user_array
 from ..dtypes import check_dtype
 from .small import _view as _small_view
 from .layout import (

@@ -13,7 +13,7 @@ import pytest
 import pymetal as pm
 from pymetal.arrays import float64 as _f64
 from pymetal.arrays import small as _small
-from pymetal.runtime.buffer import UserBase
+from pymetal.runtime.user_array import UserBase
 
 
 def _read_count(x):
