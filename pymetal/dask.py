@@ -163,8 +163,7 @@ class PymetalBackendEntrypoint(ArrayBackendEntrypoint):
 
     @property
     def RandomState(self):
-        raise NotImplementedError("the pymetal backend has no legacy RandomState; use "
-                                  "da.random.default_rng(seed), which makes pymetal chunks")
+        return pm.random.RandomState
 
     @property
     def default_bit_generator(self):

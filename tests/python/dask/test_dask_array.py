@@ -212,10 +212,25 @@ def test_backend_random_reproducible():
     assert abs(s.mean() - 5) < 0.1 and abs(s.std() - 2) < 0.1
 
 
-def test_backend_random_legacy_state_is_refused_clearly():
+def test_backend_random_legacy_state():
+    # Dask's legacy RandomState over pm.random.RandomState: pymetal chunks, each chunk
+    # seeded by Dask, so the same seed gives the same array
     with dask.config.set({"array.backend": "pymetal"}):
-        with pytest.raises(NotImplementedError, match="default_rng"):
-            da.random.RandomState(0)
+        rs = da.random.RandomState(0)
+        x = rs.normal(2.0, 3.0, size=(100000,), chunks=25000)
+        u = rs.random_sample((10, 4), chunks=5)
+        k = rs.randint(0, 10, size=(20,), chunks=7)
+        again = da.random.RandomState(0).normal(2.0, 3.0, size=(100000,), chunks=25000)
+        a, b = x.compute(), again.compute()
+    assert isinstance(x._meta, pm.Array) and type(a) is pm.Array and a.dtype == np.float32
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    v = a.numpy()
+    assert abs(v.mean() - 2) < 0.05 and abs(v.std() - 3) < 0.05
+    assert len(np.unique(v)) > 99000  # chunks are different streams
+    w = u.compute().numpy()
+    assert w.shape == (10, 4) and 0 <= w.min() and w.max() < 1
+    n = k.compute().numpy()
+    assert n.dtype == np.int64 and 0 <= n.min() and n.max() < 10
 
 
 def test_to_backend_both_ways():
