@@ -264,6 +264,29 @@ _views_lock = threading.Lock()
 _views_acquire, _views_release = _views_lock.acquire, _views_lock.release
 
 
+def count_view(buffer):
+    """One more user view of `buffer`'s memory (Buffer.views, Device.host_shared)."""
+    _views_acquire()  # (not `with`: this runs once per read)
+    try:
+        buffer.views += 1
+        buffer.device.host_shared += 1
+    finally:
+        _views_release()
+
+
+def uncount_view(buffer):
+    """A user view of `buffer`'s memory is gone (from __del__: quiet at interpreter shutdown)."""
+    try:
+        _views_acquire()
+        try:
+            buffer.views -= 1
+            buffer.device.host_shared -= 1
+        finally:
+            _views_release()
+    except Exception:  # interpreter shutdown
+        pass
+
+
 
 class ForeignBuffer(Buffer):
     """A Buffer over memory pymetal does not own (an aligned ndarray given to
@@ -305,9 +328,7 @@ class View:
         self.buffer = buffer
         self.counted = counted
         if counted:
-            with _views_lock:
-                buffer.views += 1
-                buffer.device.host_shared += 1
+            count_view(buffer)
         # layout (shape, typestr, strides): the array itself, in one np.asarray (a read's hot path)
         shape, typestr, strides = layout or ((nbytes,), "|u1", None)
         self.__array_interface__ = {
@@ -320,13 +341,4 @@ class View:
 
     def __del__(self):
         if self.counted:
-            b = self.buffer
-            try:
-                _views_acquire()  # (not `with`: this runs once per read)
-                try:
-                    b.views -= 1
-                    b.device.host_shared -= 1
-                finally:
-                    _views_release()
-            except Exception:  # interpreter shutdown
-                pass
+            uncount_view(self.buffer)

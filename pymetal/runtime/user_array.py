@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .buffer import Buffer, _views_acquire, _views_release
+from .buffer import Buffer, count_view, uncount_view
 
 __all__ = ["UserBase", "user_array"]
 
@@ -30,15 +30,7 @@ class UserBase(np.ndarray):
     def __del__(self):
         b = getattr(self, "buffer", None)
         if b is not None:
-            try:
-                _views_acquire()  # (not `with`: this runs once per read)
-                try:
-                    b.views -= 1
-                    b.device.host_shared -= 1
-                finally:
-                    _views_release()
-            except Exception:  # interpreter shutdown
-                pass
+            uncount_view(b)
 
 
 class _Template(np.ndarray):
@@ -71,11 +63,6 @@ def user_array(buffer, offset, shape, dtype, strides):
                                  "strides": strides, "version": 3}
         t = _TEMPLATES[key] = _plain_view(np.asarray(m), _Template)
     base = _plain_view(t, UserBase)
-    _views_acquire()
-    try:
-        buffer.views += 1
-        buffer.device.host_shared += 1
-    finally:
-        _views_release()
+    count_view(buffer)
     base.buffer = buffer  # (after the count: only a counted base uncounts itself)
     return _plain_view(base, np.ndarray)
