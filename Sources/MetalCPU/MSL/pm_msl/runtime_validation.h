@@ -83,6 +83,14 @@ inline void velement(char (&out)[128], int64_t e, const vdims *d) {
     if (n < (int)sizeof out) __builtin_snprintf(out + n, sizeof out - n, ")");
 }
 
+// Zeroed per-thread memory that a reported out-of-bounds access reads or writes
+// instead (the kernel runs on to the end of the dispatch; the error is kept).
+alignas(64) inline thread_local unsigned char fault_memory[4096];
+inline void *fault_scratch(uint64_t size) {
+    __builtin_memset(fault_memory, 0, size);
+    return fault_memory;
+}
+
 // `name`: the parameter's or array's name in the source ("" if unknown);
 // `index`: its [[buffer(n)]] / [[threadgroup(n)]] index, or an array's line.
 __attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsigned index, const char *name,
@@ -103,9 +111,7 @@ __attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsign
                   "%s by the thread at position (%u,%u,%u) in the grid",
                   (long long)element, what, (unsigned long long)count, size, at, pos.x, pos.y, pos.z);
     }
-    alignas(64) static thread_local unsigned char scratch[4096];
-    __builtin_memset(scratch, 0, size < sizeof scratch ? size : sizeof scratch);
-    return scratch;
+    return fault_scratch(size < sizeof fault_memory ? size : sizeof fault_memory);
 }
 
 // An index past its dimension of a multi-dimensional threadgroup array (`p[i][j]`, j >= the row's
@@ -130,10 +136,7 @@ __attribute__((noinline, cold)) inline void *vindex_out_of_bounds(unsigned line_
                   (long long)index, dim + 1, (unsigned long long)d->n[dim], what, shape, line,
                   file ? file : "the kernel source", pos.x, pos.y, pos.z);
     }
-    alignas(64) static thread_local unsigned char scratch[4096];
-    if (size > sizeof scratch) return nullptr;
-    __builtin_memset(scratch, 0, size);
-    return scratch;
+    return size > sizeof fault_memory ? nullptr : fault_scratch(size);
 }
 
 // ---------------------------------------------------------------------------
