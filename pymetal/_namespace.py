@@ -68,7 +68,7 @@ from .arrays.numpy_api.reduce import (  # noqa: E402
     sort, argsort, partition, argpartition,
 )
 from .arrays.numpy_api.functions import (  # noqa: E402
-    dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, swapaxes,
+    dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, einsum_path, swapaxes,
     isclose, allclose, array_equal, array_equiv, where, argwhere, flatnonzero, select, nan_to_num,
     unravel_index, ravel_multi_index, fill_diagonal, tri, triu_indices, tril_indices, triu_indices_from,
     tril_indices_from, diag_indices, intersect1d, union1d, setdiff1d, setxor1d,
@@ -100,7 +100,7 @@ from .arrays.numpy_api.more import (  # noqa: E402
     asanyarray, asarray_chkfinite, hamming, hanning, bartlett, blackman, diag_indices_from, mask_indices,
     may_share_memory, shares_memory, promote_types, common_type, min_scalar_type, matvec, vecmat, packbits,
     unpackbits, ndindex, binary_repr, i0, kaiser, frexp, bitwise_count, isfortran, asfortranarray, require,
-    apply_over_axes, in1d, piecewise, histogramdd, histogram2d,
+    apply_over_axes, in1d, piecewise, histogramdd, histogram2d, frompyfunc, base_repr,
 )
 globals().update(_NP_ALIASES)
 amax, amin, around, round_, rad2deg, deg2rad, trapz = max, min, round, round, degrees, radians, trapezoid

@@ -301,15 +301,20 @@ def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     return r
 
 
-def can_cast(from_: Any, to: Any, /) -> bool:
-    """Whether from_ (a dtype or array) converts to `to` by the promotion rules.
+def can_cast(from_: Any, to: Any, /, casting: str | None = None) -> bool:
+    """Whether from_ (a dtype or array) converts to `to` by the promotion rules; with NumPy's
+    casting= ("no", "equiv", "safe", "same_kind", "unsafe"), by NumPy's rule of that name.
 
     Examples:
         >>> pm.can_cast(pm.int8, pm.int32), pm.can_cast(pm.float32, pm.int32)
         (True, False)
+        >>> pm.can_cast(pm.float64, pm.float32, "same_kind")
+        True
     """
     f = dtype_arg(from_, "can_cast")
     t = dtype_arg(to, "can_cast")
+    if casting is not None:
+        return bool(np.can_cast(f, t, casting))  # type: ignore[arg-type]  # (NumPy checks the name)
     try:
         return promote_types(f, t) == t
     except TypeError:
@@ -339,6 +344,13 @@ class finfo:
         self.min = float(info.min)
         self.smallest_normal = float(info.smallest_normal)
         self.dtype = dt
+        # NumPy's other names (np.finfo(np.float32).tiny, .precision, .resolution)
+        self.tiny = self.smallest_normal
+        self.smallest_subnormal = float(info.smallest_subnormal)
+        self.epsneg = float(info.epsneg)
+        self.resolution = float(info.resolution)
+        self.precision, self.nexp, self.nmant = int(info.precision), int(info.nexp), int(info.nmant)
+        self.maxexp, self.minexp = int(info.maxexp), int(info.minexp)
 
     def __repr__(self):
         return "finfo(bits=%d, eps=%g, max=%g, min=%g, smallest_normal=%g, dtype=%s)" % (

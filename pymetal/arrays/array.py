@@ -74,6 +74,10 @@ class Flags:
         self._a = a
 
     @property
+    def owndata(self):
+        return self._a._base is None
+
+    @property
     def writeable(self):
         return not self._a._ro
 
@@ -90,7 +94,8 @@ class Flags:
             a._ro = 0
 
     _KEYS = {"C_CONTIGUOUS": "c_contiguous", "C": "c_contiguous", "F_CONTIGUOUS": "f_contiguous",
-             "F": "f_contiguous", "WRITEABLE": "writeable", "W": "writeable"}
+             "F": "f_contiguous", "WRITEABLE": "writeable", "W": "writeable",
+             "OWNDATA": "owndata", "O": "owndata"}
 
     def __getitem__(self, key):
         return getattr(self, self._KEYS.get(key.upper(), key))
@@ -136,7 +141,7 @@ class Array:
         np.float32(10.0)
     """
 
-    __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_size", "_cc", "_np", "_ro", "__weakref__")
+    __slots__ = ("_buf", "_offset", "_shape", "_strides", "_dtype", "_size", "_cc", "_np", "_ro", "_base", "__weakref__")
     __array_priority__ = 100  # NumPy defers binary operators to pymetal
 
     def __init__(self, buf: Any, offset: int, shape: tuple[int, ...], dtype: np.dtype,
@@ -158,6 +163,7 @@ class Array:
         self._strides = strides
         self._np = None
         self._ro = 0
+        self._base: Array | None = None  # the array a view is of (its owner, as NumPy's .base); None: an owner
 
     # ---- metadata -------------------------------------------------------------
     @property
@@ -241,6 +247,18 @@ class Array:
         return self._buf.device
 
     @property
+    def base(self) -> Array | None:
+        """The array whose memory this view uses (NumPy's ``.base``: the owner, never a view), None
+        if the array owns its memory.
+
+        Examples:
+            >>> x = pm.arange(6)
+            >>> x.base is None, x[1:].base is x, x[1:].reshape(5, 1).base is x
+            (True, True, True)
+        """
+        return self._base
+
+    @property
     def flags(self) -> Flags:
         """Contiguity flags (c_contiguous, f_contiguous) and writeable, like ndarray.flags.
 
@@ -297,6 +315,7 @@ class Array:
     # ---- views ------------------------------------------------------------------
     def _view(self, offset, shape, strides, dtype=None):
         v = Array(self._buf, offset, shape, dtype or self._dtype, strides)
+        v._base = self if self._base is None else self._base
         if self._ro:
             v._ro = _READONLY_BASE
         return v

@@ -67,6 +67,7 @@ def _new(shape, dt, dev):
     a._cc = True
     a._np = None
     a._ro = 0
+    a._base = None
     return a
 
 

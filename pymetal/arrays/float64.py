@@ -226,7 +226,31 @@ def _run_host(np_fn: Callable, args: tuple, kwargs: dict) -> Any:
     for a, h in zip(args, hargs):
         if r is h and type(a) is _Array:  # NumPy gave its input back (asarray, astype(copy=False)): the Array
             return a
-    return _device(r, dev)
+    res = _device(r, dev)
+    if type(res) is _Array and isinstance(r, np.ndarray):
+        for a, h in zip(args, hargs):  # NumPy's view of an operand (x64[1:], x64.T): .base is the operand's
+            if type(a) is _Array and _views(r, h):
+                res._base = a if a._base is None else a._base
+                break
+    return res
+
+
+def _views(r: np.ndarray, h: Any) -> bool:
+    """Whether NumPy's result r is a view of h: their .base chains meet (NumPy's view of a view
+    has the first view's base as its own)."""
+    if not isinstance(h, np.ndarray):
+        return False
+    chain = set()
+    b = h
+    while b is not None:
+        chain.add(id(b))
+        b = getattr(b, "base", None)
+    b = r.base
+    while b is not None:
+        if id(b) in chain:
+            return True
+        b = getattr(b, "base", None)
+    return False
 
 
 # ---- downcast -------------------------------------------------------------------------------------

@@ -24,7 +24,8 @@ from ..construct import _new, asarray
 from ..layout import normalize_axis, normalize_shape
 from .reduce import _bin, _with_dtype, into
 from ..linear_algebra import matmul, tensordot
-from ..sorting import nonzero, _compact, sort
+from ..sorting import nonzero, _compact, sort, argsort as _argsort
+from ..indexing import take as _take
 from ..creation import tril as _tril, ones, triu as _triu, arange
 from .stats import unique
 from ..namespace_extras import isin
@@ -265,6 +266,22 @@ def _einsum_pair(a, ta, b, tb, keep):
     bm = _ew.ascontiguous(arrange(b, tb, batch + con + fb)).reshape(n(batch), n(con), n(fb))
     r = matmul(am, bm).reshape(tuple(sizes[c] for c in batch + fa + fb))
     return r, "".join(batch + fa + fb)
+
+
+def einsum_path(subscripts: str, *operands: ArrayLike, optimize: Any = "greedy") -> Any:
+    """NumPy's einsum_path: the contraction order and its report. It depends only on the operands'
+    shapes, so NumPy's runs on stand-ins of those shapes (broadcast 0-d arrays: no copy, no memory).
+    pm.einsum takes the path as optimize= and contracts pairwise from the left whatever it says.
+
+    Examples:
+        >>> a = pm.ones((2, 3)); b = pm.ones((3, 4))
+        >>> pm.einsum_path("ij,jk->ik", a, b)[0]
+        ['einsum_path', (0, 1)]
+    """
+    if not isinstance(subscripts, str):
+        raise TypeError("einsum_path: the first argument must be a subscripts string such as 'ij,jk->ik'")
+    stand_ins = [np.broadcast_to(np.zeros((), x._dtype), x.shape) for x in map(_A, operands)]
+    return np.einsum_path(subscripts, *stand_ins, optimize=optimize)
 
 
 def einsum(subscripts: str, *operands: ArrayLike, out: Array | None = None, dtype: DTypeLike = None,
@@ -644,18 +661,38 @@ def _unique1d(a):
 
 
 def intersect1d(ar1: ArrayLike, ar2: ArrayLike, assume_unique: bool = False, return_indices: bool = False) -> Any:
-    """The sorted values in both arrays (a sort of both distinct sets and a neighbour test).
+    """The sorted values in both arrays (a sort of both distinct sets and a neighbour test);
+    return_indices: also where each first occurs in ar1 and in ar2 (flattened), as NumPy's.
 
     Examples:
         >>> pm.intersect1d(pm.asarray([1, 3, 4, 3]), pm.asarray([3, 1, 2, 1]))
         Array([1, 3], dtype=int64)
+        >>> pm.intersect1d(pm.asarray([1, 3, 4, 3]), pm.asarray([3, 1, 2, 1]), return_indices=True)[1:]
+        (Array([0, 1], dtype=int64), Array([1, 0], dtype=int64))
     """
-    if return_indices:
-        raise NotImplementedError("intersect1d(return_indices=True) is not supported")
-    both = sort(_m.concat([_unique1d(ar1), _unique1d(ar2)]))
-    if both._size < 2:
-        return both[:0]
-    return _compact(both[:-1], _bin("equal", both[1:], both[:-1]))
+    if not return_indices:
+        both = sort(_m.concat([_unique1d(ar1), _unique1d(ar2)]))
+        if both._size < 2:
+            return both[:0]
+        return _compact(both[:-1], _bin("equal", both[1:], both[:-1]))
+    a1, a2 = _m.ravel(_A(ar1)), _m.ravel(_A(ar2))
+    if assume_unique:
+        u1, u2 = a1, a2
+    else:
+        u1, i1 = unique(a1, return_index=True)
+        u2, i2 = unique(a2, return_index=True)
+    both = _m.concat([u1, u2])
+    order = _argsort(both, stable=True)  # an equal pair: ar1's value first (each set is distinct)
+    s = _take(both, order)
+    if s._size < 2:
+        empty = order[:0]
+        return s[:0], empty, empty
+    pair = _bin("equal", s[1:], s[:-1])
+    ind1 = _compact(order[:-1], pair)
+    ind2 = _bin("subtract", _compact(order[1:], pair), u1._size)
+    if not assume_unique:
+        ind1, ind2 = _take(i1, ind1), _take(i2, ind2)
+    return _compact(s[:-1], pair), ind1, ind2
 
 
 def union1d(ar1: ArrayLike, ar2: ArrayLike) -> Array:

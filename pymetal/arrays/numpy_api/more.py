@@ -47,6 +47,7 @@ issubdtype = np.issubdtype
 iterable = np.iterable
 promote_types = np.promote_types
 binary_repr = np.binary_repr
+base_repr = np.base_repr
 
 
 # ---- index tricks ----------------------------------------------------------------------------
@@ -657,6 +658,34 @@ class vectorize:
         host = lambda v: v.numpy() if isinstance(v, Array) else v  # noqa: E731
         r = self._np(*[host(v) for v in args], **{k: host(v) for k, v in kwargs.items()})
         return tuple(_to_device(v) for v in r) if isinstance(r, tuple) else _to_device(r)
+
+
+def frompyfunc(func: Callable, nin: int, nout: int, *, identity: Any = None) -> Callable:
+    """NumPy's frompyfunc: func called on each element (Python scalars, on the host). pymetal has
+    no object arrays, so the results are arrays of numbers (their dtype inferred from the values,
+    float32 for Python floats): func must return numbers. The ufunc methods (.reduce, .at, ...)
+    are not there: use the NumPy ufunc (numpy.frompyfunc) on x.numpy().
+
+    Examples:
+        >>> pm.frompyfunc(lambda a, b: a * b, 2, 1)(pm.arange(3), 2)
+        Array([0, 2, 4], dtype=int64)
+    """
+    uf = np.frompyfunc(func, nin, nout, identity=identity)  # NumPy checks nin and nout
+    host = lambda v: v.numpy() if isinstance(v, Array) else v  # noqa: E731
+
+    def numbers(r):
+        a = np.array(np.asarray(r, dtype=object).tolist())  # NumPy's object result as numbers
+        if a.dtype.kind not in "biufc":
+            raise TypeError("frompyfunc: %s returned %s values; pymetal arrays hold numbers (no object arrays): "
+                            "call numpy.frompyfunc on NumPy arrays (x.numpy())" % (getattr(func, "__name__", "func"), a.dtype))
+        return _to_device(a)
+
+    def call(*args: Any, **kwargs: Any) -> Any:
+        r = uf(*[host(v) for v in args], **{k: host(v) for k, v in kwargs.items()})
+        return tuple(numbers(v) for v in r) if nout > 1 else numbers(r)
+    call.__name__ = call.__qualname__ = uf.__name__
+    call.__doc__ = uf.__doc__
+    return call
 
 
 def _to_device(r):

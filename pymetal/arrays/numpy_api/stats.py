@@ -275,8 +275,9 @@ def digitize(x: ArrayLike, bins: ArrayLike, right: bool = False) -> Array:
     if b._size > 1 and bool(_r.any(_bin("less", b[1:], b[:-1]))):
         if bool(_r.any(_bin("greater", b[1:], b[:-1]))):
             raise ValueError("digitize: bins must be monotonically increasing or decreasing")
+        # decreasing: the bins above x (right=True: at or above), counted in the increasing reversal
         rev = _ew.ascontiguous(_m.flip(b))
-        return _bin("subtract", b._size, _s.searchsorted(rev, x, side="right" if right else "left"))
+        return _bin("subtract", b._size, _s.searchsorted(rev, x, side="left" if right else "right"))
     return _s.searchsorted(b, x, side=side)
 
 

@@ -26,7 +26,6 @@ _HINTS = {
     "memmap": "use numpy.memmap and pm.asarray the part you compute on",
     "polynomial": "use pm.polyfit / pm.polyval / pm.poly1d (NumPy's older polynomial API)",
     "emath": "use pm.sqrt / pm.log on complex input (pm.asarray(x, dtype=pm.complex64))",
-    "frompyfunc": "use pm.vectorize (it returns arrays of numbers; object arrays are not supported)",
     "longdouble": "no extended precision: float32 on the device, float64 on the host (the float64 policy)",
     "float128": "no extended precision: float32 on the device, float64 on the host (the float64 policy)",
     "clongdouble": "no extended precision: complex64 on the device",
