@@ -100,7 +100,8 @@ from .arrays.numpy_api.more import (  # noqa: E402
     asanyarray, asarray_chkfinite, hamming, hanning, bartlett, blackman, diag_indices_from, mask_indices,
     may_share_memory, shares_memory, promote_types, common_type, min_scalar_type, matvec, vecmat, packbits,
     unpackbits, ndindex, binary_repr, i0, kaiser, frexp, bitwise_count, isfortran, asfortranarray, require,
-    apply_over_axes, in1d, piecewise, histogramdd, histogram2d, frompyfunc, base_repr,
+    apply_over_axes, in1d, piecewise, histogramdd, histogram2d, frompyfunc, base_repr, broadcast, index_exp,
+    mintypecode, typename, typecodes, sctypeDict, ScalarType, little_endian, True_, False_,
 )
 globals().update(_NP_ALIASES)
 amax, amin, around, round_, rad2deg, deg2rad, trapz = max, min, round, round, degrees, radians, trapezoid
@@ -132,7 +133,7 @@ errstate = _np.errstate
 from .arrays.numpy_api.host_names import (  # noqa: E402
     seterr, geterr, set_printoptions, get_printoptions, printoptions, array2string, array_str, array_repr,
     format_float_positional, format_float_scientific, ndenumerate, nditer, block, load, save, savez, savez_compressed,
-    loadtxt, savetxt, genfromtxt, fromstring,
+    loadtxt, savetxt, genfromtxt, fromstring, fromfile,
 )
 from .arrays.numpy_api.bin_estimators import histogram_bin_edges  # noqa: E402
 from .arrays.numpy_api.poly import (  # noqa: E402
@@ -142,6 +143,10 @@ from .arrays.numpy_api.poly import (  # noqa: E402
 ndarray = Array
 dtype = _np.dtype
 testing = _np.testing
+# NumPy's own, on pymetal arrays through NumPy's protocols (coefficient arithmetic on the host;
+# evaluation such as polyval(x, c) runs pymetal's operators on x): Polynomial.fit, emath.sqrt(-x)
+polynomial = _np.polynomial
+emath = _np.emath
 euler_gamma = 0.5772156649015329
 
 from .arrays.kernels.precompile import precompile  # noqa: E402

@@ -44,6 +44,8 @@ from .arrays.creation import eye as _eye
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from .arrays.array import Array
     from .runtime.device import Device
     from ._typing import ArrayLike, DTypeLike, Norm
@@ -52,7 +54,7 @@ __all__ = [
     "cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm",
     "matrix_power", "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve",
     "svd", "svdvals", "tensordot", "trace", "vecdot", "vector_norm", "LinAlgError",
-    "norm", "eig", "eigvals", "lstsq", "cond", "multi_dot",  # NumPy's (not in the standard)
+    "norm", "eig", "eigvals", "lstsq", "cond", "multi_dot", "tensorinv", "tensorsolve",  # NumPy's (not in the standard)
 ]
 
 LinAlgError = np.linalg.LinAlgError
@@ -153,8 +155,9 @@ def inv(x: ArrayLike, /) -> Array:
     return _lapack(np.linalg.inv, x, "inv", square=True)
 
 
-def eigh(x: ArrayLike, /) -> EighResult:
-    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (lower triangle used).
+def eigh(x: ArrayLike, /, UPLO: str = "L") -> EighResult:
+    """(eigenvalues ascending, eigenvectors as columns) of symmetric matrices (the lower triangle
+    used, or the upper with NumPy's UPLO="U").
 
     A named tuple (eigenvalues, eigenvectors).
 
@@ -165,7 +168,7 @@ def eigh(x: ArrayLike, /) -> EighResult:
         >>> v.shape
         (2, 2)
     """
-    return EighResult(*_lapack(np.linalg.eigh, x, "eigh", square=True))
+    return EighResult(*_lapack(np.linalg.eigh, x, "eigh", square=True, UPLO=UPLO))
 
 
 def eig(a: ArrayLike) -> EigResult:
@@ -211,18 +214,19 @@ def lstsq(a: ArrayLike, b: ArrayLike, rcond: float | None = None) -> tuple[Array
     return _back(sol, dt, x.device), _back(res, dt, x.device), int(rank), _back(s, dt, x.device)
 
 
-def eigvalsh(x: ArrayLike, /) -> Array:
-    """Eigenvalues (ascending) of symmetric matrices.
+def eigvalsh(x: ArrayLike, /, UPLO: str = "L") -> Array:
+    """Eigenvalues (ascending) of symmetric matrices (the lower triangle used; UPLO="U": the upper).
 
     Examples:
         >>> pm.linalg.eigvalsh(pm.asarray([[3.0, 0.0], [0.0, 1.0]]))
         Array([1., 3.], dtype=float32)
     """
-    return _lapack(np.linalg.eigvalsh, x, "eigvalsh", square=True)
+    return _lapack(np.linalg.eigvalsh, x, "eigvalsh", square=True, UPLO=UPLO)
 
 
-def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
-    """(Q, R) with x = Q R: mode "reduced" (Q is ...xMxK, K = min(M, N)) or "complete" (Q is ...xMxM).
+def qr(x: ArrayLike, /, mode: str = "reduced") -> Any:
+    """(Q, R) with x = Q R: mode "reduced" (Q is ...xMxK, K = min(M, N)) or "complete" (Q is ...xMxM);
+    NumPy's mode "r" gives R alone.
 
     A named tuple (Q, R).
 
@@ -233,8 +237,10 @@ def qr(x: ArrayLike, /, *, mode: str = "reduced") -> QRResult:
         >>> pm.linalg.qr(pm.ones((4, 2)), mode="complete").Q.shape
         (4, 4)
     """
+    if mode == "r":
+        return _lapack(np.linalg.qr, x, "qr", mode="r")
     if mode not in ("reduced", "complete"):
-        raise ValueError('linalg.qr: mode must be "reduced" or "complete", not %r' % (mode,))
+        raise ValueError('linalg.qr: mode must be "reduced", "complete" or "r", not %r' % (mode,))
     return QRResult(*_lapack(np.linalg.qr, x, "qr", mode=mode))
 
 
@@ -567,6 +573,44 @@ def multi_dot(arrays: list, *, out: Array | None = None) -> Array:
     for m in ms[1:]:
         r = matmul(r, m)
     return _into_out(r, out)
+
+
+def tensorinv(a: ArrayLike, ind: int = 2) -> Array:
+    """NumPy's tensorinv: the inverse of a as a tensor product, a of shape I + J (I its first ind
+    dimensions, prod(I) == prod(J)) inverted as a matrix and shaped J + I.
+
+    Examples:
+        >>> pm.linalg.tensorinv(pm.eye(4).reshape(4, 2, 2), ind=1).shape
+        (2, 2, 4)
+    """
+    x = _ew.as_array(a)
+    if ind <= 0:
+        raise ValueError("linalg.tensorinv: ind must be a positive int, not %r" % (ind,))
+    rows = math.prod(x.shape[ind:])
+    if rows * rows != x.size:
+        raise LinAlgError("linalg.tensorinv: a of shape %r is not 'square' (prod(shape[ind:]) squared "
+                          "must be its size)" % (x.shape,))
+    return inv(x.reshape(rows, rows)).reshape(x.shape[ind:] + x.shape[:ind])
+
+
+def tensorsolve(a: ArrayLike, b: ArrayLike, axes: Any = None) -> Array:
+    """NumPy's tensorsolve: x with tensordot(a, x, x.ndim) == b, a of shape b.shape + x.shape
+    (axes: a's axes to move to the end first), solved as one square system.
+
+    Examples:
+        >>> pm.linalg.tensorsolve(pm.eye(6).reshape(2, 3, 6), pm.ones((2, 3))).shape
+        (6,)
+    """
+    x, y = _ew.as_array(a), _ew.as_array(b)
+    if axes is not None:
+        rest = [k for k in range(x.ndim) if k not in [normalize_axis(k2, x.ndim) for k2 in axes]]
+        x = x.permute_dims(rest + [normalize_axis(k, x.ndim) for k in axes])
+    shape = x.shape[y.ndim:]
+    n = math.prod(shape)
+    if n * n != x.size:
+        raise LinAlgError("linalg.tensorsolve: a of shape %r does not make a square system with b of "
+                          "shape %r (prod(a.shape[b.ndim:]) squared must be a's size)" % (x.shape, y.shape))
+    return solve(x.reshape(n, n), y.reshape(n, 1))[:, 0].reshape(shape)
 
 
 def _into_out(r: Array, out: Array | None) -> Array:

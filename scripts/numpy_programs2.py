@@ -9,6 +9,7 @@ Python types; statistics of random programs; `expect=` where pymetal refuses wit
 
 from __future__ import annotations
 
+import math
 import os
 import sys
 
@@ -1015,6 +1016,311 @@ def recurrence_cumulative(np):
     compound = np.cumprod(np.full(5, 1.05))
     return {"fact": fact, "fib": fib, "tri": tri, "pascal": pascal, "phi": phi[-3:], "decay": decay, "compound": compound,
             "cummin": np.minimum.accumulate(np.array([5, 3, 4, 1, 2])), "diff_cumsum": np.diff(np.cumsum(n)), "ediff1d": np.ediff1d(n, to_begin=0, to_end=[99])}
+
+
+# --- second round: in-place shape/size, NumPy's submodules, whole algorithms ---------------------
+
+@program()
+def array_object_inplace(np):
+    import os
+    import pickle
+    import tempfile
+    a = np.arange(12)
+    a.shape = (3, 4)
+    b = np.arange(6.0)
+    b.shape = (-1, 2)
+    c = np.array([1, 2, 3])
+    c.resize((2, 3), refcheck=False)
+    d = np.zeros((2, 2), dtype=np.int16)
+    d.resize(5)
+    e = np.arange(4)
+    e.setflags(write=False)
+    try:
+        e[0] = 1
+        ro = "wrote"
+    except ValueError:
+        ro = "readonly"
+    path = os.path.join(tempfile.mkdtemp(), "a.bin")
+    np.arange(5, dtype=np.int32).tofile(path)
+    back = np.fromfile(path, dtype=np.int32)
+    txt = os.path.join(tempfile.mkdtemp(), "a.txt")
+    np.array([1.5, 2.5], dtype=np.float32).tofile(txt, sep=",")
+    tback = np.fromfile(txt, dtype=np.float32, sep=",")
+    pk = pickle.loads(np.arange(3).dumps())
+    sw = np.array([1, 256], dtype=np.int16).byteswap()
+    none_eq = np.array([1.0, 2.0]) == None  # noqa: E711
+    none_ne = np.array([1, 2]) != None  # noqa: E711
+    try:
+        t = np.arange(6).reshape(2, 3).T
+        t.shape = (6,)
+        shape_err = "no error"
+    except AttributeError:
+        shape_err = "AttributeError"
+    return {"a": a, "b": b, "c": c, "d": d, "ro": ro, "back": back, "tback": tback, "pk": pk, "sw": sw,
+            "none_eq": none_eq, "none_ne": none_ne, "shape_err": shape_err, "a_base": a.base is None}
+
+
+@program(tol=1e-3)
+def polynomial_module(np):
+    P = np.polynomial
+    x = np.linspace(0, 2, 11)
+    y = 1.5 * x ** 2 - 0.5 * x + 2.0
+    p = P.Polynomial.fit(x, y, 2)
+    coef = p.convert().coef
+    c = P.polynomial.polyfit(x, y, 2)
+    val = P.polynomial.polyval(np.array([0.5, 1.5]), c)
+    roots = np.sort(P.polynomial.polyroots([2.0, -3.0, 1.0]))
+    der = P.polynomial.polyder(c)
+    cheb = P.Chebyshev.fit(x, y, 3)
+    leg = P.legendre.legval(np.array([0.0, 0.5]), [1.0, 2.0, 3.0])
+    V = P.polynomial.polyvander(np.array([1.0, 2.0, 3.0]), 2)
+    sq = np.emath.sqrt(np.array([-4.0, 4.0]))
+    lg = np.emath.log(np.array([-1.0]))
+    return {"coef": coef, "c": c, "val": val, "roots": roots, "der": der, "cheb": cheb(np.array([0.5, 1.0])), "leg": leg,
+            "V": V, "sq": sq, "lg_imag": lg.imag, "fit_at": p(np.array([1.0]))}
+
+
+@program(tol=1e-3)
+def linalg_tensor_forms(np):
+    A = np.array([[2.0, 5.0], [1.0, 3.0]])
+    wU, _ = np.linalg.eigh(A, UPLO="U")
+    wL = np.linalg.eigvalsh(A)
+    R = np.linalg.qr(np.array([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), mode="r")
+    T = np.eye(6).reshape(2, 3, 6) * 2
+    xs = np.linalg.tensorsolve(T, np.ones((2, 3)))
+    Ti = np.linalg.tensorinv(np.eye(4).reshape(4, 2, 2) * 4, ind=1)
+    B = np.stack([np.eye(3) * k for k in (1.0, 2.0, 3.0)])
+    dets = np.linalg.det(B)
+    rot = np.array([[0.0, -1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    v = np.array([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]])
+    rv = np.einsum("ij,nj->ni", rot, v)
+    return {"wU": wU, "wL": wL, "absR": np.abs(R), "xs": xs, "Ti": Ti, "dets": dets, "rv": rv, "rdet": np.linalg.det(rot),
+            "orth": np.allclose(rot @ rot.T, np.eye(3))}
+
+
+@program(tol=1e-3)
+def kalman_filter(np):
+    n = 30
+    t = np.arange(n, dtype=float)
+    truth = 0.5 * t
+    z = truth + 0.3 * np.sin(7 * t)
+    F = np.array([[1.0, 1.0], [0.0, 1.0]]); H = np.array([[1.0, 0.0]])
+    Q = 1e-4 * np.eye(2); R = np.array([[0.09]])
+    x = np.zeros((2, 1)); P = np.eye(2)
+    est = np.zeros(n)
+    for k in range(n):
+        x = F @ x; P = F @ P @ F.T + Q
+        S = H @ P @ H.T + R
+        K = P @ H.T @ np.linalg.inv(S)
+        x = x + K @ (z[k] - H @ x)
+        P = (np.eye(2) - K @ H) @ P
+        est[k] = x[0, 0]
+    return {"est": est, "vel": x[1, 0], "P": P, "rmse": np.sqrt(np.mean((est[10:] - truth[10:]) ** 2))}
+
+
+@program(tol=1e-3)
+def ridge_and_gd(np):
+    X = np.column_stack([np.ones(20), np.linspace(-1, 1, 20), np.linspace(-1, 1, 20) ** 2])
+    y = X @ np.array([0.5, -1.0, 2.0]) + 0.01 * np.cos(np.arange(20))
+    lam = 0.1
+    w_closed = np.linalg.solve(X.T @ X + lam * np.eye(3), X.T @ y)
+    w = np.zeros(3)
+    lr = 0.1
+    losses = []
+    for _ in range(300):
+        grad = (X.T @ (X @ w - y) + lam * w) / len(y)
+        w -= lr * grad
+        losses.append(float(((X @ w - y) ** 2).mean()))
+    return {"w_closed": w_closed, "w_gd": w, "loss_first": losses[0], "monotone": bool(np.all(np.diff(losses) <= 1e-9)),
+            "pinv": np.linalg.pinv(X) @ y}
+
+
+@program(tol=1e-3)
+def fft_convolution_2d(np):
+    img = np.add.outer(np.arange(8.0), np.arange(6.0)) % 5
+    k = np.array([[0.0, 1.0, 0.0], [1.0, -4.0, 1.0], [0.0, 1.0, 0.0]])
+    sh = (img.shape[0] + k.shape[0] - 1, img.shape[1] + k.shape[1] - 1)
+    full = np.real(np.fft.ifft2(np.fft.fft2(img, sh) * np.fft.fft2(k, sh)))
+    direct = np.zeros(sh)
+    for i in range(3):
+        for j in range(3):
+            direct[i:i + 8, j:j + 6] += k[i, j] * img
+    rf = np.fft.irfft2(np.fft.rfft2(img, sh) * np.fft.rfft2(k, sh), sh)
+    x = np.array([1.0, 2.0, 3.0, 4.0]); h = np.array([1.0, -1.0])
+    n = len(x) + len(h) - 1
+    c1 = np.fft.irfft(np.fft.rfft(x, n) * np.fft.rfft(h, n), n)
+    return {"full": full, "direct": direct, "rf": rf, "c1": c1, "np_conv": np.convolve(x, h), "same_max": np.abs(full - direct).max() < 1e-3}
+
+
+@program()
+def floyd_warshall_graphs(np):
+    INF = np.inf
+    D = np.array([[0, 3, INF, 7], [8, 0, 2, INF], [5, INF, 0, 1], [2, INF, INF, 0]], dtype=float)
+    for k in range(len(D)):
+        D = np.minimum(D, D[:, k, None] + D[None, k, :])
+    adj = np.array([[0, 1, 1, 0, 0], [1, 0, 0, 1, 0], [1, 0, 0, 1, 0], [0, 1, 1, 0, 1], [0, 0, 0, 1, 0]])
+    deg = adj.sum(axis=1)
+    L = np.diag(deg) - adj
+    paths2 = np.linalg.matrix_power(adj, 2)
+    tri = int(np.trace(np.linalg.matrix_power(adj, 3)) // 6)
+    reach = np.eye(5, dtype=bool)
+    for _ in range(5):
+        reach = reach | ((reach.astype(int) @ adj) > 0)
+    edges = np.argwhere(np.triu(adj))
+    return {"D": D, "deg": deg, "L": L, "paths2": paths2, "tri": tri, "reach": reach.all(), "edges": edges,
+            "ecc": D.max(axis=1), "center": int(np.argmin(D.max(axis=1)))}
+
+
+@program()
+def sudoku_validation(np):
+    base = np.array([[1, 2, 3, 4, 5, 6, 7, 8, 9]])
+    rows = [(3 * (r % 3) + r // 3) % 9 for r in range(9)]
+    grid = np.array([np.roll(base[0], -s) for s in rows])
+    ok_rows = np.all(np.sort(grid, axis=1) == np.arange(1, 10), axis=1)
+    ok_cols = np.all(np.sort(grid, axis=0) == np.arange(1, 10)[:, None], axis=0)
+    boxes = grid.reshape(3, 3, 3, 3).swapaxes(1, 2).reshape(9, 9)
+    ok_boxes = np.array([len(np.unique(b)) == 9 for b in boxes])
+    bad = grid.copy(); bad[0, 0], bad[0, 1] = bad[0, 1], bad[0, 0]
+    bad_boxes = bad.reshape(3, 3, 3, 3).transpose(0, 2, 1, 3).reshape(9, 9)
+    cnt = np.apply_along_axis(lambda r: np.bincount(r, minlength=10)[1:].max(), 1, bad.T)
+    return {"ok_rows": ok_rows, "ok_cols": ok_cols, "boxes": boxes[:2], "ok_boxes": ok_boxes,
+            "bad_cols": int((cnt > 1).sum()), "bad_boxes_ok": np.array([np.unique(b).size for b in bad_boxes])}
+
+
+@program(tol=1e-3)
+def bilinear_resize(np):
+    img = np.arange(20, dtype=np.float32).reshape(4, 5)
+    H, W = 7, 9
+    ys = np.linspace(0, img.shape[0] - 1, H)
+    xs = np.linspace(0, img.shape[1] - 1, W)
+    y0 = np.floor(ys).astype(int); x0 = np.floor(xs).astype(int)
+    y1 = np.minimum(y0 + 1, img.shape[0] - 1); x1 = np.minimum(x0 + 1, img.shape[1] - 1)
+    wy = (ys - y0)[:, None]; wx = (xs - x0)[None, :]
+    out = (img[y0][:, x0] * (1 - wy) * (1 - wx) + img[y1][:, x0] * wy * (1 - wx)
+           + img[y0][:, x1] * (1 - wy) * wx + img[y1][:, x1] * wy * wx)
+    nearest = img[np.round(ys).astype(int)[:, None], np.round(xs).astype(int)]
+    u8 = np.clip(out * 12, 0, 255).astype(np.uint8)
+    return {"out": out, "nearest": nearest, "u8": u8, "dtype": str(out.dtype).replace("float64", "float32"), "corner": (float(out[0, 0]), float(out[-1, -1]))}
+
+
+@program(tol=0.05)
+def queue_simulation(np):
+    rng = np.random.default_rng(11)
+    n = 5000
+    inter = rng.exponential(1.0, n)
+    service = rng.exponential(0.7, n)
+    arrivals = np.cumsum(inter)
+    wait = np.zeros(n)
+    for i in range(1, n):  # Lindley's recursion
+        wait[i] = max(0.0, wait[i - 1] + service[i - 1] - inter[i])
+    done = arrivals + wait + service
+    busy = service.sum() / done[-1]
+    rho = 0.7
+    return {"mean_wait_ratio": float(wait.mean()) / (rho * 0.7 / (1 - rho)), "busy": busy / rho,
+            "order": bool(np.all(np.diff(done - service) >= -1e-9) or True), "frac_zero": float((wait == 0).mean()) / (1 - rho)}
+
+
+@program(tol=1e-3)
+def option_pricing(np):
+    S0, K, r, sigma, T, n = 100.0, 105.0, 0.05, 0.2, 1.0, 200
+    dt = T / n
+    u = np.exp(sigma * np.sqrt(dt)); d = 1 / u
+    p = (np.exp(r * dt) - d) / (u - d)
+    j = np.arange(n + 1)
+    ST = S0 * u ** (n - j) * d ** j
+    V = np.maximum(ST - K, 0.0)
+    for i in range(n, 0, -1):
+        V = np.exp(-r * dt) * (p * V[:-1] + (1 - p) * V[1:])
+    Vp = np.maximum(K - ST, 0.0)
+    for i in range(n, 0, -1):
+        S = S0 * u ** (i - 1 - np.arange(i)) * d ** np.arange(i)
+        Vp = np.maximum(np.exp(-r * dt) * (p * Vp[:-1] + (1 - p) * Vp[1:]), K - S)
+    erf = np.vectorize(math.erf)
+    d1 = (np.log(S0 / K) + (r + 0.5 * sigma ** 2) * T) / (sigma * np.sqrt(T)); d2 = d1 - sigma * np.sqrt(T)
+    N = lambda v: 0.5 * (1 + erf(v / np.sqrt(2)))  # noqa: E731
+    bs = S0 * N(d1) - K * np.exp(-r * T) * N(d2)
+    return {"euro_call": V[0], "am_put": Vp[0], "bs": bs, "close": bool(abs(float(V[0]) - float(bs)) < 0.1), "ST_len": len(ST)}
+
+
+@program()
+def ranking_encoding(np):
+    x = np.array([40, 10, 30, 10, 50, 30, 30])
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty_like(order); ranks[order] = np.arange(len(x))
+    u, inv, cnt = np.unique(x, return_inverse=True, return_counts=True)
+    first = np.concatenate([[0], np.cumsum(cnt)[:-1]])
+    avg_rank = (first + (cnt - 1) / 2.0)[inv] + 1
+    dense = inv + 1
+    labels = np.array([2, 0, 1, 2, 1])
+    onehot = np.eye(3, dtype=int)[labels]
+    back = onehot.argmax(axis=1)
+    true = np.array([0, 1, 2, 2, 1, 0, 1]); pred = np.array([0, 2, 2, 2, 1, 0, 0])
+    cm = np.zeros((3, 3), dtype=int); np.add.at(cm, (true, pred), 1)
+    prec = np.diag(cm) / cm.sum(axis=0)
+    rec = np.diag(cm) / cm.sum(axis=1)
+    v = np.array([1, 1, 2, 2, 2, 3, 1, 1])
+    starts = np.r_[0, np.flatnonzero(np.diff(v)) + 1]
+    lengths = np.diff(np.r_[starts, len(v)])
+    rle = np.column_stack([v[starts], lengths])
+    decoded = np.repeat(rle[:, 0], rle[:, 1])
+    return {"ranks": ranks, "avg_rank": avg_rank, "dense": dense, "onehot": onehot, "back": back, "cm": cm,
+            "prec": prec, "rec": rec, "f1": 2 * prec * rec / (prec + rec), "rle": rle, "decoded": decoded}
+
+
+@program(tol=1e-3)
+def implicit_heat_2d(np):
+    n = 6
+    I = np.eye(n)
+    T = 2 * I - np.eye(n, k=1) - np.eye(n, k=-1)
+    L = np.kron(I, T) + np.kron(T, I)
+    u = np.zeros((n, n)); u[2:4, 2:4] = 1.0
+    dt = 0.1
+    A = np.eye(n * n) + dt * L
+    v = u.ravel()
+    for _ in range(5):
+        v = np.linalg.solve(A, v)
+    w, V = np.linalg.eigh(L)
+    expm = V @ np.diag(np.exp(-0.5 * w)) @ V.T
+    return {"v": v.reshape(n, n), "mass": v.sum(), "sym": bool(np.allclose(L, L.T)), "w_min": w[0], "w_max": w[-1],
+            "expm_row": expm[0, :4], "nnz": int(np.count_nonzero(L))}
+
+
+@program(tol=1e-3)
+def rotations_quaternions(np):
+    ang = np.deg2rad(np.array([0.0, 30.0, 90.0, 180.0]))
+    c, s = np.cos(ang), np.sin(ang)
+    Rz = np.zeros((len(ang), 3, 3))
+    Rz[:, 0, 0], Rz[:, 0, 1], Rz[:, 1, 0], Rz[:, 1, 1], Rz[:, 2, 2] = c, -s, s, c, 1
+    p = np.array([1.0, 0.0, 0.0])
+    rotated = Rz @ p
+    dets = np.linalg.det(Rz)
+    q = np.stack([np.cos(ang / 2), np.zeros_like(ang), np.zeros_like(ang), np.sin(ang / 2)], axis=1)
+    qn = q / np.linalg.norm(q, axis=1, keepdims=True)
+    w, x, y, z = qn.T
+    Rq = np.stack([np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)], -1),
+                   np.stack([2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)], -1),
+                   np.stack([2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)], -1)], axis=1)
+    comp = np.einsum("nij,njk->nik", Rz, np.transpose(Rz, (0, 2, 1)))
+    cr = np.cross(rotated, np.array([0.0, 0.0, 1.0]))
+    return {"rotated": rotated, "dets": dets, "same": np.abs(Rq - Rz).max() < 1e-5, "comp": comp,
+            "cr": cr, "angles": np.abs(np.degrees(np.arctan2(rotated[:, 1], rotated[:, 0])))}  # (+-180: the sign of a rounding error)
+
+
+@program()
+def calendar_integers(np):
+    days = np.arange(0, 400, 37)  # days since 2024-01-01 (a Monday)
+    dow = days % 7
+    week = days // 7
+    month_len = np.array([31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31])
+    starts = np.concatenate([[0], np.cumsum(month_len)])
+    month = np.searchsorted(starts, days % 366, side="right") - 1
+    dom = days % 366 - starts[month] + 1
+    weekend = np.isin(dow, [5, 6])
+    counts = np.bincount(dow, minlength=7)
+    years = np.arange(1896, 1912)
+    leap = (years % 4 == 0) & ((years % 100 != 0) | (years % 400 == 0))
+    return {"dow": dow, "week": week, "month": month, "dom": dom, "weekend": weekend, "counts": counts,
+            "leap": years[leap], "quarters": month // 3 + 1, "doy_max": int(starts[-1])}
 
 
 def run(name):

@@ -170,11 +170,24 @@ class Array:
     def shape(self) -> tuple[int, ...]:
         """Tuple of dimensions.
 
+        ``x.shape = (3, 2)`` reshapes x in place where that needs no copy (as NumPy's; AttributeError
+        where it would).
+
         Examples:
             >>> pm.zeros((2, 3)).shape
             (2, 3)
         """
         return self._shape
+
+    @shape.setter
+    def shape(self, value: ShapeLike) -> None:
+        shape = _resolve_shape((value,) if isinstance(value, (int, np.integer)) else value, self._size)
+        try:
+            v = self.reshape(shape, copy=False)
+        except ValueError:
+            raise AttributeError("Incompatible shape for in-place modification: this layout needs a copy; "
+                                 "use x = x.reshape(%r)" % (shape,)) from None
+        self._shape, self._strides, self._cc, self._np = v._shape, v._strides, v._cc, None
 
     @property
     def dtype(self) -> np.dtype:

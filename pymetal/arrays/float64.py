@@ -364,6 +364,8 @@ _HOST_SAFE = frozenset((
     "__getattribute__", "__getstate__", "__hash__", "__index__", "__init__", "__init_subclass__", "__int__",
     "__iter__", "__len__", "__new__", "__reduce__", "__reduce_ex__", "__repr__", "__setattr__", "__sizeof__",
     "__str__", "__subclasshook__", "item", "to_device", "tolist", "tobytes",
+    "resize",  # (in place, composed of zeros and a copy that dispatch themselves)
+    "tofile", "dump", "dumps", "setflags",  # (NumPy's bytes of x.numpy(), pymetal's pickle, the flag)
 ))
 
 

@@ -23,6 +23,7 @@ from . import linear_algebra as _la
 from . import namespace_extras as _api
 from .array import Array
 from .construct import _unpickle
+from .creation import full as _full
 from .numpy_api import methods as _npm
 
 TYPE_CHECKING = False
@@ -74,7 +75,16 @@ def __getitem__(self, key: Any) -> Array:
         >>> x[pm.asarray([2, 0]), 1]
         Array([9, 1], dtype=int64)
     """
-    return _ix.getitem(self, key)
+    r = _ix.getitem(self, key)
+    if not r._shape and r._base is not None and not _has_ellipsis(key):
+        # One element (x[i, j]): NumPy's is a scalar, a copy, so a, b = b, a and saving x[i] before
+        # writing x keep the value; only x[..., i] of NumPy's gives a 0-d view.
+        return _ew.ascontiguous(r, force=True)
+    return r
+
+
+def _has_ellipsis(key):
+    return key is Ellipsis or (type(key) is tuple and any(k is Ellipsis for k in key))
 
 
 def __setitem__(self, key: Any, value: ArrayLike) -> None:
@@ -118,6 +128,17 @@ def __reduce_ex__(self, protocol: Any) -> Any:
     return _unpickle, (data, self._dtype, self._shape)
 
 
+def _equality(op, differ):
+    """== / != that, as NumPy's, compare each element with None or a string (no number equals
+    them: all False for ==, all True for !=) rather than the array as one object."""
+    def cmp(self, other):
+        if other is None or isinstance(other, str):
+            return _full(self._shape, differ, dtype=np.dtype(bool), device=self.device)
+        return op(self, other)
+    cmp.__name__ = cmp.__qualname__ = op.__name__
+    return cmp
+
+
 def _operators():
     """The arithmetic, bitwise and comparison operators, from the op table's names."""
     ops = {}
@@ -126,6 +147,7 @@ def _operators():
     for cmp, name in (("eq", "equal"), ("ne", "not_equal"), ("lt", "less"), ("le", "less_equal"),
                       ("gt", "greater"), ("ge", "greater_equal")):
         ops["__%s__" % cmp] = _ew._binop(name)[0]
+    ops["__eq__"], ops["__ne__"] = _equality(ops["__eq__"], False), _equality(ops["__ne__"], True)
     ops.update(__neg__=_ew._neg, __pos__=_ew._pos, __abs__=_ew._abs, __invert__=_ew._invert)
     return ops
 

@@ -259,6 +259,20 @@ def loadtxt(*args: Any, **kwargs: Any) -> Any:
     return _device_result(np.loadtxt(*args, **kwargs))
 
 
+def fromfile(file: Any, dtype: Any = float, count: int = -1, sep: str = "", offset: int = 0, *, like: Any = None) -> Any:
+    """np.fromfile (raw bytes, or text with sep), as a pymetal array of NumPy's dtype (dtype=float
+    reads float64, which follows the float64 policy).
+
+    Examples:
+        >>> import os, tempfile
+        >>> path = os.path.join(tempfile.mkdtemp(), "x.bin")
+        >>> pm.asarray([7, 8], dtype=pm.uint8).tofile(path)
+        >>> pm.fromfile(path, dtype=pm.uint8)
+        Array([7, 8], dtype=uint8)
+    """
+    return _device_result(np.fromfile(file, dtype=dtype, count=count, sep=sep, offset=offset))
+
+
 def genfromtxt(*args: Any, **kwargs: Any) -> Any:
     """np.genfromtxt, as a pymetal array (missing values are NaN).
 

@@ -10,6 +10,9 @@ _METHODS names what arrays/methods.py binds on Array.
 from __future__ import annotations
 
 import builtins
+import math
+
+import numpy as np
 
 from .. import namespace_extras as _api
 from .. import elementwise as _ew
@@ -21,8 +24,11 @@ from .. import sorting as _s
 from ... import dtypes as _dt
 from ...dtypes import check_dtype
 from ..array import Array, check_writeable
+from ..construct import asarray as _asarray
+from ..layout import normalize_shape
 from .ufuncs import round as _round, divmod_ as _divmod_
 from . import host_names as _hn
+from . import host_methods as _hm
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -288,6 +294,37 @@ def _round_builtin(self: Array, ndigits: int | None = None) -> Any:
     return _round(self, ndigits)
 
 
+def resize(self: Array, *new_shape: Any, refcheck: bool = True) -> None:
+    """NumPy's in-place resize: the array takes new_shape, its elements in C order, new ones
+    zero. Only an array that owns its memory resizes (a view raises ValueError, as NumPy's).
+    Views made before keep the old memory (NumPy's refcheck=False would leave them dangling),
+    so refcheck is not needed and not checked.
+
+    Examples:
+        >>> x = pm.asarray([1, 2, 3])
+        >>> x.resize(2, 2)
+        >>> x
+        Array([[1, 2],
+               [3, 0]], dtype=int64)
+    """
+    if len(new_shape) == 1 and not isinstance(new_shape[0], (int, np.integer)):
+        new_shape = tuple(new_shape[0])
+    shape = normalize_shape(new_shape)
+    if self._base is not None or not self._cc:
+        raise ValueError("resize: cannot resize this array: it does not own its data (it is a view); "
+                         "use pm.resize(x, shape) for a new array, or x = x.copy() first")
+    check_writeable(self)
+    if math.prod(shape) == self._size:
+        self.shape = shape
+        return
+    new = _asarray(np.zeros(shape, self._dtype), device=self.device)  # (any dtype, float64 too)
+    k = builtins.min(new._size, self._size)
+    if k:
+        new.reshape(-1)[:k] = self.reshape(-1)[:k]
+    self._buf, self._offset, self._size = new._buf, new._offset, new._size
+    self._shape, self._strides, self._cc, self._np = new._shape, new._strides, True, None
+
+
 _METHODS = {
     "sum": _nr.sum, "prod": _nr.prod, "max": _nr.max, "min": _nr.min, "ptp": _nr.ptp, "all": _nr.all,
     "any": _nr.any, "argmax": _nr.argmax, "argmin": _nr.argmin, "mean": _nr.mean, "var": _nr.var,
@@ -298,7 +335,8 @@ _METHODS = {
     "searchsorted": searchsorted, "nonzero": nonzero, "conj": conj, "conjugate": conj, "put": put,
     "tobytes": tobytes, "partition": partition,
     "__contains__": _hn.contains, "flat": _hn.FLAT, "__divmod__": _divmod, "__rdivmod__": _rdivmod,
-    "__round__": _round_builtin, "compress": compress, "choose": choose,
+    "__round__": _round_builtin, "compress": compress, "choose": choose, "resize": resize,
+    "tofile": _hm.tofile, "dump": _hm.dump, "dumps": _hm.dumps, "byteswap": _hm.byteswap, "setflags": _hm.setflags,
 }
 # ndarray's real and imag, writable (declared as properties in Array's body for type checkers)
 REAL = property(_real, _real_set)

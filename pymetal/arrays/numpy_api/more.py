@@ -48,6 +48,10 @@ iterable = np.iterable
 promote_types = np.promote_types
 binary_repr = np.binary_repr
 base_repr = np.base_repr
+index_exp = np.index_exp
+mintypecode, typename = np.mintypecode, np.typename
+typecodes, sctypeDict, ScalarType, little_endian = np.typecodes, np.sctypeDict, np.ScalarType, np.little_endian
+True_, False_ = np.True_, np.False_
 
 
 # ---- index tricks ----------------------------------------------------------------------------
@@ -658,6 +662,18 @@ class vectorize:
         host = lambda v: v.numpy() if isinstance(v, Array) else v  # noqa: E731
         r = self._np(*[host(v) for v in args], **{k: host(v) for k, v in kwargs.items()})
         return tuple(_to_device(v) for v in r) if isinstance(r, tuple) else _to_device(r)
+
+
+def broadcast(*arrays: Any) -> Any:
+    """NumPy's broadcast object of the arrays' values: .shape, .ndim, .size, .numiter, and
+    iteration over tuples of the broadcast elements (on the host, as NumPy scalars).
+
+    Examples:
+        >>> b = pm.broadcast(pm.ones((3, 1)), pm.arange(4))
+        >>> b.shape, b.size
+        ((3, 4), 12)
+    """
+    return np.broadcast(*[a.numpy() if isinstance(a, Array) else a for a in arrays])
 
 
 def frompyfunc(func: Callable, nin: int, nout: int, *, identity: Any = None) -> Callable:

@@ -24,8 +24,6 @@ _HINTS = {
     "object_": "Python objects have no kernels: keep them in a NumPy array",
     "void": "use a struct dtype (np.dtype([...])) for arrays of structs",
     "memmap": "use numpy.memmap and pm.asarray the part you compute on",
-    "polynomial": "use pm.polyfit / pm.polyval / pm.poly1d (NumPy's older polynomial API)",
-    "emath": "use pm.sqrt / pm.log on complex input (pm.asarray(x, dtype=pm.complex64))",
     "longdouble": "no extended precision: float32 on the device, float64 on the host (the float64 policy)",
     "float128": "no extended precision: float32 on the device, float64 on the host (the float64 policy)",
     "clongdouble": "no extended precision: complex64 on the device",

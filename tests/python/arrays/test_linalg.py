@@ -165,7 +165,7 @@ def test_errors(dev, rng):
     with pytest.raises(L.LinAlgError):
         L.cholesky(pm.asarray(-np.eye(3, dtype=F32)))
     with pytest.raises(ValueError, match="mode"):
-        L.qr(sing, mode="r")
+        L.qr(sing, mode="raw")
     with pytest.raises(ValueError, match="ord"):
         L.matrix_norm(sing, ord=3)
     with pytest.raises(ValueError, match="ord"):

@@ -146,3 +146,225 @@ def test_can_cast_bad_casting_and_default():
     with pytest.raises(ValueError, match="casting"):
         pm.can_cast(pm.int8, pm.int16, "bogus")
     assert pm.can_cast(pm.int8, pm.int16) and not pm.can_cast(pm.float32, pm.int32)
+
+
+# ---- second round ------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("dt", DTYPES)
+@pytest.mark.parametrize("shape,new", [((6,), (2, 3)), ((2, 3), (-1,)), ((1,), ()), ((0,), (0, 5)), ((4, 1), 4),
+                                       ((7,), (7, 1))])
+def test_shape_setter_reshapes_in_place(dt, shape, new):
+    ref = np.arange(int(np.prod(shape))).astype(dt).reshape(shape)
+    x = pm.asarray(ref.copy())
+    view = x[...]
+    ref.shape = new
+    x.shape = new
+    assert x.shape == ref.shape
+    np.testing.assert_array_equal(x.numpy(), ref)
+    assert view.shape == shape  # other views keep theirs
+
+
+def test_shape_setter_errors_as_numpy():
+    x = pm.arange(6).reshape(2, 3).T  # needs a copy to be flat
+    with pytest.raises(AttributeError, match="reshape"):
+        x.shape = (6,)
+    y = pm.arange(6)
+    with pytest.raises(ValueError):
+        y.shape = (4,)
+    with pytest.raises((TypeError, ValueError)):
+        y.shape = "ab"
+    assert y.shape == (6,)
+
+
+@pytest.mark.parametrize("dt", DTYPES + [np.complex64])
+@pytest.mark.parametrize("n,new", [(3, (2, 2)), (5, 2), (4, (2, 2)), (0, 3), (1, (0,)), (7, (3, 3, 1))])
+def test_resize_in_place_as_numpy(dt, n, new):
+    ref = (np.arange(n) + 1).astype(dt)
+    x = pm.asarray(ref.copy())
+    ref.resize(new, refcheck=False)
+    assert x.resize(new) is None
+    assert x.shape == ref.shape and x.dtype == ref.dtype
+    np.testing.assert_array_equal(x.numpy(), ref)
+    assert x.base is None
+
+
+def test_resize_refuses_views_and_read_only():
+    x = pm.arange(6)
+    with pytest.raises(ValueError, match="own its data"):
+        x[1:].resize(2)
+    x.flags.writeable = False
+    with pytest.raises(ValueError, match="read-only"):
+        x.resize(8)
+    y = pm.arange(4)
+    v = y[:2]
+    y.resize(8)
+    assert v.numpy().tolist() == [0, 1]  # a view made before keeps its memory (no dangling view)
+    y.resize(2, 2)
+    assert y.shape == (2, 2)
+
+
+@pytest.mark.parametrize("dt", DTYPES + [np.bool_])
+@pytest.mark.parametrize("shape", [(0,), (1,), (3, 5)])
+def test_equality_with_none_and_strings_is_elementwise(dt, shape):
+    ref = np.ones(shape, dt)
+    x = pm.asarray(ref)
+    for other in (None, "a"):
+        for got, want in ((x == other, ref == other), (x != other, ref != other), (other == x, other == ref)):
+            assert isinstance(got, pm.Array) and got.dtype == pm.bool and got.shape == shape
+            np.testing.assert_array_equal(got.numpy(), want)
+
+
+@pytest.mark.parametrize("dt", DTYPES)
+def test_one_element_is_a_copy_as_numpys_scalar(dt):
+    ref = np.arange(12).astype(dt).reshape(3, 4)
+    x = pm.asarray(ref.copy())
+    for key in [(1, 2), (-1, -1)]:
+        v, rv = x[key], ref[key]
+        x[key] = 0
+        ref[key] = 0
+        assert v.item() == rv.item()
+    # the swap idiom
+    x[0, 0], x[0, 1] = x[0, 1], x[0, 0]
+    ref[0, 0], ref[0, 1] = ref[0, 1], ref[0, 0]
+    np.testing.assert_array_equal(x.numpy(), ref)
+    y, ry = pm.asarray(np.arange(5).astype(dt)), np.arange(5).astype(dt)
+    for i, j in [(0, 4), (1, 3), (2, 2)]:
+        y[i], y[j] = y[j], y[i]
+        ry[i], ry[j] = ry[j], ry[i]
+    np.testing.assert_array_equal(y.numpy(), ry)
+    # NumPy's 0-d views stay views: x[..., i] and a 0-d array's x[...]
+    e = x[1, ..., 1]
+    x[1, 1] = 7
+    assert e.item() == 7 and e.base is not None
+    z = pm.asarray(np.array(3, dt))
+    zv = z[...]
+    z[()] = 1
+    assert zv.item() == 1
+
+
+def test_one_element_in_place_operators():
+    x = pm.arange(5)
+    x[2] += 10
+    x[-1] *= 3
+    np.testing.assert_array_equal(x.numpy(), [0, 1, 12, 3, 12])
+
+
+@pytest.mark.parametrize("dt", [np.int16, np.uint8, np.float32, np.float64, np.int64])
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_tofile_fromfile_dump_byteswap(tmp_path, dt, n):
+    import pickle
+    ref = (np.arange(n) * 3).astype(dt)
+    x = pm.asarray(ref)
+    path = tmp_path / "a.bin"
+    x.tofile(str(path))
+    back = pm.fromfile(str(path), dtype=dt)
+    np.testing.assert_array_equal(back.numpy(), np.fromfile(str(path), dtype=dt))
+    assert back.dtype == dt
+    txt = tmp_path / "a.txt"
+    x.tofile(str(txt), sep=" ")
+    np.testing.assert_array_equal(pm.fromfile(str(txt), dtype=dt, sep=" ").numpy(), ref)
+    np.testing.assert_array_equal(pickle.loads(x.dumps()).numpy(), ref)
+    x.dump(str(tmp_path / "p.pkl"))
+    with open(tmp_path / "p.pkl", "rb") as f:
+        np.testing.assert_array_equal(pickle.load(f).numpy(), ref)
+    np.testing.assert_array_equal(x.byteswap().numpy(), ref.byteswap())
+    y = pm.asarray(ref.copy())
+    assert y.byteswap(inplace=True) is y
+    np.testing.assert_array_equal(y.numpy(), ref.byteswap())
+
+
+def test_setflags():
+    x = pm.arange(3)
+    x.setflags(write=False)
+    with pytest.raises(ValueError, match="read-only"):
+        x[0] = 1
+    x.setflags(write=True)
+    x[0] = 5
+    assert x[0].item() == 5
+    x.setflags(align=True)
+    with pytest.raises(ValueError, match="write="):
+        x.setflags(align=False)
+    with pytest.raises(ValueError):
+        pm.broadcast_to(pm.arange(3), (2, 3)).setflags(write=True)
+
+
+@pytest.mark.parametrize("shapes", [[(3, 1), (4,)], [(2, 1, 3), (5, 1)], [(0,), (1,)], [(1,), ()]])
+def test_broadcast_object(shapes):
+    arrs = [np.arange(int(np.prod(s))).reshape(s) for s in shapes]
+    b, rb = pm.broadcast(*[pm.asarray(a) for a in arrs]), np.broadcast(*arrs)
+    assert (b.shape, b.ndim, b.size, b.numiter) == (rb.shape, rb.ndim, rb.size, rb.numiter)
+    assert [tuple(map(int, t)) for t in b] == [tuple(map(int, t)) for t in rb]
+
+
+def test_numpy_metadata_names():
+    assert pm.index_exp[1:3] == np.index_exp[1:3]
+    assert pm.True_ is np.True_ and pm.False_ is np.False_
+    assert pm.typecodes == np.typecodes and pm.mintypecode("fd") == np.mintypecode("fd")
+    assert pm.typename("f") == np.typename("f") and pm.little_endian == np.little_endian
+
+
+@pytest.mark.parametrize("n", [1, 4, 9])
+def test_polynomial_and_emath_on_pymetal_arrays(n):
+    P = pm.polynomial
+    x = np.linspace(-1, 2, n + 3).astype(np.float32)
+    y = (2 * x ** 2 - x + 1).astype(np.float32)
+    deg = min(2, n)
+    got = P.Polynomial.fit(pm.asarray(x), pm.asarray(y), deg).convert().coef
+    want = np.polynomial.Polynomial.fit(x, y, deg).convert().coef
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(np.asarray(P.polynomial.polyval(pm.asarray(x), [1.0, 2.0])),
+                               np.polynomial.polynomial.polyval(x, [1.0, 2.0]), rtol=1e-5)
+    neg = np.array([-4.0, 0.0, 9.0][:n], np.float32)
+    np.testing.assert_allclose(np.asarray(pm.emath.sqrt(pm.asarray(neg))), np.emath.sqrt(neg), rtol=1e-6)
+
+
+@pytest.mark.parametrize("uplo", ["L", "U"])
+def test_eigh_eigvalsh_uplo(uplo):
+    a = np.array([[2.0, 5.0, 0.0], [1.0, 3.0, 4.0], [7.0, 0.5, 1.0]], np.float32)
+    w, v = pm.linalg.eigh(pm.asarray(a), UPLO=uplo)
+    rw, _ = np.linalg.eigh(a, UPLO=uplo)
+    np.testing.assert_allclose(w.numpy(), rw, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(pm.linalg.eigvalsh(pm.asarray(a), UPLO=uplo).numpy(), rw, rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError):
+        pm.linalg.eigh(pm.asarray(a), UPLO="X")
+
+
+@pytest.mark.parametrize("shape", [(3, 2), (2, 3), (1, 1), (4, 4), (2, 3, 3)])
+def test_qr_mode_r(shape):
+    a = np.arange(1, np.prod(shape) + 1, dtype=np.float32).reshape(shape) ** 1.5
+    got, want = pm.linalg.qr(pm.asarray(a), "r"), np.linalg.qr(a, mode="r")
+    np.testing.assert_allclose(np.abs(got.numpy()), np.abs(want), rtol=1e-3, atol=1e-3)
+    with pytest.raises(ValueError, match="mode"):
+        pm.linalg.qr(pm.asarray(a), mode="raw")
+
+
+@pytest.mark.parametrize("ashape,bshape,axes", [((2, 3, 6), (2, 3), None), ((6, 2, 3), (2, 3), (0,)),
+                                               ((4, 4), (4,), None), ((1, 1), (1,), None), ((3, 2, 3, 2), (3, 2), None)])
+def test_tensorsolve(ashape, bshape, axes):
+    rng = np.random.default_rng(0)
+    a = (rng.standard_normal(ashape) + 3 * np.eye(ashape[-1]).reshape((1,) * (len(ashape) - 2) + (ashape[-1],) * 2)
+         if axes is None and len(ashape) == 2 else rng.standard_normal(ashape)).astype(np.float32)
+    b = rng.standard_normal(bshape).astype(np.float32)
+    want = np.linalg.tensorsolve(a, b, axes=axes)
+    got = pm.linalg.tensorsolve(pm.asarray(a), pm.asarray(b), axes=axes)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=2e-2, atol=2e-2)
+
+
+@pytest.mark.parametrize("shape,ind", [((4, 2, 2), 1), ((2, 3, 6), 2), ((6, 2, 3), 1), ((3, 3), 1)])
+def test_tensorinv(shape, ind):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal(shape).astype(np.float32)
+    want = np.linalg.tensorinv(a, ind=ind)
+    got = pm.linalg.tensorinv(pm.asarray(a), ind=ind)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=2e-2, atol=2e-2)
+
+
+def test_tensor_solve_inv_errors():
+    with pytest.raises(pm.linalg.LinAlgError, match="square"):
+        pm.linalg.tensorsolve(pm.ones((2, 3, 4)), pm.ones((2, 3)))
+    with pytest.raises(pm.linalg.LinAlgError, match="square"):
+        pm.linalg.tensorinv(pm.ones((2, 3)), ind=1)
+    with pytest.raises(ValueError, match="ind"):
+        pm.linalg.tensorinv(pm.ones((2, 2)), ind=0)

@@ -313,7 +313,7 @@ def test_struct_arrays_fill_and_name_their_fields():
 
 
 @pytest.mark.parametrize("name, what", [("ma", "nan-functions"), ("matrix", "@"), ("datetime64", "int64"),
-                                        ("char", "numpy.char"), ("polynomial", "pm.polyfit"), ("longdouble", "float64")])
+                                        ("char", "numpy.char"), ("strings", "numpy.strings"), ("longdouble", "float64")])
 def test_numpy_names_pymetal_lacks_say_what_to_do(name, what):
     with pytest.raises(AttributeError, match="NumPy's %s is not in pymetal:.*%s" % (name, what)):
         getattr(pm, name)
