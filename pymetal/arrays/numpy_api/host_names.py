@@ -349,4 +349,8 @@ class _Flat:
         return _m.reshape(self.base, (-1,)).copy()
 
 
-FLAT = property(_Flat, doc="x.flat: a 1-D iterator over the elements (index it, assign through it)")
+def _flat_set(a: Array, value: Any) -> None:
+    _Flat(a)[...] = value  # x.flat = v: every element, v's values repeated in C order (as NumPy's)
+
+
+FLAT = property(_Flat, _flat_set, doc="x.flat: a 1-D iterator over the elements (index it, assign through it or to it)")

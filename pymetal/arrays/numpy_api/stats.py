@@ -288,14 +288,39 @@ _METHODS = ("linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", 
             "normal_unbiased")
 
 
+# Hyndman & Fan's continuous methods: (alpha, beta) of the virtual index n q + alpha + q (1 - alpha - beta) - 1
+_HF = {"interpolated_inverted_cdf": (0.0, 1.0), "hazen": (0.5, 0.5), "weibull": (0.0, 0.0),
+       "median_unbiased": (1 / 3, 1 / 3), "normal_unbiased": (3 / 8, 3 / 8)}
+
+
+def _hyndman_fan(method, n, qh, last):
+    """The (fractional) order-statistic position of each q for NumPy's methods past the first five:
+    n q plus an offset of q's (computed on the host, in float64), clamped to [0, n - 1] as NumPy's;
+    inverted_cdf and closest_observation pick a whole position (NumPy's rounding rules)."""
+    if method in _HF:
+        alpha, beta = _HF[method]
+        off = alpha + qh * (1 - alpha - beta) - 1
+    else:
+        off = np.full(qh.shape, -1.5 if method == "closest_observation" else -1.0)
+    pos = _bin("add", _bin("multiply", n, _A(qh.astype(np.float32))), _A(off.astype(np.float32)))
+    if method in ("inverted_cdf", "closest_observation"):
+        prev = _ew.unary("floor", pos)
+        keep = _bin("equal", pos, prev)  # a whole index: that one, else the next
+        if method == "closest_observation":  # (ties to the even 1-based order statistic)
+            keep = _bin("logical_and", keep, _bin("equal", _bin("remainder", prev, 2.0), 1.0))
+        pos = _ew.where(keep, prev, _bin("add", prev, 1.0))
+    return _bin("minimum", _bin("maximum", pos, 0.0), _bin("maximum", last, 0.0))
+
+
 def _quantile(a, q, axis, method, keepdims, skip_nan, name):
     """Quantiles q (in [0, 1]) along axis: a sort kernel, then for each row the two
     neighbouring order statistics gathered and interpolated (skip_nan: among the row's
     non-NaN values, which the sort puts first)."""
-    if method not in _METHODS[:5]:
-        raise ValueError("%s: method must be one of %s, not %r" % (name, ", ".join(_METHODS[:5]), method))
+    if method not in _METHODS:
+        raise ValueError("%s: method must be one of %s, not %r" % (name, ", ".join(_METHODS), method))
     x = _A(a)
-    discrete = method in ("lower", "higher", "nearest")  # an element: NumPy keeps the input's dtype
+    # an element: NumPy keeps the input's dtype
+    discrete = method in ("lower", "higher", "nearest", "inverted_cdf", "closest_observation")
     if not discrete or _dt.kind(x._dtype) == "b":
         x = _float(x)
     qh = np.asarray(q.numpy() if isinstance(q, Array) else q, dtype=np.float64)
@@ -315,7 +340,10 @@ def _quantile(a, q, axis, method, keepdims, skip_nan, name):
         count = _ew.fill(_new(rows._shape[:-1] + (1,), _dt.int64, rows._buf.device), n)
     last = _ew.astype(_bin("subtract", count, 1), _dt.float32)
     qd = _A(qh.reshape(-1).astype(np.float32))
-    pos = _bin("multiply", last, qd)  # (..., len(q))
+    if method in _METHODS[:5]:
+        pos = _bin("multiply", last, qd)  # (..., len(q))
+    else:
+        pos = _hyndman_fan(method, _ew.astype(count, _dt.float32), qh.reshape(-1), last)
     lo = _ew.unary("floor", pos)
     if method == "lower":
         pos = lo
@@ -327,6 +355,9 @@ def _quantile(a, q, axis, method, keepdims, skip_nan, name):
         pos = _ew.where(_bin("equal", pos, lo), lo, _bin("add", lo, 0.5))
     lo = _ew.unary("floor", pos)
     t = _bin("subtract", pos, lo)
+    if method == "averaged_inverted_cdf":  # NumPy's gamma: the mean of the two at a whole index, else the upper
+        t = _ew.where(_bin("equal", t, 0.0), 0.5, 1.0)
+        t = _ew.where(_bin("equal", pos, 0.0), 0.0, t)  # (an index below the first: the first value)
     top = _ew.clip(_bin("subtract", count, 1), 0, None)
     ilo = _ew.clip(_ew.astype(lo, _dt.int64), 0, builtins.max(n - 1, 0))
     ihi = _bin("minimum", _bin("add", ilo, 1), top)
@@ -357,7 +388,8 @@ def _quantile(a, q, axis, method, keepdims, skip_nan, name):
 def quantile(a: ArrayLike, q: Any, axis: Any = None, out: Array | None = None, overwrite_input: bool = False,
              method: str = "linear", keepdims: bool = False, *, weights: Any = None,
              interpolation: str | None = None) -> Array:
-    """q-th quantiles (q in [0, 1]) along axis; methods linear, lower, higher, nearest, midpoint.
+    """q-th quantiles (q in [0, 1]) along axis; NumPy's 13 methods (linear, lower, higher,
+    nearest, midpoint, inverted_cdf, hazen, weibull, median_unbiased, ...).
 
     float32 (NumPy's float64); a NaN in a row gives NaN. One sort kernel and gathers.
 
@@ -633,15 +665,14 @@ def average(a: ArrayLike, axis: Any = None, weights: ArrayLike | None = None, re
 def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: bool = False, ddof: int | None = None,
         fweights: Any = None, aweights: Any = None, *, dtype: DTypeLike = None) -> Array:
     """Covariance matrix of the variables in m's rows (columns when rowvar=False): the
-    centred data times its transpose, one matmul kernel. float32 (NumPy's float64).
+    centred data times its transpose, one matmul kernel; fweights (repeat counts) and aweights
+    (observation weights) as NumPy's. float32 (NumPy's float64).
 
     Examples:
         >>> pm.cov(pm.asarray([[0.0, 1.0, 2.0], [2.0, 1.0, 0.0]]))
         Array([[ 1., -1.],
                [-1.,  1.]], dtype=float32)
     """
-    if fweights is not None or aweights is not None:
-        raise NotImplementedError("cov(fweights=, aweights=) is not supported")
     x = _float(_A(m))
     if x.ndim > 2:
         raise ValueError("cov: m has more than 2 dimensions")
@@ -656,11 +687,46 @@ def cov(m: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, bias: boo
         x = _m.concat([x, yy], axis=0)
     n = x._shape[1]
     ddof = (0 if bias else 1) if ddof is None else ddof
-    xc = _bin("subtract", x, _r.mean(x, axis=1, keepdims=True))
+    w, fact = _cov_weights(fweights, aweights, n, ddof)
+    if w is None:
+        xc = _bin("subtract", x, _r.mean(x, axis=1, keepdims=True))
+        xw = xc
+    else:  # NumPy's weighted form: the weighted mean, and (x - mean) w (x - mean)^T / fact
+        wd = _A(w.astype(np.float32))
+        xc = _bin("subtract", x, _bin("divide", _r.sum(_bin("multiply", x, wd), axis=1, keepdims=True), float(w.sum())))
+        xw = _bin("multiply", xc, wd)
     xt = xc.T if _dt.kind(xc._dtype) != "c" else _ew.unary("conj", xc).T
-    c = _bin("divide", matmul(xc, _ew.ascontiguous(xt)), float(n - ddof) if n - ddof > 0 else 0.0)
+    c = _bin("divide", matmul(xw, _ew.ascontiguous(xt)), fact if fact > 0 else 0.0)
     c = _with_dtype(c, dtype)
     return c.reshape(()) if c._shape == (1, 1) else c
+
+
+def _cov_weights(fweights, aweights, n, ddof):
+    """cov's observation weights (NumPy's checks, on the host: they are one per observation) and
+    the divisor: (None, n - ddof) without weights."""
+    w = None
+    for name, v in (("fweights", fweights), ("aweights", aweights)):
+        if v is None:
+            continue
+        v = np.asarray(v.numpy() if isinstance(v, Array) else v, dtype=np.float64)
+        if v.ndim > 1:
+            raise RuntimeError("cov: cannot handle multidimensional %s" % name)
+        if v.shape[0] != n:
+            raise RuntimeError("cov: incompatible numbers of samples (%d) and %s (%d)" % (n, name, v.shape[0]))
+        if np.any(v < 0):
+            raise ValueError("cov: %s cannot be negative" % name)
+        if name == "fweights" and not np.all(v == np.around(v)):
+            raise TypeError("cov: fweights must be integer (repeat counts); use aweights for real weights")
+        w = v if w is None else w * v
+    if w is None:
+        return None, float(n - ddof)
+    w_sum = float(w.sum())
+    if ddof == 0:
+        return w, w_sum
+    if aweights is None:
+        return w, w_sum - ddof
+    a = np.asarray(aweights.numpy() if isinstance(aweights, Array) else aweights, dtype=np.float64)
+    return w, w_sum - ddof * float((w * a).sum()) / w_sum
 
 
 def corrcoef(x: ArrayLike, y: ArrayLike | None = None, rowvar: bool = True, *, dtype: DTypeLike = None) -> Array:

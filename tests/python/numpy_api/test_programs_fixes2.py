@@ -368,3 +368,89 @@ def test_tensor_solve_inv_errors():
         pm.linalg.tensorinv(pm.ones((2, 3)), ind=1)
     with pytest.raises(ValueError, match="ind"):
         pm.linalg.tensorinv(pm.ones((2, 2)), ind=0)
+
+
+def test_flat_assignment():
+    for v in ([1, 2, 3, 4], [1, 2], 7, [1, 2, 3], np.arange(4) * 2):
+        for dt in (np.float32, np.int16):
+            a, r = pm.zeros((2, 2), dt), np.zeros((2, 2), dt)
+            a.flat = v
+            r.flat = v
+            np.testing.assert_array_equal(a.numpy(), r)
+    e = pm.zeros((0,))
+    e.flat = [1]
+    assert e.shape == (0,)
+
+
+QUANTILE_METHODS = ["linear", "lower", "higher", "nearest", "midpoint", "inverted_cdf", "averaged_inverted_cdf",
+                    "closest_observation", "interpolated_inverted_cdf", "hazen", "weibull", "median_unbiased",
+                    "normal_unbiased"]
+
+
+@pytest.mark.parametrize("method", QUANTILE_METHODS)
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 10, 11])
+@pytest.mark.parametrize("dt", [np.float32, np.int64, np.uint8])
+def test_quantile_every_numpy_method(method, n, dt):
+    qs = np.array([0, 0.01, 0.1, 0.2, 0.25, 0.3, 0.5, 0.7, 0.75, 0.9, 0.99, 1.0])
+    a = np.random.default_rng(n).permutation(n * 3).astype(dt)[:n]
+    want = np.quantile(a, qs, method=method)
+    got = pm.quantile(pm.asarray(a), qs, method=method)
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-5, atol=1e-5)
+    assert got.dtype.kind == want.dtype.kind  # the discrete methods keep integers
+    np.testing.assert_allclose(pm.percentile(pm.asarray(a), qs * 100, method=method).numpy(),
+                               np.percentile(a, qs * 100, method=method), rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("method", QUANTILE_METHODS)
+def test_nanquantile_methods_axis_keepdims(method):
+    x = np.array([[1.0, np.nan, 3.0, 7.0, 2.0], [np.nan, np.nan, 5.0, 4.0, 4.0], [np.nan] * 5], np.float32)
+    with np.errstate(all="ignore"):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            want = np.nanquantile(x, [0.2, 0.5, 0.9], axis=1, method=method, keepdims=True)
+    got = pm.nanquantile(pm.asarray(x), [0.2, 0.5, 0.9], axis=1, method=method, keepdims=True)
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, atol=1e-5, equal_nan=True)
+    y = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    np.testing.assert_allclose(pm.quantile(pm.asarray(y), 0.37, axis=(0, 2), method=method).numpy(),
+                               np.quantile(y, 0.37, axis=(0, 2), method=method), atol=1e-4)
+
+
+def test_quantile_bad_method():
+    with pytest.raises(ValueError, match="hazen"):
+        pm.quantile(pm.arange(3), 0.5, method="bogus")
+
+
+@pytest.mark.parametrize("shape", [(2, 5), (3, 7), (1, 4), (4, 1), (2, 2), (1, 1)])
+@pytest.mark.parametrize("kw", [{"fweights": "f"}, {"aweights": "a"}, {"fweights": "f", "aweights": "a"},
+                                {"fweights": "f", "ddof": 0}, {"aweights": "a", "bias": True}, {"aweights": "a", "ddof": 2}])
+def test_cov_weights(shape, kw):
+    import warnings
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal(shape).astype(np.float32)
+    f = rng.integers(0, 4, shape[1])
+    f[0] = 1
+    a = rng.random(shape[1]) + 0.1
+    args = {k: (f if v == "f" else a if v == "a" else v) for k, v in kw.items()}
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want = np.cov(x, **args)
+        got = pm.cov(pm.asarray(x), **{k: (pm.asarray(v) if isinstance(v, np.ndarray) else v) for k, v in args.items()})
+    assert got.shape == want.shape
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-4, atol=1e-5, equal_nan=True)
+
+
+def test_cov_weights_rowvar_and_errors():
+    x = np.random.default_rng(0).standard_normal((6, 2)).astype(np.float32)
+    np.testing.assert_allclose(pm.cov(pm.asarray(x), rowvar=False, aweights=np.arange(1, 7)).numpy(),
+                               np.cov(x, rowvar=False, aweights=np.arange(1, 7)), rtol=1e-4)
+    m = pm.asarray([[1.0, 2.0, 3.0]])
+    with pytest.raises(TypeError, match="integer"):
+        pm.cov(m, fweights=[1.5, 1, 1])
+    with pytest.raises(RuntimeError, match="incompatible"):
+        pm.cov(m, fweights=[1, 1])
+    with pytest.raises(ValueError, match="negative"):
+        pm.cov(m, aweights=[-1, 1, 1])
+    with pytest.raises(RuntimeError, match="multidimensional"):
+        pm.cov(m, fweights=[[1, 1, 1]])
