@@ -27,7 +27,8 @@ def program(tol=None, expect=None):
 
 
 def _errors(np, calls):
-    """'error' for each call raising a clear (non-empty) TypeError/ValueError/NotImplementedError/IndexError."""
+    """'error' for each call raising a clear (non-empty) TypeError/ValueError/NotImplementedError/IndexError,
+    or AttributeError with what to do instead (pymetal's hint for NumPy names it lacks)."""
     out = {}
     for name, f in calls:
         try:
@@ -35,6 +36,8 @@ def _errors(np, calls):
             out[name] = "no error"
         except (TypeError, ValueError, NotImplementedError, IndexError) as e:
             out[name] = "error" if str(e) else "empty message"
+        except AttributeError as e:
+            out[name] = "error" if "is not in pymetal:" in str(e) else "no hint: %s" % e
     return out
 
 
@@ -794,13 +797,14 @@ def equality_and_lists(np):
 
 
 @program(expect={"dt": "error", "dt_arange": "error", "str_arr": "error", "obj": "error", "frompyfunc": "ok",
-                 "sort_complex": "error"})
+                 "str_astype": "error", "char": "error"})
 def unsupported_kinds(np):
     out = _errors(np, [("dt", lambda: np.array(["2020-01-01"], dtype="datetime64[D]")),
                        ("dt_arange", lambda: np.arange("2020-01", "2020-03", dtype="datetime64[M]")),
                        ("str_arr", lambda: np.array(["x", "yy"])),
                        ("obj", lambda: np.empty(3, dtype=object)),
-                       ("sort_complex", lambda: np.sort(np.array([3 + 1j, 1 - 1j])))])
+                       ("str_astype", lambda: np.arange(3).astype(str)),
+                       ("char", lambda: np.char.upper(np.array(["a"])))])
     try:
         f = np.frompyfunc(lambda a, b: a * b, 2, 1)
         r = f(np.arange(3), 2)
@@ -815,6 +819,8 @@ def complex_sorting_roots(np):
     z = np.array([3 + 1j, 1 - 1j, 1 + 2j, -2 + 0j], dtype=np.complex128)
     p = np.array([1.0, 0.0, 1.0])
     return {"by_abs": z[np.argsort(np.abs(z))], "by_real": z[np.argsort(z.real, kind="stable")], "roots": np.sort(np.roots(p).imag),
+            "sorted": np.sort(z), "argsorted": np.argsort(z), "sort_complex": np.sort_complex(z), "var": np.var(z), "std": np.std(z),
+            "sorted_2d": np.sort(np.stack([z, z[::-1]]), axis=1),
             "conj_prod": (z * np.conj(z)).real, "polar": np.abs(z) * np.exp(1j * np.angle(z)), "cumsum": np.cumsum(z), "mean": z.mean(),
             "real_if_close": np.real_if_close(np.array([1 + 1e-15j, 2 + 0j])), "iscomplex": np.iscomplex(np.array([1 + 0j, 1j])),
             "isreal": np.isreal(z), "iscomplexobj": np.iscomplexobj(z), "dot": np.vdot(z, z), "unique_real": np.unique(z.real)}
@@ -1321,6 +1327,28 @@ def calendar_integers(np):
     leap = (years % 4 == 0) & ((years % 100 != 0) | (years % 400 == 0))
     return {"dow": dow, "week": week, "month": month, "dom": dom, "weekend": weekend, "counts": counts,
             "leap": years[leap], "quarters": month // 3 + 1, "doy_max": int(starts[-1])}
+
+
+
+@program(tol=1e-3)
+def survey_statistics(np):
+    income = np.array([21.0, 35.5, 18.2, 52.0, 41.3, 29.9, 75.4, 33.3, 26.1, 48.8, 39.0])
+    counts = np.array([3, 1, 2, 1, 4, 2, 1, 1, 2, 3, 1])  # respondents per row
+    w = np.array([0.5, 1.2, 0.8, 1.0, 1.1, 0.9, 0.3, 1.0, 1.4, 0.7, 1.0])
+    age = np.array([23.0, 35.0, 19.0, 50.0, 44.0, 31.0, 62.0, 36.0, 27.0, 47.0, 40.0])
+    X = np.stack([income, age])
+    out = {"cov_f": np.cov(X, fweights=counts), "cov_a": np.cov(X, aweights=w), "cov_fa": np.cov(X, fweights=counts, aweights=w),
+           "cov_a_ddof0": np.cov(X, aweights=w, ddof=0), "wmean": np.average(income, weights=counts * w)}
+    for m in ("inverted_cdf", "averaged_inverted_cdf", "closest_observation", "interpolated_inverted_cdf", "hazen",
+              "weibull", "median_unbiased", "normal_unbiased"):
+        out["q_" + m] = np.quantile(income, [0.1, 0.25, 0.5, 0.9], method=m)
+    out["deciles"] = np.percentile(age, np.arange(10, 100, 10), method="median_unbiased")
+    out["q_int"] = np.quantile(counts, 0.5, method="inverted_cdf")
+    out["q_int_dtype"] = np.quantile(counts, 0.5, method="inverted_cdf").dtype.kind
+    grid = np.zeros((3, 4))
+    grid.flat = np.arange(5)
+    out["flat"] = grid
+    return out
 
 
 def run(name):

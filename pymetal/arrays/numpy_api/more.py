@@ -578,18 +578,15 @@ def vander(x: ArrayLike, N: int | None = None, increasing: bool = False) -> Arra
 
 
 def sort_complex(a: ArrayLike) -> Array:
-    """Sorted by real part, then imaginary part, as np.sort_complex; real input is sorted and
-    returned as complex64 (NumPy's complex128 is not a device type).
+    """Sorted by real part, then imaginary part, as np.sort_complex; real input is returned as
+    complex64 (NumPy's complex128 is not a device type).
 
     Examples:
         >>> pm.sort_complex(pm.asarray([3.0, 1.0, 2.0]))
         Array([1.+0.j, 2.+0.j, 3.+0.j], dtype=complex64)
     """
     x = _A(a)
-    if x._dtype.kind == "c":
-        raise NotImplementedError("sort_complex of complex arrays is not supported (pymetal's sort is real); "
-                                  "sort pm.real(x) or pm.abs(x)")
-    return _ew.astype(sort(x), _dt.complex64)
+    return sort(x if x._dtype.kind == "c" else _ew.astype(x, _dt.complex64))
 
 
 def rollaxis(a: ArrayLike, axis: int, start: int = 0) -> Array:

@@ -20,6 +20,7 @@ from .. import reduce as _r
 from .. import sorting as _s
 from ... import dtypes as _dt
 from ..array import Array, check_writeable
+from ..indexing import take_along_axis
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -235,8 +236,17 @@ def var(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | No
         >>> x.var(), x.var(ddof=1)
         (Array(1.25, dtype=float32), Array(1.6666666, dtype=float32))
     """
-    r = _r.var(_ew.as_array(a), axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)  # lists too
+    r = _var(_ew.as_array(a), axis, _correction(ddof, correction), keepdims)  # lists too
     return into(_with_dtype(r, dtype), out)
+
+
+def _var(x, axis, correction, keepdims):
+    """The variance; of complex values NumPy's mean |x - mean|^2, the real parts' variance plus
+    the imaginary parts' (a real array)."""
+    if _dt.kind(x._dtype) != "c":
+        return _r.var(x, axis=axis, correction=correction, keepdims=keepdims)
+    re, im = (_r.var(_ew.unary(f, x), axis=axis, correction=correction, keepdims=keepdims) for f in ("real", "imag"))
+    return _ew.binary("add", re, im)
 
 
 def std(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | None = None, ddof: float = 0,
@@ -247,7 +257,11 @@ def std(a: ArrayLike, axis: Any = None, dtype: DTypeLike = None, out: Array | No
         >>> pm.asarray([2.0, 4.0, 4.0, 4.0, 5.0, 5.0, 7.0, 9.0]).std(0)
         Array(2., dtype=float32)
     """
-    r = _r.std(_ew.as_array(a), axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)  # lists too
+    x = _ew.as_array(a)  # lists too
+    if _dt.kind(x._dtype) == "c":
+        r = _ew.unary("sqrt", _var(x, axis, _correction(ddof, correction), keepdims))
+    else:
+        r = _r.std(x, axis=axis, correction=_correction(ddof, correction), keepdims=keepdims)
     return into(_with_dtype(r, dtype), out)
 
 
@@ -306,7 +320,8 @@ def _check_kind(kind, order):
 
 def sort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order: Any = None, *,
          descending: bool = False, stable: bool | None = True) -> Array:
-    """A sorted copy along axis (flattened when axis is None); NaNs last.
+    """A sorted copy along axis (flattened when axis is None); NaNs last; complex numbers by real
+    part, then imaginary part, as NumPy's.
 
     NumPy's signature with the Array API's keywords: every kind sorts stably.
 
@@ -318,7 +333,17 @@ def sort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order: An
     """
     _check_kind(kind, order)
     a, axis = _flat_axis(a, axis)
+    if _dt.kind(a._dtype) == "c":
+        return take_along_axis(a, _complex_argsort(a, axis, descending), axis=axis)
     return _s.sort(a, axis=axis, descending=descending)
+
+
+def _complex_argsort(a, axis, descending=False):
+    """NumPy's order of complex numbers, by real part then imaginary part (NaNs last): two stable
+    sorts, of the imaginary parts and then of the real parts in that order."""
+    by_imag = _s.argsort(_ew.unary("imag", a), axis=axis, descending=descending)
+    real = take_along_axis(_ew.unary("real", a), by_imag, axis=axis)
+    return take_along_axis(by_imag, _s.argsort(real, axis=axis, descending=descending), axis=axis)
 
 
 def argsort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order: Any = None, *,
@@ -331,6 +356,8 @@ def argsort(a: ArrayLike, axis: int | None = -1, kind: str | None = None, order:
     """
     _check_kind(kind, order)
     a, axis = _flat_axis(a, axis)
+    if _dt.kind(a._dtype) == "c":
+        return _complex_argsort(a, axis, descending)
     return _s.argsort(a, axis=axis, descending=descending)
 
 
@@ -346,7 +373,7 @@ def sort_inplace(self: Array, axis: int = -1, kind: str | None = None, order: An
     """
     _check_kind(kind, order)
     check_writeable(self)
-    _ew.copy_into(_s.sort(self, axis=axis), self)
+    _ew.copy_into(sort(self, axis=axis), self)
 
 
 def partition(a: ArrayLike, kth: Any, axis: int | None = -1, kind: str = "introselect", order: Any = None) -> Array:

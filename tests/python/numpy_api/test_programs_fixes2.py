@@ -454,3 +454,53 @@ def test_cov_weights_rowvar_and_errors():
         pm.cov(m, aweights=[-1, 1, 1])
     with pytest.raises(RuntimeError, match="multidimensional"):
         pm.cov(m, fweights=[[1, 1, 1]])
+
+
+@pytest.mark.parametrize("shape", [(0,), (1,), (5,), (3, 4)])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("ddof", [0, 1])
+def test_var_std_of_complex_as_numpy(shape, axis, ddof):
+    import warnings
+    rng = np.random.default_rng(len(shape))
+    z = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(np.complex64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        want_v, want_s = np.var(z, axis=axis, ddof=ddof), np.std(z, axis=axis, ddof=ddof)
+        got_v, got_s = pm.var(pm.asarray(z), axis=axis, ddof=ddof), pm.asarray(z).std(axis=axis, ddof=ddof)
+    assert got_v.dtype == np.float32 and got_s.dtype == np.float32
+    np.testing.assert_allclose(got_v.numpy(), want_v, rtol=1e-5, atol=1e-6, equal_nan=True)
+    np.testing.assert_allclose(got_s.numpy(), want_s, rtol=1e-5, atol=1e-6, equal_nan=True)
+
+
+NAN = float("nan")
+
+
+@pytest.mark.parametrize("values", [[3 + 1j, 1 - 1j, 1 + 2j, -2 + 0j, 1 - 1j, 3 + 0j], [2j], [],
+                                    [complex(NAN, 1), complex(1, NAN), 1 + 1j, complex(NAN, NAN), 0j, 1 - 2j]])
+def test_sort_complex_lexicographic_as_numpy(values):
+    z = np.array(values, np.complex64)
+    a = pm.asarray(z)
+    np.testing.assert_array_equal(pm.sort(a).numpy(), np.sort(z))
+    np.testing.assert_array_equal(pm.argsort(a).numpy(), np.argsort(z, kind="stable"))
+    np.testing.assert_array_equal(pm.sort_complex(a).numpy(), np.sort_complex(z))
+    b = pm.asarray(z)
+    b.sort()
+    np.testing.assert_array_equal(b.numpy(), np.sort(z))
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1, None])
+def test_sort_complex_axes_and_descending(axis):
+    rng = np.random.default_rng(3)
+    m = (rng.integers(0, 3, (3, 4)) + 1j * rng.integers(0, 3, (3, 4))).astype(np.complex64)
+    np.testing.assert_array_equal(pm.sort(pm.asarray(m), axis=axis).numpy(), np.sort(m, axis=axis))
+    np.testing.assert_array_equal(pm.argsort(pm.asarray(m), axis=axis).numpy(), np.argsort(m, axis=axis, kind="stable"))
+    if axis is not None:
+        np.testing.assert_array_equal(pm.sort(pm.asarray(m), axis=axis, descending=True).numpy(),
+                                      np.flip(np.sort(m, axis=axis), axis=axis))
+    np.testing.assert_array_equal(pm.sort_complex(pm.asarray([3, 1, 2])).numpy(), np.sort_complex(np.array([3, 1, 2])))
+
+
+@pytest.mark.parametrize("name", ["isnat", "is_busday", "busday_offset", "datetime_as_string"])
+def test_date_names_say_what_to_do(name):
+    with pytest.raises(AttributeError, match="dates have no kernels"):
+        getattr(pm, name)
