@@ -220,8 +220,10 @@ def _host_values(obj):
     """Nested Python data with any pymetal arrays in it read to the host."""
     if isinstance(obj, Array):
         return obj.numpy()
-    if isinstance(obj, (list, tuple)):
+    if isinstance(obj, list):
         return [_host_values(x) for x in obj]
+    if isinstance(obj, tuple):  # (a tuple stays one: NumPy reads a struct dtype's records from tuples)
+        return tuple(_host_values(x) for x in obj)
     return obj
 
 

@@ -193,6 +193,9 @@ def copy_into(src, out):
     n = out._size
     if n == 0:
         return out
+    if src._dtype.fields is not None and src._dtype == out._dtype:  # struct records: copied as their bytes
+        copy_into(*as_words(src.broadcast_to(out._shape) if src._shape != out._shape else src, out))
+        return out
     if overlaps_differently(out, src):
         src = astype(src, src._dtype)  # read it all before out is written (x[1:] = x[:-1])
     if src._shape != out._shape:
@@ -207,6 +210,21 @@ def copy_into(src, out):
         fn = _jit.kernel(_ops.copy_name("g", src._dtype, out._dtype), "copy", src._dtype, out._buf.device)
         fn(src, out, params, grid=grid, threadgroup=tg)
     return out
+
+
+def as_words(*arrays):
+    """Struct arrays (of one dtype) as views of unsigned words, with one more axis for the words of
+    a record: the widest word that every size, offset and stride allows. Copies and gathers move
+    records of any size so, with the kernels of the number dtypes."""
+    size = arrays[0]._dtype.itemsize
+    w = next(w for w in (8, 4, 2, 1) if all(v % w == 0 for a in arrays for v in (size, a._offset) + a._strides))
+    u = np.dtype("u%d" % w)
+    return tuple(a._view(a._offset, a._shape + (size // w,), a._strides + (w,), u) for a in arrays)
+
+
+def records(words, dtype):
+    """as_words' view back: the records of a words array (its last axis one record's words)."""
+    return words._view(words._offset, words._shape[:-1], words._strides[:-1], dtype)
 
 
 def ascontiguous(x, force=False):

@@ -191,14 +191,28 @@ def _advanced(view, adv, separated):
     return moved, m, lin, bshape, place, [view._shape[i] for i in rest]
 
 
+def _record_key(key):
+    """key with the words axis of _ew.as_words after it (a record's words are never indexed)."""
+    return (key if type(key) is tuple else (key,)) + (slice(None),)
+
+
+def _odd_records(x):
+    """A struct dtype of a size the gather kernels do not move (they move 1, 2, 4 or 8 bytes)."""
+    return x._dtype.fields is not None and x._dtype.itemsize not in (1, 2, 4, 8)
+
+
 def getitem(x: Array, key: Any) -> Array:
-    if isinstance(key, Array) and key._dtype == _dt.bool_ and key._shape == x._shape and x.ndim:
+    if isinstance(key, Array) and key._dtype == _dt.bool_ and key._shape == x._shape and x.ndim \
+            and not _odd_records(x):
         from .sorting import _compact  # x[mask] over all of x: one compaction, no index arrays
         return _compact(x.reshape(-1) if x._cc else _ew.ascontiguous(x).reshape(-1), key.reshape(-1))
     entries = _expand(x, key)
     view, adv = _basic(x, entries)
     if not adv:
         return view
+    if _odd_records(x):  # gathered as rows of words
+        w, = _ew.as_words(x)
+        return _ew.records(_ew.ascontiguous(getitem(w, _record_key(key))), x._dtype)
     moved, m, lin, bshape, place, rest = _advanced(view, adv, _separated(key))
     src = _ew.ascontiguous(moved).reshape((m,) + tuple(rest))
     out = take(src, lin.reshape(-1), axis=0).reshape(bshape + tuple(rest))
@@ -211,6 +225,13 @@ def getitem(x: Array, key: Any) -> Array:
 
 def setitem(x: Array, key: Any, value: Any) -> None:
     check_writeable(x)
+    if x._dtype.fields is not None:  # records: NumPy reads the value as x's struct dtype (5 sets every field)
+        if not (isinstance(value, Array) and value._dtype == x._dtype):
+            value = _ew.as_array(np.asarray(value.numpy() if isinstance(value, Array) else value, dtype=x._dtype),
+                                 x._buf.device)
+        w, v = _ew.as_words(x, value)  # written as rows of words (as getitem gathers odd sizes)
+        setitem(w, _record_key(key), v)
+        return
     entries = _expand(x, key)
     view, adv = _basic(x, entries)
     if not adv:

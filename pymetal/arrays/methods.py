@@ -24,6 +24,8 @@ from . import namespace_extras as _api
 from .array import Array
 from .construct import _unpickle
 from .creation import full as _full
+from .layout import c_strides
+from ..dtypes import check_dtype
 from .numpy_api import methods as _npm
 
 TYPE_CHECKING = False
@@ -75,12 +77,33 @@ def __getitem__(self, key: Any) -> Array:
         >>> x[pm.asarray([2, 0]), 1]
         Array([9, 1], dtype=int64)
     """
+    if isinstance(key, str):
+        return _field(self, key)
     r = _ix.getitem(self, key)
     if not r._shape and r._base is not None and not _has_ellipsis(key):
         # One element (x[i, j]): NumPy's is a scalar, a copy, so a, b = b, a and saving x[i] before
         # writing x keep the value; only x[..., i] of NumPy's gives a 0-d view.
         return _ew.ascontiguous(r, force=True)
     return r
+
+
+def _field(x, name):
+    """A struct array's field as a strided view of the same memory (x["pos"]), as NumPy's."""
+    fields = x._dtype.fields
+    if not fields:
+        raise IndexError("a string index names a field of a struct array; this array's dtype is %s, with no "
+                         "fields" % x._dtype)
+    if name not in fields:
+        raise ValueError("no field of name %s (the fields are %s)" % (name, ", ".join(x._dtype.names)))
+    dt, off = fields[name][:2]
+    base, sub = (dt.subdtype if dt.subdtype else (dt, ()))
+    check_dtype(base)
+    need = 1 if base.fields is not None else base.itemsize  # (a struct field: its own fields are checked)
+    if (x._offset + off) % need or any(s % need for s in x._strides):
+        raise TypeError("field %r (%s at byte %d of %d) is not aligned to its size in memory, which kernels need; "
+                        "use x.numpy()[%r] (a NumPy view) or an aligned struct dtype (np.dtype(..., align=True))"
+                        % (name, base, off, x._dtype.itemsize, name))
+    return x._view(x._offset + off, x._shape + tuple(sub), x._strides + c_strides(tuple(sub), base.itemsize), base)
 
 
 def _has_ellipsis(key):
@@ -97,6 +120,8 @@ def __setitem__(self, key: Any, value: ArrayLike) -> None:
         >>> x
         Array([1, 7, 7, 0, 2], dtype=int32)
     """
+    if isinstance(key, str):
+        key, self = ..., _field(self, key)  # x["pos"] = v: into the field's view
     _ix.setitem(self, key, value)
 
 

@@ -504,3 +504,89 @@ def test_sort_complex_axes_and_descending(axis):
 def test_date_names_say_what_to_do(name):
     with pytest.raises(AttributeError, match="dates have no kernels"):
         getattr(pm, name)
+
+
+POINT = np.dtype([("x", np.float32), ("y", np.int32), ("v", np.float32, (3,))])
+NESTED = np.dtype([("position", [("x", np.float32), ("y", np.float32)]),
+                   ("color", [("r", np.float32), ("g", np.float32), ("b", np.float32), ("a", np.float32)])])
+
+
+@pytest.mark.parametrize("n", [0, 1, 5])
+def test_struct_fields_are_views_as_numpy(n):
+    z, r = pm.zeros(n, POINT), np.zeros(n, POINT)
+    for a in (z, r):
+        a["x"] = np.arange(n, dtype=np.float32) * 1.5
+        a["y"][1:] = 7
+        a["v"] = 2.5
+    assert z["x"].base is z and z["v"].shape == (n, 3)
+    for f in POINT.names:
+        np.testing.assert_array_equal(z[f].numpy(), r[f])
+        np.testing.assert_array_equal(z.numpy()[f], r[f])
+    np.testing.assert_allclose(float(pm.sum(z["x"] * 2)), float(np.sum(r["x"] * 2)))
+    if n:
+        np.testing.assert_array_equal(z[z["x"] > 1]["x"].numpy(), r[r["x"] > 1]["x"])
+        np.testing.assert_array_equal(z[::-2].copy()["y"].numpy(), r[::-2].copy()["y"])
+
+
+def test_nested_struct_fields_copy_and_records():
+    Z, R = pm.zeros(4, NESTED), np.zeros(4, NESTED)
+    for a in (Z, R):
+        a["position"]["x"] = np.arange(4, dtype=np.float32)
+        a["color"]["a"] = 1
+        a[0] = a[3]
+    assert Z.numpy().tolist() == R.tolist()
+    assert Z["color"].copy().numpy().tolist() == R["color"].copy().tolist()
+    assert pm.concatenate([Z, Z]).numpy().tolist() == np.concatenate([R, R]).tolist()
+    one = Z[1]
+    Z[1] = Z[2]
+    assert one.numpy().tolist() == R[1].tolist()  # a record is a copy, as NumPy's
+
+
+def test_struct_records_from_tuples():
+    d = np.dtype([("x", np.float32), ("y", np.int32)])
+    got, want = pm.array([(1.0, 2), (3.0, 4)], dtype=d), np.array([(1.0, 2), (3.0, 4)], dtype=d)
+    assert got.shape == want.shape == (2,)
+    assert got.numpy().tolist() == want.tolist()
+    np.testing.assert_array_equal(pm.asarray(((1, 2), (3, 4))).numpy(), [[1, 2], [3, 4]])  # numbers as before
+
+
+def test_struct_field_errors():
+    with pytest.raises(ValueError, match="no field of name nope"):
+        pm.zeros(2, POINT)["nope"]
+    with pytest.raises(IndexError, match="no fields"):
+        pm.arange(3)["x"]
+    packed = np.dtype([("a", np.uint8), ("b", np.float32)])
+    with pytest.raises(TypeError, match="aligned"):
+        pm.zeros(2, packed)["b"]
+    np.testing.assert_array_equal(pm.zeros(2, packed)["a"].numpy(), [0, 0])
+    aligned = np.dtype([("a", np.uint8), ("b", np.float32)], align=True)
+    z = pm.zeros(3, aligned)
+    z["b"] = 2.5
+    np.testing.assert_array_equal(z.numpy()["b"], [2.5] * 3)
+
+
+@pytest.mark.parametrize("dt", [POINT, np.dtype([("x", np.float32), ("y", np.int32)]), np.dtype([("a", np.uint8), ("b", np.uint8)]),
+                                np.dtype([("a", np.uint8), ("b", np.uint8), ("c", np.uint8)])])
+def test_struct_records_gather_scatter_and_fill(dt):
+    first = dt.names[0]
+    z, r = pm.zeros(5, dt), np.zeros(5, dt)
+    for a in (z, r):
+        a[first] = np.arange(5)
+        a[0] = 5
+        a[1:3] = a[0]
+        a[[3, 4]] = a[[0, 0]]
+        a[a[first] > 4] = a[0]
+        a[2] = tuple(range(len(dt.names))) if "v" not in dt.names else (1.0, 2, [1, 2, 3])
+    for f in dt.names:
+        np.testing.assert_array_equal(z.numpy()[f], r[f])
+    for key in ([0, 2], [4, 4, 1], slice(None, None, -2), 3, ()):
+        got, want = z[key], r[key]
+        assert got.shape == want.shape
+        for f in dt.names:
+            np.testing.assert_array_equal(got.numpy()[f], want[f])
+    mask = z[first].numpy() > 2
+    for f in dt.names:
+        np.testing.assert_array_equal(z[pm.asarray(mask)].numpy()[f], r[mask][f])
+    s = z[1:3]  # basic indexing stays a view
+    s[first] = 7
+    assert s.base is z and z[first].numpy()[1:3].tolist() == [7, 7]
