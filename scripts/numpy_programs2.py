@@ -1351,6 +1351,31 @@ def survey_statistics(np):
     return out
 
 
+
+@program()
+def structured_particles(np):
+    # NumPy-100 #51: a structured array of positions and colours
+    Z = np.zeros(6, [("position", [("x", np.float32), ("y", np.float32)]),
+                     ("color", [("r", np.float32), ("g", np.float32), ("b", np.float32)])])
+    Z["position"]["x"] = np.arange(6, dtype=np.float32)
+    Z["position"]["y"] = np.arange(6, dtype=np.float32) ** 2
+    Z["color"]["g"] = 0.5
+    Z[0] = Z[5]
+    P = np.zeros(4, dtype=[("id", np.int32), ("mass", np.float32), ("vel", np.float32, (2,))])
+    P["id"] = np.arange(4)
+    P["mass"] = [1.0, 2.0, 0.5, 4.0]
+    P["vel"] = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [-1.0, 2.0]])
+    heavy = P[P["mass"] > 1.0]
+    momentum = (P["mass"][:, None] * P["vel"]).sum(axis=0)
+    order = np.argsort(P["mass"])
+    swapped = P.copy()
+    swapped[[0, 1]] = swapped[[1, 0]]
+    recs = np.array([(1, 2.5), (2, 0.5)], dtype=[("k", np.int64), ("w", np.float32)])
+    return {"x": Z["position"]["x"], "y": Z["position"]["y"], "g": Z["color"]["g"], "heavy_ids": heavy["id"],
+            "momentum": momentum, "by_mass": P["id"][order], "swapped": swapped["id"], "recs_w": recs["w"] * 2,
+            "shape": Z.shape, "itemsize": Z.dtype.itemsize, "names": list(P.dtype.names), "ke": 0.5 * (P["mass"] * (P["vel"] ** 2).sum(1)).sum()}
+
+
 def run(name):
     return base.run(name, PROGRAMS)
 

@@ -22,6 +22,7 @@ from ..construct import asarray as _asarray
 from ..creation import arange, zeros, ones
 from ..layout import normalize_axis
 from ..overlap import may_overlap
+from ..small import _view as _small_view
 from ..sorting import nonzero
 from ..linear_algebra import matmul
 from .creation import linspace, meshgrid
@@ -312,15 +313,19 @@ def may_share_memory(a: Any, b: Any, /, max_work: int | None = None) -> bool:
 
 
 def shares_memory(a: Any, b: Any, /, max_work: int | None = None) -> bool:
-    """Whether two arrays share memory. For pymetal arrays: exact for contiguous arrays; strided
-    views are judged by their address ranges (as may_share_memory), an over-estimate.
+    """Whether two arrays share memory, exactly, as np.shares_memory: NumPy's solver on views of
+    the same addresses (interleaved strided views such as x[::2] and x[1::2] share none).
 
     Examples:
         >>> x = pm.arange(10)
-        >>> pm.shares_memory(x[:5], x[5:])
-        False
+        >>> pm.shares_memory(x[:5], x[5:]), pm.shares_memory(x[::2], x[1::2]), pm.shares_memory(x[::2], x[4:])
+        (False, False, True)
     """
-    return may_share_memory(a, b)
+    if not may_share_memory(a, b):
+        return False
+    # only the addresses matter: views of the memory without waiting for the device's work on it
+    view = lambda x: _small_view(x) if isinstance(x, Array) else x  # noqa: E731
+    return bool(np.shares_memory(view(a), view(b), max_work=max_work))  # type: ignore[arg-type]  # (NumPy's stub: -1 or 0)
 
 
 # ---- selection and in-place writes -----------------------------------------------------------

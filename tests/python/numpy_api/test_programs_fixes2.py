@@ -590,3 +590,14 @@ def test_struct_records_gather_scatter_and_fill(dt):
     s = z[1:3]  # basic indexing stays a view
     s[first] = 7
     assert s.base is z and z[first].numpy()[1:3].tolist() == [7, 7]
+
+
+@pytest.mark.parametrize("pair", [lambda a: (a[::2], a[1::2]), lambda a: (a[::2], a[4:]), lambda a: (a[:5], a[5:]),
+                                  lambda a: (a.reshape(3, 4)[:, 0], a.reshape(3, 4)[:, 1]),
+                                  lambda a: (a.reshape(3, 4)[:, :2], a.reshape(3, 4)[:, 1:3]), lambda a: (a, a),
+                                  lambda a: (a[:0], a), lambda a: (a[::3], a[1::3]), lambda a: (a[::-1], a[5:6])])
+def test_shares_memory_is_exact_as_numpy(pair):
+    x, n = pm.arange(12), np.arange(12)
+    assert pm.shares_memory(*pair(x)) == np.shares_memory(*pair(n))
+    assert pm.may_share_memory(*pair(x)) >= pm.shares_memory(*pair(x))
+    assert pm.shares_memory(x, x.numpy()) and not pm.shares_memory(x, np.arange(3))
