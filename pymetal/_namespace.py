@@ -152,6 +152,8 @@ euler_gamma = 0.5772156649015329
 from .arrays.kernels.precompile import precompile  # noqa: E402
 from .arrays.kernels.compile_note import CompileTimeWarning  # noqa: E402  (no silent first-use compile)
 
+from .arrays.numpy_api.ufuncs import ufunc_attributes as _ufunc_attributes  # noqa: E402
+_ufunc_attributes(globals())  # (np.add.nin, np.add.identity, ...: NumPy's)
 # float64/complex128 (issue 23): the one dispatch point, wrapping the functions above and Array's methods.
 from .arrays.float64 import set_float64_policy, get_float64_policy, install as _install_float64  # noqa: E402
 _install_float64(globals(), Array)

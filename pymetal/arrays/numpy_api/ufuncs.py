@@ -520,3 +520,14 @@ def _add_at(a, idx, b, negate):
 for _name, _op in _ops.BINARY.items():
     if isinstance(getattr(np, _op.numpy or _name, None), np.ufunc):  # (not leaky_relu)
         _methods(_name)
+
+
+
+def ufunc_attributes(namespace: dict) -> None:
+    """NumPy's ufunc attributes on the namespace's functions of NumPy's ufuncs' names, which NumPy
+    code reads (np.add.identity as a reduction's start, f.nin to count arguments)."""
+    for name, fn in namespace.items():
+        uf = getattr(np, name, None)
+        if isinstance(uf, np.ufunc) and callable(fn) and not hasattr(fn, "nin"):
+            for attr in ("nin", "nout", "nargs", "identity", "signature"):
+                setattr(fn, attr, getattr(uf, attr))

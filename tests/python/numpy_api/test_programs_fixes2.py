@@ -601,3 +601,14 @@ def test_shares_memory_is_exact_as_numpy(pair):
     assert pm.shares_memory(*pair(x)) == np.shares_memory(*pair(n))
     assert pm.may_share_memory(*pair(x)) >= pm.shares_memory(*pair(x))
     assert pm.shares_memory(x, x.numpy()) and not pm.shares_memory(x, np.arange(3))
+
+
+def test_ufunc_attributes_are_numpys():
+    names = [n for n in dir(np) if isinstance(getattr(np, n), np.ufunc) and hasattr(pm, n)]
+    assert len(names) > 60
+    for n in names:
+        f, u = getattr(pm, n), getattr(np, n)
+        assert (f.nin, f.nout, f.nargs, f.identity, f.signature) == (u.nin, u.nout, u.nargs, u.identity, u.signature), n
+    # NumPy code's use: a reduction's start value
+    x = pm.asarray([3, 4])
+    assert int(pm.multiply.reduce(x, initial=pm.multiply.identity)) == 12
