@@ -637,7 +637,12 @@ class Array:
         return format(self.numpy(), spec) if spec else str(self)
 
     def __hash__(self) -> int:
-        raise TypeError("unhashable type: 'pymetal.Array'")
+        # A 0-d array stands for NumPy's scalar (x[i], x.sum()): hashed by its value as one is
+        # (set(x), dict keys, v in d); an array of elements is unhashable, as an ndarray.
+        if self._shape:
+            raise TypeError("unhashable type: 'pymetal.Array' (an array of shape %r; a key of its values: "
+                            "tuple(x.tolist()))" % (self._shape,))
+        return hash(self.item())
 
     # ---- copies and conversions ---------------------------------------------------
 

@@ -612,3 +612,23 @@ def test_ufunc_attributes_are_numpys():
     # NumPy code's use: a reduction's start value
     x = pm.asarray([3, 4])
     assert int(pm.multiply.reduce(x, initial=pm.multiply.identity)) == 12
+
+
+@pytest.mark.parametrize("dt", DTYPES + [np.bool_, np.complex64])
+def test_zero_d_arrays_hash_as_numpy_scalars(dt):
+    ref = np.array([1, 2, 2, 3, 0]).astype(dt)
+    x = pm.asarray(ref)
+    assert {v.item() if hasattr(v, "item") else v for v in set(x)} == set(ref.tolist())
+    counts = {}
+    for v in x:
+        counts[v] = counts.get(v, 0) + 1
+    want = {}
+    for v in ref:
+        want[v] = want.get(v, 0) + 1
+    assert {k.item(): c for k, c in counts.items()} == {k.item(): c for k, c in want.items()}
+    assert hash(x[1]) == hash(ref[1]) and hash(x.sum()) == hash(ref.sum())
+    assert x[3] in {ref[3].item(): 0}
+    with pytest.raises(TypeError, match="unhashable"):
+        hash(x)
+    with pytest.raises(TypeError, match="unhashable"):
+        {x[None]: 1}
