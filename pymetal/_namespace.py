@@ -68,7 +68,7 @@ from .arrays.numpy_api.reduce import (  # noqa: E402
     sort, argsort, partition, argpartition,
 )
 from .arrays.numpy_api.functions import (  # noqa: E402
-    dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, einsum_path, swapaxes,
+    dot, vdot, inner, outer, kron, diagonal, trace, diag, diagflat, einsum, einsum_path, swapaxes, matmul,
     isclose, allclose, array_equal, array_equiv, where, argwhere, flatnonzero, select, nan_to_num,
     unravel_index, ravel_multi_index, fill_diagonal, tri, triu_indices, tril_indices, triu_indices_from,
     tril_indices_from, diag_indices, intersect1d, union1d, setdiff1d, setxor1d,

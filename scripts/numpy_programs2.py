@@ -1376,6 +1376,29 @@ def structured_particles(np):
             "shape": Z.shape, "itemsize": Z.dtype.itemsize, "names": list(P.dtype.names), "ke": 0.5 * (P["mass"] * (P["vel"] ** 2).sum(1)).sum()}
 
 
+
+@program()
+def python_grouping_idioms(np):
+    labels = np.array([3, 1, 3, 2, 1, 3, 0])
+    values = np.array([1.5, 2.0, 0.5, 4.0, 1.0, 3.0, 9.0])
+    counts = {}
+    sums = {}
+    for k, v in zip(labels, values):
+        counts[k] = counts.get(k, 0) + 1
+        sums[k] = sums.get(k, 0.0) + float(v)
+    distinct = sorted(set(labels.tolist()))
+    seen = set(labels)
+    best = max(counts, key=counts.get)
+    lookup = {int(k): i for i, k in enumerate(np.unique(labels))}
+    codes = np.array([lookup[int(k)] for k in labels])
+    fold = np.multiply.reduce(np.array([2, 3, 4]), initial=np.multiply.identity)
+    ident = [np.add.identity, np.multiply.identity, np.logical_and.identity, np.maximum.identity is None]
+    arity = [np.add.nin, np.sqrt.nin, np.divmod.nout]
+    return {"counts": {int(k): c for k, c in counts.items()}, "sums": {int(k): v for k, v in sums.items()},
+            "distinct": distinct, "n_seen": len(seen), "best": int(best), "codes": codes, "fold": fold, "ident": ident, "arity": arity,
+            "in": bool(labels[0] in {3: "x"}), "argmax_key": int(labels[values.argmax()])}
+
+
 def run(name):
     return base.run(name, PROGRAMS)
 

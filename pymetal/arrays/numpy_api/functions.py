@@ -23,7 +23,7 @@ from ..array import _READONLY_BASE, Array, check_writeable
 from ..construct import _new, asarray
 from ..layout import normalize_axis, normalize_shape
 from .reduce import _bin, _with_dtype, into
-from ..linear_algebra import matmul, tensordot
+from ..linear_algebra import matmul as _matmul, tensordot
 from ..sorting import nonzero, _compact, sort, argsort as _argsort
 from ..indexing import take as _take
 from ..creation import tril as _tril, ones, triu as _triu, arange
@@ -41,6 +41,19 @@ _A = _ew.as_array
 
 # ---- products ------------------------------------------------------------------------------
 
+def matmul(x1: ArrayLike, x2: ArrayLike, /, out: Array | None = None, *, dtype: DTypeLike = None,
+           casting: str = "same_kind", order: str = "K", subok: bool = True) -> Array:
+    """The standard's matmul with NumPy's ufunc keywords: out= (written and returned), dtype=.
+
+    Examples:
+        >>> a = pm.asarray([[1.0, 2.0], [3.0, 4.0]])
+        >>> out = pm.empty((2, 2))
+        >>> pm.matmul(a, a, out=out) is out
+        True
+    """
+    return into(_with_dtype(_matmul(x1, x2), dtype), out)
+
+
 def dot(a: ArrayLike, b: ArrayLike, out: Array | None = None) -> Array:
     """NumPy's dot: a product for 0-d operands, matmul for 1-D and 2-D, and otherwise the sum
     over a's last axis and b's second-to-last.
@@ -55,7 +68,7 @@ def dot(a: ArrayLike, b: ArrayLike, out: Array | None = None) -> Array:
     if a.ndim == 0 or b.ndim == 0:
         res = _bin("multiply", a, b)
     elif b.ndim <= 2:
-        res = matmul(a, b)
+        res = _matmul(a, b)
     else:
         res = tensordot(a, b, axes=([a.ndim - 1], [b.ndim - 2]))
     return into(res, out)
@@ -264,7 +277,7 @@ def _einsum_pair(a, ta, b, tb, keep):
         return r.reshape(tuple(sizes[c] for c in batch + fa + fb)), "".join(batch + fa + fb)
     am = _ew.ascontiguous(arrange(a, ta, batch + fa + con)).reshape(n(batch), n(fa), n(con))
     bm = _ew.ascontiguous(arrange(b, tb, batch + con + fb)).reshape(n(batch), n(con), n(fb))
-    r = matmul(am, bm).reshape(tuple(sizes[c] for c in batch + fa + fb))
+    r = _matmul(am, bm).reshape(tuple(sizes[c] for c in batch + fa + fb))
     return r, "".join(batch + fa + fb)
 
 

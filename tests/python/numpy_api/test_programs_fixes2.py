@@ -632,3 +632,18 @@ def test_zero_d_arrays_hash_as_numpy_scalars(dt):
         hash(x)
     with pytest.raises(TypeError, match="unhashable"):
         {x[None]: 1}
+
+
+@pytest.mark.parametrize("sa,sb", [((2, 3), (3, 4)), ((3,), (3,)), ((2, 1, 3), (1, 3, 2)), ((0, 2), (2, 5)), ((1, 1), (1, 1))])
+@pytest.mark.parametrize("dt", [np.float32, np.int32, np.int64])
+def test_matmul_out_and_dtype(sa, sb, dt):
+    a = np.arange(int(np.prod(sa))).reshape(sa).astype(dt)
+    b = (np.arange(int(np.prod(sb))).reshape(sb) % 5).astype(dt)
+    want = np.matmul(a, b)
+    out = pm.empty(want.shape, dtype=want.dtype)
+    got = pm.matmul(pm.asarray(a), pm.asarray(b), out=out)
+    assert got is out
+    np.testing.assert_allclose(out.numpy(), want, rtol=1e-5)
+    assert pm.matmul(pm.asarray(a), pm.asarray(b), dtype=np.float32).dtype == np.float32
+    with pytest.raises(ValueError, match="shape"):
+        pm.matmul(pm.asarray(a), pm.asarray(b), out=pm.empty(want.shape + (2,)))
