@@ -20,9 +20,10 @@ from . import elementwise as _ew
 from . import indexing as _ix
 from . import interop as _interop
 from . import linear_algebra as _la
+from . import small as _small
 from . import namespace_extras as _api
 from .array import Array
-from .construct import _unpickle
+from .construct import _new, _unpickle
 from .creation import full as _full
 from .layout import c_strides
 from ..dtypes import check_dtype
@@ -83,7 +84,8 @@ def __getitem__(self, key: Any) -> Array:
     if not r._shape and r._base is not None and not _has_ellipsis(key):
         # One element (x[i, j]): NumPy's is a scalar, a copy, so a, b = b, a and saving x[i] before
         # writing x keep the value; only x[..., i] of NumPy's gives a 0-d view.
-        return _ew.ascontiguous(r, force=True)
+        res = _new((), r._dtype, r._buf.device)
+        return res if _small.copy_element(r, res) else _ew.copy_into(r, res)
     return r
 
 

@@ -40,6 +40,7 @@ there: 64K keeps the GPU for everything past the round trip's worth.
 
 from __future__ import annotations
 
+import ctypes
 import os
 import sys
 from typing import Any
@@ -198,6 +199,15 @@ def copy(src, out):
     if src._dtype != out._dtype or src._dtype.kind == "V" or not host_ready(out, src):
         return False  # "V": a dtype NumPy cannot rebuild from its typestr (bfloat16)
     np.copyto(_view(out), _view(src))
+    return True
+
+
+def copy_element(src, out):
+    """out = src, both one-element Arrays of one dtype: their bytes moved on the host
+    (x[i, j] makes this copy, often in Python loops); whether it did."""
+    if not host_ready(out, src):
+        return False
+    ctypes.memmove(out._buf.ptr + out._offset, src._buf.ptr + src._offset, src._dtype.itemsize)
     return True
 
 

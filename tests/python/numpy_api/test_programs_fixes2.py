@@ -214,10 +214,20 @@ def test_equality_with_none_and_strings_is_elementwise(dt, shape):
             np.testing.assert_array_equal(got.numpy(), want)
 
 
+@pytest.mark.parametrize("synced", [False, True], ids=["kernels", "host"])
 @pytest.mark.parametrize("dt", DTYPES)
-def test_one_element_is_a_copy_as_numpys_scalar(dt):
+def test_one_element_is_a_copy_as_numpys_scalar(dt, synced, monkeypatch):
+    # host: the element is copied on the host (small.copy_element); kernels: the host path off, by a kernel
+    from pymetal.arrays import small
+    if not synced:
+        monkeypatch.setattr(small, "LIMIT", 0)
+    moved = []
+    real = small.copy_element
+    monkeypatch.setattr(small, "copy_element", lambda src, out: moved.append(real(src, out)) or moved[-1])
     ref = np.arange(12).astype(dt).reshape(3, 4)
     x = pm.asarray(ref.copy())
+    if synced:
+        pm.synchronize()
     for key in [(1, 2), (-1, -1)]:
         v, rv = x[key], ref[key]
         x[key] = 0
@@ -232,6 +242,8 @@ def test_one_element_is_a_copy_as_numpys_scalar(dt):
         y[i], y[j] = y[j], y[i]
         ry[i], ry[j] = ry[j], ry[i]
     np.testing.assert_array_equal(y.numpy(), ry)
+    if dt != np.float64:  # (float64 elements are read by the float64 policy's own path)
+        assert any(moved) if synced else moved and not any(moved)
     # NumPy's 0-d views stay views: x[..., i] and a 0-d array's x[...]
     e = x[1, ..., 1]
     x[1, 1] = 7
