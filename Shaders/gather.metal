@@ -13,13 +13,10 @@
 // core's own look-ahead overlaps only a few deep: prefetching the element
 // TAKE_PREFETCH indices ahead keeps many misses in flight (take 16M from 16M
 // float32: 163 -> 42 ms, NumPy 125 ms; 1M from 1M with cold caches 2.9 -> 1.6
-// ms, NumPy 2.1 ms; one core, loaded machine). A GPU hides the latency with
-// other threads: no prefetch there (__builtin_prefetch is a CPU builtin).
+// ms, NumPy 2.1 ms; one core, loaded machine; pm_prefetch is nothing on a GPU).
 #include "kernels_common.h"
 
-#if defined(__x86_64__) || defined(__aarch64__)
-#define TAKE_PREFETCH 128  // 64 ran at 67 ms at 16M, 128 and 256 at 41-42 ms
-#endif
+#define TAKE_PREFETCH 128  // indices ahead: 64 ran at 67 ms at 16M, 128 and 256 at 41-42 ms
 
 struct TakeParams {
     ulong n;      // length of the indexed axis
@@ -39,12 +36,10 @@ template <typename T>
     long n = long(p.n);
     bool b = false;
     for (ulong j = start; j < end; j++) {
-#ifdef TAKE_PREFETCH
         // Past the chunk's end too: the next thread on this core takes those.
         long q = idx[min(j + TAKE_PREFETCH, p.m - 1)];
         q += q < 0 ? n : 0;
-        __builtin_prefetch(row + (ulong(q) < ulong(n) ? q : 0));
-#endif
+        pm_prefetch(row + (ulong(q) < ulong(n) ? q : 0));
         long i = idx[j];
         i += i < 0 ? n : 0;
         bool ok = ulong(i) < ulong(n);
