@@ -15,10 +15,13 @@ using namespace metal;
 // core's own look-ahead keeps only a few misses in flight: gathers and long
 // streams read faster with it, see gather.metal and reduce.h); nothing on a
 // GPU, which hides memory latency with other threads.
+// pm_prefetch_write: for a line about to be written (a scatter's destinations).
 #if defined(__x86_64__) || defined(__aarch64__)
 template <typename T> METAL_FUNC void pm_prefetch(device const T* p) { __builtin_prefetch(p); }
+template <typename T> METAL_FUNC void pm_prefetch_write(device T* p) { __builtin_prefetch(p, 1); }
 #else
 template <typename T> METAL_FUNC void pm_prefetch(device const T*) {}
+template <typename T> METAL_FUNC void pm_prefetch_write(device T*) {}
 #endif
 
 // Element offset of batch element `index` of a row-major batch shape
