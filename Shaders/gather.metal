@@ -7,8 +7,16 @@
 // the pass: a thread that meets an index outside [-n, n) writes 0 in its
 // place and sets bad[thread] (one byte per thread, so no atomics and no
 // zeroing), which the host reads to raise IndexError. Glue:
-// pymetal/_kernels/gather.py.
+// pymetal/arrays/kernels/gather.py.
+//
+// On a CPU each x[i] of a large x is a cache (and often DRAM) miss that the
+// core's own look-ahead overlaps only a few deep: prefetching the element
+// TAKE_PREFETCH indices ahead keeps many misses in flight (take 16M from 16M
+// float32: 163 -> 42 ms, NumPy 125 ms; 1M from 1M with cold caches 2.9 -> 1.6
+// ms, NumPy 2.1 ms; one core, loaded machine; pm_prefetch is nothing on a GPU).
 #include "kernels_common.h"
+
+#define TAKE_PREFETCH 128  // indices ahead: 64 ran at 67 ms at 16M, 128 and 256 at 41-42 ms
 
 struct TakeParams {
     ulong n;      // length of the indexed axis
@@ -28,6 +36,10 @@ template <typename T>
     long n = long(p.n);
     bool b = false;
     for (ulong j = start; j < end; j++) {
+        // Past the chunk's end too: the next thread on this core takes those.
+        long q = idx[min(j + TAKE_PREFETCH, p.m - 1)];
+        q += q < 0 ? n : 0;
+        pm_prefetch(row + (ulong(q) < ulong(n) ? q : 0));
         long i = idx[j];
         i += i < 0 ? n : 0;
         bool ok = ulong(i) < ulong(n);

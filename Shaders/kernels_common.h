@@ -11,6 +11,19 @@ using namespace metal;
     M(uint8, uchar) M(uint16, ushort) M(uint32, uint) M(uint64, ulong)
 #define PM_DTYPES_ALL(M) PM_DTYPES_FLOAT(M) PM_DTYPES_INT(M) M(bool, bool)
 
+// A hint to bring p's cache line in ahead of its use, on the CPU backend (a
+// core's own look-ahead keeps only a few misses in flight: gathers and long
+// streams read faster with it, see gather.metal and reduce.h); nothing on a
+// GPU, which hides memory latency with other threads.
+// pm_prefetch_write: for a line about to be written (a scatter's destinations).
+#if defined(__x86_64__) || defined(__aarch64__)
+template <typename T> METAL_FUNC void pm_prefetch(device const T* p) { __builtin_prefetch(p); }
+template <typename T> METAL_FUNC void pm_prefetch_write(device T* p) { __builtin_prefetch(p, 1); }
+#else
+template <typename T> METAL_FUNC void pm_prefetch(device const T*) {}
+template <typename T> METAL_FUNC void pm_prefetch_write(device T*) {}
+#endif
+
 // Element offset of batch element `index` of a row-major batch shape
 // (shape[0] outermost) with per-dimension element strides (0 = broadcast).
 inline long pm_batch_offset(uint index, constant int* shape, constant long* strides, int ndim) {

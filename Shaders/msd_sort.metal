@@ -153,13 +153,17 @@ template <typename T>
         for (uint i = s; i < e; i++) {
             T v = x[i];
             uint o = next[uint(pm_sort_key(v, desc) >> shift) & mask]++;
+            pm_prefetch_write(va + o + 64 / sizeof(T));
+            pm_prefetch_write(ia + o + 16);
             va[o] = v;
             ia[o] = i;
         }
     } else {
         for (uint i = s; i < e; i++) {
             T v = x[i];
-            va[next[uint(pm_sort_key(v, desc) >> shift) & mask]++] = v;
+            uint o = next[uint(pm_sort_key(v, desc) >> shift) & mask]++;
+            pm_prefetch_write(va + o + 64 / sizeof(T));
+            va[o] = v;
         }
     }
 }
@@ -257,7 +261,9 @@ template <typename T> inline void pm_msd_lsd(thread const MsdBufs<T>& b, uint s,
         if (!b.index) {
             for (uint j = 0; j < m; j++) {
                 T v = vs[j];
-                vd[next[uint(pm_sort_key(v, b.desc) >> shift) & mask]++] = v;
+                uint o = next[uint(pm_sort_key(v, b.desc) >> shift) & mask]++;
+                pm_prefetch_write(vd + o + 64 / sizeof(T));
+                vd[o] = v;
             }
         } else {
             device const uint* is = b.i[cur] + s;
@@ -266,6 +272,8 @@ template <typename T> inline void pm_msd_lsd(thread const MsdBufs<T>& b, uint s,
                 for (uint j = 0; j < m; j++) {
                     T v = vs[j];
                     uint o = next[uint(pm_sort_key(v, b.desc) >> shift) & mask]++;
+                    pm_prefetch_write(vd + o + 64 / sizeof(T));
+                    pm_prefetch_write(id + o + 8);
                     vd[o] = v;
                     id[o] = long(is[j]);
                 }
@@ -274,6 +282,8 @@ template <typename T> inline void pm_msd_lsd(thread const MsdBufs<T>& b, uint s,
                 for (uint j = 0; j < m; j++) {
                     T v = vs[j];
                     uint o = next[uint(pm_sort_key(v, b.desc) >> shift) & mask]++;
+                    pm_prefetch_write(vd + o + 64 / sizeof(T));
+                    pm_prefetch_write(id + o + 16);
                     vd[o] = v;
                     id[o] = is[j];
                 }
@@ -308,8 +318,12 @@ template <typename T> inline void pm_msd_bucket(thread const MsdBufs<T>& b, uint
     for (uint j = 0; j < m; j++) {
         T v = src[j];
         uint o = hist[uint(pm_sort_key(v, b.desc) >> shift) & mask]++;
+        pm_prefetch_write(vd + o + 64 / sizeof(T));
         vd[o] = v;
-        if (b.index) id[o] = is[j];
+        if (b.index) {
+            pm_prefetch_write(id + o + 16);
+            id[o] = is[j];
+        }
     }
     for (uint d = 0; d < radix; d++) {
         uint ss = s + sub[d], mm = sub[d + 1] - sub[d];

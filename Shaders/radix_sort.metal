@@ -17,6 +17,12 @@
 // writes the caller's outputs (positions as int64); passes in between
 // ping-pong between two scratch rows.
 //
+// A scatter writes to 2^BITS places at once, each a stream the core's prefetch
+// does not follow: each write prefetches (for writing) the line after it, so
+// that the bucket's next line is in cache when its turn comes (1M float32 in
+// one core: 8.1-8.5 -> 4.8-4.9 ms; 16M (this kernel) 133 -> 88 ms; NumPy 2.9
+// and 62 ms; a line further ahead measured the same or slower).
+//
 // Only thread 0 of each threadgroup works: the CPU backend runs a dispatch on
 // one core below 16,384 threads, so the glue pads the groups with idle threads
 // to spread the rows over the cores.
@@ -52,6 +58,7 @@ template <typename T, uint BITS>
     device T* tv[2] = {tmp_values + 2 * base, tmp_values + 2 * base + n};
     device uint* ti[2] = {tmp_index + (want_index ? 2 * base : 0), tmp_index + (want_index ? 2 * base + n : 0)};
 
+    const uint AHEAD = 64 / sizeof(T); // elements in a cache line
     uint hist[BYTES][PM_RADIX];
     for (uint b = 0; b < BYTES; b++)
         for (uint d = 0; d < PM_RADIX; d++) hist[b][d] = 0;
@@ -88,12 +95,16 @@ template <typename T, uint BITS>
         if (!want_index) {
             for (uint i = 0; i < n; i++) {
                 T v = src[i];
-                dst[next[uint(pm_sort_key(v, desc) >> shift) & (PM_RADIX - 1)]++] = v;
+                uint o = next[uint(pm_sort_key(v, desc) >> shift) & (PM_RADIX - 1)]++;
+                pm_prefetch_write(dst + o + AHEAD);
+                dst[o] = v;
             }
         } else if (last) {
             for (uint i = 0; i < n; i++) {
                 T v = src[i];
                 uint o = next[uint(pm_sort_key(v, desc) >> shift) & (PM_RADIX - 1)]++;
+                pm_prefetch_write(dst + o + AHEAD);
+                pm_prefetch_write(indices + o + 8);
                 dst[o] = v;
                 indices[o] = long(first ? i : isrc[i]);
             }
@@ -101,6 +112,8 @@ template <typename T, uint BITS>
             for (uint i = 0; i < n; i++) {
                 T v = src[i];
                 uint o = next[uint(pm_sort_key(v, desc) >> shift) & (PM_RADIX - 1)]++;
+                pm_prefetch_write(dst + o + AHEAD);
+                pm_prefetch_write(idst + o + 16);
                 dst[o] = v;
                 idst[o] = first ? i : isrc[i];
             }

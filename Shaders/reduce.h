@@ -110,6 +110,15 @@ template <typename A> struct RowLanes<RMin, A> : ExtremeLanes<A> {};
 // whole registers; clang would otherwise vectorise across blocks with gathers
 // (64 int32 lanes ran at half the speed of 16).
 #define PM_LANES_LOOP _Pragma("clang loop vectorize(disable)")
+// How far ahead the row loops prefetch on a CPU (pm_prefetch), in bytes: the
+// hardware's own stream prefetch left one core reading 16M int32 for max at
+// 1.97 ms (NumPy 1.68); 8 KiB ahead 1.59 ms (float32 1.87 -> 1.68 ms; 512 B
+// and 32 KiB gained less).
+#define PM_RED_PREFETCH 8192
+template <typename T> METAL_FUNC void pm_prefetch_ahead(device const T* p, int count) {
+    for (int b = 0; b < int(count * sizeof(T)); b += 64)  // each 64-byte line of p[0, count)
+        pm_prefetch((device const char*)p + PM_RED_PREFETCH + b);
+}
 
 template <typename T, typename A, typename Op>
 [[kernel]] void reduce_row(device const T* x [[buffer(0)]], device A* out [[buffer(1)]],
@@ -123,12 +132,14 @@ template <typename T, typename A, typename Op>
     bool poisoned = false;
     ulong i = start;
     PM_LANES_LOOP
-    for (; i + L <= end; i += L)
+    for (; i + L <= end; i += L) {
+        pm_prefetch_ahead(row + i, L);
         for (int k = 0; k < L; k++) {
             A v = load_as<A>(row + i + k);
             poisoned |= ROps<Op>::poisons(v);
             acc[k] = ROps<Op>::step(acc[k], v);
         }
+    }
     for (int k = 0; i < end; i++, k++) {
         A v = load_as<A>(row + i);
         poisoned |= ROps<Op>::poisons(v);
@@ -202,6 +213,7 @@ template <typename T, typename Cmp, bool HasIdx>
     for (; i + B <= end; i += B) {
         T m[L];
         for (int k = 0; k < L; k++) m[k] = Cmp::template init<T>();
+        pm_prefetch_ahead(row + i, B);
         PM_LANES_LOOP
         for (int j = 0; j < B; j += L)
             for (int k = 0; k < L; k++) {

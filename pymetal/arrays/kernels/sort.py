@@ -56,12 +56,14 @@ ALGORITHM = None
 RADIX_MIN = 1024  # shorter rows: 256-bucket histograms per row outweigh the work
 # Shorter single rows keep the row LSD sort on one core, which measured faster
 # (4-byte keys at 1M-4M: floats of [0, 1) crowd a few top digits, so the MSD
-# sort's buckets overflow the cache and split again); 8-byte keys (int64 /
-# uint64: 8 LSD passes, fewer in buckets) take the MSD sort from 1M
-# (CPU time 1M / 4M / 8M int64, machine loaded: 15.7-18.4 / 71-81 / 180-190 ms ->
-# 14.5-16.2 / 50-55 / 114-116 ms).
+# sort's buckets overflow the cache and split again). 8-byte keys (int64 /
+# uint64) switch at the same length: they took the MSD sort from 1M until the
+# scatters prefetched their writes (Shaders/radix_sort.metal), after which the
+# LSD sort measured faster at 1M / 2M / 4M int64 (one core: 9.1 / 17.5 / 36 ms
+# against 11.4 / 21.6 / 42 ms; wall time, machine loaded: 29 / 55 / 112 ms
+# against 36 / 67 / 129 ms). At 16M the MSD sort's two cores win in wall time.
 MSD_MIN = 1 << 23
-MSD_MIN_8 = 1 << 20
+MSD_MIN_8 = MSD_MIN
 
 
 def _use_radix(dev, n):

@@ -103,7 +103,7 @@ def test_default_choice(dev, monkeypatch):
     monkeypatch.setattr(S, "ALGORITHM", None)
     assert S._use_msd(S.MSD_MIN, 1) and not S._use_msd(S.MSD_MIN - 1, 1) and not S._use_msd(S.MSD_MIN, 2)
     assert S._use_msd(S.MSD_MIN_8, 1, 8) and not S._use_msd(S.MSD_MIN_8 - 1, 1, 8)
-    assert not S._use_msd(S.MSD_MIN_8, 1, 4) and not S._use_msd(S.MSD_MIN_8, 2, 8)
+    assert not S._use_msd(S.MSD_MIN_8 - 1, 1, 4) and not S._use_msd(S.MSD_MIN_8, 2, 8)
 
 
 def test_top_bits_rule():
