@@ -83,6 +83,7 @@ extension FrontEnd {
     /// reports it; a prototype goes.
     func refuse(_ entry: (what: String, name: Int), start: Int, end: Int, hasBody: Bool) {
         let name = text(entry.name)
+        refusedRanges.append(start...end)
         guard hasBody else { remove(start, through: end); return }
         if kernels.contains(where: { $0.hostName == name }) {
             error(entry.name, "a function named '\(name)' is already defined in this library; rename one")

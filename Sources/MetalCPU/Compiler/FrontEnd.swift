@@ -135,6 +135,8 @@ final class FrontEnd {
     var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
     private(set) var namespaces: [String] = []
     var enumerators: [String: Int]? = nil   // the user's enumerators' values (enumeratorValue), once read
+    var prototypes: [Int] = []               // the name tokens of function prototypes (ExternalFunctions.swift)
+    var refusedRanges: [ClosedRange<Int>] = [] // the declarations of refused entry points (EntryPoints.swift)
     private let constantValues: [Int: FunctionConstantValue]?  // nil: compiled without values
     private var constants: [FunctionConstant] = []
     private var definedQueries: Set<Int> = []                   // names inside is_function_constant_defined(...)
@@ -184,6 +186,7 @@ final class FrontEnd {
     private func process() throws -> FrontEndOutput {
         var i = 0
         _ = parseScope(&i)
+        checkExternalFunctions()
         removeParameterAttributes()
         removeStageAttributes()
         rewriteConversions()
@@ -540,6 +543,8 @@ final class FrontEnd {
             } else if body == nil, let (name, initializer) = initializedVariable(start, end) {
                 // `constant bool use_w = has_w && ...;`: kernels naming it use what it names
                 definitions[name, default: []].append(initializer)
+            } else if body == nil, !isTemplate, let paren = firstParen {
+                notePrototype(start, end, paren: paren) // ExternalFunctions.swift
             }
             return
         }

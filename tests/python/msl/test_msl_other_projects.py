@@ -280,3 +280,40 @@ kernel void factors(device MTLTriangleTessellationFactorsHalf* tri [[buffer(0)]]
     lib.factors(tri, quad, np.float32(4), grid=2)
     np.testing.assert_array_equal(tri, [[4, 5, 6, 8]] * 2)
     np.testing.assert_array_equal(quad, [[4, 3, 2, 1, 0, 0], [4, 3, 2, 1, 1, 1]])
+
+
+# ---------------------------------------------------------------------------
+# A function another .metal file of the library defines (Xcode links them): a clear compile error
+# ---------------------------------------------------------------------------
+
+def test_function_defined_in_another_file_is_a_clear_error(tmp_path):
+    (tmp_path / "utilities.h").write_text("half gauss(half x, half sigma);\nfloat unused_elsewhere(float x);\n")
+    src = HEADER + '#include "utilities.h"\n' + r"""
+kernel void smooth(device half* v [[buffer(0)]], uint i [[thread_position_in_grid]]) { v[i] = gauss(v[i], 1.0h); }
+"""
+    with pytest.raises(pm.CompileError, match="function 'gauss' is declared and called but not defined in this source"):
+        pm.compile(src, include_dirs=[str(tmp_path)])
+    # called only from a kernel that binds textures (refused, its body not compiled): fine
+    lib = pm.compile(HEADER + '#include "utilities.h"\n' + r"""
+kernel void tex(texture2d<half, access::read> t [[texture(0)]], device half* v [[buffer(0)]]) { v[0] = gauss(t.read(uint2(0)).r, 1.0h); }
+""", include_dirs=[str(tmp_path)])
+    assert lib.functions == ["tex"]
+    # appended, the file that defines it makes one library (a declared function nobody calls is fine)
+    lib = pm.compile(src + "half gauss(half x, half sigma) { return exp(-x * x / (2 * sigma * sigma)); }\n",
+                     include_dirs=[str(tmp_path)])
+    v = np.array([0, 1, 2], np.float16)
+    lib.smooth(v, grid=3)
+    np.testing.assert_allclose(v, np.exp(-np.array([0, 1, 2.0]) ** 2 / 2), rtol=2e-3)
+
+
+def test_prototype_then_definition_compiles():
+    lib = pm.compile(HEADER + r"""
+float twice(float x);
+namespace helpers { float one(); }
+float helpers::one() { return 1.0f; }
+kernel void k(device float* v [[buffer(0)]], uint i [[thread_position_in_grid]]) { v[i] = fma(twice(v[i]), 2.0f, helpers::one()); }
+float twice(float x) { return 2 * x; }
+""")
+    v = np.array([1, 2], np.float32)
+    lib.k(v, grid=2)
+    np.testing.assert_array_equal(v, [5, 9])
