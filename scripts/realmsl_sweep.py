@@ -2,7 +2,7 @@
 
 Usage:
   python scripts/realmsl_sweep.py [--mlx ROOT] [--candle ROOT] [--ggml ROOT] [--mfa ROOT]
-                                  [--only SUBSTRING,...] [--no-runs] [--validation] [--timeout S]
+                                  [--project NAME=ROOT ...] [--only SUBSTRING,...] [--no-runs] [--validation] [--timeout S]
 
 ROOT is a checkout of the project (MLX: the repository root, whose
 `mlx/backend/metal/kernels/**.metal` are compiled one by one with
@@ -104,7 +104,7 @@ if runs:
     out["checks"] = []
     for check in sweep.CHECKS.get((project, name), []):
         try:
-            worst = check(lib)
+            worst = check(lib, path) if getattr(check, "needs_path", False) else check(lib)
             out["checks"].append([check.__name__, worst, worst <= 1.0])
         except Exception as error:  # report and go on: one failing run must not hide the others
             out["checks"].append([check.__name__, repr(error)[:300], False])
@@ -410,6 +410,9 @@ CHECKS = {
     ("candle", "mlx_gemm.metal"): [candle_gemm],
     ("ggml", "ggml-metal.metal"): [ggml_unary_silu, ggml_soft_max, ggml_get_rows_q4_0],
 }
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import realmsl_others  # noqa: E402  (other projects' files: --project NAME=ROOT)
+CHECKS.update(realmsl_others.CHECKS)
 
 
 # ---------------------------------------------------------------- driver
@@ -441,6 +444,8 @@ def main():
     parser.add_argument("--candle")
     parser.add_argument("--ggml")
     parser.add_argument("--mfa")
+    parser.add_argument("--project", action="append", default=[], metavar="NAME=ROOT",
+                        help="every .metal file under ROOT, checked as project NAME (scripts/realmsl_others.py)")
     parser.add_argument("--only", help="only files whose project/name contains one of these (comma-separated)")
     parser.add_argument("--no-runs", action="store_true", help="compile and time only")
     parser.add_argument("--timeout", type=int, default=900)
@@ -454,6 +459,11 @@ def main():
             if not listed:
                 print("%s: no .metal files under %s%s" % (flag, root, " (metal-flash-attention generates its MSL from Swift strings at run time)" if flag == "mfa" else ""))
             files += listed
+    for spec in args.project:
+        name, _, root = spec.partition("=")
+        if not root:
+            parser.error("--project takes NAME=ROOT, as --project pytorch=~/src/pytorch")
+        files += list(realmsl_others.project_files(name, os.path.abspath(root)))
     if args.only:
         files = [f for f in files if any(part in "%s/%s" % (f[0], f[1]) for part in args.only.split(","))]
     if args.validation:

@@ -310,7 +310,9 @@ def _macro_text(macros):
     return "\n".join(lines).encode()
 
 
-_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*([<"])([^>"]+)[>"]')
+# `#import` (Objective-C's include-once, which Metal's compiler takes too: Apple's samples import their
+# shared AAPL*Types.h) is an #include whose file is then read once
+_INCLUDE = re.compile(r'^[ \t]*#[ \t]*(include|import)[ \t]*([<"])([^>"]+)[>"]')
 _PRAGMA_ONCE = re.compile(r"^[ \t]*#[ \t]*pragma[ \t]+once\b")
 _LANGUAGE_VERSIONS = ("2.4", "3.0", "3.1", "3.2")
 
@@ -338,8 +340,8 @@ def _expand_includes(text, name, directory, include_dirs, once, depth=0):
         if not m:
             out.append(line)
             continue
-        folders = ([directory] if m.group(1) == '"' and directory else []) + list(include_dirs)
-        found = next((os.path.join(d, m.group(2)) for d in folders if os.path.isfile(os.path.join(d, m.group(2)))), None)
+        folders = ([directory] if m.group(2) == '"' and directory else []) + list(include_dirs)
+        found = next((os.path.join(d, m.group(3)) for d in folders if os.path.isfile(os.path.join(d, m.group(3)))), None)
         if found is None:
             out.append(line)
             continue
@@ -349,7 +351,7 @@ def _expand_includes(text, name, directory, include_dirs, once, depth=0):
             continue
         with open(found, encoding="utf-8") as f:
             body = f.read()
-        if any(_PRAGMA_ONCE.match(l) for l in body.split("\n")):
+        if m.group(1) == "import" or any(_PRAGMA_ONCE.match(l) for l in body.split("\n")):
             once.add(found)
         out.append("#line 1 %s" % _quoted_path(found))
         out.append(_expand_includes(body, found, os.path.dirname(found), include_dirs, once, depth + 1))

@@ -105,7 +105,7 @@ enum MSLAttributes {
 }
 
 /// One attribute inside `[[...]]`.
-private struct Attribute {
+struct Attribute {
     let name: String
     let arguments: Range<Int>? // token indices inside the parentheses
     let token: Token
@@ -133,7 +133,10 @@ final class FrontEnd {
     private var templateKernels: [String: [TemplateKernel]] = [:]
     private var sites: [(token: Int, id: Int)] = []
     var fiberBodies: Set<Range<Int>> = []              // code reachable from FIBERS kernels
-    private var namespaces: [String] = []
+    private(set) var namespaces: [String] = []
+    var enumerators: [String: Int]? = nil   // the user's enumerators' values (enumeratorValue), once read
+    var prototypes: [Int] = []               // the name tokens of function prototypes (ExternalFunctions.swift)
+    var refusedRanges: [ClosedRange<Int>] = [] // the declarations of refused entry points (EntryPoints.swift)
     private let constantValues: [Int: FunctionConstantValue]?  // nil: compiled without values
     private var constants: [FunctionConstant] = []
     private var definedQueries: Set<Int> = []                   // names inside is_function_constant_defined(...)
@@ -183,7 +186,9 @@ final class FrontEnd {
     private func process() throws -> FrontEndOutput {
         var i = 0
         _ = parseScope(&i)
+        checkExternalFunctions()
         removeParameterAttributes()
+        removeStageAttributes()
         rewriteConversions()
         rewriteBracedArguments()
         rewriteVectorDirectInitialisations()
@@ -214,10 +219,10 @@ final class FrontEnd {
         let t = tokens[i]
         return t.kind == .punctuation && t.end - t.start == 1 && src.bytes[t.start] == c
     }
-    private func isUser(_ i: Int) -> Bool { !src.files[Int(tokens[i].file)].isSystem }
+    func isUser(_ i: Int) -> Bool { !src.files[Int(tokens[i].file)].isSystem }
     /// An error at token i, with clang's excerpt layout (the preprocessed line and a caret), which
     /// MSLCompiler turns into the user's line and column (Diagnostics.swift).
-    private func error(_ i: Int, _ message: String) {
+    func error(_ i: Int, _ message: String) {
         let token = tokens[min(i, tokens.count - 1)]
         var start = token.start, end = token.start
         while start > 0, src.bytes[start - 1] != 10 { start -= 1 }
@@ -271,14 +276,14 @@ final class FrontEnd {
     }
 
     /// `[[` at i: returns the index of the final `]`.
-    private func attributeEnd(_ i: Int) -> Int? {
+    func attributeEnd(_ i: Int) -> Int? {
         guard isPunct(i, 91), isPunct(i + 1, 91) else { return nil }
         let inner = matching(i + 1)
         guard isPunct(inner + 1, 93) else { return nil }
         return inner + 1
     }
 
-    private func parseAttributes(_ open: Int, _ close: Int) -> [Attribute] {
+    func parseAttributes(_ open: Int, _ close: Int) -> [Attribute] {
         var result: [Attribute] = []
         var i = open + 2
         let end = close - 1
@@ -300,6 +305,9 @@ final class FrontEnd {
         }
         return result
     }
+
+    /// integerExpression, for EntryPoints.swift.
+    func integerConstant(_ i: inout Int, _ end: Int) -> Int? { integerExpression(&i, end) }
 
     private func integerArgument(_ attribute: Attribute, _ at: Int) -> Int? {
         guard let range = attribute.arguments, !range.isEmpty else { return nil }
@@ -325,6 +333,12 @@ final class FrontEnd {
         } else if i < end, tokens[i].kind == .number, let literal = Self.integerValue(text(i)) {
             i += 1
             value = literal
+        } else if i < end, tokens[i].kind == .identifier {
+            // an enumerator, also qualified (`Index::A`): EntryPoints.swift
+            while i + 2 < end, text(i + 1) == "::", tokens[i + 2].kind == .identifier { i += 2 }
+            guard let enumerator = enumeratorValue(text(i)) else { return nil }
+            i += 1
+            value = enumerator
         } else {
             return nil
         }
@@ -424,6 +438,10 @@ final class FrontEnd {
     /// One namespace-scope declaration of the user's code, tokens [start, end].
     private func declaration(_ start: Int, _ end: Int, body: Range<Int>?) {
         let headEnd = body.map { $0.lowerBound - 1 } ?? end // `{` or the last token
+        if let entry = refusedEntryPoint(start, headEnd: headEnd) { // a vertex function...: EntryPoints.swift
+            refuse(entry, start: start, end: end, hasBody: body != nil)
+            return
+        }
         // An identical head seen before is a redefinition, not an overload: left for the checks below.
         let head = namespaces.joined(separator: "::") + "\u{0}" + (start..<headEnd).map { text($0) }.joined(separator: " ")
         if let key = addressSpaceFreeKey(start..<headEnd, hasBody: body != nil), seenHeads.insert(head).inserted {
@@ -525,6 +543,8 @@ final class FrontEnd {
             } else if body == nil, let (name, initializer) = initializedVariable(start, end) {
                 // `constant bool use_w = has_w && ...;`: kernels naming it use what it names
                 definitions[name, default: []].append(initializer)
+            } else if body == nil, !isTemplate, let paren = firstParen {
+                notePrototype(start, end, paren: paren) // ExternalFunctions.swift
             }
             return
         }
@@ -675,7 +695,7 @@ final class FrontEnd {
         } ?? overloads.last
     }
 
-    private func attributeSource(_ attribute: Attribute) -> String {
+    func attributeSource(_ attribute: Attribute) -> String {
         guard let range = attribute.arguments else { return attribute.name }
         return attribute.name + "(" + range.map { text($0) }.joined(separator: " ") + ")"
     }
@@ -738,7 +758,7 @@ final class FrontEnd {
         return ids[..<open].last(where: { tokens[$0].kind == .identifier }).map { text($0) } ?? text(ids[0])
     }
 
-    private func declaratorSource(_ ids: [Int]) -> String {
+    func declaratorSource(_ ids: [Int]) -> String {
         let source = ids.map { text($0) }.joined(separator: " ")
         if text(ids[0]) == "::" { return source }
         return "::" + (namespaces.isEmpty ? "" : namespaces.joined(separator: "::") + "::") + source

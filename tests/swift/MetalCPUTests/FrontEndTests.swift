@@ -109,9 +109,37 @@ final class FrontEndTests: XCTestCase {
             XCTAssertTrue(message.contains("program_source:2:"), message)
             XCTAssertTrue(message.contains("index from 0 to 30"), message)
         }
-        XCTAssertThrowsError(try run("kernel void k(texture2d<float> t [[texture(0)]]) {}")) { error in
+        XCTAssertThrowsError(try run("kernel void k(device float* o [[buffer(0)]], uint v [[vertex_id]]) {}")) { error in
             XCTAssertTrue((error as! CompileDiagnostics).messages.joined().contains("not supported"))
         }
+    }
+
+    /// Vertex and fragment functions and kernels that bind textures (EntryPoints.swift) become kernels without
+    /// parameters whose body reports what they are; struct members' stage attributes go.
+    func testGraphicsEntryPointsBecomeRefusingKernels() throws {
+        let output = try run("""
+        struct V { float4 p [[position]]; float2 uv [[user(locn0)]]; };
+        vertex V vert(uint vid [[vertex_id]]);
+        vertex V vert(uint vid [[vertex_id]]) { V v; return v; }
+        [[fragment]] float4 frag(V in [[stage_in]]) { return in.p; }
+        kernel void tex(texture2d<float, access::write> t [[texture(0)]], uint2 g [[thread_position_in_grid]]) {}
+        kernel void k(device float* o [[buffer(0)]]) {}
+        """)
+        XCTAssertEqual(output.kernels.map(\.hostName), ["vert", "frag", "tex", "k"])
+        XCTAssertEqual(output.kernels.map(\.bindings.count), [0, 0, 0, 1])
+        XCTAssertTrue(output.text.contains("void vert() { ::pm::rt::refused_entry_point(\"vert\", \"a vertex function\"); }"))
+        XCTAssertTrue(output.text.contains("\"tex\", \"a kernel with a texture2d parameter\""))
+        XCTAssertFalse(output.text.contains("[[position]]") || output.text.contains("user(locn0)") || output.text.contains("vertex_id"))
+    }
+
+    /// Buffer indices named by enumerators (Apple's samples): values in source order, implicit ones counting on.
+    func testBufferIndicesFromEnumerators() throws {
+        let output = try run("""
+        typedef enum Index { IndexA = 3, IndexB, IndexC = IndexA + 4 } Index;
+        enum class E : int { X = 1, Y };
+        kernel void k(device float* a [[buffer(IndexB)]], device float* b [[buffer(IndexC)]], device float* c [[buffer(E::Y)]]) {}
+        """)
+        XCTAssertEqual(output.kernels[0].bindings.map(\.index), [4, 7, 2])
     }
 
     /// tinygrad's renderer leaves buffer parameters unattributed; Metal numbers them in order.

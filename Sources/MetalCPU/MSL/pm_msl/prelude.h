@@ -18,6 +18,9 @@
 // Metal takes `constant const T&` (MLX writes it throughout) without a word; as
 // C++'s `const const T&` it draws one warning per use, burying a real error under them.
 #pragma clang diagnostic ignored "-Wduplicate-decl-specifier"
+// Apple's shared headers define NS_ENUM for Metal as `enum E : metal::int32_t E; enum E : metal::int32_t {...}`,
+// an opaque declaration inside a typedef, which Metal takes and clang refuses by default.
+#pragma clang diagnostic ignored "-Welaborated-enum-base"
 #ifndef __METAL_VERSION__ // MSLCompiler defines it from MTLCompileOptions.languageVersion
 #define __METAL_VERSION__ 310
 #endif

@@ -47,6 +47,9 @@ __attribute__((weak, visibility("hidden"))) __bf16 __truncdfbf2(double d) {
 }
 
 namespace metal {
+// the fixed-width types (Apple's shared headers spell `#define NSInteger metal::int32_t`)
+using ::int8_t; using ::int16_t; using ::int32_t; using ::int64_t;
+using ::uint8_t; using ::uint16_t; using ::uint32_t; using ::uint64_t;
 typedef unsigned char uchar;
 typedef unsigned short ushort;
 typedef unsigned int uint;
