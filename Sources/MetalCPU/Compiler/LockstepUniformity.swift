@@ -91,7 +91,7 @@ extension FrontEnd {
                 guard let referent = LockstepAST.referent(node.line) else { return false }
                 switch referent.kind {
                 case "EnumConstant", "NonTypeTemplateParm": continue
-                case "Function": if !Self.pureFunctions.contains(String(referent.name)) { return false }
+                case "Function": if !libraryPure(referent) { return false }
                 case "Var", "ParmVar":
                     if String(referent.id) != index, !accept(String(referent.id), referent.kind, node.line) { return false }
                 default: return false
@@ -100,6 +100,12 @@ extension FrontEnd {
             }
         }
         return true
+    }
+
+    /// Whether a function is one of the pure MSL functions (by name, and not the user's own of that name).
+    private func libraryPure(_ referent: (kind: Substring, id: Substring, name: Substring)) -> Bool {
+        Self.pureFunctions.contains(String(referent.name)) && definitions[String(referent.name)] == nil
+            && lockstepFacts.functions[String(referent.id)] == nil
     }
 
     /// Whether the body changes variable `id` anywhere (assigns it, takes its address, binds a reference to it, ...).
@@ -132,6 +138,8 @@ extension FrontEnd {
     /// Whether no thread changes the expression at `range` while the kernel runs (see the top).
     func astInvariant(_ range: Range<Int>, _ state: LockstepState) -> Bool {
         astExpression(range) { id, _, line in
+            // the group's (an enclosing group-wide loop's index steps between the statements of its body)
+            if state.groupDecls.contains(id) { return true }
             if let name = lockstepFacts.parameters[id] {
                 guard let binding = state.bindings[name] else { return false }
                 if case .position = binding.kind { return true }
@@ -189,6 +197,9 @@ extension FrontEnd {
                 let name = String(referent.name)
                 if name.hasPrefix("atomic") || lockstepFacts.functions[String(referent.id)] != nil || definitions[name] != nil
                     || referent.kind != "Function" { return false } // (a method: a user type's, or a lambda)
+                // an operator function that assigns (`operator+=` of a class type is no CompoundAssignOperator)
+                if name.hasPrefix("operator"), name.hasSuffix("++") || name.hasSuffix("--")
+                    || name.hasSuffix("=") && !["operator==", "operator!=", "operator<=", "operator>="].contains(name) { return false }
             default: continue
             }
         }
