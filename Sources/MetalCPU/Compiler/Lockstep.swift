@@ -56,8 +56,9 @@
 // index unchanged and unaliased by name (uniform and strided loops, 2); invariant()'s name scan
 // (positions, state.invariant, the punctuation whitelist); value parameters seeded into invariant and
 // uniformNames by name, and a local's name removed from them; uniformStatement's `const T n = e`
-// scan with its `sizeof` case; the guard that a uniform statement names no thread's local; a loop
-// index made uniform by name; meetsOthers by name (a local named like a helper, every overload);
+// scan with its `sizeof` case; the guard that a uniform statement names no thread's local (for the
+// names it declares: they hide a thread's, by id); a loop index made uniform by name; meetsOthers by
+// name (a local named like a helper, every overload);
 // collective's scan for another name that meets; pure()'s `=`-not-a-comparison and `++`/`--` token
 // patterns and its user functions and lambdas by name.
 
