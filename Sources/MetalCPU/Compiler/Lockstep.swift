@@ -39,9 +39,28 @@
 // Where clang's AST of the body was read (LockstepAST.swift), the statement structure comes from it:
 // statement extents, declarators, for headers, if / `if (c) return;`, returns, barrier calls, and
 // which uses of a variable may change it, the locals of typedef'd array types and the lambdas
-// that capture nothing. Which names meet other threads (by name, through user functions), the
-// uniformity of loop bounds, `i += S` and purity stay on the tokens; everything does where the
-// AST was not read (PYMETAL_CLANG_AST=0, clang refused the text, a body its ranges do not tile).
+// that capture nothing; and (LockstepUniformity.swift) the uniformity facts, by declaration id: a
+// group-wide loop's index and bounds, a grid-stride loop's invariant start and stride, the locals
+// the group declares once, and which statements meet other threads and which are pure, by clang's
+// call graph. Still on tokens: the spelling of a grid-stride step (`i += S`, the emitter's input),
+// simdgroup-matrix names (asksLane, matrixOperators), the SIMD-group call of a collective statement
+// and the statement kinds (`threadgroup`, `constexpr`, `typedef`, ...); everything where the AST was
+// not read (PYMETAL_CLANG_AST=0, clang refused the text, a body its ranges do not tile).
+// Token-level special cases the AST retired from the default path: 15 (uses that change a variable:
+// `x =` not `x ==`, `>>=`, `++x`/`x++`, `&x`, members and elements, `T &r = x`, arguments of
+// functions not known to take values, ?: operands, parentheses; typedef'd arrays; lambdas; ...), then
+// 15 (statement extents, `#pragma` lines, declarator scans, `[n]` extents, comma declarators, for
+// header semicolons, `if (c) return;`, braces and else, `return` by word, barriers by first word, ...),
+// then 14 (uniformity and calls): uniformIndex's name scan (uniformNames/uniform minus locals,
+// members after `.`, no `;{}[]`); the index's integer type by its spelling (integerTypes); the
+// index unchanged and unaliased by name (uniform and strided loops, 2); invariant()'s name scan
+// (positions, state.invariant, the punctuation whitelist); value parameters seeded into invariant and
+// uniformNames by name, and a local's name removed from them; uniformStatement's `const T n = e`
+// scan with its `sizeof` case; the guard that a uniform statement names no thread's local (for the
+// names it declares: they hide a thread's, by id); a loop index made uniform by name; meetsOthers by
+// name (a local named like a helper, every overload);
+// collective's scan for another name that meets; pure()'s `=`-not-a-comparison and `++`/`--` token
+// patterns and its user functions and lambdas by name.
 
 extension FrontEnd {
     /// A local declared at the body's level, kept per thread.
@@ -87,13 +106,16 @@ extension FrontEnd {
         var memo: [String: Bool] = [:]
         guard let parts = loopParts(range), let condition = parts.condition,
               !range.contains(where: { isWord($0, "break") || isWord($0, "continue") }),
-              !meetsOthers(range.lowerBound..<parts.body.lowerBound, &memo) else { return nil }
-        if let name = uniformIndex(parts, state) {
+              !lockstepMeets(range.lowerBound..<parts.body.lowerBound, &memo) else { return nil }
+        let index = lockstepFacts.covers(range) ? astUniformIndex(parts, state, declarators: declarators)
+            : uniformIndex(parts, state).map { ($0, "") }
+        if let (name, id) = index {
             // One index for the group, in scope for the body's statements (a plain C++ local, not
             // kept per thread: constants set from it are the group's too).
             state.uniform.insert(name)
             state.invariant.insert(name)
-            defer { state.uniform.remove(name); state.invariant.remove(name) }
+            state.groupDecls.insert(id)
+            defer { state.uniform.remove(name); state.invariant.remove(name); state.groupDecls.remove(id) }
             guard let body = lockstepStatement(parts.body, &state) else { return nil }
             return .uniformLoop(index: name, header: range.lowerBound..<parts.body.lowerBound, body: body)
         }
@@ -110,7 +132,8 @@ extension FrontEnd {
 
     /// The index of `for (T i = A; C; S) body` when every thread of the group takes the same steps:
     /// an integer index that the body leaves alone, and A, C and S made of it, literals and
-    /// values the group shares (arguments, the group's position and size, such constants).
+    /// values the group shares (arguments, the group's position and size, such constants), by name:
+    /// the fallback for astUniformIndex (LockstepUniformity.swift).
     private func uniformIndex(_ parts: LockstepAST.Facts.Loop, _ state: LockstepState) -> String? {
         guard let initial = parts.initial, let condition = parts.condition, let step = parts.step,
               let names = declarators(initial), names.count == 1, let start = names[0].value,
@@ -181,7 +204,8 @@ extension FrontEnd {
         guard positions.allSatisfy({ !$0.0.isEmpty && !assigned($0.0, in: body) }) else { return false }
         let values = kernels[index].bindings.filter { !$0.pointer }
         var state = LockstepState(positions: Dictionary(positions, uniquingKeysWith: { first, _ in first }),
-                                  invariant: Set(values.map(\.name)),
+                                  bindings: Dictionary(kernels[index].bindings.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first }),
+                                  body: body, invariant: Set(values.map(\.name)),
                                   uniformNames: Set(values.filter { $0.kind == .buffer && !assigned($0.name, in: body) }.map(\.name)
                                                     + positions.filter { Self.groupPositions.contains($0.1) }.map(\.0)))
         guard let items = lockstepBlock((open + 1)..<close, &state, top: true), state.bytesPerThread <= 512,
@@ -234,10 +258,13 @@ extension FrontEnd {
 
     struct LockstepState {
         let positions: [String: String] // the kernel's position parameters: name -> attribute
+        let bindings: [String: KernelBinding] // the kernel's parameters by name
+        let body: Range<Int>
         var invariant: Set<String>   // names whose value no thread changes while the kernel runs
         let uniformNames: Set<String> // values every thread of a group shares: arguments, the group's position and size
         var locals: Set<String> = []  // every local kept per thread so far
         var uniform: Set<String> = [] // const locals set from constants, declared once for the group
+        var groupDecls: Set<String> = [] // the same from clang's AST, by declaration id: locals and indices the group declares once
         var bytesPerThread = 0
         var counter = 0
     }
@@ -328,7 +355,7 @@ extension FrontEnd {
             if isPunct(s, 59) { continue } // ;
             // `if (c) return;` (`{ return; }`, `else S`): the threads for which c holds leave
             if top, let leave = leaving(s..<e, ast: ast) {
-                guard !meetsOthers(leave.condition, &memo) else { return nil }
+                guard !lockstepMeets(leave.condition, &memo) else { return nil }
                 items.append(.leave(condition: leave.condition))
                 if let otherwise = leave.otherwise {
                     guard let inner = lockstepStatement(otherwise, &state) else { return nil }
@@ -338,7 +365,7 @@ extension FrontEnd {
             }
             // A lambda that captures nothing (clang's AST says; its body may return): a value the group shares.
             // (none that meets other threads or reads the lane, as simdgroup matrices do: a call runs it thread by thread)
-            if let name = lockstepFacts.lambdas[s], !meetsOthers(s..<e, &memo), !asksLane([s..<e]) {
+            if let name = lockstepFacts.lambdas[s], !lockstepMeets(s..<e, &memo), !asksLane([s..<e]) {
                 state.uniform.insert(name)
                 items.append(.uniform(s..<e))
                 continue
@@ -347,7 +374,7 @@ extension FrontEnd {
             if ast ? (s..<e).contains(where: lockstepFacts.returns.contains) : (s..<e).contains(where: { isWord($0, "return") }) {
                 return nil
             }
-            let meets = meetsOthers(s..<e, &memo)
+            let meets = lockstepMeets(s..<e, &memo)
             if isPunct(s, 123) {
                 guard meets else { items.append(.lane(s..<e)); continue }
                 guard let inner = lockstepBlock((s + 1)..<(e - 1), &state) else { return nil }
@@ -356,11 +383,20 @@ extension FrontEnd {
             }
             let first = tokens[s].kind == .identifier ? text(s) : ""
             // Once for the group: kernel-scope threadgroup storage (rewritten to tg_var), constexpr
-            // and const locals set from constants, types, static_assert; none may name a thread's local.
+            // and const locals set from constants (from clang's AST: locals set from uniform values and
+            // never changed), types, static_assert; none may name a thread's local (but for the names it
+            // declares, from the AST: they hide a thread's from here on, see emit).
             if uniformStatement(s..<e, state) {
-                guard !meets, !(s..<e).contains(where: { tokens[$0].kind == .identifier && state.locals.contains(text($0)) })
+                let declared = ast ? Set((declarators(s..<e) ?? []).map(\.name)) : []
+                guard !meets, !(s..<e).contains(where: { tokens[$0].kind == .identifier && state.locals.contains(text($0))
+                                                        && !declared.contains($0) })
                 else { return nil }
-                if let names = declarators(s..<e) { for d in names { state.uniform.insert(text(d.name)) } }
+                if let names = declarators(s..<e) {
+                    for d in names {
+                        state.uniform.insert(text(d.name))
+                        if ast, let id = lockstepFacts.declared[d.name] { state.groupDecls.insert(id) }
+                    }
+                }
                 items.append(.uniform(s..<e))
                 continue
             }
@@ -374,7 +410,7 @@ extension FrontEnd {
                 guard meets else { items.append(.lane(s..<e)); continue }
                 // no declaration in the condition, nothing that meets other threads
                 guard let branch = ast ? lockstepFacts.branches[s] : tokenBranch(s..<e),
-                      !meetsOthers(branch.condition, &memo), pure(branch.condition) else { return nil }
+                      !lockstepMeets(branch.condition, &memo), pure(branch.condition) else { return nil }
                 guard let then = lockstepStatement(branch.then, &state) else { return nil }
                 var otherwise: [LockstepItem]? = nil
                 if let other = branch.otherwise {
@@ -638,6 +674,15 @@ extension FrontEnd {
         let first = tokens[range.lowerBound].kind == .identifier ? text(range.lowerBound) : ""
         if first == "threadgroup" { return edited(range)?.contains("::pm::rt::tg_var<") ?? false }
         if ["constexpr", "typedef", "using", "static_assert"].contains(first) { return true }
+        if lockstepFacts.covers(range) {
+            // `[const] T a = e, b = f;`: each a local set from a uniform value that the body never changes
+            guard let names = declarators(range), !names.isEmpty else { return false }
+            return names.allSatisfy { d in
+                guard d.extents == nil, !d.pointer, !d.reference, let value = d.value, let id = lockstepFacts.declared[d.name],
+                      !(lockstepFacts.changed[id] ?? []).contains(where: { state.body.contains($0) }) else { return false }
+                return astUniform(value, state)
+            }
+        }
         guard first == "const", let names = declarators(range),
               names.allSatisfy({ $0.extents == nil && $0.value != nil && !$0.pointer && !$0.reference }),
               !(range.lowerBound..<names[0].name).contains(where: { isPunct($0, 42) }) else { return false }
@@ -705,11 +750,17 @@ extension FrontEnd {
         guard step.count > 3, isWord(step.lowerBound, name), isPunct(step.lowerBound + 1, 43), isPunct(step.lowerBound + 2, 61)
         else { return nil }
         let stride = (step.lowerBound + 3)..<step.upperBound, body = parts.body
-        guard !assigned(name, in: body),
-              type.allSatisfy({ Self.integerTypes.contains(text($0)) || text($0) == "const" }),
-              !body.contains(where: { isWord($0, "break") }),
-              !aliased(name, in: body),
-              invariant(start, state), invariant(stride, state) else { return nil }
+        guard !body.contains(where: { isWord($0, "break") }) else { return nil }
+        if lockstepFacts.covers(range) {
+            // the index (by its id: a nested scope's `i` is another variable) unchanged in the body, A and S invariant
+            guard let id = lockstepFacts.declared[names[0].name], astInteger(names[0].name),
+                  !type.contains(where: { isWord($0, "auto") }), // (the emitter spells the type: `(T)(k) * S`)
+                  !(lockstepFacts.changed[id] ?? []).contains(where: { body.contains($0) }),
+                  astInvariant(start, state), astInvariant(stride, state) else { return nil }
+        } else {
+            guard !assigned(name, in: body), type.allSatisfy({ Self.integerTypes.contains(text($0)) || text($0) == "const" }),
+                  !aliased(name, in: body), invariant(start, state), invariant(stride, state) else { return nil }
+        }
         // `for (j = lane; j < 64; j += 32)`: each lane of a simdgroup takes 64 / 32 steps
         var steps: Int? = nil
         if start.count == 1, let lane = state.positions[text(start.lowerBound)], lane == "thread_index_in_simdgroup",
@@ -842,8 +893,12 @@ extension FrontEnd {
         let calls = range.filter { tokens[$0].kind == .identifier && MSLAttributes.rendezvous.contains(text($0)) }
         guard calls.count == 1, let call = calls.first, text(call).hasPrefix("simd_") || text(call).hasPrefix("quad_"),
               isPunct(call + 1, 40) else { return nil }
-        // no other function that meets other threads
-        for t in range where t != call && tokens[t].kind == .identifier && reachesRendezvous(text(t), &memo) { return nil }
+        // no other function that meets other threads (clang's call graph: a local named like one is none)
+        if lockstepFacts.covers(range) {
+            guard !lockstepMeets(range.lowerBound..<call, &memo), !lockstepMeets((call + 1)..<range.upperBound, &memo) else { return nil }
+        } else {
+            for t in range where t != call && tokens[t].kind == .identifier && reachesRendezvous(text(t), &memo) { return nil }
+        }
         let end = range.upperBound - 1
         guard isPunct(end, 59) else { return nil }
         var equals: Int? = nil
@@ -871,6 +926,7 @@ extension FrontEnd {
 
     /// No assignment, increment or call of a user function in `range`.
     private func pure(_ range: Range<Int>) -> Bool {
+        if lockstepFacts.covers(range) { return astPure(range) }
         for t in range {
             if isPunct(t, 61), !isComparison(t) { return false }
             if (isPunct(t, 43) && isPunct(t + 1, 43)) || (isPunct(t, 45) && isPunct(t + 1, 45)) { return false }
@@ -901,6 +957,10 @@ extension FrontEnd {
             case let .uniform(range):
                 guard let text = edited(range) else { return nil }
                 out += marker(range.lowerBound) + text
+                // the group's own locals hide a thread's of the same name from here on (threadScope)
+                for d in declarators(range) ?? [] {
+                    e.scopes[e.scopes.count - 1].append(LockstepLocal(name: self.text(d.name), array: "", type: "", extent: ""))
+                }
             case let .lane(range):
                 guard let text = edited(range) else { return nil }
                 out += statement(mask, marker(range.lowerBound) + text, e, uses: [range])

@@ -60,6 +60,24 @@ enum LockstepAST {
         var returns: Set<Int> = []                  // where a return statement is (not one of a lambda's)
         var barriers: [Int: Bool] = [:]             // a statement that is a barrier call -> threadgroup_barrier (not simdgroup_)
 
+        // Names resolved to declarations (clang's ids: the dump's addresses), for uniformity and calls
+        // (LockstepUniformity.swift):
+        var nodes: [Node] = []
+        var starting: [Int: [Int]] = [:]     // a token of a body -> the nodes that start at it
+        var changed: [String: [Int]] = [:]   // a variable's id -> its uses that may change it (see `changes`)
+        var variables: [String: Variable] = [:] // the bodies' locals by id
+        var declared: [Int: String] = [:]    // a local's name token -> its id
+        var parameters: [String: String] = [:] // the candidates' parameters: id -> name
+        var functions: [String: Int] = [:]   // a function's id (user functions, methods, lambdas, instantiations) -> its body's node
+
+        /// A local of a body: its initialiser's node (`= value`), and whether it is constexpr or a reference.
+        struct Variable {
+            let initialiser: Int?
+            let constexpr: Bool
+            let reference: Bool
+            let canonical: String
+        }
+
         /// A variable a declaration statement declares: its name's token, the extents of an array (outermost
         /// first, as clang's type says), its initialiser (`= value`), and whether it is a reference or a pointer.
         struct Declarator {
@@ -170,6 +188,55 @@ enum LockstepAST {
         let after = text.index(after: open)
         guard let close = text[after...].firstIndex(of: "'") else { return nil }
         return text[after..<close]
+    }
+
+    /// The declaration a DeclRefExpr (or a member's MemberExpr) refers to: its kind (`Var`, `ParmVar`, `Function`,
+    /// `CXXMethod`, `EnumConstant`, ...), its id (the dump's address) and its name; for a member, kind "member".
+    static func referent(_ line: Substring) -> (kind: Substring, id: Substring, name: Substring)? {
+        if line.hasPrefix("MemberExpr") { // `MemberExpr 0x.. <..> 'T' lvalue .name 0xID`, `->name 0xID`
+            let words = line.split(separator: " ")
+            guard let at = words.lastIndex(where: { $0.hasPrefix("0x") }), at > 2,
+                  case let member = words[at - 1], member.hasPrefix(".") || member.hasPrefix("->") else { return nil }
+            return ("member", words[at], member.drop { $0 == "." || $0 == "-" || $0 == ">" })
+        }
+        // `DeclRefExpr 0x.. <..> 'T' lvalue Var 0xID 'name' 'T'`: the first ` <Kind> 0x` after the type
+        let words = line.split(separator: " ", omittingEmptySubsequences: true)
+        for i in 2..<max(2, words.count - 1) where words[i + 1].hasPrefix("0x") && words[i].first?.isUppercase == true {
+            guard i + 2 < words.count, let name = quoted(words[(i + 2)...].joined(separator: " ")[...]) else { return nil }
+            return (words[i], words[i + 1], Substring(name))
+        }
+        return nil
+    }
+
+    /// Names resolved to declarations (Facts.nodes ...): the nodes starting at each token of the bodies, the bodies'
+    /// locals, the candidates' parameters and every function the dump has a body of.
+    static func resolve(_ nodes: [Node], _ facts: inout Facts) {
+        facts.nodes = nodes
+        let functionKinds: Set<Substring> = ["FunctionDecl", "CXXMethodDecl", "CXXConstructorDecl", "CXXDestructorDecl",
+                                             "CXXConversionDecl"]
+        func identifier(_ node: Node) -> String? {
+            let words = node.line.split(separator: " ", maxSplits: 2)
+            return words.count > 1 && words[1].hasPrefix("0x") ? String(words[1]) : nil
+        }
+        for (index, node) in nodes.enumerated() {
+            if functionKinds.contains(node.kind), let body = node.children.last(where: { nodes[$0].kind == "CompoundStmt" }),
+               let id = identifier(node), facts.functions[id] == nil {
+                facts.functions[id] = body // (a lambda's body is dumped twice: the first)
+                if let token = nodes[body].token, facts.bodies.contains(where: { $0.lowerBound - 1 == token }) {
+                    for p in node.children where nodes[p].kind == "ParmVarDecl" {
+                        if let pid = identifier(nodes[p]), let name = ClangAST.parameter(nodes[p].line)?.name { facts.parameters[pid] = name }
+                    }
+                }
+            }
+            guard let token = node.token, facts.covers(token..<(token + 1)) else { continue }
+            facts.starting[token, default: []].append(index)
+            if node.kind == "VarDecl", let id = identifier(node), let name = node.location, let declared = ClangAST.parameter(node.line) {
+                facts.declared[name] = id
+                facts.variables[id] = Facts.Variable(initialiser: node.line.contains(" cinit") ? node.children.last : nil,
+                                                     constexpr: node.line.contains(" constexpr "),
+                                                     reference: declared.canonical.contains("&"), canonical: declared.canonical)
+            }
+        }
     }
 
     /// The variable a DeclRefExpr names (`... lvalue Var 0x.. 'acc' 'float'`), nil for functions and others.
@@ -399,13 +466,16 @@ enum LockstepAST {
             facts.lambdas[token] = name
         }
         structure(nodes, &facts, punct: punct, pragma: pragma, removed: removed, extent: extent)
+        resolve(nodes, &facts)
         for index in nodes.indices where nodes[index].kind == "DeclRefExpr" {
             guard let token = nodes[index].token, facts.covers(token..<(token + 1)), let name = variable(nodes[index]) else { continue }
+            let id = referent(nodes[index].line).map { String($0.id) }
             switch use(nodes, index) {
-            case .read: break
+            case .read: continue
             case .change: facts.changes[token] = name
             case .address: facts.changes[token] = name; facts.addressed[token] = name
             }
+            if let id { facts.changed[id, default: []].append(token) }
         }
         return facts
     }
@@ -448,14 +518,15 @@ extension FrontEnd {
 }
 
 extension MSLCompiler {
-    /// clang's text dump of the AST of `text` (FrontEnd.astText) with function bodies: of `names` alone when one
-    /// (-ast-dump-filter matches a qualified name's part, one string), else of all. Its line markers are blanked
-    /// (same length), so that clang's locations are the text's own. Nil when clang reports errors or
-    /// PYMETAL_CLANG_AST=0.
+    /// clang's text dump of the AST of `text` (FrontEnd.astText) with function bodies: of the source's own
+    /// declarations, with the helpers lockstep's call graph walks (the headers are in the PCH, which -ast-dump
+    /// does not print); without a PCH, of `names` alone when one (-ast-dump-filter matches a qualified name's
+    /// part, one string). Its line markers are blanked (same length), so that clang's locations are the text's
+    /// own. Nil when clang reports errors or PYMETAL_CLANG_AST=0.
     func astBodies(_ text: String, names: [String], input: String, codegen: [String], tools: Toolchain, cache: String,
                    work: URL, job: Job) throws -> LockstepAST.Dump? {
         guard Toolchain.environment("PYMETAL_CLANG_AST") != "0" else { return nil }
-        let flags = ["-fsyntax-only", "-w", "-Xclang", "-ast-dump"] + (names.count == 1 ? ["-Xclang", "-ast-dump-filter=" + names[0]] : [])
+        let flags = ["-fsyntax-only", "-w", "-Xclang", "-ast-dump"]
         func blanked(_ bytes: ArraySlice<UInt8>) -> [UInt8] {
             var out = Array(bytes)
             var start = 0
@@ -480,7 +551,9 @@ extension MSLCompiler {
             }
             let file = work.appendingPathComponent("ast-bodies.ii"), content = blanked(Array(text.utf8)[...])
             try KernelCache.writeFile(content, to: file.path)
-            let dump = try run(tools.clang, ["-x", "c++-cpp-output"] + flags + codegen + [file.path], work: work, job: job, output: nil)
+            let filter = names.count == 1 ? ["-Xclang", "-ast-dump-filter=" + names[0]] : []
+            let dump = try run(tools.clang, ["-x", "c++-cpp-output"] + flags + filter + codegen + [file.path], work: work, job: job,
+                               output: nil)
             return LockstepAST.Dump(text: dump, file: file.path, content: content, base: 0)
         } catch let error as MTLLibraryError where error.code == .compileFailure {
             return nil

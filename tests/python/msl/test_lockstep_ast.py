@@ -8,14 +8,11 @@ flow"); a private array larger than a fiber's stack (128 KiB) runs in loop mode 
 that meets no other thread) and overruns a fiber's stack.
 """
 
-import os
-
 import numpy as np
 import pytest
+from lockstep_diverge import DIVERGE, HEADER, run_diverging, sums
 
 import pymetal as pm
-
-HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 
 # ---------------------------------------------------------------------------
 # Overloaded kernel templates: each instantiation takes the mode of its own template's body
@@ -51,22 +48,16 @@ def test_overloads_take_their_own_mode(dev, n):
     np.testing.assert_array_equal(y, x * 3)
     lib.summed(x, y, grid=n, threadgroup=32)
     pad = np.zeros(-n % 32, np.float32)
-    sums = np.repeat(np.concatenate([x, pad]).reshape(-1, 32).sum(1), 32)[:n]
-    np.testing.assert_array_equal(y, sums * 2)
+    group_sums = np.repeat(np.concatenate([x, pad]).reshape(-1, 32).sum(1), 32)[:n]
+    np.testing.assert_array_equal(y, group_sums * 2)
 
 
 # ---------------------------------------------------------------------------
 # Uses that change a variable, as clang reads them (LockstepAST.use): spellings the token reading missed
 # ---------------------------------------------------------------------------
 
-# Lanes 0-15 and 16-31 call different SIMD-group functions: lockstep runs it (each branch with its lanes),
-# fibers refuse it. A kernel that ends with this ran in lockstep when it returns the right numbers.
-DIVERGE = r"""
-    float d;
-    if (lane < 16) { d = simd_sum(x[gid]); } else { d = simd_max(x[gid]); }
-    out[gid] = acc + d;
-}
-"""
+# Each kernel ends with DIVERGE (lockstep_diverge.py): lanes 0-15 and 16-31 call different SIMD-group
+# functions, which lockstep runs and fibers refuse.
 SIGNATURE = r"""
 kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
               uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]]) {
@@ -145,17 +136,6 @@ CHANGES = {
 }
 
 
-def _expected(x, factors, lanes=32):
-    """What the kernels compute: sum over factors f of simd_sum(x * f), plus the diverged d."""
-    n = x.size
-    groups = x.reshape(-1, lanes)
-    sums = np.repeat(groups.sum(1), lanes) * sum(factors)
-    lane = np.arange(n) % lanes
-    low = np.repeat(groups[:, :16].sum(1), lanes)
-    high = np.repeat(groups[:, 16:].max(1), lanes)
-    return sums + np.where(lane < 16, low, high)
-
-
 # Shapes only clang's AST lets lockstep take: the token reading (PYMETAL_CLANG_AST=0) leaves them on fibers.
 AST_ONLY = {"typedef_arrays", "lambda"}
 
@@ -164,16 +144,7 @@ AST_ONLY = {"typedef_arrays", "lambda"}
 @pytest.mark.parametrize("n", [32, 96])
 def test_changes_read_from_the_ast(dev, case, n):
     body, factors = CHANGES[case]
-    lib = pm.compile(HEADER + SIGNATURE + body + DIVERGE)
-    x = (np.arange(n) % 7 - 3).astype(np.float32)
-    out = np.zeros(n, np.float32)
-    if case in AST_ONLY and os.environ.get("PYMETAL_CLANG_AST") == "0":
-        # the documented fallback: fibers, which refuse a simdgroup whose lanes call different SIMD functions
-        with pytest.raises(pm.KernelError, match="divergent control flow"):
-            lib.k(x, out, grid=n, threadgroup=32)
-        return
-    lib.k(x, out, grid=n, threadgroup=32)  # fibers would raise: divergent SIMD-group calls
-    np.testing.assert_array_equal(out, _expected(x, factors))
+    run_diverging(HEADER + SIGNATURE + body + DIVERGE, n, lambda x: sums(x) * sum(factors), ast_only=case in AST_ONLY)
 
 
 # A position parameter changed in parentheses: lockstep recomputes positions for each statement, so such a

@@ -9,32 +9,19 @@ PYMETAL_CLANG_AST=0 (the token reading, the documented fallback) the shapes only
 fibers, and the test checks that they do.
 """
 
-import os
-
 import numpy as np
 import pytest
+from lockstep_diverge import DIVERGE, HEADER, run_diverging
+from lockstep_diverge import sums as _sums
 
 import pymetal as pm
 
-HEADER = "#include <metal_stdlib>\nusing namespace metal;\n"
 SIGNATURE = r"""
 kernel void k(device const float* x [[buffer(0)]], device float* out [[buffer(1)]],
               uint gid [[thread_position_in_grid]], uint lane [[thread_index_in_simdgroup]],
               uint tid [[thread_position_in_threadgroup]]) {
     float acc = 0.0f;
 """
-DIVERGE = r"""
-    float d;
-    if (lane < 16) { d = simd_sum(x[gid]); } else { d = simd_max(x[gid]); }
-    out[gid] = acc + d;
-}
-"""
-
-
-def _sums(x):
-    return np.repeat(x.reshape(-1, 32).sum(1), 32)
-
-
 # Each case: the body between SIGNATURE and DIVERGE, and acc as NumPy computes it from x.
 CASES = {
     # `if (c) { return; }`: a return-only branch in braces leaves, as `if (c) return;` does.
@@ -150,27 +137,11 @@ AST_ONLY = {"return_in_braces", "return_else", "return_macro_else_block", "quali
             "references", "two_dimensional_local"}
 
 
-def _expected(x, acc):
-    groups = x.reshape(-1, 32)
-    lane = np.arange(x.size) % 32
-    low = np.repeat(groups[:, :16].sum(1), 32)
-    high = np.repeat(groups[:, 16:].max(1), 32)
-    return acc + np.where(lane < 16, low, high)
-
-
 @pytest.mark.parametrize("case", sorted(CASES))
 @pytest.mark.parametrize("n", [32, 96])
 def test_structure_read_from_the_ast(dev, case, n):
     body, acc = CASES[case]
-    lib = pm.compile(HEADER + SIGNATURE + body + DIVERGE)
-    x = (np.arange(n) % 7 - 3).astype(np.float32)
-    out = np.zeros(n, np.float32)
-    if case in AST_ONLY and os.environ.get("PYMETAL_CLANG_AST") == "0":
-        with pytest.raises(pm.KernelError, match="divergent control flow"):
-            lib.k(x, out, grid=n, threadgroup=32)
-        return
-    lib.k(x, out, grid=n, threadgroup=32)  # fibers would raise: divergent SIMD-group calls
-    np.testing.assert_allclose(out, _expected(x, acc(x)), rtol=1e-6)
+    run_diverging(HEADER + SIGNATURE + body + DIVERGE, n, acc, ast_only=case in AST_ONLY, rtol=1e-6)
 
 
 # Threads that leave by `if (c) { return; }` do not take part in the SIMD-group calls after it (MSL's

@@ -67,33 +67,10 @@ FunctionDecl 0x1 <t.cpp:1:1, line:6:1> line:1:6 k 'void (float *, unsigned int)'
       `-DeclRefExpr 0x1 <col:14> 'float' lvalue Var 0x1 't' 'float'
 """#
 
-    /// The source's tokens as the front end's lexer makes them (words, numbers, one-byte punctuation).
-    private func tokens() -> [(start: Int, text: String)] {
-        var result: [(Int, String)] = []
-        let bytes = Array(source.utf8)
-        var i = 0
-        while i < bytes.count {
-            let c = bytes[i]
-            if c == 32 || c == 10 { i += 1; continue }
-            let word = { (b: UInt8) in (b >= 48 && b <= 57) || (b >= 65 && b <= 90) || (b >= 97 && b <= 122) || b == 95 }
-            var j = i + 1
-            if word(c) { while j < bytes.count, word(bytes[j]) { j += 1 } }
-            result.append((i, String(decoding: bytes[i..<j], as: UTF8.self)))
-            i = j
-        }
-        return result
-    }
-
     func testStructureOfABody() throws {
-        let tokens = tokens()
-        let open = try XCTUnwrap(tokens.firstIndex { $0.text == "{" })
-        let close = tokens.count - 1
-        let facts = LockstepAST.facts(LockstepAST.Dump(text: dump, file: "t.cpp", content: Array(source.utf8), base: 0),
-                                      bodies: [(open + 1)..<close]) { offset in
-            tokens.firstIndex { $0.start == offset }
-        } punct: { t, c in
-            t >= 0 && t < tokens.count && tokens[t].text == String(UnicodeScalar(c))
-        } pragma: { _ in false } removed: { _ in false } extent: { _ in close }
+        let lexed = LexedSource(source), tokens = lexed.tokens
+        let (open, close) = (lexed.body.lowerBound - 1, lexed.body.upperBound)
+        let facts = lexed.facts(dump, file: "t.cpp")
         func text(_ range: Range<Int>?) -> String { range.map { tokens[$0].map(\.text).joined(separator: " ") } ?? "-" }
 
         XCTAssertEqual(facts.bodies, [(open + 1)..<close], "the body is read from the AST")
