@@ -16,6 +16,7 @@ processes by pickle protocol 5 (``Array.__reduce_ex__``), which dask.distributed
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -82,9 +83,17 @@ def _divide(a, b, dtype=None):
 
 
 def _percentile(a, q, method="linear"):
-    from dask.array.backends import percentile
-    result, n = percentile(a.numpy(), q, method)  # on the host (Dask's own algorithm)
-    return pm.asarray(result), n
+    # Dask's chunk step (dask.array.percentile._percentile) on the device. Dask declares the
+    # result's dtype as the chunk's float dtype (int chunks: int / 0.5, float32 here), while
+    # NumPy's percentile follows q's dtype too: q in that precision keeps what Dask declares
+    # when q holds NumPy float64 scalars (it gave float64 chunks in a float32 array).
+    n = len(a)
+    if not n:
+        return None, n
+    if not np.issubdtype(a.dtype, np.number):
+        method = "nearest"  # (as Dask's: bools have no interpolation)
+    q = pm.asarray(list(q) if isinstance(q, Iterator) else q)
+    return pm.percentile(a, q.astype(a.dtype if a.dtype.kind == "f" else pm.float32), method=method), n
 
 
 def _numel(x, **kwargs):
