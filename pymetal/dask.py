@@ -198,14 +198,21 @@ class PymetalBackendEntrypoint(ArrayBackendEntrypoint):
 
     @staticmethod
     def arange(*args, dtype=None, like=None, **kwargs):
-        if dtype is None:
-            dtype = _arange_dtype(*args)
+        if dtype is None and args:  # (no arguments: Dask's own error)
+            dtype = _arange_dtype(*args, **{k: kwargs[k] for k in ("stop", "step") if k in kwargs})
         return _numpy_backend("arange", *args, dtype=dtype, like=_meta(like), **kwargs)
 
 
-def _arange_dtype(*args):
-    dt = np.result_type(*[np.asarray(a) for a in args])
-    return np.dtype(np.float32) if dt.kind == "f" else dt
+def _arange_dtype(start, stop=None, step=1):
+    # Dask's inference for NumPy (np.arange of the arguments' types: uint8s give int64, a uint64
+    # and an int float64), with a float64 that no argument asked for (Python floats, NumPy's
+    # promotions) made pymetal's default float32.
+    if stop is None:
+        start, stop = 0, start
+    dt = np.arange(type(start)(0), type(stop)(0), step).dtype
+    if dt == np.float64 and not any(np.asarray(a).dtype == np.float64 and type(a) is not float for a in (start, stop, step)):
+        return np.dtype(np.float32)
+    return dt
 
 
 def _numpy_backend(function, /, *args, **kwargs):
