@@ -30,6 +30,7 @@ from dask.sizeof import sizeof as _sizeof
 from dask.tokenize import normalize_token as _normalize_token
 
 import pymetal as pm
+from . import dtypes as _dtypes
 from . import random as _random
 from .arrays.array import Array
 
@@ -179,20 +180,27 @@ class PymetalBackendEntrypoint(ArrayBackendEntrypoint):
         return Philox
 
     # Without a dtype, floats are float32 (as pm.ones, pm.full, pm.arange: no float64 on Apple GPUs).
+    # ones/zeros/empty: dtype (and order) may come positionally, as np.ones(shape, dtype, order)
+    # takes them (order: pymetal chunks are C-contiguous). (da.full passes shape and fill_value
+    # by keyword.)
     @staticmethod
-    def ones(shape, *, dtype=None, meta=None, **kwargs):
+    def ones(shape, dtype=None, order="C", *, meta=None, **kwargs):
         return _numpy_backend("ones", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
 
     @staticmethod
-    def zeros(shape, *, dtype=None, meta=None, **kwargs):
+    def zeros(shape, dtype=None, order="C", *, meta=None, **kwargs):
         return _numpy_backend("zeros", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
 
     @staticmethod
-    def empty(shape, *, dtype=None, meta=None, **kwargs):
+    def empty(shape, dtype=None, order="C", *, meta=None, **kwargs):
         return _numpy_backend("empty", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
 
     @staticmethod
     def full(shape, fill_value, *, dtype=None, meta=None, **kwargs):
+        # (da.full passes type(fill_value) when no dtype is given: Python's float is float32
+        # in pymetal, as for pm.full; it made float64 chunks)
+        if dtype is float or dtype is complex:
+            dtype = _dtypes.check_dtype(dtype)
         dtype = dtype or pm.asarray(fill_value).dtype
         return _numpy_backend("full", shape, fill_value, dtype=dtype, meta=_meta(meta), **kwargs)
 
