@@ -16,6 +16,7 @@ processes by pickle protocol 5 (``Array.__reduce_ex__``), which dask.distributed
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
 import numpy as np
@@ -29,6 +30,7 @@ from dask.sizeof import sizeof as _sizeof
 from dask.tokenize import normalize_token as _normalize_token
 
 import pymetal as pm
+from . import dtypes as _dtypes
 from . import random as _random
 from .arrays.array import Array
 
@@ -82,9 +84,17 @@ def _divide(a, b, dtype=None):
 
 
 def _percentile(a, q, method="linear"):
-    from dask.array.backends import percentile
-    result, n = percentile(a.numpy(), q, method)  # on the host (Dask's own algorithm)
-    return pm.asarray(result), n
+    # Dask's chunk step (dask.array.percentile._percentile) on the device. Dask declares the
+    # result's dtype as the chunk's float dtype (int chunks: int / 0.5, float32 here), while
+    # NumPy's percentile follows q's dtype too: q in that precision keeps what Dask declares
+    # when q holds NumPy float64 scalars (it gave float64 chunks in a float32 array).
+    n = len(a)
+    if not n:
+        return None, n
+    if not np.issubdtype(a.dtype, np.number):
+        method = "nearest"  # (as Dask's: bools have no interpolation)
+    q = pm.asarray(list(q) if isinstance(q, Iterator) else q)
+    return pm.percentile(a, q.astype(a.dtype if a.dtype.kind == "f" else pm.float32), method=method), n
 
 
 def _numel(x, **kwargs):
@@ -170,33 +180,47 @@ class PymetalBackendEntrypoint(ArrayBackendEntrypoint):
         return Philox
 
     # Without a dtype, floats are float32 (as pm.ones, pm.full, pm.arange: no float64 on Apple GPUs).
+    # ones/zeros/empty: dtype (and order) may come positionally, as np.ones(shape, dtype, order)
+    # takes them (order: pymetal chunks are C-contiguous). (da.full passes shape and fill_value
+    # by keyword.)
     @staticmethod
-    def ones(shape, *, dtype=None, meta=None, **kwargs):
+    def ones(shape, dtype=None, order="C", *, meta=None, **kwargs):
         return _numpy_backend("ones", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
 
     @staticmethod
-    def zeros(shape, *, dtype=None, meta=None, **kwargs):
+    def zeros(shape, dtype=None, order="C", *, meta=None, **kwargs):
         return _numpy_backend("zeros", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
 
     @staticmethod
-    def empty(shape, *, dtype=None, meta=None, **kwargs):
+    def empty(shape, dtype=None, order="C", *, meta=None, **kwargs):
         return _numpy_backend("empty", shape, dtype=dtype or np.float32, meta=_meta(meta), **kwargs)
 
     @staticmethod
     def full(shape, fill_value, *, dtype=None, meta=None, **kwargs):
+        # (da.full passes type(fill_value) when no dtype is given: Python's float is float32
+        # in pymetal, as for pm.full; it made float64 chunks)
+        if dtype is float or dtype is complex:
+            dtype = _dtypes.check_dtype(dtype)
         dtype = dtype or pm.asarray(fill_value).dtype
         return _numpy_backend("full", shape, fill_value, dtype=dtype, meta=_meta(meta), **kwargs)
 
     @staticmethod
     def arange(*args, dtype=None, like=None, **kwargs):
-        if dtype is None:
-            dtype = _arange_dtype(*args)
+        if dtype is None and args:  # (no arguments: Dask's own error)
+            dtype = _arange_dtype(*args, **{k: kwargs[k] for k in ("stop", "step") if k in kwargs})
         return _numpy_backend("arange", *args, dtype=dtype, like=_meta(like), **kwargs)
 
 
-def _arange_dtype(*args):
-    dt = np.result_type(*[np.asarray(a) for a in args])
-    return np.dtype(np.float32) if dt.kind == "f" else dt
+def _arange_dtype(start, stop=None, step=1):
+    # Dask's inference for NumPy (np.arange of the arguments' types: uint8s give int64, a uint64
+    # and an int float64), with a float64 that no argument asked for (Python floats, NumPy's
+    # promotions) made pymetal's default float32.
+    if stop is None:
+        start, stop = 0, start
+    dt = np.arange(type(start)(0), type(stop)(0), step).dtype
+    if dt == np.float64 and not any(np.asarray(a).dtype == np.float64 and type(a) is not float for a in (start, stop, step)):
+        return np.dtype(np.float32)
+    return dt
 
 
 def _numpy_backend(function, /, *args, **kwargs):

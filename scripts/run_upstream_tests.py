@@ -41,7 +41,7 @@ import numpy as _np
 import pymetal as _pm
 import pymetal.dask as _pmdask
 from pymetal import *  # noqa: F401,F403
-from pymetal import linalg  # noqa: F401
+from pymetal import linalg, random  # noqa: F401
 from dask.array.backends import array_creation_dispatch as _acd
 
 __version__ = "13.0.0"
@@ -53,19 +53,8 @@ def asnumpy(x):
     return x.numpy() if isinstance(x, _pm.Array) else _np.asarray(x)
 
 
-# CuPy-only API the tests use, mapped (not pymetal features): ndarray.get() is asnumpy; the
-# legacy RandomState pymetal does not have (its tests fail with this error, counted as failures).
+# CuPy-only API the tests use, mapped (not a pymetal feature): ndarray.get() is asnumpy.
 _pm.Array.get = lambda self: self.numpy().copy()
-
-
-class _RandomState:
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError("pymetal has no legacy RandomState (use default_rng)")
-
-
-random = type(_pm.random)("cupy.random")
-random.__dict__.update({k: v for k, v in vars(_pm.random).items() if not k.startswith("__")})
-random.RandomState = _RandomState
 
 
 def __getattr__(name):
@@ -112,9 +101,13 @@ def _pymetal_from_array(x, *args, **kwargs):
     return _from_array(x, *args, **kwargs)
 
 
+# At plugin import too, so test modules' parametrize lists hold this function (tests compare
+# their parameter with `da.from_array` by identity).
+da.from_array = _pymetal_from_array
+
+
 @pytest.fixture(autouse=True)
-def _pymetal_chunks(monkeypatch):
-    monkeypatch.setattr(da, "from_array", _pymetal_from_array)
+def _pymetal_chunks():
     with dask.config.set({"array.backend": "pymetal"}):
         yield
 '''

@@ -48,7 +48,9 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     if step == 0:
         raise ValueError("arange: step must not be zero")
     if dtype is None:
-        dtype = _dt.default_float if any(isinstance(v, float) for v in (start, stop, step)) else _dt.default_int
+        # (np.float32 is no Python float: a float32 step made an int64 range of truncated values)
+        floats = any(isinstance(v, (float, np.floating)) for v in (start, stop, step))
+        dtype = _dt.default_float if floats else _dt.default_int
     dt = _dt.check_dtype(dtype)
     n = max(0, math.ceil((stop - start) / step))
     if _dt.kind(dt) == "b":

@@ -303,7 +303,35 @@ def dispatch(pm_fn: Callable, host_fn: Callable | None, args: tuple, kwargs: dic
         return pm_fn(*args, **kwargs)
     if raw:
         return host_fn(*args, **kwargs)
-    return _run_host(host_fn, args, kwargs)
+    try:
+        return _run_host(host_fn, args, kwargs)
+    except (IndexError, ValueError):
+        r = _zero_size_call(pm_fn, args, kwargs)
+        if r is None:
+            raise
+        return r
+
+
+_WIDEN = {v: k for k, v in _NARROW.items()}
+
+
+def _zero_size_call(pm_fn: Callable, args: tuple, kwargs: dict) -> Any:
+    """NumPy's quantiles and medians fail on a zero-size array (they index its last element:
+    IndexError, or reshape it to (0, newaxis): ValueError) where pymetal's give NaN or an empty
+    result, as for float32; Dask infers the chunk type of a result by calling functions on
+    zero-size arrays. An empty array has no values to lose: pymetal's own function runs on
+    float32 and its result is widened back. None if that fails too (NumPy's error stands)."""
+    if not (args and type(args[0]) is _Array and args[0]._size == 0):
+        return None
+    global _warned
+    warned, _warned = _warned, True  # (no "converted to float32" warning: there is nothing to convert)
+    try:
+        r = pm_fn(*_narrow(args), **{k: _narrow(v) for k, v in kwargs.items()})
+    except Exception:
+        return None
+    finally:
+        _warned = warned
+    return r.astype(_WIDEN[r._dtype]) if type(r) is _Array and r._dtype in _WIDEN else r
 
 
 def wrap(pm_fn: Callable, host_fn: Callable | None, raw: bool = False) -> Callable:

@@ -117,6 +117,7 @@ class Function:
         self._library = library
         self._device = library.device
         self._name = name
+        self._constants_text = constants
         if constants:  # function constant values, as pm_kernel_new_specialized takes them (library.py)
             self._handle = _native.out_u64(lib.pm_kernel_new_specialized, library._owner.handle, name.encode(),
                                            constants.encode())
@@ -217,6 +218,10 @@ class Function:
 
     def _signature_text(self):
         return "%s(%s)" % (self._name, ", ".join(repr(a) for a in self._arguments))
+
+    def __reduce__(self) -> tuple:
+        # Its library (which pickles what made it) and name: the receiver makes the pipeline again.
+        return _unpickle, (self._library, self._name, self._constants_text)
 
     def __repr__(self) -> str:
         return "<pymetal.Function %s max_threads_per_threadgroup=%d execution_width=%d>" % (
@@ -415,3 +420,12 @@ class Function:
         error, or that of a poisoned input its output inherited, is raised now."""
         self._device._finish()
         out.check()
+
+
+def _unpickle(library, name, constants):
+    """A pickled Function (Function.__reduce__), from its library's cache of functions."""
+    if not constants:
+        return library.function(name)
+    key = (name, constants)
+    fn = library._functions.get(key)
+    return fn if fn is not None else library._functions.setdefault(key, Function(library, name, constants=constants))

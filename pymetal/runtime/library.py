@@ -70,6 +70,20 @@ class Library:
         self._functions: dict = {}  # name, or (name, constant values) -> Function
         self._constants: dict = {}  # name -> its function constants
         self._names: tuple[str, ...] | None = None
+        # How to make it again in another process (pickle: Dask workers, process pools): the
+        # arguments of _recompile, or None for a library made from a handle.
+        self._recipe: tuple | None = None
+
+    def __reduce__(self) -> tuple:
+        # Kernels are native pipelines: a pickle carries what made them (the MSL source with its
+        # #includes expanded and the options, or the library file's path), and the receiver
+        # rebuilds them on its default device (its kernel cache makes that a lookup).
+        if self._origin == "pymetal's shader library":
+            return shaders, ()
+        if self._recipe is None:
+            raise TypeError("this Library cannot be pickled (it was not made by pm.compile, pm.load or "
+                            "pm.shaders); pickle the source and compile it in the receiving process")
+        return self._recipe
 
     @property
     def device(self) -> Device:
@@ -396,7 +410,20 @@ def _compile(source, name, directory, defines, macros, include_dirs, fast_math, 
     if logging:
         from . import kernel_log
         kernel_log.enable()
-    return Library(handle, dev)
+    library = Library(handle, dev)
+    # (source is final here: its #includes expanded, so the receiver needs none of the files)
+    library._recipe = (_recompile, (source, defines, fast_math, language_version, bool(logging)))
+    return library
+
+
+def _recompile(source, defines, fast_math, language_version, logging):
+    """A pickled Library, compiled again (Library.__reduce__)."""
+    return _compile(source, "program_source", None, defines, None, None, fast_math, language_version, None, logging)
+
+
+def _reload(path, logging):
+    """A pickled Library of a prebuilt library file, loaded again (Library.__reduce__)."""
+    return load(path, logging=logging)
 
 
 def compile(source: str | bytes, *, defines: Defines | None = None,
@@ -486,7 +513,9 @@ def load(path: str | bytes | os.PathLike[str], *, defines: Defines | None = None
     if logging:
         from . import kernel_log
         kernel_log.enable()
-    return Library(handle, dev, origin=path)
+    library = Library(handle, dev, origin=path)
+    library._recipe = (_reload, (path, bool(logging)))  # (the file must be there in the receiver)
+    return library
 
 
 _shaders_lock = threading.Lock()

@@ -91,6 +91,68 @@ def test_worker_error_reaches_client(client):
         fut.result(timeout=60)
 
 
+def test_matmul_persist_and_from_array_on_two_workers(client):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((300, 70)).astype(np.float32), rng.standard_normal((70, 90)).astype(np.float32)
+    x = da.from_array(pm.asarray(a), chunks=(100, 35))
+    y = da.from_array(pm.asarray(b), chunks=(35, 45))
+    z = (x @ y).persist()  # the chunks stay on the workers, as pymetal arrays
+    distributed.wait(z)
+    assert set(client.run(_pymetal_arrays_held).values()) != {0}
+    r = z.compute()
+    assert type(r) is pm.Array and r.dtype == np.float32
+    np.testing.assert_allclose(r.numpy(), a @ b, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose((z.T @ z).sum(axis=1).compute().numpy(), ((a @ b).T @ (a @ b)).sum(1), rtol=1e-3)
+    # a dask array made from a pymetal array the workers were sent (scatter), and its dtype kept
+    fut = client.scatter(pm.asarray(np.arange(24, dtype=np.int16).reshape(4, 6)))
+    d = da.from_delayed(fut, shape=(4, 6), dtype=np.int16, meta=pm.empty((0, 0), pm.int16))
+    s = d.sum(axis=0, dtype=np.int32).compute()
+    assert type(s) is pm.Array and s.dtype == np.int32
+    np.testing.assert_array_equal(s.numpy(), np.arange(24).reshape(4, 6).sum(0))
+
+
+def _pymetal_arrays_held(dask_worker):
+    return sum(type(v) is pm.Array for v in dask_worker.data.values())
+
+
+KERNEL = """
+#include <metal_stdlib>
+using namespace metal;
+kernel void axpb(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
+                 constant float& a [[buffer(2)]], uint i [[thread_position_in_grid]]) { y[i] = a * x[i] + B; }
+"""
+
+
+def test_map_blocks_with_a_custom_kernel_on_two_workers(client):
+    # The kernel travels in the graph (pm.Function pickles its library's source and defines) and
+    # each worker compiles it once and runs it on its chunks (the client runs no task).
+    axpb = pm.compile(KERNEL, defines={"B": "1.0f"}).axpb
+
+    def block(c, a):
+        out = pm.empty(c.shape, pm.float32)
+        if c.size:
+            axpb(pm.ascontiguousarray(c), out, a, grid=c.size)
+        return out
+
+    n = np.arange(0, 1003, dtype=np.float32) / 7
+    x = da.from_array(pm.asarray(n), chunks=250)
+    y = x.map_blocks(block, 2.0, dtype=np.float32, meta=pm.empty((0,), pm.float32))
+    r = y.compute()
+    assert type(r) is pm.Array
+    np.testing.assert_allclose(r.numpy(), 2.0 * n + 1.0, rtol=1e-6)
+    assert float(y.sum().compute()) == pytest.approx(float((2.0 * n + 1.0).sum()), rel=1e-5)
+
+
+def test_to_zarr_and_back_on_two_workers(client, tmp_path):
+    pytest.importorskip("zarr")
+    n = np.arange(60, dtype=np.float32).reshape(6, 10)
+    da.from_array(pm.asarray(n), chunks=(3, 5)).to_zarr(str(tmp_path / "z.zarr"))
+    back = da.from_zarr(str(tmp_path / "z.zarr")).map_blocks(pm.asarray, meta=pm.empty((0, 0), pm.float32))
+    r = back.compute()
+    assert type(r) is pm.Array
+    np.testing.assert_array_equal(r.numpy(), n)
+
+
 def _free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
