@@ -428,17 +428,25 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
     static constexpr unsigned kind = _PmK;
     _PmT *p, *base;
     uint64_t count;
+    // The binding it points into, for the messages: its own, or another parameter's once assigned
+    // one (ggml's flash attention: `k = pad;`, both checked parameters of one kernel).
+    unsigned bind_index = _PmI;
+    const char *bind_name = _PmName.s;
     PM_AI vptr(_PmT *b, uint64_t n) : p(b), base(b), count(n) {}
     PM_AI vptr(_PmT *at, _PmT *b, uint64_t n) : p(at), base(b), count(n) {}
     PM_AI vptr(decltype(nullptr)) : p(nullptr), base(nullptr), count(0) {} // `c ? nullptr : buf`
+    // From another checked pointer of the same address space: its bounds and its name come along.
+    template <class _PmU, unsigned _PmJ, vname _PmM>
+        requires(__is_convertible_to(_PmU *, _PmT *) && sizeof(_PmU) == sizeof(_PmT))
+    PM_AI vptr(const vptr<_PmU, _PmK, _PmJ, _PmM> &o) : p(o.p), base(o.base), count(o.count), bind_index(o.bind_index), bind_name(o.bind_name) {}
     PM_AI _PmT &operator[](vidx i) const {
-        return vcheck(base, (p - base) + i.v, count, _PmK, _PmI, _PmName.s, i.file, i.line);
+        return vcheck(base, (p - base) + i.v, count, _PmK, bind_index, bind_name, i.file, i.line);
     }
-    PM_AI _PmT &operator*() const { return vcheck(base, p - base, count, _PmK, _PmI, _PmName.s, nullptr, 0); }
-    PM_AI _PmT *operator->() const { return &vcheck(base, p - base, count, _PmK, _PmI, _PmName.s, nullptr, 0); }
-    PM_AI vptr operator+(int64_t n) const { return vptr(p + n, base, count); }
+    PM_AI _PmT &operator*() const { return vcheck(base, p - base, count, _PmK, bind_index, bind_name, nullptr, 0); }
+    PM_AI _PmT *operator->() const { return &vcheck(base, p - base, count, _PmK, bind_index, bind_name, nullptr, 0); }
+    PM_AI vptr operator+(int64_t n) const { vptr o = *this; o.p += n; return o; }
     PM_AI friend vptr operator+(int64_t n, const vptr &v) { return v + n; }
-    PM_AI vptr operator-(int64_t n) const { return vptr(p - n, base, count); }
+    PM_AI vptr operator-(int64_t n) const { vptr o = *this; o.p -= n; return o; }
     PM_AI ptrdiff_t operator-(const vptr &o) const { return p - o.p; }
     PM_AI vptr &operator+=(int64_t n) { p += n; return *this; }
     PM_AI vptr &operator-=(int64_t n) { p -= n; return *this; }
@@ -526,6 +534,11 @@ template <class _PmE, uint64_t _PmN, vname _PmName, class _PmFull> struct tg_vie
         vescape(pa, sizeof *pa);
         return *pa;
     }
+    // `sk + n` (ggml's flash attention: `simdgroup_load(m, sk + 8*i, ...)`): the address, in plain
+    // memory as above (a checked pointer would not deduce simdgroup_load's element type)
+    PM_AI friend _PmE *operator+(const tg_view &v, int64_t n) { return static_cast<_PmE *>(v) + n; }
+    PM_AI friend _PmE *operator+(int64_t n, const tg_view &v) { return static_cast<_PmE *>(v) + n; }
+    PM_AI friend _PmE *operator-(const tg_view &v, int64_t n) { return static_cast<_PmE *>(v) - n; }
 };
 
 // `auto *p = x;` (MLX's gemv: `const constant auto* s = strides;`) cannot deduce from a checked
@@ -542,7 +555,7 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmN> struct vconst_pt
 template <bool _PmC, class _PmX> PM_AI auto vauto(_PmX &&x) {
     typedef __remove_cvref(_PmX) _PmV;
     if constexpr (vis_vptr<_PmV>) {
-        if constexpr (_PmC) return typename vconst_ptr<_PmV>::type(x.p, x.base, x.count);
+        if constexpr (_PmC) return typename vconst_ptr<_PmV>::type(x);
         else return _PmV(x);
     } else if constexpr (vis_view<_PmV>) {
         typedef __remove_extent(__remove_pointer(decltype(x.pa))) _PmE;

@@ -1,0 +1,130 @@
+"""Validation builds on idioms of real kernel files (ggml-metal.metal), in our own small kernels.
+
+A validation build (PM_VALIDATION) makes a kernel's buffer and threadgroup pointer parameters
+checked pointers (a class) and its threadgroup arrays checked views. Each idiom below compiled
+without validation and was refused with it; each must run as without validation, and the checks
+must still catch an access out of bounds, naming the right parameter.
+"""
+
+import numpy as np
+import pytest
+
+import pymetal as pm
+
+VALIDATION = {"PM_VALIDATION": 1}
+MODES = [False, True]
+IDS = ["plain", "validation"]
+
+
+# ggml's kernel_col2im_1d / kernel_snake: an explicit instantiation that writes out its parameter
+# types without names (and without their attributes), and one whose names differ from the template's.
+UNNAMED_SOURCE = r"""
+#include <metal_stdlib>
+using namespace metal;
+
+struct Args { int n; float scale; };
+
+template <typename T>
+kernel void scale_add(constant Args & args, device const T * x, device const float * b, device T * dst,
+                      uint i [[thread_position_in_grid]]) {
+    if (int(i) < args.n) dst[i] = T(float(x[i]) * args.scale + b[i]);
+}
+template [[host_name("scale_add_f32")]] kernel void scale_add<float>(constant Args &, device const float *,
+                                                                      device const float *, device float *, uint);
+template [[host_name("scale_add_f16")]] kernel void scale_add<half>(constant Args & a, device const half * src,
+                                                                     device const float * bias, device half * out,
+                                                                     uint);
+"""
+
+
+@pytest.mark.parametrize("validation", MODES, ids=IDS)
+@pytest.mark.parametrize("n", [1, 7, 100])
+@pytest.mark.parametrize("name,dtype", [("scale_add_f32", np.float32), ("scale_add_f16", np.float16)])
+def test_instantiation_with_unnamed_parameter_types(validation, n, name, dtype):
+    lib = pm.compile(UNNAMED_SOURCE, defines=VALIDATION if validation else None)
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(dtype)
+    b = rng.standard_normal(n).astype(np.float32)
+    dst = np.zeros(n, dtype)
+    args = np.array([(n, 1.5)], np.dtype([("n", "i4"), ("scale", "f4")]))
+    lib.function(name)(args, x, b, dst, grid=n)
+    want = (x.astype(np.float32) * np.float32(1.5) + b).astype(dtype)
+    np.testing.assert_allclose(dst.astype(np.float32), want.astype(np.float32), rtol=1e-3 if dtype == np.float16 else 1e-6)
+
+
+@pytest.mark.parametrize("name", ["scale_add_f32", "scale_add_f16"])
+def test_instantiation_with_unnamed_parameter_types_stays_checked(name):
+    """The checks are the template's, named as the template names the parameter (not `src`)."""
+    lib = pm.compile(UNNAMED_SOURCE, defines=VALIDATION)
+    dtype = np.float32 if name.endswith("f32") else np.float16
+    args = np.array([(8, 1.0)], np.dtype([("n", "i4"), ("scale", "f4")]))
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element 5 of `x`"):
+        lib.function(name)(args, np.zeros(5, dtype), np.zeros(8, np.float32), np.zeros(8, dtype), grid=8)
+
+
+# ggml's kernel_flash_attn_ext: one checked parameter assigned another (`k = pad;`, both buffers of
+# the kernel), then read through; and a pointer into a threadgroup array by arithmetic on the array
+# (`simdgroup_load(mk, sk + 8*i, ...)`, `float * pqk = sqk + ...`).
+ASSIGN_SOURCE = r"""
+#include <metal_stdlib>
+using namespace metal;
+
+kernel void pick(device const float * k [[buffer(0)]], device const float * pad [[buffer(1)]],
+                 device float * out [[buffer(2)]], constant int & use_pad [[buffer(3)]],
+                 constant int & offset [[buffer(4)]], uint i [[thread_position_in_grid]]) {
+    if (use_pad) {
+        k = pad;
+    }
+    out[i] = k[i + offset];
+}
+
+kernel void tg_rows(device const float * x [[buffer(0)]], device float * out [[buffer(1)]],
+                    uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup float sk[2 * 64];
+    threadgroup float so[64];
+    threadgroup float * row = sk + 64 + 2 * lid;   // the second 8x8 tile, two elements a thread
+    row[0] = x[2 * lid];
+    row[1] = x[2 * lid + 1];
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    simdgroup_float8x8 m;
+    simdgroup_load(m, sk + 64, 8, 0, true);      // transposed
+    simdgroup_store(m, so + 0, 8);
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[2 * lid] = so[2 * lid];
+    out[2 * lid + 1] = so[2 * lid + 1];
+}
+"""
+
+
+@pytest.mark.parametrize("validation", MODES, ids=IDS)
+@pytest.mark.parametrize("n", [1, 7, 64])
+def test_checked_parameter_assigned_another(validation, n):
+    lib = pm.compile(ASSIGN_SOURCE, defines=VALIDATION if validation else None)
+    k = np.arange(n, dtype=np.float32)
+    pad = -np.arange(n + 2, dtype=np.float32)
+    out = np.zeros(n, np.float32)
+    lib.pick(k, pad, out, np.int32(0), np.int32(0), grid=n)
+    np.testing.assert_array_equal(out, k)
+    lib.pick(k, pad, out, np.int32(1), np.int32(2), grid=n)
+    np.testing.assert_array_equal(out, pad[2:])
+
+
+def test_assigned_parameter_checks_against_its_new_buffer():
+    """After `k = pad`, k's accesses are checked against pad's length and named `pad`."""
+    lib = pm.compile(ASSIGN_SOURCE, defines=VALIDATION)
+    k = np.zeros(16, np.float32)
+    pad = np.zeros(4, np.float32)
+    out = np.zeros(4, np.float32)
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element [45] of `pad` \[\[buffer\(1\)\]\]"):
+        lib.pick(k, pad, out, np.int32(1), np.int32(2), grid=4)
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element 16 of `k` \[\[buffer\(0\)\]\]"):
+        lib.pick(k, pad, np.zeros(16, np.float32), np.int32(0), np.int32(1), grid=16)
+
+
+@pytest.mark.parametrize("validation", MODES, ids=IDS)
+def test_threadgroup_array_plus_offset(validation):
+    lib = pm.compile(ASSIGN_SOURCE, defines=VALIDATION if validation else None)
+    x = np.random.default_rng(3).standard_normal(64).astype(np.float32)
+    out = np.zeros(64, np.float32)
+    lib.tg_rows(x, out, groups=1, threadgroup=32)
+    np.testing.assert_array_equal(out.reshape(8, 8), x.reshape(8, 8).T)
