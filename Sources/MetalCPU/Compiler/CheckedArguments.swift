@@ -88,3 +88,30 @@ extension FrontEnd {
         return names
     }
 }
+
+// Validation builds: `reinterpret_cast<const device vec<T, 4>*>(a + i)` (MLX's dot.h) of a checked
+// pointer, a class, which no reinterpret_cast takes. In a kernel's body the operand becomes
+// `::pm::rt::vref(...)`: a checked pointer's own `T*` lvalue (the cast gives a plain pointer, as a
+// C-style cast of a checked pointer does), a threadgroup array's array; anything else as it was.
+extension FrontEnd {
+    func rewriteCheckedReinterpretCasts() {
+        guard validation else { return }
+        var done: Set<Int> = []
+        for body in kernelBodies.values where done.insert(body.lowerBound).inserted {
+            for i in body where tokens[i].kind == .identifier && text(i) == "reinterpret_cast" && isPunct(i + 1, 60) {
+                var depth = 0, j = i + 1 // past the `<...>`
+                while j < body.upperBound {
+                    if isPunct(j, 60) { depth += 1 } else if isPunct(j, 62) { depth -= 1; if depth == 0 { break } }
+                    else if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) }
+                    j += 1
+                }
+                guard isPunct(j + 1, 40) else { continue }
+                let open = tokens[j + 1].end, close = tokens[matching(j + 1)].start
+                edits.append((open..<open, "::pm::rt::vref("))
+                compileOnly.insert(open..<open)
+                edits.append((close..<close, ")"))
+                compileOnly.insert(close..<close)
+            }
+        }
+    }
+}

@@ -191,6 +191,7 @@ final class FrontEnd {
         rewriteVectorDirectInitialisations()
         rewriteCheckedAutoPointers() // before removeAddressSpaces: its edits of the qualifiers win
         rewriteCheckedPointerArguments()
+        rewriteCheckedReinterpretCasts()
         guardCyclicStores()
         removeAddressSpaces()
         refuseWhatMetalRefuses()

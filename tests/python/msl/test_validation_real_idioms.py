@@ -128,3 +128,35 @@ def test_threadgroup_array_plus_offset(validation):
     out = np.zeros(64, np.float32)
     lib.tg_rows(x, out, groups=1, threadgroup=32)
     np.testing.assert_array_equal(out.reshape(8, 8), x.reshape(8, 8).T)
+
+
+# MLX's dot.h: `*reinterpret_cast<const device vec<T, 4>*>(a + i)` of a buffer parameter (a checked
+# pointer, a class, in a validation build), and of a threadgroup array.
+CAST_SOURCE = r"""
+#include <metal_stdlib>
+using namespace metal;
+
+template <typename T>
+kernel void sum4(const device T* a [[buffer(0)]], device float* out [[buffer(1)]],
+                 uint i [[thread_position_in_grid]], uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup float tg[4 * 32];
+    float4 v = float4(*reinterpret_cast<const device vec<T, 4>*>(a + 4 * i));
+    reinterpret_cast<threadgroup float4*>(tg)[lid] = v;
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    const threadgroup float4* t = reinterpret_cast<const threadgroup float4*>(tg);
+    out[i] = dot(t[lid], float4(1));
+}
+template [[host_name("sum4_float")]] kernel void sum4<float>(const device float*, device float*, uint, uint);
+template [[host_name("sum4_half")]] kernel void sum4<half>(const device half*, device float*, uint, uint);
+"""
+
+
+@pytest.mark.parametrize("validation", MODES, ids=IDS)
+@pytest.mark.parametrize("n", [1, 5, 32])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16])
+def test_reinterpret_cast_of_checked_pointer(validation, n, dtype):
+    lib = pm.compile(CAST_SOURCE, defines=VALIDATION if validation else None)
+    a = np.random.default_rng(n).standard_normal(4 * n).astype(dtype)
+    out = np.zeros(n, np.float32)
+    lib.function("sum4_float" if dtype == np.float32 else "sum4_half")(a, out, grid=n, threadgroup=min(n, 32))
+    np.testing.assert_allclose(out, a.astype(np.float32).reshape(n, 4).sum(1), rtol=1e-5, atol=1e-5)
