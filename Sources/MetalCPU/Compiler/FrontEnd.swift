@@ -192,6 +192,7 @@ final class FrontEnd {
         rewriteCheckedAutoPointers() // before removeAddressSpaces: its edits of the qualifiers win
         rewriteCheckedPointerArguments()
         rewriteCheckedReinterpretCasts()
+        rewriteHelperSubscripts()
         guardCyclicStores()
         removeAddressSpaces()
         refuseWhatMetalRefuses()

@@ -163,20 +163,20 @@ def test_reinterpret_cast_of_checked_pointer(validation, n, dtype):
 
 
 # A helper that receives a plain pointer (MLX's gemv: `GEMVKernel::run(..., device T* out_vec, ...)`
-# shifts its last rows back, `out_row = out_vec_size - TM`, and reads/writes `out_vec[out_row + tm]`).
-# The checked pointer decays to a plain one at the call, so accesses inside the helper are not
-# checked: a known hole (README, validation section), kept here as a strict xfail so that closing
-# it shows. The read is past the end of a small buffer (inside its page: harmless on the CPU).
+# shifts its last rows back, `out_row = out_vec_size - TM`, and writes `out_vec[out_row + tm]`: with
+# fewer rows than TM, before the start). The checked pointer becomes a plain one at the call; the
+# validation build records the array it points into and checks the helper's `p[i]` against it.
 HELPER_SOURCE = r"""
 #include <metal_stdlib>
 using namespace metal;
 
 template <int TM>
 struct RowSum {
-    static METAL_FUNC void run(const device float* x, device float* out, int rows, int shift, uint tid) {
+    static METAL_FUNC void run(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                               int rows, int shift, uint tid) {
         int row = int(tid) * TM + shift;
         row = row + TM <= rows ? row : rows - TM;   // the last rows shifted back (MLX's gemv)
-        for (int tm = 0; tm < TM; tm++) out[row + tm] = x[row + tm] * 2;
+        for (int tm = 0; tm < TM; tm++) out[row + tm] = x[clamp(row + tm, 0, rows - 1)] * 2;
     }
 };
 
@@ -191,31 +191,81 @@ kernel void row_twice_inline(const device float* x [[buffer(0)]], device float* 
                              uint tid [[thread_position_in_grid]]) {
     int row = int(tid) * 2 + shift;
     row = row + 2 <= rows ? row : rows - 2;
-    for (int tm = 0; tm < 2; tm++) out[row + tm] = x[row + tm] * 2;
+    for (int tm = 0; tm < 2; tm++) out[row + tm] = x[clamp(row + tm, 0, rows - 1)] * 2;
+}
+
+// pointers a helper may make and use without leaving the array: the end pointer `&p[n]`, a pointer
+// one past the end indexed backwards, a thread array, a cast of a threadgroup array
+METAL_FUNC float sum_back(const device float* end, int n) {
+    float s = 0;
+    for (int k = 1; k <= n; k++) s += end[-k];
+    return s;
+}
+METAL_FUNC float first_of(thread const float* v) { return v[0] + v[1]; }
+METAL_FUNC void put(threadgroup float* t, int at, float v) { t[at] = v; }
+
+kernel void helpers_in_bounds(const device float* x [[buffer(0)]], device float* out [[buffer(1)]],
+                              constant int& n [[buffer(2)]], constant int& at [[buffer(3)]],
+                              uint lid [[thread_position_in_threadgroup]]) {
+    threadgroup float tg[4];
+    thread float v[2] = {x[0], 1.0f};
+    const device float* end = x + n;
+    put(tg, int(lid) + at, float(lid));
+    threadgroup_barrier(mem_flags::mem_threadgroup);
+    out[lid] = sum_back(end, n) + first_of(v) + tg[lid];
 }
 """
 
 
+@pytest.mark.parametrize("validation", MODES, ids=IDS)
 @pytest.mark.parametrize("kernel", ["row_twice", "row_twice_inline"])
 @pytest.mark.parametrize("rows", [2, 5, 8])
-def test_helper_dispatched_correctly(kernel, rows):
-    lib = pm.compile(HELPER_SOURCE, defines=VALIDATION)
+def test_helper_dispatched_correctly(validation, kernel, rows):
+    lib = pm.compile(HELPER_SOURCE, defines=VALIDATION if validation else None)
     x = np.arange(rows, dtype=np.float32) + 1
     out = np.zeros(rows, np.float32)
     lib.function(kernel)(x, out, np.int32(rows), np.int32(0), grid=-(-rows // 2))
     np.testing.assert_array_equal(out, 2 * x)
 
 
-def test_read_past_the_end_in_kernel_body_is_caught():
+@pytest.mark.parametrize("kernel", ["row_twice", "row_twice_inline"])
+def test_read_past_the_end_is_caught(kernel):
+    """In the kernel's body and in the helper alike, naming the kernel's parameter."""
     lib = pm.compile(HELPER_SOURCE, defines=VALIDATION)
     x = np.ones(5, np.float32)
-    with pytest.raises(pm.KernelError, match=r"out of bounds: element 5 of `x`"):
-        lib.row_twice_inline(x, np.zeros(8, np.float32), np.int32(8), np.int32(0), grid=3)
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element 5 of `x` \[\[buffer\(0\)\]\], which has 5 "):
+        lib.function(kernel)(x, np.zeros(8, np.float32), np.int32(8), np.int32(0), grid=4)
 
 
-@pytest.mark.xfail(strict=True, reason="known hole: accesses inside a helper taking a plain pointer are unchecked")
-def test_read_past_the_end_in_helper_is_caught():
+@pytest.mark.parametrize("kernel", ["row_twice", "row_twice_inline"])
+def test_write_before_the_start_is_caught(kernel):
+    """MLX's gemv with one row and TM rows a thread: `out_row = 1 - TM` writes before `out`."""
     lib = pm.compile(HELPER_SOURCE, defines=VALIDATION)
-    x = np.ones(5, np.float32)
-    with pytest.raises(pm.KernelError, match=r"out of bounds: element 5 of `x`"):
-        lib.row_twice(x, np.zeros(8, np.float32), np.int32(8), np.int32(0), grid=3)
+    x = np.ones(1, np.float32)
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element -1 of `out` \[\[buffer\(1\)\]\], which has 1 "):
+        lib.function(kernel)(x, np.zeros(1, np.float32), np.int32(1), np.int32(0), grid=1)
+
+
+def test_write_past_the_end_in_helper_is_caught():
+    lib = pm.compile(HELPER_SOURCE, defines=VALIDATION)
+    x = np.ones(8, np.float32)
+    out = np.zeros(6, np.float32)
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element 6 of `out` \[\[buffer\(1\)\]\].*line 11 "):
+        lib.row_twice(x, out, np.int32(8), np.int32(0), grid=4)  # 8 rows computed, `out` has 6
+
+
+@pytest.mark.parametrize("validation", MODES, ids=IDS)
+@pytest.mark.parametrize("n", [1, 3, 4])
+def test_helper_pointers_in_bounds_not_reported(validation, n):
+    lib = pm.compile(HELPER_SOURCE, defines=VALIDATION if validation else None)
+    x = np.arange(n, dtype=np.float32) + 1
+    out = np.zeros(4, np.float32)
+    lib.helpers_in_bounds(x, out, np.int32(n), np.int32(0), groups=1, threadgroup=4)
+    np.testing.assert_array_equal(out, x.sum() + x[0] + 1 + np.arange(4))
+
+
+def test_helper_threadgroup_array_out_of_bounds_is_caught():
+    lib = pm.compile(HELPER_SOURCE, defines=VALIDATION)
+    x = np.ones(4, np.float32)
+    with pytest.raises(pm.KernelError, match=r"out of bounds: element 4 of the threadgroup array `tg` declared at line 42"):
+        lib.helpers_in_bounds(x, np.zeros(4, np.float32), np.int32(4), np.int32(1), groups=1, threadgroup=4)
