@@ -31,13 +31,17 @@ extension FrontEnd {
                 }
                 guard tokens[i].kind == .identifier, stack.last == true, checked.contains(text(i)),
                       isPunct(i - 1, 40) || isPunct(i - 1, 44), isPunct(i + 1, 41) || isPunct(i + 1, 44) else { continue }
-                let at = tokens[i].start, end = tokens[i].end
-                edits.append((at..<at, "::pm::rt::vref("))
-                compileOnly.insert(at..<at)
-                edits.append((end..<end, ")"))
-                compileOnly.insert(end..<end)
+                wrap(tokens[i].start, tokens[i].end, in: "::pm::rt::vref")
             }
         }
+    }
+
+    /// The source bytes `start..<end` become `function(...)` in the compiled text (the AST reads them as written).
+    func wrap(_ start: Int, _ end: Int, in function: String) {
+        edits.append((start..<start, function + "("))
+        compileOnly.insert(start..<start)
+        edits.append((end..<end, ")"))
+        compileOnly.insert(end..<end)
     }
 
     /// The name called by the `(` at `open`: `f(`, `f<T>(`, `obj.f(`, `ns::f<T, 2>(`; nil for a
@@ -106,11 +110,7 @@ extension FrontEnd {
                     j += 1
                 }
                 guard isPunct(j + 1, 40) else { continue }
-                let open = tokens[j + 1].end, close = tokens[matching(j + 1)].start
-                edits.append((open..<open, "::pm::rt::vref("))
-                compileOnly.insert(open..<open)
-                edits.append((close..<close, ")"))
-                compileOnly.insert(close..<close)
+                wrap(tokens[j + 1].end, tokens[matching(j + 1)].start, in: "::pm::rt::vref")
             }
         }
     }
@@ -151,11 +151,7 @@ extension FrontEnd {
                 guard tokens[k - 1].kind != .identifier || ["return", "case", "else", "do"].contains(before),
                       ![".", "->", "::", "&"].contains(before) else { continue }
                 wrapped.insert(k)
-                let at = tokens[k].start, end = tokens[k].end
-                edits.append((at..<at, "::pm::rt::vsub("))
-                compileOnly.insert(at..<at)
-                edits.append((end..<end, ")"))
-                compileOnly.insert(end..<end)
+                wrap(tokens[k].start, tokens[k].end, in: "::pm::rt::vsub")
             }
         }
     }
