@@ -31,13 +31,17 @@ extension FrontEnd {
                 }
                 guard tokens[i].kind == .identifier, stack.last == true, checked.contains(text(i)),
                       isPunct(i - 1, 40) || isPunct(i - 1, 44), isPunct(i + 1, 41) || isPunct(i + 1, 44) else { continue }
-                let at = tokens[i].start, end = tokens[i].end
-                edits.append((at..<at, "::pm::rt::vref("))
-                compileOnly.insert(at..<at)
-                edits.append((end..<end, ")"))
-                compileOnly.insert(end..<end)
+                wrap(tokens[i].start, tokens[i].end, in: "::pm::rt::vref")
             }
         }
+    }
+
+    /// The source bytes `start..<end` become `function(...)` in the compiled text (the AST reads them as written).
+    func wrap(_ start: Int, _ end: Int, in function: String) {
+        edits.append((start..<start, function + "("))
+        compileOnly.insert(start..<start)
+        edits.append((end..<end, ")"))
+        compileOnly.insert(end..<end)
     }
 
     /// The name called by the `(` at `open`: `f(`, `f<T>(`, `obj.f(`, `ns::f<T, 2>(`; nil for a
@@ -84,6 +88,137 @@ extension FrontEnd {
                 }
                 j += 1
             }
+        }
+        return names
+    }
+}
+
+// Validation builds: `reinterpret_cast<const device vec<T, 4>*>(a + i)` (MLX's dot.h) of a checked
+// pointer, a class, which no reinterpret_cast takes. In a kernel's body the operand becomes
+// `::pm::rt::vref(...)`: a checked pointer's own `T*` lvalue (the cast gives a plain pointer, as a
+// C-style cast of a checked pointer does), a threadgroup array's array; anything else as it was.
+extension FrontEnd {
+    func rewriteCheckedReinterpretCasts() {
+        guard validation else { return }
+        var done: Set<Int> = []
+        for body in kernelBodies.values where done.insert(body.lowerBound).inserted {
+            for i in body where tokens[i].kind == .identifier && text(i) == "reinterpret_cast" && isPunct(i + 1, 60) {
+                var depth = 0, j = i + 1 // past the `<...>`
+                while j < body.upperBound {
+                    if isPunct(j, 60) { depth += 1 } else if isPunct(j, 62) { depth -= 1; if depth == 0 { break } }
+                    else if isPunct(j, 40) || isPunct(j, 91) || isPunct(j, 123) { j = matching(j) }
+                    j += 1
+                }
+                guard isPunct(j + 1, 40) else { continue }
+                wrap(tokens[j + 1].end, tokens[matching(j + 1)].start, in: "::pm::rt::vref")
+            }
+        }
+    }
+}
+
+// Validation builds: a helper function (not a kernel) that takes a pointer sees a plain one, to
+// which a checked pointer converts at the call (MLX's gemv: `GEMVKernel::run(..., device T*
+// out_vec, ...)` writes `out_vec[out_row + tm]`). In its body, `p[i]` on such a parameter becomes
+// `::pm::rt::vsub(p)[i]` (runtime_validation.h): checked against the array the pointer points
+// into when that array left a checked pointer (the conversion records it), unchecked otherwise.
+// Left as written: `&p[i]` (an address one past the end is allowed), `x.p[i]`, declarations.
+extension FrontEnd {
+    func rewriteHelperSubscripts() {
+        guard validation else { return }
+        let notNames: Set<String> = ["if", "for", "while", "switch", "catch", "return", "sizeof", "alignof", "decltype",
+                                     "static_assert", "alignas", "__attribute__", "defined"]
+        let trailing: Set<String> = ["const", "volatile", "thread", "device", "constant", "threadgroup", "noexcept",
+                                     "override", "final"]
+        let kernelStarts = Set(kernelBodies.values.map { $0.lowerBound })
+        var wrapped: Set<Int> = []
+        for open in tokens.indices where isPunct(open, 40) && open > 0 && !src.files[Int(tokens[open].file)].isSystem {
+            // a function's parameter list: `name(` or `name<...>(`, then `)`, qualifiers, `{` or `: inits {`
+            guard tokens[open - 1].kind == .identifier ? !notNames.contains(text(open - 1)) : isPunct(open - 1, 62)
+            else { continue }
+            let close = matching(open)
+            var j = close + 1
+            while j < tokens.count {
+                if tokens[j].kind == .identifier, trailing.contains(text(j)) { j += 1 }
+                else if isPunct(j, 91), isPunct(j + 1, 91) { j = matching(j) + 1 }
+                else { break }
+            }
+            guard let bodyOpen = functionBody(at: j), !kernelStarts.contains(bodyOpen + 1) else { continue }
+            let names = pointerParameters(open, close)
+            guard !names.isEmpty else { continue }
+            for k in (bodyOpen + 1)..<matching(bodyOpen) where tokens[k].kind == .identifier && names.contains(text(k))
+                && isPunct(k + 1, 91) && !isPunct(k + 2, 91) && !wrapped.contains(k) {
+                let before = k > 0 ? text(k - 1) : ""
+                guard tokens[k - 1].kind != .identifier || ["return", "case", "else", "do"].contains(before),
+                      ![".", "->", "::", "&"].contains(before) else { continue }
+                wrapped.insert(k)
+                wrap(tokens[k].start, tokens[k].end, in: "::pm::rt::vsub")
+            }
+        }
+    }
+
+    /// The `{` of the body that starts at `j` (after a parameter list and its qualifiers): `{`, or a
+    /// constructor's `: a(x), b{y} {`. Nil for anything else (a call, a prototype, `= default`).
+    private func functionBody(at j: Int) -> Int? {
+        if isPunct(j, 123) { return j }
+        guard isPunct(j, 58), !isPunct(j + 1, 58) else { return nil }
+        var k = j + 1
+        while k < tokens.count, !isPunct(k, 59) {
+            if isPunct(k, 40) { k = matching(k) + 1; continue }
+            if isPunct(k, 123) {
+                // a member's braced initializer (`b{y}`) is followed by `,` or the body's `{`
+                let after = matching(k) + 1
+                if tokens[k - 1].kind == .identifier || isPunct(k - 1, 62), isPunct(after, 44) || isPunct(after, 123) {
+                    k = after
+                    continue
+                }
+                return k
+            }
+            k += 1
+        }
+        return nil
+    }
+
+    /// The `(`, `[` or `{` that the bracket at `close` closes (searching back to `floor`).
+    private func opening(_ close: Int, after floor: Int) -> Int {
+        var depth = 0, m = close
+        while m > floor {
+            if isPunct(m, 41) || isPunct(m, 93) || isPunct(m, 125) { depth += 1 }
+            else if isPunct(m, 40) || isPunct(m, 91) || isPunct(m, 123) { depth -= 1; if depth == 0 { return m } }
+            m -= 1
+        }
+        return floor
+    }
+
+    /// The names of the parameters declared `... * name` (attributes after it allowed) between `open` and `close`.
+    private func pointerParameters(_ open: Int, _ close: Int) -> Set<String> {
+        var names: Set<String> = []
+        var start = open + 1
+        var k = open + 1
+        while k <= close {
+            if k < close, isPunct(k, 40) || isPunct(k, 91) || isPunct(k, 123) { k = matching(k) + 1; continue }
+            if k < close, isPunct(k, 60), k > start, tokens[k - 1].kind == .identifier { // template arguments
+                var depth = 0, m = k
+                while m < close {
+                    if isPunct(m, 60) { depth += 1 } else if isPunct(m, 62) { depth -= 1; if depth == 0 { break } }
+                    else if isPunct(m, 40) || isPunct(m, 91) { m = matching(m) }
+                    m += 1
+                }
+                k = m + 1
+                continue
+            }
+            if k == close || isPunct(k, 44) { // one parameter: [start, k)
+                var last = k - 1
+                while last > start, isPunct(last, 93), isPunct(last - 1, 93) { last = opening(last, after: start) - 1 } // `[[...]]`
+                if last > start, tokens[last].kind == .identifier {
+                    var star = last - 1
+                    while star > start, tokens[star].kind == .identifier, ["const", "volatile", "restrict", "__restrict"].contains(text(star)) {
+                        star -= 1
+                    }
+                    if isPunct(star, 42) { names.insert(text(last)) }
+                }
+                start = k + 1
+            }
+            k += 1
         }
         return names
     }

@@ -182,6 +182,8 @@ final class FrontEnd {
     var checkedArrays: Set<String> = []
     /// Validation: by kernel name, the buffer indices of its absent optional parameters (checkedPointer).
     private var absentIndices: [String: Set<Int>] = [:]
+    /// Validation: while an explicit instantiation's own parameter list is read, its template's bindings (checkedPointer).
+    private var primaryBindings: [KernelBinding]? = nil
 
     private func process() throws -> FrontEndOutput {
         var i = 0
@@ -194,6 +196,8 @@ final class FrontEnd {
         rewriteVectorDirectInitialisations()
         rewriteCheckedAutoPointers() // before removeAddressSpaces: its edits of the qualifiers win
         rewriteCheckedPointerArguments()
+        rewriteCheckedReinterpretCasts()
+        rewriteHelperSubscripts()
         guardCyclicStores()
         removeAddressSpaces()
         refuseWhatMetalRefuses()
@@ -562,7 +566,9 @@ final class FrontEnd {
         }
         var bindings: [KernelBinding]? = nil
         if let paren = firstParen, decltypeGroup == nil || paren > decltypeGroup!.upperBound {
+            primaryBindings = validation && isInstantiation ? templateOverload(plainName, declarator)?.bindings : nil
             bindings = parameters(paren, kernel: plainName)
+            primaryBindings = nil
         }
         if isTemplate {
             if let body, let bindings {
@@ -1004,12 +1010,23 @@ final class FrontEnd {
         for j in first...last where attributeEnd(j) != nil { end = j; break }
         var first = first
         while first < end, text(first) == "threadgroup" { first += 1 } // removed by stripThreadgroup
-        let name = end - 1, star = end - 2
-        guard star > first, tokens[name].kind == .identifier, isPunct(star, 42) else { return }
+        // unnamed in an explicit instantiation that spells out the parameters (ggml's `kernel void
+        // f<float>(constant A &, device const float *, ...)`)
+        let named = tokens[end - 1].kind == .identifier
+        let star = named ? end - 2 : end - 1
+        guard star > first, isPunct(star, 42) else { return }
         guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
         let type = sourceText(Array(first..<star))
         guard !type.contains("atomic"), !(first..<star).contains(where: { text($0) == "void" }) else { return }
-        let checked = "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(text(name))\"> "
+        // an instantiation names the type the template's parameter has now: the name is the template's
+        var name = named ? text(end - 1) : ""
+        if let primary = primaryBindings {
+            guard let same = primary.first(where: { $0.kind == binding.kind && $0.index == binding.index }),
+                  same.pointer, !same.name.isEmpty else { return }
+            name = same.name
+        }
+        guard !name.isEmpty else { return }
+        let checked = "::pm::rt::vptr<\(type), \(kind), \(binding.index), \"\(name)\"> "
         remove(first, through: star, replacement: checked)
         compileOnly.insert(edits[edits.count - 1].range) // the AST reads the parameter as declared
         checkedTypes[first] = (star, checked)

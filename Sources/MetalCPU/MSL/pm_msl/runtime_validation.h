@@ -91,6 +91,26 @@ inline void *fault_scratch(uint64_t size) {
     return fault_memory;
 }
 
+// Checked memory that leaves as a plain pointer (a checked pointer passed to a helper function, cast,
+// given to a template): its range, by which a helper's `p[i]` on a plain pointer is checked
+// (vsub; the front end wraps such subscripts, CheckedArguments.swift). Per OS thread (the fibers
+// of a group share it), emptied at each group's start (vgroup_start). Past 32 ranges, no more are
+// kept: accesses through the others' pointers go unchecked (never a false report).
+struct vrange {
+    const unsigned char *base;
+    uint64_t bytes;
+    unsigned kind, index;
+    const char *name;
+};
+alignas(64) inline thread_local vrange vranges[32];
+inline thread_local unsigned vnranges;
+inline void vleave(const void *base, uint64_t bytes, unsigned kind, unsigned index, const char *name) {
+    if (!base) return;
+    for (unsigned k = 0; k < vnranges; k++)
+        if (vranges[k].base == base && vranges[k].bytes == bytes && vranges[k].name == name) return;
+    if (vnranges < 32) vranges[vnranges++] = {(const unsigned char *)base, bytes, kind, index, name};
+}
+
 // `name`: the parameter's or array's name in the source ("" if unknown);
 // `index`: its [[buffer(n)]] / [[threadgroup(n)]] index, or an array's line.
 __attribute__((noinline, cold)) inline void *out_of_bounds(unsigned kind, unsigned index, const char *name,
@@ -371,6 +391,7 @@ inline void vbarrier(worker *w) {
     }
 }
 inline void vgroup_start(worker *w, const group &g) {
+    vnranges = 0;
     w->vpend.p = nullptr;
     w->vg = &g;
     w->vnescaped = 0;
@@ -417,6 +438,43 @@ template <class _PmT> PM_AI _PmT &vcheck(_PmT *base, int64_t e, uint64_t count, 
 template <class _PmX> inline constexpr bool vis_vptr = false;
 template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmN>
 inline constexpr bool vis_vptr<vptr<_PmT, _PmK, _PmI, _PmN>> = true;
+
+// `p[i]` in a helper function, on its pointer parameter `p`: when `p` points into memory that left
+// a checked pointer (vleave), the element must lie in that memory too; a pointer into nothing
+// known (thread memory, a `void *` buffer's cast) is not checked. A pointer just past the end of
+// one range is the start of the next array as well: it counts as inside only for what lies below it.
+__attribute__((noinline)) inline void *vsub_check(const unsigned char *p, int64_t i, uint32_t size,
+                                                  const char *file, uint32_t line) {
+    const unsigned char *at = p + i * (int64_t)size;
+    const vrange *found = nullptr;
+    for (unsigned k = 0; k < vnranges; k++) {
+        const vrange &r = vranges[k];
+        const bool holds = (p >= r.base && p < r.base + r.bytes) || (p == r.base + r.bytes && at < p);
+        if (!holds) continue;
+        if (at >= r.base && at + size <= r.base + r.bytes) return (void *)at;
+        found = &r;
+    }
+    if (!found) return (void *)at;
+    return out_of_bounds(found->kind, found->index, found->name, (at - found->base) / (int64_t)size,
+                         found->bytes / size, size, file, line);
+}
+template <class _PmT> struct vsub_ptr {
+    _PmT *p;
+    PM_AI _PmT &operator[](vidx i) const {
+        if (!vnranges) return p[i.v];
+        return *(_PmT *)vsub_check((const unsigned char *)p, i.v, sizeof(_PmT), i.file, i.line);
+    }
+    template <class _PmI> // an index of a class type (uniform<int>): as written, unchecked
+        requires(!__is_integral(_PmI) && !__is_enum(_PmI))
+    PM_AI decltype(auto) operator[](const _PmI &i) const {
+        return p[i];
+    }
+};
+template <class _PmX> PM_AI decltype(auto) vsub(_PmX &&x) {
+    typedef __remove_cvref(_PmX) _PmV;
+    if constexpr (__is_pointer(_PmV) && !__is_void(__remove_pointer(_PmV))) return vsub_ptr<__remove_pointer(_PmV)>{x};
+    else return static_cast<_PmX &&>(x);
+}
 template <class _PmX> PM_AI auto vraw(const _PmX &x) {
     if constexpr (vis_vptr<_PmX>) return x.p;
     else return x;
@@ -428,17 +486,25 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
     static constexpr unsigned kind = _PmK;
     _PmT *p, *base;
     uint64_t count;
+    // The binding it points into, for the messages: its own, or another parameter's once assigned
+    // one (ggml's flash attention: `k = pad;`, both checked parameters of one kernel).
+    unsigned bind_index = _PmI;
+    const char *bind_name = _PmName.s;
     PM_AI vptr(_PmT *b, uint64_t n) : p(b), base(b), count(n) {}
     PM_AI vptr(_PmT *at, _PmT *b, uint64_t n) : p(at), base(b), count(n) {}
     PM_AI vptr(decltype(nullptr)) : p(nullptr), base(nullptr), count(0) {} // `c ? nullptr : buf`
+    // From another checked pointer of the same address space: its bounds and its name come along.
+    template <class _PmU, unsigned _PmJ, vname _PmM>
+        requires(__is_convertible_to(_PmU *, _PmT *) && sizeof(_PmU) == sizeof(_PmT))
+    PM_AI vptr(const vptr<_PmU, _PmK, _PmJ, _PmM> &o) : p(o.p), base(o.base), count(o.count), bind_index(o.bind_index), bind_name(o.bind_name) {}
     PM_AI _PmT &operator[](vidx i) const {
-        return vcheck(base, (p - base) + i.v, count, _PmK, _PmI, _PmName.s, i.file, i.line);
+        return vcheck(base, (p - base) + i.v, count, _PmK, bind_index, bind_name, i.file, i.line);
     }
-    PM_AI _PmT &operator*() const { return vcheck(base, p - base, count, _PmK, _PmI, _PmName.s, nullptr, 0); }
-    PM_AI _PmT *operator->() const { return &vcheck(base, p - base, count, _PmK, _PmI, _PmName.s, nullptr, 0); }
-    PM_AI vptr operator+(int64_t n) const { return vptr(p + n, base, count); }
+    PM_AI _PmT &operator*() const { return vcheck(base, p - base, count, _PmK, bind_index, bind_name, nullptr, 0); }
+    PM_AI _PmT *operator->() const { return &vcheck(base, p - base, count, _PmK, bind_index, bind_name, nullptr, 0); }
+    PM_AI vptr operator+(int64_t n) const { vptr o = *this; o.p += n; return o; }
     PM_AI friend vptr operator+(int64_t n, const vptr &v) { return v + n; }
-    PM_AI vptr operator-(int64_t n) const { return vptr(p - n, base, count); }
+    PM_AI vptr operator-(int64_t n) const { vptr o = *this; o.p -= n; return o; }
     PM_AI ptrdiff_t operator-(const vptr &o) const { return p - o.p; }
     PM_AI vptr &operator+=(int64_t n) { p += n; return *this; }
     PM_AI vptr &operator-=(int64_t n) { p -= n; return *this; }
@@ -460,14 +526,18 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
     template <class _PmU>
         requires(__is_convertible_to(_PmT *, _PmU *))
     PM_AI operator _PmU *() const {
-        if constexpr (_PmK == _PmVThreadgroup) vescape(base, count * sizeof(_PmT));
+        leave();
         return p;
     }
     template <class _PmU>
         requires(!__is_convertible_to(_PmT *, _PmU *))
     PM_AI explicit operator _PmU *() const {
-        if constexpr (_PmK == _PmVThreadgroup) vescape(base, count * sizeof(_PmT));
+        leave();
         return (_PmU *)p;
+    }
+    PM_AI void leave() const { // becoming a plain pointer
+        if constexpr (_PmK == _PmVThreadgroup) vescape(base, count * sizeof(_PmT));
+        vleave(base, count * sizeof(_PmT), _PmK, bind_index, bind_name);
     }
 };
 
@@ -511,21 +581,30 @@ template <class _PmE, uint64_t _PmN, vname _PmName, class _PmFull> struct tg_vie
     template <class _PmU>
         requires(__is_convertible_to(_PmE *, _PmU *))
     PM_AI operator _PmU *() const {
-        vescape(pa, sizeof *pa);
+        leave();
         return pa ? &(*pa)[0] : nullptr;
     }
     template <class _PmU>
         requires(!__is_convertible_to(_PmE *, _PmU *))
     PM_AI explicit operator _PmU *() const {
-        vescape(pa, sizeof *pa);
+        leave();
         return (_PmU *)pa;
     }
     template <class _PmR> // a template, as above: no built-in operator[] competes with ours
         requires(__is_same(__remove_cv(_PmR), _PmE[_PmN]))
     PM_AI operator _PmR &() const {
-        vescape(pa, sizeof *pa);
+        leave();
         return *pa;
     }
+    PM_AI void leave() const { // becoming plain memory; the whole array's range for helpers (vsub), not a row's
+        vescape(pa, sizeof *pa);
+        if constexpr (__is_same(_PmArray, _PmFull)) vleave(pa, sizeof *pa, _PmVArray, line, _PmName.s);
+    }
+    // `sk + n` (ggml's flash attention: `simdgroup_load(m, sk + 8*i, ...)`): the address, in plain
+    // memory as above (a checked pointer would not deduce simdgroup_load's element type)
+    PM_AI friend _PmE *operator+(const tg_view &v, int64_t n) { return static_cast<_PmE *>(v) + n; }
+    PM_AI friend _PmE *operator+(int64_t n, const tg_view &v) { return static_cast<_PmE *>(v) + n; }
+    PM_AI friend _PmE *operator-(const tg_view &v, int64_t n) { return static_cast<_PmE *>(v) - n; }
 };
 
 // `auto *p = x;` (MLX's gemv: `const constant auto* s = strides;`) cannot deduce from a checked
@@ -542,7 +621,7 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmN> struct vconst_pt
 template <bool _PmC, class _PmX> PM_AI auto vauto(_PmX &&x) {
     typedef __remove_cvref(_PmX) _PmV;
     if constexpr (vis_vptr<_PmV>) {
-        if constexpr (_PmC) return typename vconst_ptr<_PmV>::type(x.p, x.base, x.count);
+        if constexpr (_PmC) return typename vconst_ptr<_PmV>::type(x);
         else return _PmV(x);
     } else if constexpr (vis_view<_PmV>) {
         typedef __remove_extent(__remove_pointer(decltype(x.pa))) _PmE;
@@ -565,10 +644,10 @@ template <bool _PmC, class _PmX> PM_AI auto vauto(_PmX &&x) {
 template <class _PmX> PM_AI decltype(auto) vref(_PmX &&x) {
     typedef __remove_cvref(_PmX) _PmV;
     if constexpr (vis_vptr<_PmV>) {
-        if constexpr (_PmV::kind == _PmVThreadgroup) vescape(x.base, x.count * sizeof(*x.p));
+        x.leave();
         return (x.p);
     } else if constexpr (vis_view<_PmV>) {
-        vescape(x.pa, sizeof *x.pa);
+        x.leave();
         return (*x.pa);
     } else {
         return static_cast<_PmX &&>(x);
