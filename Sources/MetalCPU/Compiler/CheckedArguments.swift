@@ -223,3 +223,62 @@ extension FrontEnd {
         return names
     }
 }
+
+// Validation builds: `&p[i]` on a checked pointer parameter in a kernel's body becomes
+// `::pm::rt::vaddr(p, i)` (runtime_validation.h): the element's address without an access, so that
+// the address one past the end, which C++ allows (`device float *end = &a[n];`), is not reported and
+// is the real one (through operator[] it was an out-of-bounds access, whose scratch memory became the
+// loop's end). Left as written, so checked as an access of the element: `&p[i]` as a call's argument
+// (an atomic's `&counts[b]` is about to be accessed: one past the end is an error there), `&p[i][j]`,
+// `&p[i].m`, `&p[i]->m`; and a binary `x & p[i]`.
+extension FrontEnd {
+    func rewriteCheckedAddresses() {
+        guard validation, !kernelBodies.isEmpty else { return }
+        let checked = Set(checkedTypes.values.map { text($0.end + 1) })
+        guard !checked.isEmpty else { return }
+        var done: Set<Int> = []
+        for body in kernelBodies.values where done.insert(body.lowerBound).inserted {
+            for i in body where isPunct(i, 38) && tokens[i + 1].kind == .identifier && checked.contains(text(i + 1))
+                && isPunct(i + 2, 91) {
+                // unary: after an operator or an opening, not after an operand
+                guard tokens[i - 1].kind == .punctuation ? !(isPunct(i - 1, 41) || isPunct(i - 1, 93))
+                        : tokens[i - 1].kind == .identifier && ["return", "case"].contains(text(i - 1)) else { continue }
+                // an argument (`atomic_fetch_add_explicit(&counts[b], ...)`, `f(x, &a[i])`) is about to be
+                // accessed through: it stays an access, checked as one
+                guard !isPunct(i - 1, 44), !(isPunct(i - 1, 40) && (isPunct(i - 2, 62) || tokens[i - 2].kind == .identifier
+                        && !["if", "while", "for", "switch", "return"].contains(text(i - 2)))) else { continue }
+                let close = matching(i + 2)
+                guard close < body.upperBound, !isPunct(close + 1, 91), !isPunct(close + 1, 46),
+                      !(close + 1 < tokens.count && text(close + 1) == "->") else { continue }
+                for (at, replacement) in [(i, "::pm::rt::vaddr("), (i + 2, ", "), (close, ")")] {
+                    edits.append((tokens[at].start..<tokens[at].end, replacement))
+                    compileOnly.insert(tokens[at].start..<tokens[at].end)
+                }
+            }
+        }
+    }
+}
+
+// Validation builds: Metal's atomic functions are templates over `atomic<T> *`, from which a checked
+// pointer (a class) deduces nothing: ggml's `atomic_fetch_add_explicit(dst, total, ...)` on a
+// `device atomic_int *dst` parameter. In a kernel's body the first argument of an `atomic_*` call
+// becomes `::pm::rt::vatom(...)` (runtime_validation.h): a checked pointer's element, as an access
+// checked where it points, else the argument as written.
+extension FrontEnd {
+    func rewriteCheckedAtomicArguments() {
+        guard validation, !checkedTypes.isEmpty else { return }
+        var done: Set<Int> = []
+        for body in kernelBodies.values where done.insert(body.lowerBound).inserted {
+            for i in body where tokens[i].kind == .identifier && text(i).hasPrefix("atomic_") && isPunct(i + 1, 40)
+                && !isPunct(i - 1, 46) && !(i > 0 && text(i - 1) == "->") {
+                let close = matching(i + 1)
+                var end = i + 2 // the first argument: up to a `,` at its own level
+                while end < close && !isPunct(end, 44) {
+                    end = isPunct(end, 40) || isPunct(end, 91) || isPunct(end, 123) ? matching(end) + 1 : end + 1
+                }
+                guard end > i + 2 else { continue }
+                wrap(tokens[i + 2].start, tokens[end - 1].end, in: "::pm::rt::vatom")
+            }
+        }
+    }
+}

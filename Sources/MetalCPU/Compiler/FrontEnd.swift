@@ -197,6 +197,8 @@ final class FrontEnd {
         rewriteCheckedAutoPointers() // before removeAddressSpaces: its edits of the qualifiers win
         rewriteCheckedPointerArguments()
         rewriteCheckedReinterpretCasts()
+        rewriteCheckedAddresses()
+        rewriteCheckedAtomicArguments()
         rewriteHelperSubscripts()
         guardCyclicStores()
         removeAddressSpaces()
@@ -1017,7 +1019,11 @@ final class FrontEnd {
         guard star > first, isPunct(star, 42) else { return }
         guard !(first..<star).contains(where: { isPunct($0, 42) || isPunct($0, 38) || isPunct($0, 91) }) else { return }
         let type = sourceText(Array(first..<star))
-        guard !type.contains("atomic"), !(first..<star).contains(where: { text($0) == "void" }) else { return }
+        // Metal's atomics are checked (bounds only: vcheck tracks no atomic); a user's type wrapping one
+        // (MLX's mlx_atomic<T>) is left unchecked, as before: race tracking could not tell its atomic updates from stores
+        let words = (first..<star).map(text).filter { !["const", "volatile", "device", "constant", "threadgroup", "metal", "::"].contains($0) }
+        let metalAtomic = words.first.map { ["atomic", "atomic_int", "atomic_uint", "atomic_float", "atomic_bool"].contains($0) } ?? false
+        guard !type.contains("atomic") || metalAtomic, !(first..<star).contains(where: { text($0) == "void" }) else { return }
         // an instantiation names the type the template's parameter has now: the name is the template's
         var name = named ? text(end - 1) : ""
         if let primary = primaryBindings {

@@ -541,6 +541,31 @@ template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmName> struct vptr {
     }
 };
 
+// `&p[i]` on a checked pointer (the front end's rewrite, rewriteCheckedAddresses): the element's
+// address, a plain pointer as written, and no access. Its index is checked as an address's: one past
+// the end is the address C++ allows (`end = &a[n]`, a loop's bound), so only below the start or past
+// that is out of bounds. (Through operator[] it was an access, and its scratch memory the end: the
+// loop ran on past the buffer.) The pointer leaves as a plain one (vleave: helpers check through it).
+template <class _PmT, unsigned _PmK, unsigned _PmI, vname _PmN>
+PM_AI _PmT *vaddr(const vptr<_PmT, _PmK, _PmI, _PmN> &v, vidx i) {
+    const int64_t e = (v.p - v.base) + i.v;
+    v.leave();
+    if (__builtin_expect(e >= 0 && (uint64_t)e <= v.count, 1)) return v.base + e;
+    return (_PmT *)out_of_bounds(_PmK, v.bind_index, v.bind_name, e, v.count, sizeof(_PmT), i.file, i.line);
+}
+// The first argument of an `atomic_*` call (rewriteCheckedAtomicArguments): a checked pointer is the
+// element it points at (checked as an access); anything else as written.
+template <class _PmX> PM_AI decltype(auto) vatom(_PmX &&x) {
+    if constexpr (vis_vptr<__remove_cvref(_PmX)>) return &*x;
+    else return static_cast<_PmX &&>(x);
+}
+
+template <class _PmX, class _PmI> // anything else (an index of a class type, not a checked pointer): as written
+    requires(!vis_vptr<__remove_cvref(_PmX)> || !(__is_integral(__remove_cvref(_PmI)) || __is_enum(__remove_cvref(_PmI))))
+PM_AI decltype(auto) vaddr(_PmX &&x, _PmI &&i) {
+    return &x[static_cast<_PmI &&>(i)];
+}
+
 } // namespace pm::rt
 template <class _PmT, unsigned _PmK, unsigned _PmI, pm::rt::vname _PmName>
 struct pm::abi::binding_type<pm::rt::vptr<_PmT, _PmK, _PmI, _PmName>> {
