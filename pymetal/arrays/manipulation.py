@@ -265,7 +265,7 @@ def flip(x: ArrayLike, /, *, axis: int | tuple[int, ...] | None = None) -> Array
     key = [slice(None)] * x.ndim
     for a in axes:
         key[a] = slice(None, None, -1)
-    return x[tuple(key)]
+    return _ix.getitem(x, tuple(key))  # a view at any rank (x[()] of a 0-d x is a copy, as NumPy's)
 
 
 def roll(x: ArrayLike, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:

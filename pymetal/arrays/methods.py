@@ -82,8 +82,9 @@ def __getitem__(self, key: Any) -> Array:
         return _field(self, key)
     r = _ix.getitem(self, key)
     if not r._shape and r._base is not None and not _has_ellipsis(key):
-        # One element (x[i, j]): NumPy's is a scalar, a copy, so a, b = b, a and saving x[i] before
-        # writing x keep the value; only x[..., i] of NumPy's gives a 0-d view.
+        # One element (x[i, j], a 0-d x[()]): NumPy's is a scalar, a copy, so a, b = b, a and saving
+        # x[i] before writing x keep the value; only x[..., i] of NumPy's gives a 0-d view. (The
+        # library's own views take indexing.getitem, which makes views of any rank.)
         res = _new((), r._dtype, r._buf.device)
         return res if _small.copy_element(r, res) else _ew.copy_into(r, res)
     return r

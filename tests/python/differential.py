@@ -385,7 +385,7 @@ OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/", "floor
 # Real-only functions: pymetal raises TypeError for complex input by design.
 REAL_ONLY = {"maximum", "minimum", "atan2", "hypot", "logaddexp", "floor_divide", "remainder",
              "less", "less_equal", "greater", "greater_equal", "floor", "ceil", "trunc", "signbit",
-             "max", "min", "argmax", "argmin", "sort", "argsort", "clip", "searchsorted", "var", "std"}
+             "max", "min", "argmax", "argmin", "sort", "argsort", "clip", "searchsorted"}
 
 
 def _complex_accurate(f, exact, special):
@@ -750,8 +750,9 @@ def oracle_reduce(op, x, kw):
         return _reduce_float(f, x, acc, dt)
     if op in ("var", "std", "mean"):
         wide = np.complex128 if x.dtype.kind == "c" else np.float64
-        return _reduce_float(lambda a: getattr(np, op)(a.astype(wide), **kw), x,
-                             F32 if x.dtype.kind in "biu" else x.dtype, None)
+        # var and std of complex numbers are real (NumPy's): float32 of complex64
+        out = F32 if x.dtype.kind in "biu" else np.empty(0, x.dtype).real.dtype if op != "mean" else x.dtype
+        return _reduce_float(lambda a: getattr(np, op)(a.astype(wide), **kw), x, out, None)
     if op == "prod" and (dt or x.dtype).kind in "fc" or op == "prod" and (dt or x.dtype) == BF16:
         # a zero among factors whose other partial products overflow: inf * 0 is NaN in some
         # orders of the multiplications and 0 in others (NumPy's and pymetal's differ)
@@ -889,9 +890,8 @@ def op_getitem(draw, prog):
     def np_fn(V):
         r = V[i][ix]
         if not isinstance(r, np.ndarray):
-            # NumPy gives a scalar for x[1, 2]; the Array API a 0-d array, which
-            # pymetal makes a view, as NumPy's x[1, 2, ...] is
-            r = V[i][(ix if isinstance(ix, tuple) else (ix,)) + (Ellipsis,)]
+            # NumPy gives a scalar for x[1, 2], a copy; pymetal a 0-d array holding a copy
+            r = np.array(r)
         return r
     prog.step("getitem", "v%d[%s]" % (i, idx_src(ix)), lambda V: V[i][pix], np_fn)
 

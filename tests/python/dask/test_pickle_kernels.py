@@ -15,11 +15,11 @@ SOURCE = """
 #include <metal_stdlib>
 using namespace metal;
 #include "scale.h"
-constant float bias [[function_constant(0)]];
+constant float shift [[function_constant(0)]];  // (not `bias`: metal::bias, a sampling option, is in scope)
 kernel void scaled(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
                    uint i [[thread_position_in_grid]]) { y[i] = SCALE * x[i] + OFFSET; }
 kernel void biased(device const float* x [[buffer(0)]], device float* y [[buffer(1)]],
-                   uint i [[thread_position_in_grid]]) { y[i] = x[i] + bias; }
+                   uint i [[thread_position_in_grid]]) { y[i] = x[i] + shift; }
 """
 
 
@@ -49,7 +49,7 @@ def test_library_and_function_round_trip(lib, n, tmp_path):
     assert f.name == "scaled" and repr(f) == repr(lib.scaled)
     np.testing.assert_array_equal(_run(f, n), 3.0 * x + 0.5)
     # a specialised function keeps its constant values
-    g = pickle.loads(pickle.dumps(lib.function("biased", constants={"bias": 2.0})))
+    g = pickle.loads(pickle.dumps(lib.function("biased", constants={"shift": 2.0})))
     np.testing.assert_array_equal(_run(g, n), x + 2.0)
 
 

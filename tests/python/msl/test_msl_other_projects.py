@@ -4,7 +4,7 @@ crypto repositories. The idioms they use that pymetal refused, each in our own m
 compiled, run and checked against NumPy:
 
 - `#include <simd/simd.h>` and its names in headers shared with the host (vector_float2, simd::float4,
-  matrix_float4x4, simd_uint2), `using namespace simd;` and simd::length with <metal_stdlib> alone;
+  matrix_float4x4, simd_uint2), `using namespace simd;` and simd::length after it;
 - buffer indices named by enumerators (`[[buffer(AAPLBufferIndexVertices)]]`), also NS_ENUM as Apple's
   headers expand it for Metal (`enum E : metal::int32_t E; enum E : metal::int32_t {...}`);
 - `#import "header.h"` (read once);
@@ -68,9 +68,12 @@ def test_simd_header_shared_struct(rng, n):
     assert UNIFORMS.itemsize == 96  # float4x4 64, float4 16, float2 8 + uint2 8
 
 
-def test_simd_namespace_without_the_include():
-    # Metal's <metal_stdlib> holds namespace simd too: `using namespace simd;` and simd::normalize
+def test_simd_namespace_from_the_include():
+    # `using namespace simd;` and simd::normalize after <simd/simd.h> (Apple's samples include it through
+    # their shared headers); <metal_stdlib> alone does not declare namespace simd, so a kernel may be
+    # named `simd` (test_kernel_log.py)
     lib = pm.compile(HEADER + r"""
+#include <simd/simd.h>
 using namespace simd;
 kernel void unit(device float2* v [[buffer(0)]], uint i [[thread_position_in_grid]]) {
     v[i] = simd::normalize(v[i]) * length(float2(3, 4));

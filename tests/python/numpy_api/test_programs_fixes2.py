@@ -243,7 +243,10 @@ def test_one_element_is_a_copy_as_numpys_scalar(dt, synced, monkeypatch):
         ry[i], ry[j] = ry[j], ry[i]
     np.testing.assert_array_equal(y.numpy(), ry)
     if dt != np.float64:  # (float64 elements are read by the float64 policy's own path)
-        assert any(moved) if synced else moved and not any(moved)
+        if not synced:
+            assert moved and not any(moved)
+        elif not y._buf.device.poisoned.value:  # (a device an earlier fault poisoned runs every op's kernel)
+            assert any(moved)
     # NumPy's 0-d views stay views: x[..., i] and a 0-d array's x[...]
     e = x[1, ..., 1]
     x[1, 1] = 7
@@ -659,3 +662,17 @@ def test_matmul_out_and_dtype(sa, sb, dt):
     assert pm.matmul(pm.asarray(a), pm.asarray(b), dtype=np.float32).dtype == np.float32
     with pytest.raises(ValueError, match="shape"):
         pm.matmul(pm.asarray(a), pm.asarray(b), out=pm.empty(want.shape + (2,)))
+
+
+@pytest.mark.parametrize("dt", [np.int8, np.float32])
+def test_zero_d_views_stay_views(dt):
+    # flip of a 0-d array is a view, as NumPy's (the differential fuzzer found it copied once x[i]
+    # became a copy): writing it writes the original
+    v0 = pm.asarray(np.array(127, dtype=dt))
+    v1 = pm.flip(v0, axis=None)
+    v1[()] = 0
+    assert v0.item() == 0
+    x = pm.asarray(np.arange(6, dtype=dt).reshape(2, 3))
+    e = x[1, ..., 2]  # x[..., i] keeps NumPy's 0-d view
+    x[1, 2] = 7
+    assert e.item() == 7
